@@ -1,0 +1,20 @@
+package cairn
+
+import "context"
+
+type actorKey struct{}
+
+// WithActor returns a context naming who acts: a token name, or
+// "maintainer" for the reconciler. It is request-scoped identity, recorded
+// in the audit trail, not a dependency.
+func WithActor(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, actorKey{}, name)
+}
+
+// ActorFrom returns the actor of ctx, or nil when nobody was authenticated.
+func ActorFrom(ctx context.Context) *string {
+	if name, ok := ctx.Value(actorKey{}).(string); ok {
+		return &name
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package cairn
+
+import "time"
+
+// AuditType names a kind of recorded mutation (API.md §7.6).
+type AuditType string
+
+const (
+	AuditNewWorkspace         AuditType = "NEW_WORKSPACE"
+	AuditRenameWorkspace      AuditType = "RENAME_WORKSPACE"
+	AuditWorkspaceVolumeState AuditType = "WORKSPACE_VOLUME_STATE"
+	AuditDeleteWorkspace      AuditType = "DELETE_WORKSPACE"
+	AuditNewArtifact          AuditType = "NEW_ARTIFACT"
+	AuditRenameArtifact       AuditType = "RENAME_ARTIFACT"
+	AuditUpdateArtifactObject AuditType = "UPDATE_ARTIFACT_OBJECT"
+	AuditArtifactMissing      AuditType = "ARTIFACT_MISSING_OBJECT"
+	AuditDeleteArtifact       AuditType = "DELETE_ARTIFACT"
+)
+
+// AuditEvent records one mutation, written in the same transaction as the
+// change. Actor is the token name, "maintainer" for reconciler writes, or nil
+// when authentication is off.
+type AuditEvent struct {
+	ID        string         `json:"id"`
+	Type      AuditType      `json:"type"`
+	Actor     *string        `json:"actor"`
+	Metadata  map[string]any `json:"metadata"`
+	CreatedAt time.Time      `json:"created_at"`
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/docker/docker/client"
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/server"
+)
+
+// devBucket is the bucket the dev stack creates in its own store.
+const devBucket = "cairn"
+
+type devOptions struct {
+	listen   string
+	stateDir string
+}
+
+func newDevCommand(g *globals) *cobra.Command {
+	o := devOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the whole local stack: Postgres, an S3 store, the images and the server",
+		Long: `dev starts a private PostgreSQL cluster, a versitygw S3 store with its bucket,
+builds the sidecar image if it is missing or stale, and runs the server on
+--listen with the schema applied. Everything it creates lives in --state-dir,
+so two stacks with different state dirs and ports run side by side, and a
+restart keeps the data. -c FILE overrides the dev server's config keys.
+Ctrl-C stops everything; 'cairn dev purge' then removes the state and the
+stack's containers and volumes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			return runDev(cmd.Context(), cmd.OutOrStdout(), log, o, g.configFile)
+		},
+	}
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:44123", "API listen address")
+	cmd.PersistentFlags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "directory for everything the stack creates")
+	cmd.AddCommand(newDevPurgeCommand(&o))
+	return cmd
+}
+
+func defaultStateDir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "cairn", "dev")
+}
+
+// devStack is what runDev started, stopped in reverse order.
+type devStack struct {
+	pg     *stack.Postgres
+	s3     *stack.S3
+	docker *client.Client
+	logs   *os.File
+}
+
+func (d *devStack) stop() {
+	if d.s3 != nil {
+		d.s3.Stop()
+	}
+	if d.pg != nil {
+		d.pg.Stop()
+	}
+	if d.docker != nil {
+		d.docker.Close()
+	}
+	if d.logs != nil {
+		d.logs.Close()
+	}
+}
+
+func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, overrides string) error {
+	dir, err := filepath.Abs(o.stateDir)
+	if err != nil {
+		return err
+	}
+	st, err := startDevServices(ctx, dir)
+	defer st.stop()
+	if err != nil {
+		return err
+	}
+	cfg, err := devConfig(o.listen, st.s3, overrides)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app-name"), []byte(cfg.AppName), 0o644); err != nil {
+		return err
+	}
+	if err := ensureSidecarImage(ctx, st.docker, cfg.Artifact.Sidecar.Image, dir); err != nil {
+		return err
+	}
+	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
+	cfg.Persistence.SQL.App.User, cfg.Persistence.SQL.App.DB = st.pg.User, st.pg.Database
+	secrets := server.Secrets{SQLPassword: st.pg.Password, S3AccessKey: st.s3.AccessKey, S3SecretKey: st.s3.SecretKey}
+	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	url := "http://" + srv.APIAddr()
+	clientCfg, err := writeClientConfig(url)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cairn dev stack is up (state in %s)\n", dir)
+	fmt.Fprintf(out, "  postgres   127.0.0.1:%d database %s\n", st.pg.Port, st.pg.Database)
+	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
+	fmt.Fprintf(out, "  server     %s\n", url)
+	fmt.Fprintf(out, "  client config written to %s\n", clientCfg)
+	fmt.Fprintln(out, "Press Ctrl-C to stop.")
+	return srv.Serve(ctx)
+}
+
+// startDevServices starts Postgres, the store and its bucket, and connects
+// to Docker. Whatever started is in the returned stack even on error.
+func startDevServices(ctx context.Context, dir string) (*devStack, error) {
+	st := &devStack{}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return st, err
+	}
+	logs, err := os.OpenFile(filepath.Join(dir, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return st, err
+	}
+	st.logs = logs
+	if st.pg, err = stack.StartPostgres(ctx, filepath.Join(dir, "postgres"), logs); err != nil {
+		return st, err
+	}
+	bin, err := stack.FindVersitygw()
+	if err != nil {
+		return st, err
+	}
+	if st.s3, err = stack.StartS3(ctx, bin, filepath.Join(dir, "s3"), logs); err != nil {
+		return st, err
+	}
+	if err := st.s3.CreateBucket(ctx, devBucket); err != nil {
+		return st, err
+	}
+	st.docker, err = stack.DockerClient(ctx)
+	return st, err
+}
+
+// devConfig is the server configuration of the dev stack: loopback only,
+// transfer sidecars on the host network so that they reach the store on
+// 127.0.0.1, and the overrides of the -c file on top.
+func devConfig(listen string, s3 *stack.S3, overrides string) (server.Config, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return server.Config{}, fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.API.Service.ListenOn = host
+	if cfg.API.Service.AppPort, err = strconv.Atoi(port); err != nil {
+		return server.Config{}, fmt.Errorf("--listen %q: bad port", listen)
+	}
+	cfg.Metrics.Service.ListenOn = "127.0.0.1"
+	cfg.Metrics.Service.AppPort = 0
+	cfg.Artifact.S3.Endpoint = s3.Endpoint
+	cfg.Artifact.S3.UseTLS = false
+	cfg.Artifact.S3.Region = s3.Region
+	cfg.Artifact.Store.Bucket = devBucket
+	cfg.Artifact.Sidecar.NetworkMode = "host"
+	cfg.API.APIs.MCP.Enable = true
+	if overrides != "" {
+		data, err := os.ReadFile(overrides)
+		if err != nil {
+			return server.Config{}, err
+		}
+		var warnings []string
+		if cfg, warnings, err = server.ParseConfigOnto(cfg, data); err != nil {
+			return server.Config{}, fmt.Errorf("%s: %w", overrides, err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(os.Stderr, "warning:", w)
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// ensureSidecarImage builds the sidecar image unless an up-to-date one
+// exists. The binary comes from beside this executable (make build puts it
+// there) or, inside a source checkout, from a fresh go build.
+func ensureSidecarImage(ctx context.Context, cli *client.Client, tag, dir string) error {
+	bin, err := sidecarBinary(ctx, dir)
+	if err != nil {
+		return err
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	return stack.EnsureImage(ctx, cli, tag, stack.SidecarImage(binary))
+}
+
+func sidecarBinary(ctx context.Context, dir string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "cairn-sidecar"); fileExists(p) {
+			return p, nil
+		}
+	}
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("no cairn-sidecar binary beside this executable and no source checkout to build it from; run 'make build'")
+	}
+	p := filepath.Join(dir, "cairn-sidecar")
+	return p, stack.BuildSidecarBinary(ctx, root, p)
+}
+
+// writeClientConfig records the server address where the CLI and TUI look
+// for it.
+func writeClientConfig(url string) (string, error) {
+	base := os.Getenv("XDG_CONFIG_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".config")
+	}
+	path := filepath.Join(base, "cairn", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	content := "# written by 'cairn dev'\nserver: " + url + "\n"
+	return path, os.WriteFile(path, []byte(content), 0o600)
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// devAppName reads the app name a stack in dir ran with.
+func devAppName(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "app-name"))
+	if err != nil {
+		return "cairn"
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,105 @@
+package cairn
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Reason is a stable, machine-readable error code. Clients branch on it; the
+// accompanying detail text is for people and may change.
+type Reason string
+
+// The complete set of reasons (API.md §1.5). Adding one is an additive change.
+const (
+	ReasonInvalidJSON       Reason = "invalid_json"
+	ReasonInvalidParameters Reason = "invalid_parameters"
+	ReasonInvalidQuery      Reason = "invalid_query"
+	ReasonInvalidName       Reason = "invalid_name"
+	ReasonListTooLarge      Reason = "list_too_large"
+	ReasonInvalidChecksum   Reason = "invalid_checksum"
+	ReasonObjectTooLarge    Reason = "object_too_large"
+	ReasonStagingKeyInvalid Reason = "staging_key_invalid"
+	ReasonStagingNotFound   Reason = "staging_not_found"
+	ReasonPathOutsideMount  Reason = "path_outside_mount"
+	ReasonPathIsMountRoot   Reason = "path_is_mount_root"
+	ReasonVolumeNotReady    Reason = "volume_not_ready"
+	ReasonSourceNotFound    Reason = "source_not_found"
+	ReasonSourceIsDirectory Reason = "source_is_directory"
+	ReasonSourceNotRegular  Reason = "source_not_regular"
+	ReasonSourceUnreadable  Reason = "source_unreadable"
+	ReasonSourceChanged     Reason = "source_changed"
+	ReasonTargetDirMissing  Reason = "target_dir_missing"
+	ReasonTargetIsDirectory Reason = "target_is_directory"
+	ReasonWriteFailed       Reason = "write_failed"
+	ReasonSidecarRejected   Reason = "sidecar_rejected"
+	ReasonUnauthenticated   Reason = "unauthenticated"
+	ReasonForbidden         Reason = "forbidden"
+	ReasonOriginNotAllowed  Reason = "origin_not_allowed"
+	ReasonHostNotAllowed    Reason = "host_not_allowed"
+	ReasonWorkspaceNotFound Reason = "workspace_not_found"
+	ReasonArtifactNotFound  Reason = "artifact_not_found"
+	ReasonShellNotFound     Reason = "shell_not_found"
+	ReasonNameTaken         Reason = "name_taken"
+	ReasonVolumeExists      Reason = "volume_exists"
+	ReasonVolumeInUse       Reason = "volume_in_use"
+	ReasonObjectMissing     Reason = "object_missing"
+	ReasonBodyTooLarge      Reason = "body_too_large"
+	ReasonInternal          Reason = "internal"
+	ReasonNotReady          Reason = "not_ready"
+	ReasonSidecarFailed     Reason = "sidecar_failed"
+	ReasonVolumePrepFailed  Reason = "volume_prep_failed"
+	ReasonStoreUnavailable  Reason = "store_unavailable"
+	ReasonDockerUnavailable Reason = "docker_unavailable"
+	ReasonWorkspaceBusy     Reason = "workspace_busy"
+	ReasonSidecarBusy       Reason = "sidecar_busy"
+	ReasonSweepBusy         Reason = "sweep_busy"
+	ReasonSidecarTimeout    Reason = "sidecar_timeout"
+)
+
+// Error is the one error type that crosses cairn's layers. Detail is written
+// for the caller and must never carry SQL, stack traces, host paths, store
+// keys of another workspace or presigned URLs; Err is the internal cause,
+// logged where the error is handled and never shown to a client.
+type Error struct {
+	Reason Reason
+	Detail string
+	Err    error
+}
+
+// Errorf returns an *Error with the given reason and a client-safe detail.
+func Errorf(reason Reason, format string, args ...any) *Error {
+	return &Error{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Internal wraps an unexpected failure. The client sees only detail; cause is
+// kept for the log.
+func Internal(detail string, cause error) *Error {
+	return &Error{Reason: ReasonInternal, Detail: detail, Err: cause}
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Reason, e.Detail, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Reason, e.Detail)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorReason returns the reason of err, or ReasonInternal when err is not
+// (and does not wrap) an *Error.
+func ErrorReason(err error) Reason {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Reason
+	}
+	return ReasonInternal
+}
+
+// ErrorDetail returns the client-safe detail of err. An error that is not an
+// *Error is unexpected, so its text stays internal.
+func ErrorDetail(err error) string {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Detail
+	}
+	return "internal error"
+}

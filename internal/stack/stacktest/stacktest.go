@@ -1,0 +1,220 @@
+// Package stacktest gives integration tests cairn's real services, started
+// once per test binary through package stack (the code `cairn dev` uses)
+// and torn down by Main. Each test gets its own slice: a fresh migrated
+// database, a unique app name whose volumes and containers are removed in
+// t.Cleanup. Under CI=true a missing service fails the test; elsewhere it
+// skips with the reason.
+package stacktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/server/postgres"
+)
+
+// SidecarImage is the tag the tests build and run.
+const SidecarImage = "cairn-sidecar:latest"
+
+const templateDatabase = "cairn_template"
+
+// lazy starts one service the first time a test asks for it.
+type lazy[T any] struct {
+	once sync.Once
+	val  T
+	err  error
+}
+
+func (l *lazy[T]) get(start func() (T, error)) (T, error) {
+	l.once.Do(func() { l.val, l.err = start() })
+	return l.val, l.err
+}
+
+// services are shared by every test of one test binary. A test harness is
+// the one place where process-wide state is the point.
+var services struct {
+	dir      lazy[string]
+	postgres lazy[*stack.Postgres]
+	docker   lazy[*client.Client]
+	image    lazy[string]
+	s3       lazy[*stack.S3]
+}
+
+// Main runs the tests, then stops every service that was started.
+func Main(m *testing.M) {
+	code := m.Run()
+	if pg, err := services.postgres.get(nil); err == nil && pg != nil {
+		pg.Stop()
+	}
+	if s3, err := services.s3.get(nil); err == nil && s3 != nil {
+		s3.Stop()
+	}
+	if dir, err := services.dir.get(nil); err == nil && dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// need fails (CI) or skips (elsewhere) a test whose service is missing.
+func need(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required under CI=true: %v", what, err)
+	}
+	t.Skipf("%s is not available (set CI=true to fail instead): %v", what, err)
+}
+
+// stateDir is this binary's scratch directory, traversable by the postgres
+// user (t.TempDir's parents are not).
+func stateDir() (string, error) {
+	return services.dir.get(func() (string, error) {
+		dir, err := os.MkdirTemp("", "cairn-test-")
+		if err != nil {
+			return "", err
+		}
+		return dir, os.Chmod(dir, 0o755)
+	})
+}
+
+func startPostgres() (*stack.Postgres, error) {
+	dir, err := stateDir()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pg, err := stack.StartPostgres(ctx, filepath.Join(dir, "pg"), nil, stack.WithoutFsync())
+	if err != nil {
+		return nil, err
+	}
+	if err := pg.CreateDatabase(ctx, templateDatabase, ""); err != nil {
+		pg.Stop()
+		return nil, err
+	}
+	if _, err := postgres.Migrate(ctx, pg.DSN(templateDatabase)); err != nil {
+		pg.Stop()
+		return nil, fmt.Errorf("migrate the template database: %w", err)
+	}
+	return pg, nil
+}
+
+// Postgres returns the shared cluster.
+func Postgres(t testing.TB) *stack.Postgres {
+	t.Helper()
+	pg, err := services.postgres.get(startPostgres)
+	need(t, "PostgreSQL", err)
+	return pg
+}
+
+// Database returns the URL of a fresh database holding the migrated cairn
+// schema, dropped when the test ends.
+func Database(t testing.TB) string {
+	t.Helper()
+	pg := Postgres(t)
+	name := "t_" + strings.ToLower(ulid.Make().String())
+	ctx := context.Background()
+	if err := pg.CreateDatabase(ctx, name, templateDatabase); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := pg.DropDatabase(context.Background(), name); err != nil {
+			t.Errorf("drop test database: %v", err)
+		}
+	})
+	return pg.DSN(name)
+}
+
+// Docker returns a client of the engine.
+func Docker(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := services.docker.get(func() (*client.Client, error) {
+		return stack.DockerClient(context.Background())
+	})
+	need(t, "Docker Engine", err)
+	return cli
+}
+
+// Image builds the sidecar image from the current source, once per test
+// binary (EnsureImage skips an up-to-date image), and returns its tag.
+func Image(t testing.TB) string {
+	t.Helper()
+	cli := Docker(t)
+	tag, err := services.image.get(func() (string, error) {
+		return SidecarImage, buildSidecarImage(cli)
+	})
+	if err != nil {
+		t.Fatalf("build the sidecar image: %v", err)
+	}
+	return tag
+}
+
+func buildSidecarImage(cli *client.Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	dir, err := stateDir()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, "cairn-sidecar")
+	if err := stack.BuildSidecarBinary(ctx, root, bin); err != nil {
+		return err
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	return stack.EnsureImage(ctx, cli, SidecarImage, stack.SidecarImage(binary))
+}
+
+// AppName returns an app name unique to the test. Everything labelled with
+// it (volumes, containers) is removed when the test ends.
+func AppName(t testing.TB) string {
+	t.Helper()
+	cli := Docker(t)
+	app := "cairnt" + strings.ToLower(ulid.Make().String()[16:])
+	t.Cleanup(func() { RemoveApp(t, cli, app) })
+	return app
+}
+
+// RemoveApp force-removes the containers and volumes of app.
+func RemoveApp(t testing.TB, cli *client.Client, app string) {
+	ctx := context.Background()
+	label := filters.NewArgs(filters.Arg("label", "cairn.app="+app))
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: label})
+	if err != nil {
+		t.Errorf("list containers of %s: %v", app, err)
+	}
+	for _, c := range list {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+			t.Errorf("remove container %s: %v", c.ID, err)
+		}
+	}
+	vols, err := cli.VolumeList(ctx, volumeListOptions(app))
+	if err != nil {
+		t.Errorf("list volumes of %s: %v", app, err)
+	}
+	for _, v := range vols.Volumes {
+		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
+			t.Errorf("remove volume %s: %v", v.Name, err)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what cairn's stack needs and is missing, and starts dockerd when no
+# Docker daemon answers. Idempotent; needs root (Debian).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/bin"
+versitygw_version=v1.8.0
+
+need_pkgs=()
+command -v dockerd >/dev/null || need_pkgs+=(docker.io)
+command -v docker >/dev/null || need_pkgs+=(docker.io)
+[ -x /usr/bin/busybox ] || [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "deps: installing ${need_pkgs[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+if [ ! -x "$bin/versitygw" ]; then
+  echo "deps: installing versitygw $versitygw_version into $bin (takes a minute or two the first time)"
+  mkdir -p "$bin"
+  GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  echo "deps: starting dockerd (log in /var/log/cairn-dockerd.log)"
+  setsid nohup dockerd >/var/log/cairn-dockerd.log 2>&1 < /dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  docker info >/dev/null 2>&1 || { echo "deps: dockerd did not come up; see /var/log/cairn-dockerd.log" >&2; exit 1; }
+fi

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# End-to-end smoke test of the two Make targets a newcomer uses: `make up`,
+# plain HTTP against the stack, then `make down`, which must leave no
+# process, container or volume of the stack behind.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+export CAIRN_STATE="$root/.cairn/smoke"
+export CAIRN_LISTEN=127.0.0.1:${SMOKE_PORT:-44199}
+base="http://$CAIRN_LISTEN"
+fail() { echo "smoke: FAIL: $*" >&2; "$root/scripts/down.sh" >/dev/null 2>&1 || true; exit 1; }
+
+"$root/scripts/down.sh" >/dev/null 2>&1 || true
+"$root/scripts/up.sh" >/dev/null
+pid=$(cat "$CAIRN_STATE/dev.pid")
+
+name="smoke-$RANDOM"
+ws=$(curl -fsS -X POST "$base/v1/workspaces" -H 'Content-Type: application/json' \
+  -d "{\"name\":\"$name\"}") || fail "create workspace"
+id=$(printf '%s' "$ws" | sed -n 's/.*"id":"\([0-9a-f-]*\)".*/\1/p')
+[ -n "$id" ] || fail "no workspace id in $ws"
+curl -fsS -X POST "$base/v1/workspaces/$id/volume" >/dev/null || fail "set up volume"
+curl -fsS "$base/v1/workspaces/$id" | grep -q '"volume_state":"READY"' || fail "volume not READY"
+vol=$(docker volume ls -q --filter "name=cairn-$id")
+[ "$vol" = "cairn-$id" ] || fail "docker volume cairn-$id missing"
+
+"$root/scripts/down.sh" >/dev/null
+kill -0 "$pid" 2>/dev/null && fail "cairn dev (pid $pid) still running"
+pgrep -f "$CAIRN_STATE" >/dev/null && fail "a process of the stack is still running: $(pgrep -af "$CAIRN_STATE")"
+[ -z "$(docker ps -aq --filter label=cairn.app=cairn)" ] || fail "containers left behind"
+[ -z "$(docker volume ls -q --filter "name=cairn-$id")" ] || fail "volume cairn-$id left behind"
+[ ! -d "$CAIRN_STATE/dev" ] || fail "state dir left behind"
+echo "smoke: 1 passed, 0 failed"

@@ -1,0 +1,100 @@
+// Package docker is the Docker Engine adapter of service.Runtime: workspace
+// volumes, and sidecar containers run with a hardened posture. Engine
+// errors are translated here; nothing Docker-specific leaves the package.
+package docker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.Runtime = (*Runtime)(nil)
+
+// Config holds the runtime's settings; zero values take defaults.
+type Config struct {
+	AppName       string            // default "cairn"
+	Image         string            // sidecar image; default "cairn-sidecar:latest"
+	Timeout       time.Duration     // per sidecar run; default 300 s
+	NetworkMode   string            // transfer sidecars; default "bridge"
+	ExtraHosts    []string          // "host:address", transfer sidecars only
+	ExtraEnv      map[string]string // transfer sidecars only; never CAIRN_*
+	MaxConcurrent int               // sidecars at once; default 8
+	Logger        *slog.Logger
+}
+
+// Runtime runs cairn's volumes and sidecars on one Docker Engine.
+type Runtime struct {
+	cli   *client.Client
+	cfg   Config
+	slots chan struct{}
+	log   *slog.Logger
+}
+
+// Connect returns an engine client from the standard Docker environment,
+// negotiating the API version (the engine may be older than the SDK).
+func Connect() (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return cli, nil
+}
+
+// New returns a Runtime over cli.
+func New(cli *client.Client, cfg Config) *Runtime {
+	cfg.AppName = cmp.Or(cfg.AppName, "cairn")
+	cfg.Image = cmp.Or(cfg.Image, "cairn-sidecar:latest")
+	cfg.Timeout = cmp.Or(cfg.Timeout, 300*time.Second)
+	cfg.NetworkMode = cmp.Or(cfg.NetworkMode, "bridge")
+	cfg.MaxConcurrent = cmp.Or(cfg.MaxConcurrent, 8)
+	return &Runtime{
+		cli:   cli,
+		cfg:   cfg,
+		slots: make(chan struct{}, cfg.MaxConcurrent),
+		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+	}
+}
+
+// Ping checks that the engine answers.
+func (r *Runtime) Ping(ctx context.Context) error {
+	if _, err := r.cli.Ping(ctx); err != nil {
+		return unavailable("ping the docker engine", err)
+	}
+	return nil
+}
+
+// CheckImage verifies that the sidecar image exists on the engine; cairn
+// never pulls it. The error says how to build it.
+func (r *Runtime) CheckImage(ctx context.Context) error {
+	_, err := r.cli.ImageInspect(ctx, r.cfg.Image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("sidecar image %q is not on the docker host; build it with 'make images' "+
+			"(or 'cairn dev', which builds it), or set artifact.sidecar.image", r.cfg.Image)
+	default:
+		return fmt.Errorf("inspect sidecar image %q: %w", r.cfg.Image, err)
+	}
+}
+
+// unavailable reports an engine failure without its text, which may name
+// host paths; the cause is kept for the log.
+func unavailable(what string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable,
+			Detail: "the docker engine did not answer in time (" + what + ")", Err: err}
+	}
+	return &cairn.Error{Reason: cairn.ReasonDockerUnavailable,
+		Detail: "the docker engine failed to " + what, Err: fmt.Errorf("%s: %w", what, err)}
+}

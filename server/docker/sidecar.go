@@ -1,0 +1,201 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+// Sidecar container limits (API.md §8.6), plus a pids limit so a sidecar
+// can never fork-bomb the host.
+const (
+	sidecarMemory            = 128 << 20
+	sidecarMemoryReservation = 32 << 20
+	sidecarPids              = 64
+	maxSidecarOutput         = 1 << 20
+	cleanupTimeout           = 30 * time.Second
+)
+
+// Labels put on every sidecar, so leftovers can be found and removed.
+const (
+	LabelApp       = "cairn.app"
+	LabelRole      = "cairn.role"
+	LabelCommand   = "cairn.command"
+	LabelWorkspace = "cairn.workspace"
+	LabelSidecar   = "cairn.sidecar"
+)
+
+// RunSidecar runs one sidecar to completion: take a slot, create, start,
+// wait (bounded by the configured timeout), read the merged output, and
+// always remove the container.
+func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error) {
+	release, err := r.takeSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	id, err := r.createSidecar(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer r.removeContainer(ctx, id)
+
+	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return nil, unavailable("start the sidecar", err)
+	}
+	code, err := r.waitSidecar(ctx, id, spec.Command)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.logs(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &service.SidecarRun{ExitCode: code, Output: out}, nil
+}
+
+// takeSlot bounds the sidecars running at once in this process; a wait that
+// outlasts the request is sidecar_busy.
+func (r *Runtime) takeSlot(ctx context.Context) (func(), error) {
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-ctx.Done():
+		return nil, &cairn.Error{Reason: cairn.ReasonSidecarBusy,
+			Detail: "every sidecar slot stayed busy until the request deadline; try again later", Err: ctx.Err()}
+	}
+}
+
+func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (string, error) {
+	cfg := &container.Config{
+		Image:      r.cfg.Image,
+		Entrypoint: []string{"/cairn-sidecar"},
+		Cmd:        []string{spec.Command},
+		Env:        r.env(spec),
+		User:       "0:0",
+		WorkingDir: "/",
+		StopSignal: "SIGINT",
+		Tty:        true,
+		Labels: map[string]string{
+			LabelApp: r.cfg.AppName, LabelRole: "sidecar", LabelSidecar: "true",
+			LabelCommand: spec.Command, LabelWorkspace: spec.WorkspaceID,
+		},
+	}
+	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, spec.Role, spec.Subject, ulid.Make())
+	resp, err := r.cli.ContainerCreate(ctx, cfg, r.hostConfig(spec), nil, nil, name)
+	if err != nil {
+		return "", unavailable("create the sidecar", err)
+	}
+	return resp.ID, nil
+}
+
+// hostConfig is the hardened posture: one volume mount, read-only root, no
+// capabilities but DAC_OVERRIDE for the commands that read or write files of
+// other users, no new privileges, bounded memory and pids.
+func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
+	pids := int64(sidecarPids)
+	hc := &container.HostConfig{
+		Mounts:         []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath}},
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		NetworkMode:    "none",
+		Resources: container.Resources{
+			Memory: sidecarMemory, MemoryReservation: sidecarMemoryReservation, PidsLimit: &pids,
+		},
+	}
+	if spec.Command != sidecar.CommandPrep {
+		hc.CapAdd = []string{"DAC_OVERRIDE"}
+	}
+	if spec.Transfer {
+		hc.NetworkMode = container.NetworkMode(r.cfg.NetworkMode)
+		hc.ExtraHosts = r.cfg.ExtraHosts
+	}
+	return hc
+}
+
+// env renders the protocol variables, plus the deployment's extras for
+// transfer sidecars; config validation keeps extras out of CAIRN_*.
+func (r *Runtime) env(spec service.SidecarSpec) []string {
+	var env []string
+	if spec.Transfer {
+		for k, v := range r.cfg.ExtraEnv {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range spec.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// waitSidecar waits for the container to stop. Past the timeout it is
+// stopped with SIGINT (the engine kills it after a grace) and the run is a
+// sidecar_timeout.
+func (r *Runtime) waitSidecar(ctx context.Context, id, command string) (int, error) {
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	results, errs := r.cli.ContainerWait(wctx, id, container.WaitConditionNotRunning)
+	select {
+	case res := <-results:
+		if res.Error != nil {
+			return 0, unavailable("wait for the sidecar", errors.New(res.Error.Message))
+		}
+		return int(res.StatusCode), nil
+	case err := <-errs:
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			r.stop(ctx, id)
+			return 0, cairn.Errorf(cairn.ReasonSidecarTimeout,
+				"the '%s' sidecar ran past its %s timeout and was stopped", command, r.cfg.Timeout)
+		}
+		return 0, unavailable("wait for the sidecar", err)
+	}
+}
+
+func (r *Runtime) stop(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	grace := 5
+	if err := r.cli.ContainerStop(ctx, id, container.StopOptions{Signal: "SIGINT", Timeout: &grace}); err != nil {
+		r.log.Warn("stop timed-out sidecar", "container", id, "err", err)
+	}
+}
+
+// logs reads the merged output; with a TTY the stream is raw, not
+// multiplexed.
+func (r *Runtime) logs(ctx context.Context, id string) ([]byte, error) {
+	rc, err := r.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return nil, unavailable("read the sidecar output", err)
+	}
+	defer rc.Close()
+	out, err := io.ReadAll(io.LimitReader(rc, maxSidecarOutput))
+	if err != nil {
+		return nil, unavailable("read the sidecar output", err)
+	}
+	return out, nil
+}
+
+// removeContainer force-removes a container even when the request was
+// cancelled; a failure is only logged (the reconciler sweeps leftovers by
+// label).
+func (r *Runtime) removeContainer(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := r.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true}); err != nil {
+		r.log.Warn("remove sidecar", "container", id, "err", err)
+	}
+}

@@ -1,0 +1,77 @@
+package docker
+
+import (
+	"context"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// VolumeExists inspects one volume.
+func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
+	_, err := r.cli.VolumeInspect(ctx, name)
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	default:
+		return false, unavailable("inspect the volume", err)
+	}
+}
+
+// CreateVolume creates a local volume; the size hint is never applied.
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+	_, err := r.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Driver: "local", Labels: labels})
+	if err != nil {
+		return unavailable("create the volume", err)
+	}
+	return nil
+}
+
+// RemoveVolume removes a volume without force, so the engine itself is the
+// atomic in-use gate. An absent volume is not an error.
+func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
+	err := r.cli.VolumeRemove(ctx, name, false)
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err):
+		return &cairn.Error{Reason: cairn.ReasonVolumeInUse,
+			Detail: "docker volume '" + name + "' is currently mounted and can't be deleted without force", Err: err}
+	default:
+		return unavailable("remove the volume", err)
+	}
+}
+
+// MountCount counts the running containers that mount the volume.
+func (r *Runtime) MountCount(ctx context.Context, name string) (int, error) {
+	list, err := r.cli.ContainerList(ctx, container.ListOptions{
+		Filters: filters.NewArgs(filters.Arg("volume", name), filters.Arg("status", "running")),
+	})
+	if err != nil {
+		return 0, unavailable("list containers", err)
+	}
+	return len(list), nil
+}
+
+// ListVolumes returns the names of the volumes whose name starts with
+// prefix.
+func (r *Runtime) ListVolumes(ctx context.Context, prefix string) ([]string, error) {
+	resp, err := r.cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("name", prefix))})
+	if err != nil {
+		return nil, unavailable("list volumes", err)
+	}
+	var names []string
+	for _, v := range resp.Volumes {
+		// The engine's name filter is a substring match; keep true prefixes.
+		if len(v.Name) >= len(prefix) && v.Name[:len(prefix)] == prefix {
+			names = append(names, v.Name)
+		}
+	}
+	return names, nil
+}

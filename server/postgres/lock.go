@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// lockKey is the 64-bit advisory-lock key of a name, e.g.
+// "cairn.ws:<workspace id>". FNV-1a keeps it stable across processes and
+// releases.
+func lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
+
+// LockWorkspace takes the workspace's advisory lock on a dedicated pooled
+// connection, because the lock is held across sidecar runs that outlast any
+// transaction.
+func (db *DB) LockWorkspace(ctx context.Context, id string, mode service.LockMode) (func(), error) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, busyOr(ctx, "acquire lock connection", err)
+	}
+	key := lockKey("cairn.ws:" + id)
+	lock, unlock := "SELECT pg_advisory_lock_shared($1)", "SELECT pg_advisory_unlock_shared($1)"
+	if mode == service.LockExclusive {
+		lock, unlock = "SELECT pg_advisory_lock($1)", "SELECT pg_advisory_unlock($1)"
+	}
+	if _, err := conn.Exec(ctx, lock, key); err != nil {
+		// An interrupted wait leaves the connection in doubt: close it, which
+		// also drops a lock granted at the last moment.
+		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
+		conn.Release()
+		return nil, busyOr(ctx, "take workspace lock", err)
+	}
+	return func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(cctx, unlock, key); err != nil {
+			conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
+		}
+		conn.Release()
+	}, nil
+}
+
+// busyOr reports a wait cut short by the request deadline as workspace_busy,
+// anything else as a database failure.
+func busyOr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return &cairn.Error{Reason: cairn.ReasonWorkspaceBusy,
+			Detail: "the workspace is busy with another volume operation; try again later", Err: err}
+	}
+	return internal(what, err)
+}

@@ -1,0 +1,91 @@
+// Package postgres is the pgx/v5 adapter of service.Store: plain SQL, one
+// file per table family, errors translated at the boundary.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.Store = (*DB)(nil)
+
+// querier is what both the pool and a transaction offer, so the same query
+// code runs inside and outside transactions.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// DB is the cairn metadata store.
+type DB struct {
+	pool *pgxpool.Pool
+	q    querier
+}
+
+// Open connects a pool to the database named by dsn and checks it answers.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse database settings: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database %s on %s:%d: %w",
+			cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return &DB{pool: pool, q: pool}, nil
+}
+
+// Close closes every connection.
+func (db *DB) Close() { db.pool.Close() }
+
+// Ping runs SELECT 1.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.q.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("select 1: %w", err)
+	}
+	return nil
+}
+
+// WithTx runs fn in a transaction; inside one, pgx turns Begin into a
+// savepoint.
+func (db *DB) WithTx(ctx context.Context, fn func(service.Store) error) error {
+	tx, err := db.q.Begin(ctx)
+	if err != nil {
+		return internal("begin transaction", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	if err := fn(&DB{pool: db.pool, q: tx}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return internal("commit transaction", err)
+	}
+	return nil
+}
+
+// internal hides a database failure behind the detail the API promises.
+func internal(what string, err error) error {
+	return cairn.Internal("database error", fmt.Errorf("%s: %w", what, err))
+}
+
+// isUniqueViolation reports a unique-constraint failure.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

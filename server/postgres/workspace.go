@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairn-dev/cairn"
+)
+
+const workspaceColumns = `id, name, description, volume_name, volume_state, volume_metadata,
+	coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0))`
+
+func scanWorkspace(row pgx.Row) (*cairn.Workspace, error) {
+	var ws cairn.Workspace
+	err := row.Scan(&ws.ID, &ws.Name, &ws.Description, &ws.VolumeName, &ws.VolumeState,
+		&ws.VolumeMetadata, &ws.CreatedAt, &ws.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	ws.CreatedAt, ws.UpdatedAt = cairn.Timestamp(ws.CreatedAt), cairn.Timestamp(ws.UpdatedAt)
+	return &ws, nil
+}
+
+// InsertWorkspace inserts ws as given.
+func (db *DB) InsertWorkspace(ctx context.Context, ws *cairn.Workspace) error {
+	_, err := db.q.Exec(ctx, `INSERT INTO workspaces
+		(id, name, description, volume_name, volume_state, volume_metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		ws.ID, ws.Name, ws.Description, ws.VolumeName, ws.VolumeState, ws.VolumeMetadata,
+		ws.CreatedAt, ws.UpdatedAt)
+	return workspaceWriteError(err, ws)
+}
+
+// FindWorkspace reads one workspace.
+func (db *DB) FindWorkspace(ctx context.Context, id string) (*cairn.Workspace, error) {
+	return db.findWorkspace(ctx, id, "")
+}
+
+// LockWorkspaceRow reads one workspace and locks its row for the rest of
+// the transaction.
+func (db *DB) LockWorkspaceRow(ctx context.Context, id string) (*cairn.Workspace, error) {
+	return db.findWorkspace(ctx, id, " FOR UPDATE")
+}
+
+func (db *DB) findWorkspace(ctx context.Context, id, suffix string) (*cairn.Workspace, error) {
+	ws, err := scanWorkspace(db.q.QueryRow(ctx,
+		`SELECT `+workspaceColumns+` FROM workspaces WHERE id = $1`+suffix, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, workspaceNotFound(id)
+	}
+	if err != nil {
+		return nil, internal("find workspace", err)
+	}
+	return ws, nil
+}
+
+// FindWorkspaces lists workspaces in (created_at, id) order.
+func (db *DB) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+	states := make([]string, len(f.VolumeStates))
+	for i, s := range f.VolumeStates {
+		states[i] = string(s)
+	}
+	rows, err := db.q.Query(ctx, `SELECT `+workspaceColumns+` FROM workspaces
+		WHERE ($1::text[] IS NULL OR name = ANY($1))
+		  AND ($2::text[] IS NULL OR volume_state = ANY($2))
+		ORDER BY created_at, id OFFSET $3 LIMIT $4`,
+		nilIfEmpty(f.Names), nilIfEmpty(states), f.Offset, rowLimit(f.Page))
+	if err != nil {
+		return nil, internal("list workspaces", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*cairn.Workspace, error) {
+		return scanWorkspace(row)
+	})
+	if err != nil {
+		return nil, internal("list workspaces", err)
+	}
+	return list, nil
+}
+
+// UpdateWorkspace writes the mutable columns of ws.
+func (db *DB) UpdateWorkspace(ctx context.Context, ws *cairn.Workspace) error {
+	tag, err := db.q.Exec(ctx, `UPDATE workspaces SET name = $2, description = $3,
+		volume_state = $4, volume_metadata = $5, updated_at = $6 WHERE id = $1`,
+		ws.ID, ws.Name, ws.Description, ws.VolumeState, ws.VolumeMetadata, ws.UpdatedAt)
+	if err != nil {
+		return workspaceWriteError(err, ws)
+	}
+	if tag.RowsAffected() == 0 {
+		return workspaceNotFound(ws.ID)
+	}
+	return nil
+}
+
+// DeleteWorkspace records the keys of the workspace's artifacts as released,
+// then deletes the row (artifact rows cascade). Call it in a transaction.
+func (db *DB) DeleteWorkspace(ctx context.Context, id string, releasedAt time.Time) error {
+	if _, err := db.q.Exec(ctx, `INSERT INTO released_objects (object_key, workspace_id, released_at)
+		SELECT object_key, workspace_id, $2 FROM artifacts WHERE workspace_id = $1
+		ON CONFLICT (object_key) DO NOTHING`, id, releasedAt); err != nil {
+		return internal("release workspace objects", err)
+	}
+	tag, err := db.q.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id)
+	if err != nil {
+		return internal("delete workspace", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return workspaceNotFound(id)
+	}
+	return nil
+}
+
+func workspaceWriteError(err error, ws *cairn.Workspace) error {
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err):
+		return &cairn.Error{Reason: cairn.ReasonNameTaken,
+			Detail: "a workspace named '" + ws.Name + "' already exists", Err: err}
+	default:
+		return internal("write workspace", err)
+	}
+}
+
+func workspaceNotFound(id string) error {
+	return cairn.Errorf(cairn.ReasonWorkspaceNotFound, "workspace '%s' does not exist", id)
+}
+
+// rowLimit turns "no limit" into one row past the unpaged maximum, so the
+// service can tell a too-large list from a full one.
+func rowLimit(p cairn.Page) int {
+	if p.Limit == 0 {
+		return cairn.MaxUnpagedListLength + 1
+	}
+	return p.Limit
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

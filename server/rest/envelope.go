@@ -1,0 +1,142 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// maxRequestIDLength bounds an accepted client request ID.
+const maxRequestIDLength = 128
+
+// requestID returns the client's request ID when it is 1–128 printable
+// ASCII characters, else a fresh UUIDv4: an unchecked value would let a
+// client inject control characters into our logs.
+func requestID(given string) string {
+	if given == "" || len(given) > maxRequestIDLength {
+		return uuid.NewString()
+	}
+	for i := 0; i < len(given); i++ {
+		if given[i] < 0x20 || given[i] > 0x7e {
+			return uuid.NewString()
+		}
+	}
+	return given
+}
+
+// writeSuccess writes the envelope with the payload's fields merged at the
+// top level. A nil payload gives the bare envelope.
+func writeSuccess(w http.ResponseWriter, id string, payload any) {
+	idJSON, _ := json.Marshal(id)
+	var buf bytes.Buffer
+	buf.WriteString(`{"success":true,"request_id":`)
+	buf.Write(idJSON)
+	if payload != nil {
+		body, err := json.Marshal(payload)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, failure(id, http.StatusInternalServerError,
+				"Failed to encode response", &cairn.Error{Reason: cairn.ReasonInternal, Detail: "internal error"}))
+			return
+		}
+		if body = bytes.TrimSpace(body); len(body) > 2 {
+			buf.WriteByte(',')
+			buf.Write(body[1 : len(body)-1])
+		}
+	}
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
+}
+
+// routeError carries the fixed sentence a route answers a failure with.
+type routeError struct {
+	message string
+	err     error
+}
+
+func (e *routeError) Error() string { return e.message + ": " + e.err.Error() }
+func (e *routeError) Unwrap() error { return e.err }
+
+// failed attaches the route's failure message to err.
+func failed(err error, format string, args ...any) error {
+	return &routeError{message: fmt.Sprintf(format, args...), err: err}
+}
+
+type errorBody struct {
+	Success   bool      `json:"success"`
+	RequestID string    `json:"request_id"`
+	Error     errorInfo `json:"error"`
+}
+
+type errorInfo struct {
+	Code    int    `json:"code"`
+	Message string `json:"message,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+func failure(id string, status int, message string, err error) errorBody {
+	return errorBody{RequestID: id, Error: errorInfo{
+		Code: status, Message: message, Detail: cairn.ErrorDetail(err), Reason: string(cairn.ErrorReason(err)),
+	}}
+}
+
+// writeError answers err with its status and the envelope, logs internal
+// causes (never sent), and returns the status.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, id string, err error) int {
+	reason := cairn.ErrorReason(err)
+	status := statusOf(reason)
+	message := "Request failed"
+	if re, ok := errors.AsType[*routeError](err); ok {
+		message = re.message
+	}
+	if status >= http.StatusInternalServerError {
+		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", id),
+			slog.String("path", r.URL.Path), slog.String("reason", string(reason)), slog.Any("err", err))
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+	}
+	writeJSON(w, status, failure(id, status, message, err))
+	return status
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client went away
+}
+
+// statusOf is the one table from reason to HTTP status (API.md §1.5).
+func statusOf(r cairn.Reason) int {
+	switch r {
+	case cairn.ReasonUnauthenticated:
+		return http.StatusUnauthorized
+	case cairn.ReasonForbidden, cairn.ReasonOriginNotAllowed, cairn.ReasonHostNotAllowed:
+		return http.StatusForbidden
+	case cairn.ReasonWorkspaceNotFound, cairn.ReasonArtifactNotFound, cairn.ReasonShellNotFound:
+		return http.StatusNotFound
+	case cairn.ReasonNameTaken, cairn.ReasonVolumeExists, cairn.ReasonVolumeInUse, cairn.ReasonObjectMissing:
+		return http.StatusConflict
+	case cairn.ReasonBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case cairn.ReasonInternal, cairn.ReasonNotReady, cairn.ReasonSidecarFailed, cairn.ReasonVolumePrepFailed:
+		return http.StatusInternalServerError
+	case cairn.ReasonStoreUnavailable:
+		return http.StatusBadGateway
+	case cairn.ReasonDockerUnavailable, cairn.ReasonWorkspaceBusy, cairn.ReasonSidecarBusy, cairn.ReasonSweepBusy:
+		return http.StatusServiceUnavailable
+	case cairn.ReasonSidecarTimeout:
+		return http.StatusGatewayTimeout
+	default:
+		return http.StatusBadRequest
+	}
+}

@@ -1,0 +1,144 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/cairn-dev/cairn"
+)
+
+type workspaceResponse struct {
+	Workspace *cairn.Workspace `json:"workspace"`
+}
+
+func (a *API) createWorkspace(r *http.Request) (any, error) {
+	var req struct {
+		Name           string                `json:"name"`
+		Description    *string               `json:"description"`
+		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, failed(err, "Unable to parse new workspace parameters from request")
+	}
+	ws, err := a.workspaces.CreateWorkspace(r.Context(), cairn.WorkspaceCreate{
+		Name: req.Name, Description: req.Description, VolumeMetadata: req.VolumeMetadata,
+	})
+	if isValidation(err) {
+		return nil, failed(err, "New workspace parameters not valid")
+	}
+	if err != nil {
+		return nil, failed(err, "Failed to define new workspace '%s'", req.Name)
+	}
+	return workspaceResponse{ws}, nil
+}
+
+func (a *API) listWorkspaces(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	p, err := page(q)
+	if err != nil {
+		return nil, err
+	}
+	f := cairn.WorkspaceFilter{Names: q["name"], Page: p}
+	for _, s := range q["volume_state"] {
+		state, err := cairn.ParseVolumeState(s)
+		if err != nil {
+			return nil, failed(err, "Failed to list workspaces")
+		}
+		f.VolumeStates = append(f.VolumeStates, state)
+	}
+	list, err := a.workspaces.FindWorkspaces(r.Context(), f)
+	if err != nil {
+		return nil, failed(err, "Failed to list workspaces")
+	}
+	// The key is omitted when the list is empty, as the first cairn did.
+	return struct {
+		Workspaces []*cairn.Workspace `json:"workspaces,omitempty"`
+	}{list}, nil
+}
+
+func (a *API) getWorkspace(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	d, err := a.workspaces.InspectWorkspace(r.Context(), id)
+	if err != nil {
+		return nil, failed(err, "Failed to fetch workspace %s", id)
+	}
+	return struct {
+		Workspace  *cairn.Workspace `json:"workspace"`
+		MountCount int              `json:"mount_count"`
+	}{d.Workspace, d.MountCount}, nil
+}
+
+func (a *API) deleteWorkspace(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	if err := a.workspaces.DeleteWorkspace(r.Context(), id); err != nil {
+		return nil, failed(err, "Failed to delete workspace %s", id)
+	}
+	return nil, nil
+}
+
+func (a *API) renameWorkspace(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	name, err := requiredName(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	ws, err := a.workspaces.RenameWorkspace(r.Context(), id, name)
+	if err != nil {
+		return nil, failed(err, "Failed to update workspace %s name to '%s'", id, name)
+	}
+	return workspaceResponse{ws}, nil
+}
+
+func (a *API) describeWorkspace(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	var req struct {
+		Description *string `json:"description"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, failed(err, "Unable to parse new workspace description from request")
+	}
+	ws, err := a.workspaces.SetWorkspaceDescription(r.Context(), id, req.Description)
+	if err != nil {
+		return nil, failed(err, "Failed to update workspace %s description", id)
+	}
+	return workspaceResponse{ws}, nil
+}
+
+func (a *API) setVolumeMetadata(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	var req struct {
+		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, failed(err, "Unable to parse new workspace volume metadata from request")
+	}
+	ws, err := a.workspaces.SetWorkspaceVolumeMetadata(r.Context(), id, req.VolumeMetadata)
+	if isValidation(err) {
+		return nil, failed(err, "New workspace volume metadata not valid")
+	}
+	if err != nil {
+		return nil, failed(err, "Failed to update workspace %s volume metadata", id)
+	}
+	return workspaceResponse{ws}, nil
+}
+
+func (a *API) setupVolume(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	if err := a.workspaces.SetupVolume(r.Context(), id); err != nil {
+		if cairn.ErrorReason(err) == cairn.ReasonWorkspaceNotFound {
+			return nil, failed(err, "Failed to fetch workspace %s", id)
+		}
+		return nil, failed(err, "Failed to set up workspace %s persistent volume", id)
+	}
+	return nil, nil
+}
+
+func (a *API) teardownVolume(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	if err := a.workspaces.TeardownVolume(r.Context(), id); err != nil {
+		if cairn.ErrorReason(err) == cairn.ReasonWorkspaceNotFound {
+			return nil, failed(err, "Failed to fetch workspace %s", id)
+		}
+		return nil, failed(err, "Failed to tear down workspace %s persistent volume", id)
+	}
+	return nil, nil
+}

@@ -1,0 +1,196 @@
+// Package server wires one cairn server process: the adapters, the service,
+// the front doors and their listeners.
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/docker/docker/client"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/postgres"
+	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// shutdownTimeout bounds the graceful HTTP shutdown.
+const shutdownTimeout = 15 * time.Second
+
+// Secrets are the credentials that never live in the config file.
+type Secrets struct {
+	SQLPassword string
+	S3AccessKey string
+	S3SecretKey string
+}
+
+// Options are the process-level switches of a server.
+type Options struct {
+	Migrate bool // apply the embedded schema before serving
+	Logger  *slog.Logger
+}
+
+// Server is one running cairn server.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	db     *postgres.DB
+	docker *client.Client
+	api    *http.Server
+	apiLn  net.Listener
+}
+
+// Open connects every dependency, checks the sidecar image, and binds the
+// API listener. Serve starts answering; Close releases everything.
+func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
+	s = &Server{cfg: cfg, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	dsn := DatabaseURL(cfg.Persistence.SQL.App, secrets.SQLPassword)
+	if opts.Migrate {
+		if _, err := postgres.Migrate(ctx, dsn); err != nil {
+			return nil, err
+		}
+	}
+	if s.db, err = postgres.Open(ctx, dsn); err != nil {
+		return nil, err
+	}
+	if s.docker, err = docker.Connect(); err != nil {
+		return nil, err
+	}
+	runtime := docker.New(s.docker, s.runtimeConfig())
+	if err := runtime.CheckImage(ctx); err != nil {
+		return nil, err
+	}
+	svc := service.New(s.db, runtime, service.Config{AppName: cfg.AppName, Logger: s.log})
+	s.api = s.apiServer(svc)
+	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
+	}
+	return s, nil
+}
+
+func (s *Server) runtimeConfig() docker.Config {
+	sc := s.cfg.Artifact.Sidecar
+	env := make(map[string]string, len(sc.Envs))
+	for _, e := range sc.Envs {
+		env[e.Name] = e.Value
+	}
+	hosts := make([]string, 0, len(sc.Hosts))
+	for _, h := range sc.Hosts {
+		hosts = append(hosts, h.Host+":"+h.Address)
+	}
+	return docker.Config{
+		AppName:       s.cfg.AppName,
+		Image:         sc.Image,
+		Timeout:       time.Duration(sc.TimeoutSecs) * time.Second,
+		NetworkMode:   sc.NetworkMode,
+		ExtraHosts:    hosts,
+		ExtraEnv:      env,
+		MaxConcurrent: sc.MaxConcurrent,
+		Logger:        s.log,
+	}
+}
+
+func (s *Server) apiServer(svc *service.Service) *http.Server {
+	logging := s.cfg.API.APIs.RequestLogging
+	t := s.cfg.API.Service.TimeoutSecs
+	api := rest.New(svc, svc, rest.Config{
+		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
+		RequestIDHeader: logging.RequestIDHeader,
+		// A few seconds under the write timeout, so a late answer still
+		// reaches the client.
+		RequestTimeout: max(time.Duration(t.Write)*time.Second-5*time.Second, time.Second),
+		LogLevel:       logLevel(logging.LogLevel),
+		HealthLogLevel: logLevel(logging.HealthLogLevel),
+		Logger:         s.log,
+	})
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:      api.Handler(),
+		ReadTimeout:  time.Duration(t.Read) * time.Second,
+		WriteTimeout: time.Duration(t.Write) * time.Second,
+		IdleTimeout:  time.Duration(t.Idle) * time.Second,
+		Protocols:    protocols,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// APIAddr is the address the API listener is bound to (useful with port 0).
+func (s *Server) APIAddr() string { return s.apiLn.Addr().String() }
+
+// Serve answers requests until ctx is done or a listener fails, then shuts
+// down gracefully.
+func (s *Server) Serve(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.api.Serve(s.apiLn); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("api listener: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		return s.api.Shutdown(sctx)
+	})
+	return g.Wait()
+}
+
+// Close releases the dependencies. Call it after Serve returned.
+func (s *Server) Close() {
+	if s.apiLn != nil {
+		s.apiLn.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+	if s.docker != nil {
+		s.docker.Close()
+	}
+}
+
+// DatabaseURL builds the connection URL; the password is escaped, never
+// logged.
+func DatabaseURL(c SQLAppConfig, password string) string {
+	u := url.URL{
+		Scheme: "postgres",
+		User:   url.UserPassword(c.User, password),
+		Host:   net.JoinHostPort(c.Host, fmt.Sprint(c.Port)),
+		Path:   "/" + c.DB,
+	}
+	if c.SSL.Enabled {
+		u.RawQuery = url.Values{"sslmode": {"verify-full"}, "sslrootcert": {c.SSL.CAFile}}.Encode()
+	}
+	return u.String()
+}
+
+func logLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	default:
+		return slog.LevelWarn
+	}
+}
+
+// Migrate applies the embedded schema to the configured database.
+func Migrate(ctx context.Context, cfg Config, sqlPassword string) (int32, error) {
+	return postgres.Migrate(ctx, DatabaseURL(cfg.Persistence.SQL.App, sqlPassword))
+}

@@ -1,0 +1,48 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Readiness cache: a probe must stay cheap, so only the database is asked
+// live; other dependencies are checked at most this often, each bounded.
+const (
+	readyCacheTTL    = 10 * time.Second
+	readyCheckBudget = 2 * time.Second
+)
+
+// cachedCheck remembers the last result of a reachability check.
+type cachedCheck struct {
+	mu      sync.Mutex
+	checked time.Time
+	err     error
+}
+
+func (c *cachedCheck) get(ctx context.Context, now time.Time, check func(context.Context) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.checked.IsZero() && now.Sub(c.checked) < readyCacheTTL {
+		return c.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyCheckBudget)
+	defer cancel()
+	c.err, c.checked = check(ctx), now
+	return c.err
+}
+
+// Ready reports whether the server can serve: SELECT 1 on the database,
+// and a recent Docker ping. The error's detail names the failing
+// dependency.
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.store.Ping(ctx); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "database", Err: err}
+	}
+	if err := s.dockerCheck.get(ctx, time.Now(), s.runtime.Ping); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "docker", Err: err}
+	}
+	return nil
+}

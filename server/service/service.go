@@ -1,0 +1,64 @@
+// Package service holds cairn's rules: validation, guards, transactions,
+// audit, and the volume and sidecar flows. Every front door (REST, MCP, the
+// shell endpoint, the reconciler) ends in its methods, so each rule is
+// written once. It declares the ports it consumes (Store, Runtime) beside
+// itself; adapters implement them.
+package service
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn"
+)
+
+var _ cairn.WorkspaceService = (*Service)(nil)
+
+// Config holds the service's settings; zero values take defaults.
+type Config struct {
+	AppName string           // namespaces volumes, containers and locks; default "cairn"
+	Logger  *slog.Logger     // default: discard
+	Now     func() time.Time // default: cairn.Now
+}
+
+// Service implements the cairn service interfaces.
+type Service struct {
+	store   Store
+	runtime Runtime
+	appName string
+	log     *slog.Logger
+	now     func() time.Time
+
+	dockerCheck cachedCheck
+}
+
+// New returns a Service over the given adapters.
+func New(store Store, runtime Runtime, cfg Config) *Service {
+	s := &Service{
+		store:   store,
+		runtime: runtime,
+		appName: cmp.Or(cfg.AppName, "cairn"),
+		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		now:     cfg.Now,
+	}
+	if s.now == nil {
+		s.now = cairn.Now
+	}
+	return s
+}
+
+// audit records one event through st, normally inside the transaction of the
+// change it describes.
+func (s *Service) audit(ctx context.Context, st Store, typ cairn.AuditType, meta map[string]any) error {
+	return st.InsertAudit(ctx, &cairn.AuditEvent{
+		ID:        ulid.Make().String(),
+		Type:      typ,
+		Actor:     cairn.ActorFrom(ctx),
+		Metadata:  meta,
+		CreatedAt: s.now(),
+	})
+}

@@ -1,0 +1,183 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// mountCountTimeout bounds the Docker calls behind mount_count.
+const mountCountTimeout = 2 * time.Second
+
+// CreateWorkspace records a new workspace; it has no volume yet.
+func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	id := uuid.NewString()
+	ws := &cairn.Workspace{
+		ID:             id,
+		Name:           c.Name,
+		Description:    c.Description,
+		VolumeName:     s.appName + "-" + id,
+		VolumeState:    cairn.VolumeNone,
+		VolumeMetadata: c.VolumeMetadata,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	err := s.store.WithTx(ctx, func(st Store) error {
+		if err := st.InsertWorkspace(ctx, ws); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditNewWorkspace, map[string]any{
+			"workspace_id": ws.ID, "workspace_name": ws.Name, "volume_name": ws.VolumeName,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// FindWorkspaces lists workspaces in creation order.
+func (s *Service) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+	if err := f.Page.Validate(); err != nil {
+		return nil, err
+	}
+	for _, name := range f.Names {
+		if err := cairn.ValidateName("workspace", name); err != nil {
+			return nil, err
+		}
+	}
+	list, err := s.store.FindWorkspaces(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit == 0 && len(list) > cairn.MaxUnpagedListLength {
+		return nil, cairn.ErrListTooLarge()
+	}
+	return list, nil
+}
+
+// InspectWorkspace returns the workspace and the number of running
+// containers mounting its volume, -1 when that cannot be known in time.
+func (s *Service) InspectWorkspace(ctx context.Context, id string) (*cairn.WorkspaceDetail, error) {
+	ws, err := s.store.FindWorkspace(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &cairn.WorkspaceDetail{Workspace: ws, MountCount: s.mountCount(ctx, ws)}, nil
+}
+
+func (s *Service) mountCount(ctx context.Context, ws *cairn.Workspace) int {
+	ctx, cancel := context.WithTimeout(ctx, mountCountTimeout)
+	defer cancel()
+	exists, err := s.runtime.VolumeExists(ctx, ws.VolumeName)
+	if err != nil || !exists {
+		return -1
+	}
+	n, err := s.runtime.MountCount(ctx, ws.VolumeName)
+	if err != nil {
+		s.log.WarnContext(ctx, "count volume mounts", "workspace_id", ws.ID, "err", err)
+		return -1
+	}
+	return n
+}
+
+// RenameWorkspace changes the workspace's name; its volume keeps its name.
+func (s *Service) RenameWorkspace(ctx context.Context, id, name string) (*cairn.Workspace, error) {
+	if err := cairn.ValidateName("workspace", name); err != nil {
+		return nil, err
+	}
+	return s.updateWorkspace(ctx, id, func(st Store, ws *cairn.Workspace) error {
+		old := ws.Name
+		ws.Name = name
+		if err := st.UpdateWorkspace(ctx, ws); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditRenameWorkspace, map[string]any{
+			"workspace_id": ws.ID, "old_workspace_name": old, "new_workspace_name": name,
+		})
+	})
+}
+
+// SetWorkspaceDescription replaces the description; nil clears it. Not
+// audited, as in the first cairn.
+func (s *Service) SetWorkspaceDescription(ctx context.Context, id string, d *string) (*cairn.Workspace, error) {
+	if err := cairn.ValidateDescription(d); err != nil {
+		return nil, err
+	}
+	return s.updateWorkspace(ctx, id, func(st Store, ws *cairn.Workspace) error {
+		ws.Description = d
+		return st.UpdateWorkspace(ctx, ws)
+	})
+}
+
+// SetWorkspaceVolumeMetadata replaces the volume hint while no volume exists.
+func (s *Service) SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *cairn.VolumeMetadata) (*cairn.Workspace, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return s.updateWorkspace(ctx, id, func(st Store, ws *cairn.Workspace) error {
+		if ws.VolumeState != cairn.VolumeNone {
+			return cairn.Errorf(cairn.ReasonVolumeExists,
+				"workspace %s already has a persistent volume ('%s' is '%s'); its volume metadata can no longer be changed",
+				ws.ID, ws.VolumeName, ws.VolumeState)
+		}
+		ws.VolumeMetadata = m
+		return st.UpdateWorkspace(ctx, ws)
+	})
+}
+
+// updateWorkspace runs change on the locked row in one transaction, with
+// updated_at moved, and returns the row as written.
+func (s *Service) updateWorkspace(ctx context.Context, id string, change func(Store, *cairn.Workspace) error) (*cairn.Workspace, error) {
+	var out *cairn.Workspace
+	err := s.store.WithTx(ctx, func(st Store) error {
+		ws, err := st.LockWorkspaceRow(ctx, id)
+		if err != nil {
+			return err
+		}
+		ws.UpdatedAt = s.now()
+		if err := change(st, ws); err != nil {
+			return err
+		}
+		out = ws
+		return nil
+	})
+	return out, err
+}
+
+// DeleteWorkspace deletes a workspace without a volume, and its artifacts;
+// their objects are released for the reaper's grace window.
+func (s *Service) DeleteWorkspace(ctx context.Context, id string) error {
+	if _, err := s.store.FindWorkspace(ctx, id); err != nil {
+		return err
+	}
+	release, err := s.store.LockWorkspace(ctx, id, LockExclusive)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.store.WithTx(ctx, func(st Store) error {
+		ws, err := st.LockWorkspaceRow(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ws.VolumeState != cairn.VolumeNone {
+			return cairn.Errorf(cairn.ReasonVolumeExists,
+				"workspace %s still has a persistent volume ('%s' is '%s'); delete the volume first",
+				ws.ID, ws.VolumeName, ws.VolumeState)
+		}
+		if err := st.DeleteWorkspace(ctx, id, s.now()); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditDeleteWorkspace, map[string]any{
+			"workspace_id": ws.ID, "workspace_name": ws.Name,
+		})
+	})
+}

@@ -1,0 +1,70 @@
+// Package sidecar is cairn-sidecar, the short-lived helper that runs inside a
+// hardened container mounting one workspace volume, and the protocol the
+// server speaks with it: input only through CAIRN_* environment variables,
+// output as exactly one JSON result line (API.md §8). It imports only the
+// standard library, so the binary is static and the image is FROM scratch.
+package sidecar
+
+// Commands, passed as the container's only argument.
+const (
+	CommandPrep     = "prep"
+	CommandStat     = "stat"
+	CommandUpload   = "upload"
+	CommandDownload = "download"
+)
+
+// Environment variables; the sidecar reads nothing else.
+const (
+	EnvMountRoot   = "CAIRN_MOUNT_ROOT"
+	EnvSourcePath  = "CAIRN_SOURCE_PATH"
+	EnvTargetPath  = "CAIRN_TARGET_PATH"
+	EnvURL         = "CAIRN_URL"
+	EnvObjectSize  = "CAIRN_OBJECT_SIZE"
+	EnvSHA256B64   = "CAIRN_SHA256_B64"
+	EnvContentType = "CAIRN_CONTENT_TYPE"
+)
+
+// Failure reasons reported in a result line.
+const (
+	ReasonEnvInvalid       = "env_invalid"
+	ReasonPrepFailed       = "prep_failed"
+	ReasonPathOutsideMount = "path_outside_mount"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Result is the line printed by prep, upload and download. Fields that do
+// not apply to a command are omitted.
+type Result struct {
+	OK             bool    `json:"ok"`
+	Error          *string `json:"error,omitempty"`
+	Reason         *string `json:"reason,omitempty"`
+	HTTPStatus     *int    `json:"http_status,omitempty"`
+	PreparedPath   string  `json:"prepared_path,omitempty"`
+	UploadedPath   string  `json:"uploaded_path,omitempty"`
+	DownloadedPath string  `json:"downloaded_path,omitempty"`
+	Size           *int64  `json:"size,omitempty"`
+}
+
+// Failure builds a failed Result.
+func Failure(reason, message string) Result {
+	return Result{OK: false, Error: &message, Reason: &reason}
+}
+
+// ErrorText returns the failure message, or "" when there is none.
+func (r Result) ErrorText() string { return deref(r.Error) }
+
+// ReasonText returns the failure reason, or "" when there is none.
+func (r Result) ReasonText() string { return deref(r.Reason) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,130 @@
+package cairn
+
+import (
+	"context"
+	"time"
+)
+
+// VolumeState says whether a workspace's Docker volume exists. Only a READY
+// volume may be mounted; the column is written only after Docker succeeded.
+type VolumeState string
+
+const (
+	VolumeNone  VolumeState = "NONE"
+	VolumeReady VolumeState = "READY"
+)
+
+// ParseVolumeState accepts exactly the wire values.
+func ParseVolumeState(s string) (VolumeState, error) {
+	switch st := VolumeState(s); st {
+	case VolumeNone, VolumeReady:
+		return st, nil
+	}
+	return "", Errorf(ReasonInvalidQuery, "unknown volume state %q; expected NONE or READY", s)
+}
+
+// Workspace is a scope of work: a name, and a Docker named volume mounted at
+// MountPath by every container of that work.
+type Workspace struct {
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	Description    *string         `json:"description,omitempty"`
+	VolumeName     string          `json:"volume_name"`
+	VolumeState    VolumeState     `json:"volume_state"`
+	VolumeMetadata *VolumeMetadata `json:"volume_metadata,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// VolumeMetadata is a stored hint about the volume. It is never passed to
+// Docker.
+type VolumeMetadata struct {
+	SizeBytes *int64 `json:"size_bytes,omitempty"`
+}
+
+// Validate checks the size hint: absent means unset, otherwise positive.
+func (m *VolumeMetadata) Validate() error {
+	if m != nil && m.SizeBytes != nil && *m.SizeBytes <= 0 {
+		return Errorf(ReasonInvalidParameters, "volume_metadata.size_bytes must be greater than 0 when given")
+	}
+	return nil
+}
+
+// WorkspaceCreate holds what a caller chooses for a new workspace.
+type WorkspaceCreate struct {
+	Name           string
+	Description    *string
+	VolumeMetadata *VolumeMetadata
+}
+
+// Validate checks the name rule and the field limits.
+func (c WorkspaceCreate) Validate() error {
+	if err := ValidateName("workspace", c.Name); err != nil {
+		return err
+	}
+	if err := ValidateDescription(c.Description); err != nil {
+		return err
+	}
+	return c.VolumeMetadata.Validate()
+}
+
+// WorkspaceFilter selects workspaces. Empty sets match everything; within a
+// set, values are OR'ed.
+type WorkspaceFilter struct {
+	Names        []string
+	VolumeStates []VolumeState
+	Page
+}
+
+// WorkspaceDetail is a workspace with the live count of running containers
+// that mount its volume (-1 when there is no volume or Docker did not answer
+// in time).
+type WorkspaceDetail struct {
+	Workspace  *Workspace
+	MountCount int
+}
+
+// WorkspaceService manages workspaces and their volumes. Every method returns
+// *Error values; the reasons each can return are listed.
+type WorkspaceService interface {
+	// CreateWorkspace records a new workspace with no volume.
+	// Reasons: invalid_name, invalid_parameters, name_taken.
+	CreateWorkspace(ctx context.Context, c WorkspaceCreate) (*Workspace, error)
+
+	// FindWorkspaces lists workspaces ordered by creation time, then ID.
+	// Reasons: invalid_query, list_too_large.
+	FindWorkspaces(ctx context.Context, f WorkspaceFilter) ([]*Workspace, error)
+
+	// InspectWorkspace returns a workspace and its live mount count; it is the
+	// only lookup that asks Docker anything. Reasons: workspace_not_found.
+	InspectWorkspace(ctx context.Context, id string) (*WorkspaceDetail, error)
+
+	// RenameWorkspace changes the name (not the volume name). Renaming to the
+	// current name succeeds. Reasons: invalid_name, workspace_not_found, name_taken.
+	RenameWorkspace(ctx context.Context, id, name string) (*Workspace, error)
+
+	// SetWorkspaceDescription replaces the description; nil clears it.
+	// Reasons: invalid_parameters, workspace_not_found.
+	SetWorkspaceDescription(ctx context.Context, id string, description *string) (*Workspace, error)
+
+	// SetWorkspaceVolumeMetadata replaces the volume hint; nil clears it. Only
+	// allowed while the workspace has no volume.
+	// Reasons: invalid_parameters, workspace_not_found, volume_exists.
+	SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *VolumeMetadata) (*Workspace, error)
+
+	// DeleteWorkspace deletes a workspace that has no volume, with its
+	// artifacts. Not idempotent. Reasons: workspace_not_found, volume_exists,
+	// workspace_busy.
+	DeleteWorkspace(ctx context.Context, id string) error
+
+	// SetupVolume creates (or adopts) the workspace's volume, prepares its
+	// root and marks it READY. Idempotent; a repeat repairs the root's mode.
+	// Reasons: workspace_not_found, docker_unavailable, volume_prep_failed,
+	// sidecar_timeout, workspace_busy, sidecar_busy.
+	SetupVolume(ctx context.Context, id string) error
+
+	// TeardownVolume removes the workspace's volume (never by force) and marks
+	// it NONE. Idempotent. Reasons: workspace_not_found, volume_in_use,
+	// docker_unavailable, workspace_busy.
+	TeardownVolume(ctx context.Context, id string) error
+}
