@@ -28,7 +28,9 @@ func (c *cachedCheck) get(ctx context.Context, now time.Time, check func(context
 	if !c.checked.IsZero() && now.Sub(c.checked) < readyCacheTTL {
 		return c.err
 	}
-	ctx, cancel := context.WithTimeout(ctx, readyCheckBudget)
+	// The result is cached for every caller, so it must describe the
+	// dependency, not this caller's cancellation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readyCheckBudget)
 	defer cancel()
 	c.err, c.checked = check(ctx), now
 	return c.err

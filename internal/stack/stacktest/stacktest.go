@@ -25,8 +25,12 @@ import (
 	"github.com/cairn-dev/cairn/server/postgres"
 )
 
-// SidecarImage is the tag the tests build and run.
-const SidecarImage = "cairn-sidecar:latest"
+// Images the tests build and run. The shell image (busybox) stands in for an
+// agent's tool container.
+const (
+	SidecarImage = "cairn-sidecar:latest"
+	ShellImage   = "cairn-shell:test"
+)
 
 const templateDatabase = "cairn_template"
 
@@ -37,8 +41,14 @@ type lazy[T any] struct {
 	err  error
 }
 
+// get starts the service on first use; with a nil start it only reports
+// what an earlier call started (nothing, if none did).
 func (l *lazy[T]) get(start func() (T, error)) (T, error) {
-	l.once.Do(func() { l.val, l.err = start() })
+	l.once.Do(func() {
+		if start != nil {
+			l.val, l.err = start()
+		}
+	})
 	return l.val, l.err
 }
 
@@ -49,6 +59,7 @@ var services struct {
 	postgres lazy[*stack.Postgres]
 	docker   lazy[*client.Client]
 	image    lazy[string]
+	shell    lazy[string]
 	s3       lazy[*stack.S3]
 }
 
@@ -159,6 +170,26 @@ func Image(t testing.TB) string {
 	})
 	if err != nil {
 		t.Fatalf("build the sidecar image: %v", err)
+	}
+	return tag
+}
+
+// Shell builds the busybox shell image once per test binary and returns its
+// tag; its entrypoint is /bin/sh.
+func Shell(t testing.TB) string {
+	t.Helper()
+	cli := Docker(t)
+	tag, err := services.shell.get(func() (string, error) {
+		files, err := stack.ShellImage()
+		if err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		return ShellImage, stack.EnsureImage(ctx, cli, ShellImage, files)
+	})
+	if err != nil {
+		t.Fatalf("build the shell image: %v", err)
 	}
 	return tag
 }

@@ -1,0 +1,280 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/postgres"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// setup opens a store on a fresh migrated database.
+func setup(t *testing.T) (*postgres.DB, string) {
+	t.Helper()
+	dsn := stacktest.Database(t)
+	db, err := postgres.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	return db, dsn
+}
+
+func newWorkspace(name string, created time.Time) *cairn.Workspace {
+	id := uuid.NewString()
+	return &cairn.Workspace{ID: id, Name: name, VolumeName: "cairn-" + id, VolumeState: cairn.VolumeNone,
+		CreatedAt: created, UpdatedAt: created}
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	_, dsn := setup(t)
+	ctx := context.Background()
+
+	t.Run("Idempotent", func(t *testing.T) {
+		v, err := postgres.Migrate(ctx, dsn)
+		require.NoError(t, err)
+		require.Equal(t, int32(1), v)
+	})
+	t.Run("ConcurrentMigratorsSerialise", func(t *testing.T) {
+		fresh := stacktest.Postgres(t)
+		name := "mig_" + uuid.NewString()[:8]
+		require.NoError(t, fresh.CreateDatabase(ctx, name, ""))
+		t.Cleanup(func() { fresh.DropDatabase(context.Background(), name) })
+
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = postgres.Migrate(ctx, fresh.DSN(name)) })
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		conn, err := pgx.Connect(ctx, fresh.DSN(name))
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		var tables int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
+			WHERE table_name IN ('workspaces','artifacts','audit_system_events','released_objects')`).Scan(&tables))
+		require.Equal(t, 4, tables)
+	})
+}
+
+func TestWorkspaceRoundTrip(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	ctx := context.Background()
+	size := int64(1 << 30)
+	desc := ""
+	ws := newWorkspace("alpha", cairn.Now())
+	ws.Description = &desc
+	ws.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: &size}
+	require.NoError(t, db.InsertWorkspace(ctx, ws))
+
+	got, err := db.FindWorkspace(ctx, ws.ID)
+	require.NoError(t, err)
+	require.Equal(t, ws, got, "every field survives, an empty description included")
+
+	t.Run("ErrNameTaken", func(t *testing.T) {
+		err := db.InsertWorkspace(ctx, newWorkspace("alpha", cairn.Now()))
+		require.Equal(t, cairn.ReasonNameTaken, cairn.ErrorReason(err))
+		require.Contains(t, cairn.ErrorDetail(err), "'alpha'")
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := db.FindWorkspace(ctx, "no-such-id")
+		require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+		err = db.UpdateWorkspace(ctx, newWorkspace("ghost", cairn.Now()))
+		require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+	})
+	t.Run("UpdateNameTaken", func(t *testing.T) {
+		other := newWorkspace("beta", cairn.Now())
+		require.NoError(t, db.InsertWorkspace(ctx, other))
+		other.Name = "alpha"
+		require.Equal(t, cairn.ReasonNameTaken, cairn.ErrorReason(db.UpdateWorkspace(ctx, other)))
+	})
+}
+
+func TestFindWorkspaces(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	ctx := context.Background()
+	// Equal creation times: the ID breaks the tie, so paging is stable.
+	at := cairn.Now()
+	var all []*cairn.Workspace
+	for i := range 6 {
+		ws := newWorkspace(fmt.Sprintf("ws-%d", i), at)
+		if i%2 == 0 {
+			ws.VolumeState = cairn.VolumeReady
+		}
+		require.NoError(t, db.InsertWorkspace(ctx, ws))
+		all = append(all, ws)
+	}
+	sortByID(all)
+
+	list, err := db.FindWorkspaces(ctx, cairn.WorkspaceFilter{})
+	require.NoError(t, err)
+	require.Equal(t, ids(all), ids(list))
+
+	list, err = db.FindWorkspaces(ctx, cairn.WorkspaceFilter{Page: cairn.Page{Offset: 2, Limit: 3}})
+	require.NoError(t, err)
+	require.Equal(t, ids(all[2:5]), ids(list))
+
+	list, err = db.FindWorkspaces(ctx, cairn.WorkspaceFilter{Names: []string{"ws-1", "ws-2", "nope"}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"ws-1", "ws-2"}, names(list))
+
+	list, err = db.FindWorkspaces(ctx, cairn.WorkspaceFilter{VolumeStates: []cairn.VolumeState{cairn.VolumeReady}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"ws-0", "ws-2", "ws-4"}, names(list))
+}
+
+func TestUnpagedListStopsPastTheLimit(t *testing.T) {
+	t.Parallel()
+	db, dsn := setup(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `INSERT INTO workspaces (id, name, volume_name, created_at, updated_at)
+		SELECT 'id-' || i, 'n-' || i, 'v-' || i, now(), now() FROM generate_series(1, 10050) i`)
+	require.NoError(t, err)
+
+	list, err := db.FindWorkspaces(ctx, cairn.WorkspaceFilter{})
+	require.NoError(t, err)
+	require.Len(t, list, cairn.MaxUnpagedListLength+1, "one row past the limit tells the service to refuse")
+}
+
+func TestDeleteWorkspaceReleasesArtifactObjects(t *testing.T) {
+	t.Parallel()
+	db, dsn := setup(t)
+	ctx := context.Background()
+	ws := newWorkspace("doomed", cairn.Now())
+	require.NoError(t, db.InsertWorkspace(ctx, ws))
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `INSERT INTO artifacts (id, workspace_id, name, object_key, mime_type, size,
+		content_written_at, created_at, updated_at) VALUES
+		('A1', $1, 'a', 'store/k1', 'text/plain', 1, now(), now(), now()),
+		('A2', $1, 'b', 'store/k2', 'text/plain', 1, now(), now(), now())`, ws.ID)
+	require.NoError(t, err)
+
+	at := cairn.Now()
+	require.NoError(t, db.WithTx(ctx, func(st service.Store) error { return st.DeleteWorkspace(ctx, ws.ID, at) }))
+
+	var artifacts, released int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM artifacts`).Scan(&artifacts))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM released_objects
+		WHERE workspace_id = $1 AND released_at = $2 AND object_key IN ('store/k1','store/k2')`, ws.ID, at).Scan(&released))
+	require.Zero(t, artifacts, "artifact rows cascade")
+	require.Equal(t, 2, released)
+
+	err = db.DeleteWorkspace(ctx, ws.ID, at)
+	require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+}
+
+func TestWithTxRollsBack(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	ctx := context.Background()
+	ws := newWorkspace("rolled-back", cairn.Now())
+	boom := errors.New("boom")
+	err := db.WithTx(ctx, func(st service.Store) error {
+		require.NoError(t, st.InsertWorkspace(ctx, ws))
+		require.NoError(t, st.InsertAudit(ctx, &cairn.AuditEvent{ID: "E1", Type: cairn.AuditNewWorkspace,
+			Metadata: map[string]any{"workspace_id": ws.ID}, CreatedAt: cairn.Now()}))
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	_, err = db.FindWorkspace(ctx, ws.ID)
+	require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+}
+
+func TestLockWorkspace(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	ctx := context.Background()
+	short := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		t.Cleanup(cancel)
+		return c
+	}
+
+	t.Run("SharedHoldersCoexist", func(t *testing.T) {
+		r1, err := db.LockWorkspace(ctx, "ws-shared", service.LockShared)
+		require.NoError(t, err)
+		r2, err := db.LockWorkspace(short(), "ws-shared", service.LockShared)
+		require.NoError(t, err)
+		_, err = db.LockWorkspace(short(), "ws-shared", service.LockExclusive)
+		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(err), "exclusive waits for shared holders")
+		r1()
+		r2()
+		r3, err := db.LockWorkspace(short(), "ws-shared", service.LockExclusive)
+		require.NoError(t, err, "released shared locks let an exclusive one in")
+		r3()
+	})
+	t.Run("ExclusiveExcludes", func(t *testing.T) {
+		release, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive)
+		require.NoError(t, err)
+		_, err = db.LockWorkspace(short(), "ws-excl", service.LockShared)
+		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(err))
+		other, err := db.LockWorkspace(ctx, "ws-other", service.LockExclusive)
+		require.NoError(t, err, "another workspace's lock is independent")
+		other()
+
+		acquired := make(chan struct{})
+		go func() {
+			r, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive)
+			if err == nil {
+				r()
+			}
+			close(acquired)
+		}()
+		time.Sleep(50 * time.Millisecond)
+		release()
+		select {
+		case <-acquired:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a waiter did not get the lock after its release")
+		}
+	})
+}
+
+func TestPing(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	require.NoError(t, db.Ping(context.Background()))
+}
+
+func sortByID(list []*cairn.Workspace) {
+	for i := range list {
+		for j := i + 1; j < len(list); j++ {
+			if list[j].ID < list[i].ID {
+				list[i], list[j] = list[j], list[i]
+			}
+		}
+	}
+}
+
+func ids(list []*cairn.Workspace) []string {
+	out := make([]string, len(list))
+	for i, ws := range list {
+		out[i] = ws.ID
+	}
+	return out
+}
+
+func names(list []*cairn.Workspace) []string {
+	out := make([]string, len(list))
+	for i, ws := range list {
+		out[i] = ws.Name
+	}
+	return out
+}

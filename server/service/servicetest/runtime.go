@@ -1,0 +1,61 @@
+package servicetest
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.Runtime = (*Runtime)(nil)
+
+// Runtime is a fake service.Runtime.
+type Runtime struct {
+	PingFunc         func(ctx context.Context) error
+	VolumeExistsFunc func(ctx context.Context, name string) (bool, error)
+	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string) error
+	RemoveVolumeFunc func(ctx context.Context, name string) error
+	MountCountFunc   func(ctx context.Context, volume string) (int, error)
+	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
+}
+
+func (r *Runtime) Ping(ctx context.Context) error {
+	if r.PingFunc == nil {
+		return notSet("Runtime.Ping")
+	}
+	return r.PingFunc(ctx)
+}
+
+func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
+	if r.VolumeExistsFunc == nil {
+		return false, notSet("Runtime.VolumeExists")
+	}
+	return r.VolumeExistsFunc(ctx, name)
+}
+
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+	if r.CreateVolumeFunc == nil {
+		return notSet("Runtime.CreateVolume")
+	}
+	return r.CreateVolumeFunc(ctx, name, labels)
+}
+
+func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
+	if r.RemoveVolumeFunc == nil {
+		return notSet("Runtime.RemoveVolume")
+	}
+	return r.RemoveVolumeFunc(ctx, name)
+}
+
+func (r *Runtime) MountCount(ctx context.Context, volume string) (int, error) {
+	if r.MountCountFunc == nil {
+		return 0, notSet("Runtime.MountCount")
+	}
+	return r.MountCountFunc(ctx, volume)
+}
+
+func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error) {
+	if r.RunSidecarFunc == nil {
+		return nil, notSet("Runtime.RunSidecar")
+	}
+	return r.RunSidecarFunc(ctx, spec)
+}
