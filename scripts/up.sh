@@ -13,7 +13,9 @@ if [ -f "$state/dev.pid" ] && kill -0 "$(cat "$state/dev.pid")" 2>/dev/null; the
   exit 0
 fi
 
+# CAIRN_DEV_CONFIG names a file of server config keys overriding the dev ones.
 setsid nohup "$root/bin/cairn" dev --state-dir "$state/dev" --listen "$listen" \
+  ${CAIRN_DEV_CONFIG:+-c "$CAIRN_DEV_CONFIG"} \
   >"$state/dev.log" 2>&1 </dev/null &
 echo $! >"$state/dev.pid"
 

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+)
+
+// devStackProcess is one `cairn dev` started by a test.
+type devStackProcess struct {
+	cmd       *exec.Cmd
+	url       string
+	stateDir  string
+	configDir string
+	app       string
+	bin       string
+	output    *bytes.Buffer
+}
+
+// startDev runs the real binary as `cairn dev` on a free port with its own
+// state dir and app name (through -c, which also proves overrides work).
+func startDev(t *testing.T) *devStackProcess {
+	t.Helper()
+	stacktest.Docker(t)
+	dir, err := binaries()
+	require.NoError(t, err)
+	port, err := stack.FreePort()
+	require.NoError(t, err)
+	state, err := os.MkdirTemp("", "cairn-dev-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(state, 0o755))
+	d := &devStackProcess{
+		url:       "http://127.0.0.1:" + strconv.Itoa(port),
+		stateDir:  filepath.Join(state, "stack"),
+		configDir: t.TempDir(),
+		app:       "cairnd" + strings.ToLower(ulid.Make().String()[18:]),
+		bin:       filepath.Join(dir, "cairn"),
+		output:    &bytes.Buffer{},
+	}
+	override := filepath.Join(state, "override.yaml")
+	require.NoError(t, os.WriteFile(override, []byte("appName: "+d.app+"\n"), 0o644))
+	d.cmd = exec.Command(d.bin, "dev", "--state-dir", d.stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port), "-c", override)
+	d.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+d.configDir)
+	d.cmd.Stdout, d.cmd.Stderr = d.output, d.output
+	require.NoError(t, d.cmd.Start())
+	t.Cleanup(func() {
+		d.stop(t)
+		d.purge(t)
+		os.RemoveAll(state)
+	})
+	d.waitReady(t)
+	return d
+}
+
+func (d *devStackProcess) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(d.url + "/liveness/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if d.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("cairn dev did not become ready; output:\n%s", d.output)
+}
+
+// stop sends Ctrl-C and waits for the process to exit.
+func (d *devStackProcess) stop(t *testing.T) {
+	t.Helper()
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	require.NoError(t, d.cmd.Process.Signal(syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "cairn dev exits cleanly on Ctrl-C; output:\n%s", d.output)
+	case <-time.After(45 * time.Second):
+		d.cmd.Process.Kill()
+		t.Fatalf("cairn dev did not stop within 45 s after Ctrl-C")
+	}
+}
+
+func (d *devStackProcess) purge(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command(d.bin, "dev", "purge", "--state-dir", d.stateDir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// call sends one JSON request and decodes the envelope.
+func (d *devStackProcess) call(t *testing.T, method, path, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal(raw, &env), "%s", raw)
+	require.Equal(t, true, env["success"], "%s %s: %s", method, path, raw)
+	return env
+}
+
+// processesUsing lists the PIDs whose command line mentions dir.
+func processesUsing(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(dir)) {
+			pids = append(pids, e.Name()+": "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+	}
+	return pids
+}
+
+func TestDevStacksSideBySide(t *testing.T) {
+	a, b := startDev(t), startDev(t)
+
+	// Separate databases: the same name is free in each.
+	wsA := a.call(t, "POST", "/v1/workspaces", `{"name":"same"}`)["workspace"].(map[string]any)
+	b.call(t, "POST", "/v1/workspaces", `{"name":"same"}`)
+	id := wsA["id"].(string)
+	require.Equal(t, a.app+"-"+id, wsA["volume_name"], "the -c override's appName is in force")
+
+	a.call(t, "POST", "/v1/workspaces/"+id+"/volume", "")
+	cli := stacktest.Docker(t)
+	_, err := cli.VolumeInspect(context.Background(), a.app+"-"+id)
+	require.NoError(t, err, "the volume exists")
+
+	clientCfg, err := os.ReadFile(filepath.Join(a.configDir, "cairn", "config.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(clientCfg), "server: "+a.url)
+	require.Contains(t, a.output.String(), "server     "+a.url)
+
+	a.stop(t)
+	require.Empty(t, processesUsing(t, a.stateDir), "Ctrl-C stops Postgres and the store too")
+	b.call(t, "GET", "/liveness/ready", "")
+
+	a.purge(t)
+	_, err = cli.VolumeInspect(context.Background(), a.app+"-"+id)
+	require.Error(t, err, "purge removes the stack's volumes")
+	require.NoDirExists(t, a.stateDir)
+}
+
+func TestDevRestartKeepsData(t *testing.T) {
+	d := startDev(t)
+	d.call(t, "POST", "/v1/workspaces", `{"name":"kept"}`)
+	d.stop(t)
+
+	again := *d
+	again.output = &bytes.Buffer{}
+	again.cmd = exec.Command(d.cmd.Path, d.cmd.Args[1:]...)
+	again.cmd.Env, again.cmd.Stdout, again.cmd.Stderr = d.cmd.Env, again.output, again.output
+	require.NoError(t, again.cmd.Start())
+	t.Cleanup(func() { again.stop(t) })
+	again.waitReady(t)
+	list := again.call(t, "GET", "/v1/workspaces?name=kept", "")
+	require.Len(t, list["workspaces"], 1)
+}
