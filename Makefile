@@ -19,14 +19,14 @@ deps: ## install what is missing (docker.io, busybox-static, postgresql, versity
 
 .PHONY: build
 build: ## build bin/cairn and the static bin/cairn-sidecar
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/cairn ./cmd/cairn
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/cairn ./cmd/cairn
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/cairn-sidecar ./cmd/cairn-sidecar
 
 .PHONY: images
-images: build ## build the cairn-sidecar image locally (no registry)
-	@ctx=$$(mktemp -d) && cp $(BIN)/cairn-sidecar $$ctx/ && \
-	printf 'FROM scratch\nCOPY cairn-sidecar /cairn-sidecar\nENTRYPOINT ["/cairn-sidecar"]\n' > $$ctx/Dockerfile && \
-	DOCKER_BUILDKIT=0 docker build -q -t cairn-sidecar:latest $$ctx && rm -rf $$ctx
+images: build ## build the cairn-sidecar and cairn server images locally (no registry)
+	cp /etc/ssl/certs/ca-certificates.crt $(BIN)/
+	DOCKER_BUILDKIT=0 docker build -q -f Dockerfile.sidecar -t cairn-sidecar:latest .
+	DOCKER_BUILDKIT=0 docker build -q -f Dockerfile -t cairn:latest .
 
 .PHONY: up
 up: deps build ## start the local stack in the background (state in .cairn/)

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,10 +29,10 @@ func TestMain(m *testing.M) { stacktest.Main(m) }
 // database and the engine, to look behind the API's back.
 type testBundle struct {
 	dbURL string
-	db    *pgxpool.Pool   // a second pool on the same database, for counting rows
-	store *postgres.DB    // the service's store
-	cli   *client.Client  // the engine
-	app   string          // unique app name; its volumes and containers go at cleanup
+	db    *pgxpool.Pool  // a second pool on the same database, for counting rows
+	store *postgres.DB   // the service's store
+	cli   *client.Client // the engine
+	app   string         // unique app name; its volumes and containers go at cleanup
 	srv   *httptest.Server
 }
 
@@ -321,3 +322,17 @@ func (b *testBundle) exec(t testing.TB, sql string, args ...any) {
 	_, err := b.db.Exec(t.Context(), sql, args...)
 	require.NoError(t, err)
 }
+
+// keys returns the keys of a JSON object.
+func keys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// strings128 is a valid name of the maximum length.
+func strings128() string { return strings.Repeat("n", 128) }
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -86,3 +86,38 @@ func StartMounting(t testing.TB, app, volume string) (stop func()) {
 		cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) //nolint:errcheck // also removed with the app
 	}
 }
+
+// RunImage runs image with args (no mounts, no network) and returns its
+// output; it fails the test on a non-zero exit.
+func RunImage(t testing.TB, image string, args ...string) string {
+	t.Helper()
+	cli := Docker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := cli.ContainerCreate(ctx, &container.Config{Image: image, Cmd: args, Tty: true},
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatalf("create container: %v", err)
+	}
+	defer cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		t.Fatalf("start container: %v", err)
+	}
+	results, errs := cli.ContainerWait(ctx, resp.ID, container.WaitConditionNotRunning)
+	select {
+	case r := <-results:
+		if r.StatusCode != 0 {
+			t.Fatalf("%s %v exited %d", image, args, r.StatusCode)
+		}
+	case err := <-errs:
+		t.Fatalf("wait for container: %v", err)
+	}
+	logs, err := cli.ContainerLogs(ctx, resp.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		t.Fatalf("container logs: %v", err)
+	}
+	defer logs.Close()
+	var buf bytes.Buffer
+	io.Copy(&buf, logs) //nolint:errcheck // the test reads what arrived
+	return buf.String()
+}

@@ -1,0 +1,71 @@
+package stacktest
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+)
+
+func startS3() (*stack.S3, error) {
+	dir, err := stateDir()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := stack.FindVersitygw()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return stack.StartS3(ctx, bin, filepath.Join(dir, "s3"), nil)
+}
+
+// S3 returns the shared versitygw store.
+func S3(t testing.TB) *stack.S3 {
+	t.Helper()
+	store, err := services.s3.get(startS3)
+	need(t, "versitygw", err)
+	return store
+}
+
+// Bucket creates a bucket of the test's own in the shared store, emptied and
+// removed when the test ends, and returns its name.
+func Bucket(t testing.TB) string {
+	t.Helper()
+	store := S3(t)
+	name := "t-" + strings.ToLower(ulid.Make().String())
+	ctx := context.Background()
+	if err := store.CreateBucket(ctx, name); err != nil {
+		t.Fatalf("create test bucket: %v", err)
+	}
+	t.Cleanup(func() { removeBucket(t, store.Client(), name) })
+	return name
+}
+
+func removeBucket(t testing.TB, cl *s3.Client, name string) {
+	ctx := context.Background()
+	pages := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Errorf("list test bucket %s: %v", name, err)
+			return
+		}
+		for _, obj := range page.Contents {
+			if _, err := cl.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: obj.Key}); err != nil {
+				t.Errorf("empty test bucket %s: %v", name, err)
+			}
+		}
+	}
+	if _, err := cl.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Errorf("remove test bucket %s: %v", name, err)
+	}
+}
