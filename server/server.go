@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -73,7 +74,18 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if err := runtime.CheckImage(ctx); err != nil {
 		return nil, err
 	}
-	svc := service.New(s.db, runtime, service.Config{AppName: cfg.AppName, Logger: s.log})
+	objects, err := s3.New(s3.Config{
+		Endpoint:        cfg.EndpointURL(),
+		PresignEndpoint: cfg.PresignEndpointURL(),
+		Region:          cfg.Artifact.S3.Region,
+		Bucket:          cfg.Artifact.Store.Bucket,
+		AccessKey:       secrets.S3AccessKey,
+		SecretKey:       secrets.S3SecretKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	svc := service.New(s.db, runtime, objects, s.serviceConfig())
 	s.api = s.apiServer(svc)
 	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
@@ -103,10 +115,22 @@ func (s *Server) runtimeConfig() docker.Config {
 	}
 }
 
+func (s *Server) serviceConfig() service.Config {
+	store := s.cfg.Artifact.Store
+	return service.Config{
+		AppName:       s.cfg.AppName,
+		Keys:          service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
+		MaxObjectSize: store.MaxObjectSize,
+		PutURLTTL:     time.Duration(store.PutURLTTLSecs) * time.Second,
+		GetURLMaxTTL:  time.Duration(store.GetURLMaxTTLSecs) * time.Second,
+		Logger:        s.log,
+	}
+}
+
 func (s *Server) apiServer(svc *service.Service) *http.Server {
 	logging := s.cfg.API.APIs.RequestLogging
 	t := s.cfg.API.Service.TimeoutSecs
-	api := rest.New(svc, svc, rest.Config{
+	api := rest.New(svc, svc, svc, rest.Config{
 		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
 		RequestIDHeader: logging.RequestIDHeader,
 		// A few seconds under the write timeout, so a late answer still

@@ -91,6 +91,12 @@ func do(t testing.TB, method, url, body string, hdr ...string) *response {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
+	return send(t, req)
+}
+
+// send sends req without following redirects and reads the answer.
+func send(t testing.TB, req *http.Request) *response {
+	t.Helper()
 	resp, err := noRedirect.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

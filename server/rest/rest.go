@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -33,18 +34,20 @@ type Config struct {
 // API serves the REST routes over the service interfaces.
 type API struct {
 	workspaces cairn.WorkspaceService
+	artifacts  cairn.ArtifactService
 	readiness  Readiness
 	cfg        Config
 	log        *slog.Logger
 }
 
 // New returns the REST front door.
-func New(ws cairn.WorkspaceService, ready Readiness, cfg Config) *API {
+func New(ws cairn.WorkspaceService, arts cairn.ArtifactService, ready Readiness, cfg Config) *API {
 	cfg.PathPrefix = strings.TrimRight(cfg.PathPrefix, "/")
 	cfg.RequestIDHeader = cmp.Or(cfg.RequestIDHeader, "X-Request-ID")
 	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, 655*time.Second)
 	return &API{
 		workspaces: ws,
+		artifacts:  arts,
 		readiness:  ready,
 		cfg:        cfg,
 		log:        cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
@@ -68,7 +71,38 @@ func (a *API) Handler() http.Handler {
 	a.route(mux, "PUT /v1/workspaces/{workspaceID}/volume-metadata", a.setVolumeMetadata)
 	a.route(mux, "POST /v1/workspaces/{workspaceID}/volume", a.setupVolume)
 	a.route(mux, "DELETE /v1/workspaces/{workspaceID}/volume", a.teardownVolume)
-	return mux
+
+	a.route(mux, "POST /v1/workspaces/{workspaceID}/new-staging", a.mintStaging)
+	a.route(mux, "POST /v1/workspaces/{workspaceID}/artifacts", a.registerArtifact)
+	a.route(mux, "GET /v1/workspaces/{workspaceID}/artifacts", a.listArtifacts)
+	a.route(mux, "GET /v1/artifacts/{artifactID}", a.getArtifact)
+	a.route(mux, "DELETE /v1/artifacts/{artifactID}", a.deleteArtifact)
+	a.route(mux, "PUT /v1/artifacts/{artifactID}/name", a.renameArtifact)
+	a.route(mux, "PUT /v1/artifacts/{artifactID}/description", a.describeArtifact)
+	a.route(mux, "PUT /v1/artifacts/{artifactID}/content", a.replaceContent)
+	return canonical(mux)
+}
+
+// canonical answers a non-canonical path (with "//", "/./" or "/../") with
+// a 301 to its cleaned form (API.md §1.1) before the mux sees it: the
+// standard library's mux (Go 1.26) redirects with a 307 instead.
+func canonical(mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		clean := path.Clean("/" + p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
+			clean += "/"
+		}
+		if r.Method != http.MethodConnect && clean != p {
+			if r.URL.RawQuery != "" {
+				clean += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", clean)
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // endpoint is one route's logic: a payload to merge into the envelope, or

@@ -37,11 +37,14 @@ func (c *cachedCheck) get(ctx context.Context, now time.Time, check func(context
 }
 
 // Ready reports whether the server can serve: SELECT 1 on the database,
-// and a recent Docker ping. The error's detail names the failing
+// and a recent bucket check and Docker ping. The error's detail names the failing
 // dependency.
 func (s *Service) Ready(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {
 		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "database", Err: err}
+	}
+	if err := s.storeCheck.get(ctx, time.Now(), s.objects.Ping); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "object store", Err: err}
 	}
 	if err := s.dockerCheck.get(ctx, time.Now(), s.runtime.Ping); err != nil {
 		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "docker", Err: err}

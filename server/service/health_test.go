@@ -19,6 +19,7 @@ func TestReady(t *testing.T) {
 	// countPings makes the runtime's ping answer err and counts the calls.
 	countPings := func(f *fixture, err error) *atomic.Int32 {
 		var n atomic.Int32
+		f.objects.PingFunc = func(context.Context) error { return nil }
 		f.runtime.PingFunc = func(context.Context) error {
 			n.Add(1)
 			return err
@@ -47,6 +48,21 @@ func TestReady(t *testing.T) {
 		require.Equal(t, "database", cairn.ErrorDetail(err))
 		require.ErrorIs(t, err, down)
 		require.Zero(t, pings.Load())
+	})
+
+	t.Run("ErrObjectStore", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		f.store.PingFunc = func(context.Context) error { return nil }
+		pings := countPings(f, nil)
+		f.objects.PingFunc = func(context.Context) error {
+			return cairn.Errorf(cairn.ReasonStoreUnavailable, "bucket missing")
+		}
+
+		err := svc.Ready(t.Context())
+		require.Equal(t, cairn.ReasonNotReady, cairn.ErrorReason(err))
+		require.Equal(t, "object store", cairn.ErrorDetail(err))
+		require.Zero(t, pings.Load(), "docker is not asked once the store failed")
 	})
 
 	t.Run("ErrDocker", func(t *testing.T) {

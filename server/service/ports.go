@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -35,6 +36,28 @@ type Store interface {
 	// object keys are recorded as released at the given time.
 	// Reasons: workspace_not_found.
 	DeleteWorkspace(ctx context.Context, id string, releasedAt time.Time) error
+
+	// InsertArtifact inserts a row. Reasons: name_taken.
+	InsertArtifact(ctx context.Context, a *cairn.Artifact) error
+	// FindArtifact reads a row. Reasons: artifact_not_found.
+	FindArtifact(ctx context.Context, id string) (*cairn.Artifact, error)
+	// LockArtifactRow reads a row and locks it until the transaction ends.
+	// Reasons: artifact_not_found.
+	LockArtifactRow(ctx context.Context, id string) (*cairn.Artifact, error)
+	// FindArtifacts lists a workspace's rows in (created_at, id) order, with
+	// the same unpaged limit rule as FindWorkspaces.
+	FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
+	// ArtifactNameTaken reports whether an artifact of the workspace, in any
+	// state, has the name.
+	ArtifactNameTaken(ctx context.Context, workspaceID, name string) (bool, error)
+	// UpdateArtifact writes every mutable column of a.
+	// Reasons: artifact_not_found, name_taken.
+	UpdateArtifact(ctx context.Context, a *cairn.Artifact) error
+	// DeleteArtifact deletes a row; an absent one is artifact_not_found.
+	DeleteArtifact(ctx context.Context, id string) error
+	// ReleaseObject records that key lost its artifact row at the given time,
+	// starting its grace window before the reaper may delete it.
+	ReleaseObject(ctx context.Context, key, workspaceID string, at time.Time) error
 
 	// InsertAudit records one audit event.
 	InsertAudit(ctx context.Context, ev *cairn.AuditEvent) error
@@ -90,3 +113,44 @@ type SidecarRun struct {
 	ExitCode int
 	Output   []byte // stdout and stderr, merged by the TTY
 }
+
+// ObjectStore is the one bucket holding staging and final objects. Store
+// failures are store_unavailable; a missing object is ErrObjectNotFound,
+// which the caller turns into the reason that fits (staging_not_found,
+// object_missing).
+type ObjectStore interface {
+	// Ping checks that the bucket answers.
+	Ping(ctx context.Context) error
+	// PresignPut signs a PUT of key that the store accepts only with exactly
+	// the given size and SHA-256 (and content type, when one is given).
+	PresignPut(ctx context.Context, key string, put PutSpec) (url string, err error)
+	// PresignGet signs a GET of key that downloads as an attachment.
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// Stat reads an object's size and modification time.
+	Stat(ctx context.Context, key string) (*ObjectInfo, error)
+	// ReadHead reads at most the first n bytes of an object.
+	ReadHead(ctx context.Context, key string, n int64) ([]byte, error)
+	// Copy copies src to dst in the bucket, replacing the metadata so that
+	// dst carries contentType.
+	Copy(ctx context.Context, src, dst, contentType string) error
+	// Delete removes an object; an absent one is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// PutSpec is what a presigned PUT binds.
+type PutSpec struct {
+	Size        int64
+	SHA256B64   string
+	ContentType string
+	TTL         time.Duration
+}
+
+// ObjectInfo describes one stored object.
+type ObjectInfo struct {
+	Key          string
+	Size         int64
+	LastModified time.Time
+}
+
+// ErrObjectNotFound is returned (wrapped) for an absent object.
+var ErrObjectNotFound = errors.New("object not found")

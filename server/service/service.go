@@ -16,34 +16,53 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-var _ cairn.WorkspaceService = (*Service)(nil)
+var (
+	_ cairn.WorkspaceService = (*Service)(nil)
+	_ cairn.ArtifactService  = (*Service)(nil)
+)
 
 // Config holds the service's settings; zero values take defaults.
 type Config struct {
-	AppName string           // namespaces volumes, containers and locks; default "cairn"
-	Logger  *slog.Logger     // default: discard
-	Now     func() time.Time // default: cairn.Now
+	AppName       string        // namespaces volumes, containers and locks; default "cairn"
+	Keys          KeyPrefixes   // object-key prefixes
+	MaxObjectSize int64         // single-PUT cap; default 1 GiB
+	PutURLTTL     time.Duration // staging PUT URLs; default 360 s
+	GetURLMaxTTL  time.Duration // presigned GETs; default 900 s
+	Logger        *slog.Logger  // default: discard
+	Now           func() time.Time
 }
 
 // Service implements the cairn service interfaces.
 type Service struct {
 	store   Store
 	runtime Runtime
+	objects ObjectStore
 	appName string
+	keys    keyScheme
 	log     *slog.Logger
 	now     func() time.Time
 
+	maxObjectSize int64
+	putURLTTL     time.Duration
+	getURLMaxTTL  time.Duration
+
 	dockerCheck cachedCheck
+	storeCheck  cachedCheck
 }
 
 // New returns a Service over the given adapters.
-func New(store Store, runtime Runtime, cfg Config) *Service {
+func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service {
 	s := &Service{
-		store:   store,
-		runtime: runtime,
-		appName: cmp.Or(cfg.AppName, "cairn"),
-		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		now:     cfg.Now,
+		store:         store,
+		runtime:       runtime,
+		objects:       objects,
+		appName:       cmp.Or(cfg.AppName, "cairn"),
+		keys:          newKeyScheme(cfg.Keys),
+		log:           cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		now:           cfg.Now,
+		maxObjectSize: cmp.Or(cfg.MaxObjectSize, 1<<30),
+		putURLTTL:     cmp.Or(cfg.PutURLTTL, 360*time.Second),
+		getURLMaxTTL:  cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
 	}
 	if s.now == nil {
 		s.now = cairn.Now

@@ -21,6 +21,7 @@ const appName = "cairntest"
 type fixture struct {
 	store   *servicetest.Store
 	runtime *servicetest.Runtime
+	objects *servicetest.ObjectStore
 	now     time.Time // what the service's Now returns
 
 	audits   []*cairn.AuditEvent
@@ -35,13 +36,14 @@ func setup(t *testing.T) (*service.Service, *fixture) {
 	f := &fixture{
 		store:   &servicetest.Store{},
 		runtime: &servicetest.Runtime{},
+		objects: &servicetest.ObjectStore{},
 		now:     time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC),
 	}
 	f.store.InsertAuditFunc = func(_ context.Context, ev *cairn.AuditEvent) error {
 		f.audits = append(f.audits, ev)
 		return nil
 	}
-	svc := service.New(f.store, f.runtime, service.Config{
+	svc := service.New(f.store, f.runtime, f.objects, service.Config{
 		AppName: appName,
 		Now:     func() time.Time { return f.now },
 	})

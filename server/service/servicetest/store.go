@@ -26,6 +26,15 @@ type Store struct {
 	DeleteWorkspaceFunc  func(ctx context.Context, id string, releasedAt time.Time) error
 	InsertAuditFunc      func(ctx context.Context, ev *cairn.AuditEvent) error
 	LockWorkspaceFunc    func(ctx context.Context, id string, mode service.LockMode) (func(), error)
+
+	InsertArtifactFunc    func(ctx context.Context, a *cairn.Artifact) error
+	FindArtifactFunc      func(ctx context.Context, id string) (*cairn.Artifact, error)
+	LockArtifactRowFunc   func(ctx context.Context, id string) (*cairn.Artifact, error)
+	FindArtifactsFunc     func(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
+	ArtifactNameTakenFunc func(ctx context.Context, workspaceID, name string) (bool, error)
+	UpdateArtifactFunc    func(ctx context.Context, a *cairn.Artifact) error
+	DeleteArtifactFunc    func(ctx context.Context, id string) error
+	ReleaseObjectFunc     func(ctx context.Context, key, workspaceID string, at time.Time) error
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
@@ -96,4 +105,60 @@ func (s *Store) LockWorkspace(ctx context.Context, id string, mode service.LockM
 		return nil, notSet("Store.LockWorkspace")
 	}
 	return s.LockWorkspaceFunc(ctx, id, mode)
+}
+
+func (s *Store) InsertArtifact(ctx context.Context, a *cairn.Artifact) error {
+	if s.InsertArtifactFunc == nil {
+		return notSet("Store.InsertArtifact")
+	}
+	return s.InsertArtifactFunc(ctx, a)
+}
+
+func (s *Store) FindArtifact(ctx context.Context, id string) (*cairn.Artifact, error) {
+	if s.FindArtifactFunc == nil {
+		return nil, notSet("Store.FindArtifact")
+	}
+	return s.FindArtifactFunc(ctx, id)
+}
+
+func (s *Store) LockArtifactRow(ctx context.Context, id string) (*cairn.Artifact, error) {
+	if s.LockArtifactRowFunc == nil {
+		return nil, notSet("Store.LockArtifactRow")
+	}
+	return s.LockArtifactRowFunc(ctx, id)
+}
+
+func (s *Store) FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
+	if s.FindArtifactsFunc == nil {
+		return nil, notSet("Store.FindArtifacts")
+	}
+	return s.FindArtifactsFunc(ctx, f)
+}
+
+func (s *Store) ArtifactNameTaken(ctx context.Context, workspaceID, name string) (bool, error) {
+	if s.ArtifactNameTakenFunc == nil {
+		return false, notSet("Store.ArtifactNameTaken")
+	}
+	return s.ArtifactNameTakenFunc(ctx, workspaceID, name)
+}
+
+func (s *Store) UpdateArtifact(ctx context.Context, a *cairn.Artifact) error {
+	if s.UpdateArtifactFunc == nil {
+		return notSet("Store.UpdateArtifact")
+	}
+	return s.UpdateArtifactFunc(ctx, a)
+}
+
+func (s *Store) DeleteArtifact(ctx context.Context, id string) error {
+	if s.DeleteArtifactFunc == nil {
+		return notSet("Store.DeleteArtifact")
+	}
+	return s.DeleteArtifactFunc(ctx, id)
+}
+
+func (s *Store) ReleaseObject(ctx context.Context, key, workspaceID string, at time.Time) error {
+	if s.ReleaseObjectFunc == nil {
+		return notSet("Store.ReleaseObject")
+	}
+	return s.ReleaseObjectFunc(ctx, key, workspaceID, at)
 }

@@ -1,0 +1,130 @@
+package cairn
+
+import (
+	"context"
+	"time"
+)
+
+// ArtifactState says whether an artifact's object is known to exist.
+type ArtifactState string
+
+const (
+	ArtifactRecorded      ArtifactState = "RECORDED"
+	ArtifactMissingObject ArtifactState = "MISSING_OBJECT"
+)
+
+// ParseArtifactState accepts exactly the wire values.
+func ParseArtifactState(s string) (ArtifactState, error) {
+	switch st := ArtifactState(s); st {
+	case ArtifactRecorded, ArtifactMissingObject:
+		return st, nil
+	}
+	return "", Errorf(ReasonInvalidQuery, "unknown artifact state %q; expected RECORDED or MISSING_OBJECT", s)
+}
+
+// Artifact is a named, durable file of a workspace, kept as one object in
+// the store. A row exists only once its object was written.
+type Artifact struct {
+	ID          string        `json:"id"`
+	WorkspaceID string        `json:"workspace_id"`
+	Name        string        `json:"name"`
+	Description *string       `json:"description"`
+	ObjectKey   string        `json:"object_key"`
+	MIMEType    string        `json:"mime_type"`
+	Size        int64         `json:"size"`
+	State       ArtifactState `json:"state"`
+	CreatedAt   time.Time     `json:"created_at"`
+	UpdatedAt   time.Time     `json:"updated_at"`
+
+	// ContentWrittenAt is when the current object was written; the
+	// MISSING_OBJECT grace is measured from it.
+	ContentWrittenAt time.Time `json:"-"`
+}
+
+// StagingRequest describes bytes a caller is about to upload: the store
+// will accept exactly this size and SHA-256 (standard padded base64 of the
+// raw digest).
+type StagingRequest struct {
+	Size        int64
+	SHA256B64   string
+	ContentType string // optional; only shapes the PUT's signature
+}
+
+// Staging is a presigned upload slot: PUT the bytes to PutURL with exactly
+// the signed headers before ExpiresAt, then register or replace with Key.
+type Staging struct {
+	Key       string    `json:"staging_object_key"`
+	PutURL    string    `json:"put_url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ArtifactCreate registers a staged object as a new artifact.
+type ArtifactCreate struct {
+	StagingKey  string
+	Name        string
+	Description *string
+}
+
+// ArtifactFilter selects artifacts of one workspace. No state means
+// RECORDED only, as the first cairn did.
+type ArtifactFilter struct {
+	WorkspaceID string
+	Names       []string
+	States      []ArtifactState
+	Page
+}
+
+// ArtifactGet asks for an artifact and, with Presign, a GET URL valid for
+// TTL (zero: the configured maximum).
+type ArtifactGet struct {
+	Presign bool
+	TTL     time.Duration
+}
+
+// ArtifactDetail is an artifact with its presigned GET URL when one was
+// asked for.
+type ArtifactDetail struct {
+	Artifact *Artifact
+	GetURL   string
+}
+
+// ArtifactService manages artifacts. Every method returns *Error values;
+// the reasons each can return are listed.
+type ArtifactService interface {
+	// MintStaging presigns an upload slot in the workspace. Nothing is
+	// written. Reasons: invalid_parameters, invalid_checksum,
+	// workspace_not_found, object_too_large, store_unavailable.
+	MintStaging(ctx context.Context, workspaceID string, r StagingRequest) (*Staging, error)
+
+	// RegisterArtifact turns an uploaded staging object into a RECORDED
+	// artifact. Reasons: invalid_name, invalid_parameters,
+	// workspace_not_found, name_taken, staging_key_invalid,
+	// staging_not_found, object_too_large, store_unavailable.
+	RegisterArtifact(ctx context.Context, workspaceID string, c ArtifactCreate) (*Artifact, error)
+
+	// FindArtifacts lists a workspace's artifacts in creation order.
+	// Reasons: invalid_query, invalid_name, list_too_large, workspace_not_found.
+	FindArtifacts(ctx context.Context, f ArtifactFilter) ([]*Artifact, error)
+
+	// GetArtifact returns an artifact, with a presigned GET URL on request.
+	// Reasons: artifact_not_found, object_missing, store_unavailable.
+	GetArtifact(ctx context.Context, id string, g ArtifactGet) (*ArtifactDetail, error)
+
+	// RenameArtifact changes the name within the workspace; renaming to the
+	// current name succeeds. Reasons: invalid_name, artifact_not_found, name_taken.
+	RenameArtifact(ctx context.Context, id, name string) (*Artifact, error)
+
+	// SetArtifactDescription replaces the description; nil clears it.
+	// Reasons: invalid_parameters, artifact_not_found.
+	SetArtifactDescription(ctx context.Context, id string, description *string) (*Artifact, error)
+
+	// ReplaceContent points the artifact at a newly uploaded staging object
+	// and marks it RECORDED; the old object is released. Reasons:
+	// artifact_not_found, staging_key_invalid, staging_not_found,
+	// object_too_large, store_unavailable.
+	ReplaceContent(ctx context.Context, id, stagingKey string) (*Artifact, error)
+
+	// DeleteArtifact deletes the row and releases its object for the
+	// reaper's grace window. Deleting an unknown ID succeeds.
+	DeleteArtifact(ctx context.Context, id string) error
+}

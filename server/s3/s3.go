@@ -1,0 +1,204 @@
+// Package s3 is the aws-sdk-go-v2 adapter of service.ObjectStore: one
+// bucket, presigned URLs for the address their users dial, and store errors
+// translated at the boundary.
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.ObjectStore = (*Store)(nil)
+
+// Config locates the bucket. Endpoint and PresignEndpoint are full URLs
+// (scheme://host:port); presigned URLs name PresignEndpoint, because a URL
+// is signed for the host its user will dial.
+type Config struct {
+	Endpoint        string
+	PresignEndpoint string // default: Endpoint
+	Region          string // default: us-east-1
+	Bucket          string
+	AccessKey       string
+	SecretKey       string
+	HTTPClient      *http.Client // optional
+}
+
+// Store is one bucket of an S3-compatible store.
+type Store struct {
+	bucket  string
+	client  *s3.Client
+	presign *s3.PresignClient
+}
+
+// New builds the clients; it makes no call.
+func New(cfg Config) (*Store, error) {
+	if _, err := url.Parse(cfg.Endpoint); err != nil || cfg.Endpoint == "" {
+		return nil, fmt.Errorf("object store endpoint %q is not a URL", cfg.Endpoint)
+	}
+	presignAt := cfg.PresignEndpoint
+	if presignAt == "" {
+		presignAt = cfg.Endpoint
+	}
+	return &Store{
+		bucket:  cfg.Bucket,
+		client:  s3.New(options(cfg, cfg.Endpoint)),
+		presign: s3.NewPresignClient(s3.New(options(cfg, presignAt))),
+	}, nil
+}
+
+// options are path-style (non-AWS stores want it), a fixed region, and
+// checksums only when an operation requires them, so that the SDK adds no
+// checksum of its own to what a presigned PUT binds.
+func options(cfg Config, endpoint string) s3.Options {
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	o := s3.Options{
+		Region:                     region,
+		BaseEndpoint:               aws.String(endpoint),
+		UsePathStyle:               true,
+		Credentials:                credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	}
+	if cfg.HTTPClient != nil {
+		o.HTTPClient = cfg.HTTPClient
+	}
+	return o
+}
+
+// Ping checks that the bucket exists and answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket}); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonStoreUnavailable,
+			Detail: "the object store bucket is unreachable or missing", Err: err}
+	}
+	return nil
+}
+
+// PresignPut signs a PUT whose signed headers are host, content-length,
+// x-amz-checksum-sha256 and, only when given, content-type.
+func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec) (string, error) {
+	in := &s3.PutObjectInput{
+		Bucket:         &s.bucket,
+		Key:            &key,
+		ContentLength:  aws.Int64(put.Size),
+		ChecksumSHA256: aws.String(put.SHA256B64),
+	}
+	if put.ContentType != "" {
+		in.ContentType = aws.String(put.ContentType)
+	}
+	req, err := s.presign.PresignPutObject(ctx, in, s3.WithPresignExpires(put.TTL))
+	if err != nil {
+		return "", translate("presign the upload", err)
+	}
+	return req.URL, nil
+}
+
+// PresignGet signs a GET that browsers treat as a download, whatever the
+// content type: MIME types are advisory, the disposition is the defence.
+func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{
+		Bucket:                     &s.bucket,
+		Key:                        &key,
+		ResponseContentDisposition: aws.String("attachment"),
+	}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", translate("presign the download", err)
+	}
+	return req.URL, nil
+}
+
+// Stat reads an object's size and modification time.
+func (s *Store) Stat(ctx context.Context, key string) (*service.ObjectInfo, error) {
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return nil, translate("stat the object", err)
+	}
+	return &service.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), LastModified: aws.ToTime(out.LastModified)}, nil
+}
+
+// ReadHead reads at most the first n bytes with a ranged GET. Callers must
+// not ask for the head of an empty object: stores answer 416 to a range.
+func (s *Store) ReadHead(ctx context.Context, key string, n int64) ([]byte, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
+		Bucket: &s.bucket, Key: &key, Range: aws.String(fmt.Sprintf("bytes=0-%d", n-1)),
+	})
+	if err != nil {
+		return nil, translate("read the object", err)
+	}
+	defer out.Body.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(out.Body, n)); err != nil {
+		return nil, translate("read the object", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Copy copies src to dst (single part), replacing the metadata so dst has
+// contentType.
+func (s *Store) Copy(ctx context.Context, src, dst, contentType string) error {
+	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
+		Bucket:            &s.bucket,
+		Key:               &dst,
+		CopySource:        aws.String(s.bucket + "/" + escapePath(src)),
+		MetadataDirective: types.MetadataDirectiveReplace,
+		ContentType:       &contentType,
+	})
+	return translate("copy the object", err)
+}
+
+// escapePath URL-encodes each segment of a key, keeping its slashes.
+func escapePath(key string) string {
+	segments := strings.Split(key, "/")
+	for i, seg := range segments {
+		segments[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segments, "/")
+}
+
+// Delete removes an object; an absent one is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key})
+	if err = translate("delete the object", err); errors.Is(err, service.ErrObjectNotFound) {
+		return nil
+	}
+	return err
+}
+
+// translate maps a store failure to cairn's vocabulary: a missing object is
+// ErrObjectNotFound, anything else store_unavailable. The SDK's text, which
+// may carry keys and endpoints, stays in the cause.
+func translate(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var noKey *types.NoSuchKey
+	var notFound *types.NotFound
+	var apiErr smithy.APIError
+	switch {
+	case errors.As(err, &noKey), errors.As(err, &notFound):
+		return fmt.Errorf("%s: %w", what, service.ErrObjectNotFound)
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchKey":
+		return fmt.Errorf("%s: %w", what, service.ErrObjectNotFound)
+	}
+	return &cairn.Error{Reason: cairn.ReasonStoreUnavailable,
+		Detail: "the object store failed to " + what, Err: err}
+}

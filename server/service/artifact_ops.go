@@ -1,0 +1,178 @@
+package service
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// FindArtifacts lists a workspace's artifacts; without a state filter only
+// RECORDED ones, as the first cairn did.
+func (s *Service) FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
+	if err := f.Page.Validate(); err != nil {
+		return nil, err
+	}
+	for _, name := range f.Names {
+		if err := cairn.ValidateName("artifact", name); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.States) == 0 {
+		f.States = []cairn.ArtifactState{cairn.ArtifactRecorded}
+	}
+	if _, err := s.store.FindWorkspace(ctx, f.WorkspaceID); err != nil {
+		return nil, err
+	}
+	list, err := s.store.FindArtifacts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit == 0 && len(list) > cairn.MaxUnpagedListLength {
+		return nil, cairn.ErrListTooLarge()
+	}
+	return list, nil
+}
+
+// GetArtifact returns an artifact and, on request, a presigned GET valid
+// for min(TTL, the configured maximum).
+func (s *Service) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error) {
+	a, err := s.store.FindArtifact(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &cairn.ArtifactDetail{Artifact: a}
+	if !g.Presign {
+		return d, nil
+	}
+	if a.State != cairn.ArtifactRecorded {
+		return nil, cairn.Errorf(cairn.ReasonObjectMissing,
+			"artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State)
+	}
+	ttl := s.getURLMaxTTL
+	if g.TTL > 0 && g.TTL < ttl {
+		ttl = g.TTL
+	}
+	if d.GetURL, err = s.objects.PresignGet(ctx, a.ObjectKey, ttl); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// RenameArtifact changes the name within the workspace.
+func (s *Service) RenameArtifact(ctx context.Context, id, name string) (*cairn.Artifact, error) {
+	if err := cairn.ValidateName("artifact", name); err != nil {
+		return nil, err
+	}
+	return s.updateArtifact(ctx, id, func(st Store, a *cairn.Artifact) error {
+		old := a.Name
+		a.Name = name
+		if err := st.UpdateArtifact(ctx, a); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditRenameArtifact, map[string]any{
+			"workspace_id": a.WorkspaceID, "artifact_id": a.ID, "old_artifact_name": old, "new_artifact_name": name,
+		})
+	})
+}
+
+// SetArtifactDescription replaces the description; nil clears it. Not
+// audited, as in the first cairn.
+func (s *Service) SetArtifactDescription(ctx context.Context, id string, d *string) (*cairn.Artifact, error) {
+	if err := cairn.ValidateDescription(d); err != nil {
+		return nil, err
+	}
+	return s.updateArtifact(ctx, id, func(st Store, a *cairn.Artifact) error {
+		a.Description = d
+		return st.UpdateArtifact(ctx, a)
+	})
+}
+
+// ReplaceContent points the artifact at a new copy of the staging object
+// and marks it RECORDED. The old object is released, not deleted, so a GET
+// URL minted before keeps working through the grace window. Concurrent
+// replacements are last-writer-wins; each releases the key it replaced.
+func (s *Service) ReplaceContent(ctx context.Context, id, stagingKey string) (*cairn.Artifact, error) {
+	if stagingKey == "" {
+		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
+	}
+	a, err := s.store.FindArtifact(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.keys.checkStagingKey(a.WorkspaceID, stagingKey); err != nil {
+		return nil, err
+	}
+	obj, err := s.ingest(ctx, a.WorkspaceID, stagingKey)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := s.writeContent(ctx, id, obj)
+	if err != nil {
+		s.deleteObject(ctx, obj.key, "orphaned copy")
+		return nil, err
+	}
+	s.deleteObject(ctx, stagingKey, "staging object")
+	return updated, nil
+}
+
+// writeContent switches the row to obj, releasing the key it had.
+func (s *Service) writeContent(ctx context.Context, id string, obj *object) (*cairn.Artifact, error) {
+	return s.updateArtifact(ctx, id, func(st Store, a *cairn.Artifact) error {
+		old := *a
+		a.ObjectKey, a.MIMEType, a.Size = obj.key, obj.mimeType, obj.size
+		a.State, a.ContentWrittenAt = cairn.ArtifactRecorded, a.UpdatedAt
+		if err := st.UpdateArtifact(ctx, a); err != nil {
+			return err
+		}
+		if err := st.ReleaseObject(ctx, old.ObjectKey, a.WorkspaceID, a.UpdatedAt); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditUpdateArtifactObject, map[string]any{
+			"workspace_id": a.WorkspaceID, "artifact_id": a.ID, "artifact_name": a.Name,
+			"old_object_key": old.ObjectKey, "old_mime_type": old.MIMEType, "old_size": old.Size,
+			"new_object_key": obj.key, "new_mime_type": obj.mimeType, "new_size": obj.size,
+		})
+	})
+}
+
+// DeleteArtifact deletes the row and releases its object; the reaper
+// deletes the object after the grace window. An unknown ID succeeds.
+func (s *Service) DeleteArtifact(ctx context.Context, id string) error {
+	return s.store.WithTx(ctx, func(st Store) error {
+		a, err := st.LockArtifactRow(ctx, id)
+		if cairn.ErrorReason(err) == cairn.ReasonArtifactNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := st.DeleteArtifact(ctx, id); err != nil {
+			return err
+		}
+		if err := st.ReleaseObject(ctx, a.ObjectKey, a.WorkspaceID, s.now()); err != nil {
+			return err
+		}
+		return s.audit(ctx, st, cairn.AuditDeleteArtifact, map[string]any{
+			"workspace_id": a.WorkspaceID, "artifact_id": a.ID, "artifact_name": a.Name, "object_key": a.ObjectKey,
+		})
+	})
+}
+
+// updateArtifact runs change on the locked row in one transaction with
+// updated_at moved, and returns the row as written.
+func (s *Service) updateArtifact(ctx context.Context, id string, change func(Store, *cairn.Artifact) error) (*cairn.Artifact, error) {
+	var out *cairn.Artifact
+	err := s.store.WithTx(ctx, func(st Store) error {
+		a, err := st.LockArtifactRow(ctx, id)
+		if err != nil {
+			return err
+		}
+		a.UpdatedAt = s.now()
+		if err := change(st, a); err != nil {
+			return err
+		}
+		out = a
+		return nil
+	})
+	return out, err
+}

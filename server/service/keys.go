@@ -1,0 +1,68 @@
+package service
+
+import (
+	"path"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// KeyPrefixes are the object-key prefixes of the bucket (API.md §7.4):
+// keys are [<base>/]<staging>/<workspace>/<ULID> and
+// [<base>/]<store>/<workspace>/<ULID>.
+type KeyPrefixes struct {
+	Base    string // optional
+	Staging string // default "staging"
+	Store   string // default "store"
+}
+
+// keyScheme holds the two cleaned prefixes, without trailing slashes.
+type keyScheme struct {
+	staging string
+	store   string
+}
+
+func newKeyScheme(p KeyPrefixes) keyScheme {
+	join := func(part, def string) string {
+		if part == "" {
+			part = def
+		}
+		return strings.Trim(path.Clean(path.Join("/", p.Base, part)), "/")
+	}
+	return keyScheme{staging: join(p.Staging, "staging"), store: join(p.Store, "store")}
+}
+
+func (k keyScheme) stagingKey(workspaceID string) string {
+	return k.staging + "/" + workspaceID + "/" + ulid.Make().String()
+}
+
+func (k keyScheme) finalKey(workspaceID string) string {
+	return k.store + "/" + workspaceID + "/" + ulid.Make().String()
+}
+
+// checkStagingKey accepts exactly the shape this server issues for the
+// workspace: no other prefix, no extra segment, one uppercase ULID.
+func (k keyScheme) checkStagingKey(workspaceID, key string) error {
+	rest, ok := strings.CutPrefix(key, k.staging+"/"+workspaceID+"/")
+	if !ok || !isULID(rest) {
+		return cairn.Errorf(cairn.ReasonStagingKeyInvalid,
+			"staging object key '%s' was not issued for workspace %s", key, workspaceID)
+	}
+	return nil
+}
+
+// isULID reports a canonical ULID: 26 uppercase Crockford base32
+// characters whose first is at most '7' (the 128-bit range).
+func isULID(s string) bool {
+	if len(s) != ulid.EncodedSize || s[0] > '7' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("0123456789ABCDEFGHJKMNPQRSTVWXYZ", rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}

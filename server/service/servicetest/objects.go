@@ -1,0 +1,70 @@
+package servicetest
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.ObjectStore = (*ObjectStore)(nil)
+
+// ObjectStore is a fake service.ObjectStore.
+type ObjectStore struct {
+	PingFunc       func(ctx context.Context) error
+	PresignPutFunc func(ctx context.Context, key string, put service.PutSpec) (string, error)
+	PresignGetFunc func(ctx context.Context, key string, ttl time.Duration) (string, error)
+	StatFunc       func(ctx context.Context, key string) (*service.ObjectInfo, error)
+	ReadHeadFunc   func(ctx context.Context, key string, n int64) ([]byte, error)
+	CopyFunc       func(ctx context.Context, src, dst, contentType string) error
+	DeleteFunc     func(ctx context.Context, key string) error
+}
+
+func (o *ObjectStore) Ping(ctx context.Context) error {
+	if o.PingFunc == nil {
+		return notSet("ObjectStore.Ping")
+	}
+	return o.PingFunc(ctx)
+}
+
+func (o *ObjectStore) PresignPut(ctx context.Context, key string, put service.PutSpec) (string, error) {
+	if o.PresignPutFunc == nil {
+		return "", notSet("ObjectStore.PresignPut")
+	}
+	return o.PresignPutFunc(ctx, key, put)
+}
+
+func (o *ObjectStore) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if o.PresignGetFunc == nil {
+		return "", notSet("ObjectStore.PresignGet")
+	}
+	return o.PresignGetFunc(ctx, key, ttl)
+}
+
+func (o *ObjectStore) Stat(ctx context.Context, key string) (*service.ObjectInfo, error) {
+	if o.StatFunc == nil {
+		return nil, notSet("ObjectStore.Stat")
+	}
+	return o.StatFunc(ctx, key)
+}
+
+func (o *ObjectStore) ReadHead(ctx context.Context, key string, n int64) ([]byte, error) {
+	if o.ReadHeadFunc == nil {
+		return nil, notSet("ObjectStore.ReadHead")
+	}
+	return o.ReadHeadFunc(ctx, key, n)
+}
+
+func (o *ObjectStore) Copy(ctx context.Context, src, dst, contentType string) error {
+	if o.CopyFunc == nil {
+		return notSet("ObjectStore.Copy")
+	}
+	return o.CopyFunc(ctx, src, dst, contentType)
+}
+
+func (o *ObjectStore) Delete(ctx context.Context, key string) error {
+	if o.DeleteFunc == nil {
+		return notSet("ObjectStore.Delete")
+	}
+	return o.DeleteFunc(ctx, key)
+}

@@ -1,0 +1,36 @@
+package cairn
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+)
+
+// Validate checks the declared size and digest. The digest must be the
+// standard padded base64 of exactly 32 bytes: the store compares it with the
+// body, so a wrong form would only fail later, at the PUT, obscurely.
+func (r StagingRequest) Validate() error {
+	if r.Size < 0 {
+		return Errorf(ReasonInvalidParameters, "size must be 0 or more, not %d", r.Size)
+	}
+	if r.SHA256B64 == "" {
+		return Errorf(ReasonInvalidParameters, "sha256_b64 is required")
+	}
+	return ValidateSHA256B64(r.SHA256B64)
+}
+
+// ValidateSHA256B64 checks that s is the standard padded base64 of a raw
+// 32-byte SHA-256 digest.
+func ValidateSHA256B64(s string) error {
+	if len(s) == 64 {
+		if _, err := hex.DecodeString(s); err == nil {
+			return Errorf(ReasonInvalidChecksum,
+				"sha256_b64 must be the base64 of the raw 32-byte SHA-256 digest, not hex")
+		}
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || len(raw) != 32 {
+		return Errorf(ReasonInvalidChecksum,
+			"sha256_b64 must be the standard padded base64 of the raw 32-byte SHA-256 digest")
+	}
+	return nil
+}
