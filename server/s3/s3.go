@@ -39,6 +39,14 @@ type Config struct {
 	HTTPClient      *http.Client // optional
 }
 
+// Deadlines of the server's own store calls, so a hung store fails a
+// request with store_unavailable instead of holding it to the request
+// deadline. A copy moves up to maxObjectSize bytes inside the store.
+const (
+	callTimeout = 30 * time.Second
+	copyTimeout = 5 * time.Minute
+)
+
 // Store is one bucket of an S3-compatible store.
 type Store struct {
 	bucket  string
@@ -86,6 +94,8 @@ func options(cfg Config, endpoint string) s3.Options {
 
 // Ping checks that the bucket exists and answers.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket}); err != nil {
 		return &cairn.Error{Reason: cairn.ReasonStoreUnavailable,
 			Detail: "the object store bucket is unreachable or missing", Err: err}
@@ -128,6 +138,8 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 
 // Stat reads an object's size and modification time.
 func (s *Store) Stat(ctx context.Context, key string) (*service.ObjectInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
 	if err != nil {
 		return nil, translate("stat the object", err)
@@ -138,6 +150,8 @@ func (s *Store) Stat(ctx context.Context, key string) (*service.ObjectInfo, erro
 // ReadHead reads at most the first n bytes with a ranged GET. Callers must
 // not ask for the head of an empty object: stores answer 416 to a range.
 func (s *Store) ReadHead(ctx context.Context, key string, n int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
 		Bucket: &s.bucket, Key: &key, Range: aws.String(fmt.Sprintf("bytes=0-%d", n-1)),
 	})
@@ -155,6 +169,8 @@ func (s *Store) ReadHead(ctx context.Context, key string, n int64) ([]byte, erro
 // Copy copies src to dst (single part), replacing the metadata so dst has
 // contentType.
 func (s *Store) Copy(ctx context.Context, src, dst, contentType string) error {
+	ctx, cancel := context.WithTimeout(ctx, copyTimeout)
+	defer cancel()
 	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
 		Bucket:            &s.bucket,
 		Key:               &dst,
@@ -176,6 +192,8 @@ func escapePath(key string) string {
 
 // Delete removes an object; an absent one is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key})
 	if err = translate("delete the object", err); errors.Is(err, service.ErrObjectNotFound) {
 		return nil
