@@ -27,8 +27,10 @@ func ValidateSHA256B64(s string) error {
 				"sha256_b64 must be the base64 of the raw 32-byte SHA-256 digest, not hex")
 		}
 	}
+	// The decoder skips CR and LF even in strict mode; re-encoding refuses
+	// them, since the value becomes a signed header of the PUT.
 	raw, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || len(raw) != 32 {
+	if err != nil || len(raw) != 32 || base64.StdEncoding.EncodeToString(raw) != s {
 		return Errorf(ReasonInvalidChecksum,
 			"sha256_b64 must be the standard padded base64 of the raw 32-byte SHA-256 digest")
 	}
