@@ -63,10 +63,9 @@ func BenchmarkMetadata(b *testing.B) {
 			now() - interval '1 hour' + g * interval '1 millisecond' AS at
 			FROM generate_series(1, $2::int) g) s`, tb.app, benchWorkspaces)
 	require.NoError(b, err)
-	var ids []string
 	rows, err := tb.db.Query(ctx, `SELECT id FROM workspaces ORDER BY created_at, id`)
 	require.NoError(b, err)
-	ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(b, err)
 	require.Len(b, ids, benchWorkspaces)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -33,11 +34,11 @@ type testBundle struct {
 	store *postgres.DB   // the service's store
 	cli   *client.Client // the engine
 	app   string         // unique app name; its volumes and containers go at cleanup
-	srv   *httptest.Server
 }
 
-// setup wires the real service (real Postgres, real Docker) behind the REST
-// front door on a test HTTP server and returns its base URL.
+// setup wires the real service (real Postgres, real Docker, a bucket of
+// the real object store) behind the REST front door on a test HTTP server
+// and returns its base URL.
 func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 	t.Helper()
 	ctx := t.Context()
@@ -53,13 +54,18 @@ func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 
-	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image}),
+	gw := stacktest.S3(t)
+	objects, err := s3.New(s3.Config{Endpoint: "http://" + gw.Endpoint, Region: gw.Region,
+		Bucket: stacktest.Bucket(t), AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
+	require.NoError(t, err)
+
+	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image}), objects,
 		service.Config{AppName: app})
-	srv := httptest.NewServer(rest.New(svc, svc, cfg).Handler())
+	srv := httptest.NewServer(rest.New(svc, svc, svc, cfg).Handler())
 	// Registered last, so it runs first: the server stops before the
 	// database and the app's volumes go.
 	t.Cleanup(srv.Close)
-	return srv.URL, &testBundle{dbURL: dbURL, db: db, store: store, cli: cli, app: app, srv: srv}
+	return srv.URL, &testBundle{dbURL: dbURL, db: db, store: store, cli: cli, app: app}
 }
 
 // response is one HTTP answer, read in full.

@@ -69,11 +69,19 @@ func TestRouting(t *testing.T) {
 			"/v1/./workspaces":                   "/v1/workspaces",
 			"/v1/x/../workspaces/" + ws.ID:       "/v1/workspaces/" + ws.ID,
 			"/v1/workspaces//" + ws.ID + "/name": "/v1/workspaces/" + ws.ID + "/name",
+			"//v1/workspaces?limit=1&name=a":     "/v1/workspaces?limit=1&name=a",
+			"/nope//":                            "/nope/",
 		} {
 			r := do(t, http.MethodGet, u+p, "")
 			require.Equal(t, http.StatusMovedPermanently, r.status, "%s: %s", p, r.body)
 			require.Equal(t, want, r.header.Get("Location"), p)
+			require.Empty(t, r.header.Values("X-Request-ID"), p)
 		}
+		// Whatever the method: the client repeats a redirected POST itself.
+		r := do(t, http.MethodPost, u+"//v1/workspaces", `{"name":"redirected"}`)
+		require.Equal(t, http.StatusMovedPermanently, r.status)
+		require.Equal(t, "/v1/workspaces", r.header.Get("Location"))
+		require.Equal(t, 1, b.count(t, "workspaces"))
 	})
 
 	t.Run("OKRequestIDEchoed", func(t *testing.T) {

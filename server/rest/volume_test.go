@@ -137,6 +137,8 @@ func TestVolumeLifecycle(t *testing.T) {
 	})
 
 	t.Run("OKTeardown", func(t *testing.T) {
+		before, _ := get(t, u, b, ws.ID)
+
 		bare(t, do(t, http.MethodDelete, path+"/volume", ""))
 
 		_, exists := b.volumeExists(t, ws.VolumeName)
@@ -144,6 +146,7 @@ func TestVolumeLifecycle(t *testing.T) {
 		got, mounts := get(t, u, b, ws.ID)
 		require.Equal(t, "NONE", got.VolumeState)
 		require.Equal(t, -1, mounts)
+		require.True(t, got.UpdatedAt.After(before.UpdatedAt), "updated_at moves on a teardown")
 		events := b.audit(t, ws.ID)
 		require.Equal(t, map[string]any{
 			"workspace_id": ws.ID, "workspace_name": "vol", "volume_name": ws.VolumeName, "new_state": "NONE",

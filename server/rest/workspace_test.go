@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -515,6 +516,24 @@ func TestUnknownWorkspace(t *testing.T) {
 			})
 		}
 	}
+
+	// Decoding and validation come before the lookup (API.md §1.5).
+	id := uuid.NewString()
+	for _, tc := range []struct {
+		method, path, body, reason string
+	}{
+		{http.MethodPut, "/name", "", "invalid_query"},
+		{http.MethodPut, "/name?name=a.b", "", "invalid_name"},
+		{http.MethodPut, "/description", `{"description":1}`, "invalid_json"},
+		{http.MethodPut, "/description", `{"description":"` + strings.Repeat("x", 4097) + `"}`, "invalid_parameters"},
+		{http.MethodPut, "/volume-metadata", ``, "invalid_json"},
+		{http.MethodPut, "/volume-metadata", `{"volume_metadata":{"size_bytes":0}}`, "invalid_parameters"},
+	} {
+		t.Run("ErrValidatedBeforeLookup/"+tc.method+tc.path, func(t *testing.T) {
+			fails(t, do(t, tc.method, u+"/v1/workspaces/"+id+tc.path, tc.body), http.StatusBadRequest, tc.reason)
+		})
+	}
+
 	require.Equal(t, rows, b.snapshot(t, "workspaces"))
 	require.Equal(t, events, b.count(t, "audit_system_events"))
 }
