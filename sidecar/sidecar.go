@@ -20,6 +20,16 @@ func Main(args []string, env Env, out io.Writer) int {
 	switch args[0] {
 	case CommandPrep:
 		return finish(out, prep(env))
+	case CommandStat:
+		r := stat(env)
+		if r.Valid {
+			return emit(out, r, ExitOK)
+		}
+		return emit(out, r, ExitFailure)
+	case CommandUpload:
+		return finish(out, upload(env))
+	case CommandDownload:
+		return finish(out, download(env))
 	default:
 		return emit(out, Failure(ReasonEnvInvalid, fmt.Sprintf("unknown command %q", args[0])), ExitUsage)
 	}
