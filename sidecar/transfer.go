@@ -105,4 +105,3 @@ func errno(err error) string {
 	}
 	return describe(err).Error()
 }
-
