@@ -128,3 +128,37 @@ type ArtifactService interface {
 	// reaper's grace window. Deleting an unknown ID succeeds.
 	DeleteArtifact(ctx context.Context, id string) error
 }
+
+// VolumeArtifactCreate saves a file of the workspace volume as a new
+// artifact.
+type VolumeArtifactCreate struct {
+	SourcePath  string
+	Name        string
+	Description *string
+}
+
+// VolumeTransferService moves bytes between a workspace volume and the
+// store through sidecar containers. Paths are as seen inside any container
+// that mounts the workspace (under MountPath).
+type VolumeTransferService interface {
+	// ArtifactFromVolume stores a volume file as a new artifact. Reasons:
+	// invalid_name, invalid_parameters, workspace_not_found, name_taken,
+	// path_outside_mount, path_is_mount_root, volume_not_ready, source_*,
+	// object_too_large, store_unavailable, docker_unavailable,
+	// sidecar_failed, sidecar_timeout, workspace_busy, sidecar_busy.
+	ArtifactFromVolume(ctx context.Context, workspaceID string, c VolumeArtifactCreate) (*Artifact, error)
+
+	// UpdateFromVolume replaces an artifact's content from a volume file,
+	// repairing a MISSING_OBJECT artifact. Reasons: as ArtifactFromVolume,
+	// with artifact_not_found instead of name_taken.
+	UpdateFromVolume(ctx context.Context, artifactID, sourcePath string) (*Artifact, error)
+
+	// LoadIntoVolume writes an artifact's content to a volume file; the
+	// parent directory must exist. Reasons: invalid_parameters,
+	// artifact_not_found, workspace_not_found, path_outside_mount,
+	// path_is_mount_root, volume_not_ready, object_missing,
+	// target_dir_missing, target_is_directory, write_failed,
+	// store_unavailable, docker_unavailable, sidecar_failed,
+	// sidecar_timeout, workspace_busy, sidecar_busy.
+	LoadIntoVolume(ctx context.Context, artifactID, targetPath string) error
+}

@@ -145,7 +145,7 @@ func BenchmarkArtifactList(b *testing.B) {
 		FROM generate_series(1, 1000) i`, ab.ws.ID)
 	must(b, err)
 
-	api := rest.New(ab.svc, ab.svc, ab.svc, rest.Config{})
+	api := rest.New(ab.svc, rest.Config{})
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
 	url := srv.URL + "/v1/workspaces/" + ab.ws.ID + "/artifacts?limit=1000"

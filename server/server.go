@@ -118,19 +118,20 @@ func (s *Server) runtimeConfig() docker.Config {
 func (s *Server) serviceConfig() service.Config {
 	store := s.cfg.Artifact.Store
 	return service.Config{
-		AppName:       s.cfg.AppName,
-		Keys:          service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
-		MaxObjectSize: store.MaxObjectSize,
-		PutURLTTL:     time.Duration(store.PutURLTTLSecs) * time.Second,
-		GetURLMaxTTL:  time.Duration(store.GetURLMaxTTLSecs) * time.Second,
-		Logger:        s.log,
+		AppName:        s.cfg.AppName,
+		Keys:           service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
+		MaxObjectSize:  store.MaxObjectSize,
+		PutURLTTL:      time.Duration(store.PutURLTTLSecs) * time.Second,
+		GetURLMaxTTL:   time.Duration(store.GetURLMaxTTLSecs) * time.Second,
+		SidecarTimeout: time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
+		Logger:         s.log,
 	}
 }
 
 func (s *Server) apiServer(svc *service.Service) *http.Server {
 	logging := s.cfg.API.APIs.RequestLogging
 	t := s.cfg.API.Service.TimeoutSecs
-	api := rest.New(svc, svc, svc, rest.Config{
+	api := rest.New(svc, rest.Config{
 		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
 		RequestIDHeader: logging.RequestIDHeader,
 		// A few seconds under the write timeout, so a late answer still

@@ -23,7 +23,7 @@ func (a *API) mintStaging(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse staging upload parameters from request")
 	}
-	st, err := a.artifacts.MintStaging(r.Context(), id, cairn.StagingRequest{
+	st, err := a.svc.MintStaging(r.Context(), id, cairn.StagingRequest{
 		Size: req.Size, SHA256B64: req.SHA256B64, ContentType: req.ContentType,
 	})
 	switch {
@@ -49,7 +49,7 @@ func (a *API) registerArtifact(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new artifact parameters from request")
 	}
-	art, err := a.artifacts.RegisterArtifact(r.Context(), id, cairn.ArtifactCreate{
+	art, err := a.svc.RegisterArtifact(r.Context(), id, cairn.ArtifactCreate{
 		StagingKey: req.StagingKey, Name: req.Name, Description: req.Description,
 	})
 	switch {
@@ -78,7 +78,7 @@ func (a *API) listArtifacts(r *http.Request) (any, error) {
 		}
 		f.States = append(f.States, state)
 	}
-	list, err := a.artifacts.FindArtifacts(r.Context(), f)
+	list, err := a.svc.FindArtifacts(r.Context(), f)
 	if err != nil {
 		return nil, failed(err, "Failed to list workspace %s artifacts", id)
 	}
@@ -94,7 +94,7 @@ func (a *API) getArtifact(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.artifacts.GetArtifact(r.Context(), id, g)
+	d, err := a.svc.GetArtifact(r.Context(), id, g)
 	switch {
 	case cairn.ErrorReason(err) == cairn.ReasonArtifactNotFound:
 		return nil, failed(err, "Failed to fetch artifact %s", id)
@@ -134,7 +134,7 @@ func artifactGet(q url.Values) (cairn.ArtifactGet, error) {
 
 func (a *API) deleteArtifact(r *http.Request) (any, error) {
 	id := r.PathValue("artifactID")
-	if err := a.artifacts.DeleteArtifact(r.Context(), id); err != nil {
+	if err := a.svc.DeleteArtifact(r.Context(), id); err != nil {
 		return nil, failed(err, "Failed to delete artifact %s", id)
 	}
 	return nil, nil
@@ -146,7 +146,7 @@ func (a *API) renameArtifact(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	art, err := a.artifacts.RenameArtifact(r.Context(), id, name)
+	art, err := a.svc.RenameArtifact(r.Context(), id, name)
 	if err != nil {
 		return nil, failed(err, "Failed to update artifact %s name to '%s'", id, name)
 	}
@@ -161,7 +161,7 @@ func (a *API) describeArtifact(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new artifact description from request")
 	}
-	art, err := a.artifacts.SetArtifactDescription(r.Context(), id, req.Description)
+	art, err := a.svc.SetArtifactDescription(r.Context(), id, req.Description)
 	if err != nil {
 		return nil, failed(err, "Failed to update artifact %s description", id)
 	}
@@ -176,7 +176,7 @@ func (a *API) replaceContent(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new artifact content parameters from request")
 	}
-	art, err := a.artifacts.ReplaceContent(r.Context(), id, req.StagingKey)
+	art, err := a.svc.ReplaceContent(r.Context(), id, req.StagingKey)
 	switch {
 	case isValidation(err):
 		return nil, failed(err, "New artifact content parameters not valid")

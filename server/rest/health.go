@@ -9,7 +9,7 @@ import (
 func (a *API) alive(*http.Request) (any, error) { return nil, nil }
 
 func (a *API) ready(r *http.Request) (any, error) {
-	if err := a.readiness.Ready(r.Context()); err != nil {
+	if err := a.svc.Ready(r.Context()); err != nil {
 		return nil, failed(&cairn.Error{Reason: cairn.ReasonNotReady, Detail: cairn.ErrorDetail(err), Err: err}, "not ready")
 	}
 	return nil, nil

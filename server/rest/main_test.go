@@ -61,7 +61,7 @@ func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image}), objects,
 		service.Config{AppName: app})
-	srv := httptest.NewServer(rest.New(svc, svc, svc, cfg).Handler())
+	srv := httptest.NewServer(rest.New(svc, cfg).Handler())
 	// Registered last, so it runs first: the server stops before the
 	// database and the app's volumes go.
 	t.Cleanup(srv.Close)

@@ -31,26 +31,31 @@ type Config struct {
 	Logger          *slog.Logger
 }
 
+// Services is what the front door calls; the service layer implements all
+// of it.
+type Services interface {
+	cairn.WorkspaceService
+	cairn.ArtifactService
+	cairn.VolumeTransferService
+	Readiness
+}
+
 // API serves the REST routes over the service interfaces.
 type API struct {
-	workspaces cairn.WorkspaceService
-	artifacts  cairn.ArtifactService
-	readiness  Readiness
-	cfg        Config
-	log        *slog.Logger
+	svc Services
+	cfg Config
+	log *slog.Logger
 }
 
 // New returns the REST front door.
-func New(ws cairn.WorkspaceService, arts cairn.ArtifactService, ready Readiness, cfg Config) *API {
+func New(svc Services, cfg Config) *API {
 	cfg.PathPrefix = strings.TrimRight(cfg.PathPrefix, "/")
 	cfg.RequestIDHeader = cmp.Or(cfg.RequestIDHeader, "X-Request-ID")
 	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, 655*time.Second)
 	return &API{
-		workspaces: ws,
-		artifacts:  arts,
-		readiness:  ready,
-		cfg:        cfg,
-		log:        cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		svc: svc,
+		cfg: cfg,
+		log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 	}
 }
 
@@ -80,6 +85,10 @@ func (a *API) Handler() http.Handler {
 	a.route(mux, "PUT /v1/artifacts/{artifactID}/name", a.renameArtifact)
 	a.route(mux, "PUT /v1/artifacts/{artifactID}/description", a.describeArtifact)
 	a.route(mux, "PUT /v1/artifacts/{artifactID}/content", a.replaceContent)
+
+	a.route(mux, "POST /v1/workspaces/{workspaceID}/artifact-from-volume", a.artifactFromVolume)
+	a.route(mux, "POST /v1/artifacts/{artifactID}/update-from-volume", a.updateFromVolume)
+	a.route(mux, "POST /v1/artifacts/{artifactID}/load-in-volume", a.loadInVolume)
 	return canonical(mux)
 }
 

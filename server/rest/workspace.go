@@ -19,7 +19,7 @@ func (a *API) createWorkspace(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new workspace parameters from request")
 	}
-	ws, err := a.workspaces.CreateWorkspace(r.Context(), cairn.WorkspaceCreate{
+	ws, err := a.svc.CreateWorkspace(r.Context(), cairn.WorkspaceCreate{
 		Name: req.Name, Description: req.Description, VolumeMetadata: req.VolumeMetadata,
 	})
 	if isValidation(err) {
@@ -45,7 +45,7 @@ func (a *API) listWorkspaces(r *http.Request) (any, error) {
 		}
 		f.VolumeStates = append(f.VolumeStates, state)
 	}
-	list, err := a.workspaces.FindWorkspaces(r.Context(), f)
+	list, err := a.svc.FindWorkspaces(r.Context(), f)
 	if err != nil {
 		return nil, failed(err, "Failed to list workspaces")
 	}
@@ -57,7 +57,7 @@ func (a *API) listWorkspaces(r *http.Request) (any, error) {
 
 func (a *API) getWorkspace(r *http.Request) (any, error) {
 	id := r.PathValue("workspaceID")
-	d, err := a.workspaces.InspectWorkspace(r.Context(), id)
+	d, err := a.svc.InspectWorkspace(r.Context(), id)
 	if err != nil {
 		return nil, failed(err, "Failed to fetch workspace %s", id)
 	}
@@ -69,7 +69,7 @@ func (a *API) getWorkspace(r *http.Request) (any, error) {
 
 func (a *API) deleteWorkspace(r *http.Request) (any, error) {
 	id := r.PathValue("workspaceID")
-	if err := a.workspaces.DeleteWorkspace(r.Context(), id); err != nil {
+	if err := a.svc.DeleteWorkspace(r.Context(), id); err != nil {
 		return nil, failed(err, "Failed to delete workspace %s", id)
 	}
 	return nil, nil
@@ -81,7 +81,7 @@ func (a *API) renameWorkspace(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := a.workspaces.RenameWorkspace(r.Context(), id, name)
+	ws, err := a.svc.RenameWorkspace(r.Context(), id, name)
 	if err != nil {
 		return nil, failed(err, "Failed to update workspace %s name to '%s'", id, name)
 	}
@@ -96,7 +96,7 @@ func (a *API) describeWorkspace(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new workspace description from request")
 	}
-	ws, err := a.workspaces.SetWorkspaceDescription(r.Context(), id, req.Description)
+	ws, err := a.svc.SetWorkspaceDescription(r.Context(), id, req.Description)
 	if err != nil {
 		return nil, failed(err, "Failed to update workspace %s description", id)
 	}
@@ -111,7 +111,7 @@ func (a *API) setVolumeMetadata(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new workspace volume metadata from request")
 	}
-	ws, err := a.workspaces.SetWorkspaceVolumeMetadata(r.Context(), id, req.VolumeMetadata)
+	ws, err := a.svc.SetWorkspaceVolumeMetadata(r.Context(), id, req.VolumeMetadata)
 	if isValidation(err) {
 		return nil, failed(err, "New workspace volume metadata not valid")
 	}
@@ -123,7 +123,7 @@ func (a *API) setVolumeMetadata(r *http.Request) (any, error) {
 
 func (a *API) setupVolume(r *http.Request) (any, error) {
 	id := r.PathValue("workspaceID")
-	if err := a.workspaces.SetupVolume(r.Context(), id); err != nil {
+	if err := a.svc.SetupVolume(r.Context(), id); err != nil {
 		if cairn.ErrorReason(err) == cairn.ReasonWorkspaceNotFound {
 			return nil, failed(err, "Failed to fetch workspace %s", id)
 		}
@@ -134,7 +134,7 @@ func (a *API) setupVolume(r *http.Request) (any, error) {
 
 func (a *API) teardownVolume(r *http.Request) (any, error) {
 	id := r.PathValue("workspaceID")
-	if err := a.workspaces.TeardownVolume(r.Context(), id); err != nil {
+	if err := a.svc.TeardownVolume(r.Context(), id); err != nil {
 		if cairn.ErrorReason(err) == cairn.ReasonWorkspaceNotFound {
 			return nil, failed(err, "Failed to fetch workspace %s", id)
 		}

@@ -28,8 +28,11 @@ type Config struct {
 	MaxObjectSize int64         // single-PUT cap; default 1 GiB
 	PutURLTTL     time.Duration // staging PUT URLs; default 360 s
 	GetURLMaxTTL  time.Duration // presigned GETs; default 900 s
-	Logger        *slog.Logger  // default: discard
-	Now           func() time.Time
+	// SidecarTimeout is the runtime's bound on one sidecar run; URLs handed
+	// to sidecars outlive it. Default 300 s.
+	SidecarTimeout time.Duration
+	Logger         *slog.Logger // default: discard
+	Now            func() time.Time
 }
 
 // Service implements the cairn service interfaces.
@@ -45,6 +48,8 @@ type Service struct {
 	maxObjectSize int64
 	putURLTTL     time.Duration
 	getURLMaxTTL  time.Duration
+	// sidecarTimeout bounds one sidecar run.
+	sidecarTimeout time.Duration
 
 	dockerCheck cachedCheck
 	storeCheck  cachedCheck
@@ -53,16 +58,17 @@ type Service struct {
 // New returns a Service over the given adapters.
 func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service {
 	s := &Service{
-		store:         store,
-		runtime:       runtime,
-		objects:       objects,
-		appName:       cmp.Or(cfg.AppName, "cairn"),
-		keys:          newKeyScheme(cfg.Keys),
-		log:           cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		now:           cfg.Now,
-		maxObjectSize: cmp.Or(cfg.MaxObjectSize, 1<<30),
-		putURLTTL:     cmp.Or(cfg.PutURLTTL, 360*time.Second),
-		getURLMaxTTL:  cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
+		store:          store,
+		runtime:        runtime,
+		objects:        objects,
+		appName:        cmp.Or(cfg.AppName, "cairn"),
+		keys:           newKeyScheme(cfg.Keys),
+		log:            cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		now:            cfg.Now,
+		maxObjectSize:  cmp.Or(cfg.MaxObjectSize, 1<<30),
+		putURLTTL:      cmp.Or(cfg.PutURLTTL, 360*time.Second),
+		getURLMaxTTL:   cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
+		sidecarTimeout: cmp.Or(cfg.SidecarTimeout, 300*time.Second),
 	}
 	if s.now == nil {
 		s.now = cairn.Now

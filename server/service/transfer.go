@@ -1,0 +1,205 @@
+package service
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+var _ cairn.VolumeTransferService = (*Service)(nil)
+
+// ArtifactFromVolume stores a volume file as a new artifact: stat (hash) →
+// mint → upload → register, all under the workspace's shared lock. A
+// failure after staging leaves the staging object for the reaper.
+func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
+	if err := validateVolumeCreate(c); err != nil {
+		return nil, err
+	}
+	if _, err := s.store.FindWorkspace(ctx, workspaceID); err != nil {
+		return nil, err
+	}
+	if err := s.checkNameFree(ctx, workspaceID, c.Name); err != nil {
+		return nil, err
+	}
+	if err := cairn.ValidateVolumePath(c.SourcePath); err != nil {
+		return nil, err
+	}
+	var out *cairn.Artifact
+	err := s.withTransferLock(ctx, workspaceID, func(ws *cairn.Workspace) error {
+		obj, staging, err := s.uploadFromVolume(ctx, ws, workspaceID, c.SourcePath)
+		if err != nil {
+			return err
+		}
+		if out, err = s.recordArtifact(ctx, workspaceID, c.Name, c.Description, obj); err != nil {
+			s.deleteObject(ctx, obj.key, "orphaned copy")
+			return err
+		}
+		s.deleteObject(ctx, staging, "staging object")
+		return nil
+	})
+	return out, err
+}
+
+func validateVolumeCreate(c cairn.VolumeArtifactCreate) error {
+	if c.SourcePath == "" {
+		return cairn.Errorf(cairn.ReasonInvalidParameters, "source_path is required")
+	}
+	if err := cairn.ValidateName("artifact", c.Name); err != nil {
+		return err
+	}
+	return cairn.ValidateDescription(c.Description)
+}
+
+// UpdateFromVolume replaces an artifact's content from a volume file. There
+// is no state gate: a MISSING_OBJECT artifact is repaired.
+func (s *Service) UpdateFromVolume(ctx context.Context, artifactID, sourcePath string) (*cairn.Artifact, error) {
+	if sourcePath == "" {
+		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "source_path is required")
+	}
+	a, err := s.store.FindArtifact(ctx, artifactID)
+	if err != nil {
+		return nil, err
+	}
+	if err := cairn.ValidateVolumePath(sourcePath); err != nil {
+		return nil, err
+	}
+	var out *cairn.Artifact
+	err = s.withTransferLock(ctx, a.WorkspaceID, func(ws *cairn.Workspace) error {
+		obj, staging, err := s.uploadFromVolume(ctx, ws, artifactID, sourcePath)
+		if err != nil {
+			return err
+		}
+		if out, err = s.writeContent(ctx, artifactID, obj); err != nil {
+			s.deleteObject(ctx, obj.key, "orphaned copy")
+			return err
+		}
+		s.deleteObject(ctx, staging, "staging object")
+		return nil
+	})
+	return out, err
+}
+
+// LoadIntoVolume writes a RECORDED artifact's content to a volume file.
+func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath string) error {
+	if targetPath == "" {
+		return cairn.Errorf(cairn.ReasonInvalidParameters, "target_path is required")
+	}
+	a, err := s.store.FindArtifact(ctx, artifactID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.FindWorkspace(ctx, a.WorkspaceID); err != nil {
+		return err
+	}
+	if err := cairn.ValidateVolumePath(targetPath); err != nil {
+		return err
+	}
+	return s.withTransferLock(ctx, a.WorkspaceID, func(ws *cairn.Workspace) error {
+		a, err := s.store.FindArtifact(ctx, artifactID)
+		if err != nil {
+			return err
+		}
+		if a.State != cairn.ArtifactRecorded {
+			return cairn.Errorf(cairn.ReasonObjectMissing,
+				"artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State)
+		}
+		// The URL must outlive the sidecar, whatever the REST maximum.
+		url, err := s.objects.PresignGet(ctx, a.ObjectKey, s.sidecarTimeout+sidecarURLSlack)
+		if err != nil {
+			return err
+		}
+		res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+			Command: sidecar.CommandDownload, Role: "cairn-download", Subject: a.ID,
+			Env: map[string]string{sidecar.EnvTargetPath: targetPath, sidecar.EnvURL: url},
+		}, url)
+		if err != nil {
+			return err
+		}
+		return transferVerdict(sidecar.CommandDownload, res, run, url)
+	})
+}
+
+// withTransferLock holds the workspace's lock in shared mode, so transfers
+// run side by side but never across a volume setup or teardown, and checks
+// the volume is READY once the lock is held.
+func (s *Service) withTransferLock(ctx context.Context, workspaceID string, op func(*cairn.Workspace) error) error {
+	release, err := s.store.LockWorkspace(ctx, workspaceID, LockShared)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ws, err := s.store.FindWorkspace(ctx, workspaceID)
+	if err != nil {
+		return err
+	}
+	if ws.VolumeState != cairn.VolumeReady {
+		return cairn.Errorf(cairn.ReasonVolumeNotReady, "workspace %s has no runtime volume (volume state '%s')",
+			ws.ID, ws.VolumeState)
+	}
+	return op(ws)
+}
+
+// uploadFromVolume hashes the source in a stat sidecar, mints a staging PUT
+// bound to that size and digest, and uploads it in an upload sidecar, then
+// copies it to a new final key. subject names the sidecars (the workspace
+// for a new artifact, the artifact for an update).
+func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src string) (*object, string, error) {
+	st, err := s.statSource(ctx, ws, subject, src)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Size > s.maxObjectSize {
+		return nil, "", cairn.Errorf(cairn.ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte single-PUT size cap",
+			src, st.Size, s.maxObjectSize)
+	}
+	staging := s.keys.stagingKey(ws.ID)
+	url, err := s.objects.PresignPut(ctx, staging, PutSpec{Size: st.Size, SHA256B64: st.SHA256B64, TTL: s.putURLTTL})
+	if err != nil {
+		return nil, "", err
+	}
+	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+		Command: sidecar.CommandUpload, Role: "cairn-upload", Subject: subject,
+		Env: map[string]string{
+			sidecar.EnvSourcePath: src, sidecar.EnvURL: url,
+			sidecar.EnvObjectSize: strconv.FormatInt(st.Size, 10), sidecar.EnvSHA256B64: st.SHA256B64,
+		},
+	}, url)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := transferVerdict(sidecar.CommandUpload, res, run, url); err != nil {
+		return nil, "", err
+	}
+	obj, err := s.ingest(ctx, ws.ID, staging)
+	return obj, staging, err
+}
+
+// statSource runs the stat sidecar (no network) and returns a valid result.
+func (s *Service) statSource(ctx context.Context, ws *cairn.Workspace, subject, src string) (*sidecar.StatResult, error) {
+	run, err := s.runtime.RunSidecar(ctx, SidecarSpec{
+		Command: sidecar.CommandStat, Role: "cairn-stat", Subject: subject, WorkspaceID: ws.ID,
+		VolumeName: ws.VolumeName,
+		Env:        map[string]string{sidecar.EnvMountRoot: cairn.MountPath, sidecar.EnvSourcePath: src},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return statVerdict(run)
+}
+
+// runTransfer runs an upload or download sidecar on the transfer network.
+func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec SidecarSpec, url string) (*sidecar.Result, *SidecarRun, error) {
+	spec.WorkspaceID, spec.VolumeName, spec.Transfer = ws.ID, ws.VolumeName, true
+	spec.Env[sidecar.EnvMountRoot] = cairn.MountPath
+	run, err := s.runtime.RunSidecar(ctx, spec)
+	if err != nil {
+		return nil, nil, redactError(err, url)
+	}
+	res, ok := sidecar.ParseResult(run.Output)
+	if !ok {
+		return nil, nil, noResultLine(spec.Command, run, url)
+	}
+	return &res, run, nil
+}

@@ -1,0 +1,85 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+// sidecarURLSlack is how much longer than a sidecar run a URL handed to it
+// stays valid.
+const sidecarURLSlack = 60 * time.Second
+
+// statVerdict turns a stat run into a valid result or the caller's mistake.
+func statVerdict(run *SidecarRun) (*sidecar.StatResult, error) {
+	line, ok := sidecar.LastObject(run.Output)
+	var res sidecar.StatResult
+	if !ok || json.Unmarshal(line, &res) != nil {
+		return nil, noResultLine(sidecar.CommandStat, run, "")
+	}
+	switch {
+	case res.Valid && run.ExitCode == 0:
+		return &res, nil
+	case res.Valid:
+		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the stat sidecar reported a valid source but exited %d", run.ExitCode)
+	case res.ReasonText() == "":
+		detail := res.ErrorText()
+		if detail == "" {
+			detail = "the stat sidecar rejected the source file without a reason"
+		}
+		return nil, cairn.Errorf(cairn.ReasonSidecarRejected, "%s", detail)
+	}
+	return nil, classify(res.ReasonText(), res.ErrorText(), "")
+}
+
+// transferVerdict judges an upload or download: success needs ok and exit
+// code 0; a failure is classified by the line's reason.
+func transferVerdict(command string, res *sidecar.Result, run *SidecarRun, url string) error {
+	switch {
+	case res.OK && run.ExitCode == 0:
+		return nil
+	case res.OK:
+		return cairn.Errorf(cairn.ReasonSidecarFailed, "the %s sidecar reported success but exited %d", command, run.ExitCode)
+	case res.ReasonText() == "":
+		return cairn.Errorf(cairn.ReasonSidecarRejected, "%s", sidecar.Redact(res.ErrorText(), url))
+	}
+	return classify(res.ReasonText(), res.ErrorText(), url)
+}
+
+// classify maps a sidecar's failure reason to the API's (API.md §5.5): the
+// caller's mistakes keep their reason, store trouble is store_unavailable,
+// a vanished object is object_missing, the rest is the sidecar failing.
+func classify(reason, message, url string) error {
+	detail := sidecar.Redact(message, url)
+	switch reason {
+	case sidecar.ReasonSourceNotFound, sidecar.ReasonSourceIsDirectory, sidecar.ReasonSourceNotRegular,
+		sidecar.ReasonSourceUnreadable, sidecar.ReasonSourceChanged, sidecar.ReasonPathOutsideMount,
+		sidecar.ReasonPathIsMountRoot, sidecar.ReasonTargetDirMissing, sidecar.ReasonTargetIsDirectory,
+		sidecar.ReasonWriteFailed:
+		return cairn.Errorf(cairn.Reason(reason), "%s", detail)
+	case sidecar.ReasonObjectNotFound:
+		return cairn.Errorf(cairn.ReasonObjectMissing, "%s", detail)
+	case sidecar.ReasonStoreRejected, sidecar.ReasonStoreError, sidecar.ReasonStoreUnreachable:
+		return cairn.Errorf(cairn.ReasonStoreUnavailable, "%s", detail)
+	default:
+		return cairn.Errorf(cairn.ReasonSidecarFailed, "the sidecar failed (%s): %s", reason, detail)
+	}
+}
+
+// noResultLine reports a sidecar that printed nothing decodable, quoting its
+// output with the URL redacted.
+func noResultLine(command string, run *SidecarRun, url string) error {
+	return cairn.Errorf(cairn.ReasonSidecarFailed, "'%s' sidecar produced no parseable result line (exit code %d); output: %s",
+		command, run.ExitCode, sidecar.Redact(string(run.Output), url))
+}
+
+// redactError keeps a URL out of an error a runtime returned.
+func redactError(err error, url string) error {
+	if e, ok := err.(*cairn.Error); ok && url != "" {
+		return &cairn.Error{Reason: e.Reason, Detail: sidecar.Redact(e.Detail, url), Err: fmt.Errorf("%s", sidecar.Redact(e.Error(), url))}
+	}
+	return err
+}
