@@ -59,7 +59,7 @@ func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 		Bucket: stacktest.Bucket(t), AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
 	require.NoError(t, err)
 
-	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image}), objects,
+	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}), objects,
 		service.Config{AppName: app})
 	srv := httptest.NewServer(rest.New(svc, cfg).Handler())
 	// Registered last, so it runs first: the server stops before the
