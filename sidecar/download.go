@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -39,7 +40,11 @@ func download(env Env) Result {
 	if resp.StatusCode >= 300 {
 		return failed(statusFailure(resp.StatusCode, "download"), resp.StatusCode)
 	}
-	n, f := m.writeTarget(target, parentRel, base, resp.Body)
+	body := &bodyReader{r: resp.Body}
+	n, f := m.writeTarget(target, parentRel, base, body)
+	if body.err != nil {
+		return failed(brokeOff(body.err), 0)
+	}
 	if f != nil {
 		return failed(f, 0)
 	}
@@ -54,6 +59,11 @@ func (m *mount) resolveTarget(p string) (parentRel, base string, f *failure) {
 	}
 	if filepath.Clean(p) == m.path {
 		return "", "", fail(ReasonPathIsMountRoot, "destination path '%s' is the workspace volume mount point itself, not a file to write", p)
+	}
+	// A trailing slash names a directory (open(2) says EISDIR);
+	// filepath.Base would drop it and write a file of that name inside.
+	if strings.HasSuffix(p, "/") {
+		return "", "", fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
 	}
 	parent, base := filepath.Dir(p), filepath.Base(p)
 	resolved, err := filepath.EvalSymlinks(parent)
@@ -75,7 +85,9 @@ func (m *mount) resolveTarget(p string) (parentRel, base string, f *failure) {
 // umask, so tool containers of any UID can rewrite it; an existing regular
 // file keeps its owner and mode; a symlink is unlinked and replaced.
 func (m *mount) writeTarget(p, parentRel, base string, body io.Reader) (int64, *failure) {
-	dir, err := m.root.Open(parentRel)
+	// O_DIRECTORY: a FIFO in the parent's place fails at once instead of
+	// blocking the open.
+	dir, err := m.root.OpenFile(parentRel, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		if isEscape(err) {
 			return 0, fail(ReasonPathOutsideMount, "path '%s' leads outside the workspace volume mounted at '%s'", p, m.path)
@@ -96,6 +108,28 @@ func (m *mount) writeTarget(p, parentRel, base string, body io.Reader) (int64, *
 		return n, fail(ReasonWriteFailed, "failed to write destination file '%s': %s", p, errno(err))
 	}
 	return n, nil
+}
+
+// bodyReader remembers a failure of the response body, so that a download
+// the store breaks off is reported as the store's failure, not as a write
+// error.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+// brokeOff describes a body that failed midway by its kind only, like
+// unreachable.
+func brokeOff(err error) *failure {
+	return fail(ReasonStoreUnreachable, "the download from the object store broke off: %s", networkKind(err))
 }
 
 // openTarget creates or truncates base in the directory dirfd, never

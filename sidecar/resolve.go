@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Failure reasons of the path and file checks.
@@ -87,7 +88,9 @@ func (m *mount) resolveSource(p string) (string, *failure) {
 		return "", fail(ReasonPathOutsideMount, "path '%s' must be absolute, and within the workspace volume mounted at '%s'", p, m.path)
 	}
 	resolved, err := filepath.EvalSymlinks(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	// ENOTDIR: a component that should be a directory is a file, so the
+	// source does not exist either.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return "", m.missingSource(p)
 	}
 	if err != nil {
@@ -114,37 +117,51 @@ func (m *mount) missingSource(p string) *failure {
 }
 
 // openSource opens a resolved source through the root and checks that it is
-// a regular file.
+// a regular file. O_NONBLOCK makes opening a FIFO return at once instead of
+// waiting for a writer; it changes nothing for a regular file.
 func (m *mount) openSource(p, rel string) (*os.File, fs.FileInfo, *failure) {
-	f, err := m.root.Open(rel)
+	f, err := m.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, m.openError(p, err)
+		return nil, nil, m.openError(p, rel, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, nil, fail(ReasonSourceUnreadable, "failed to read source file '%s': %v", p, describe(err))
 	}
-	switch {
-	case fi.IsDir():
+	if fl := notRegular(p, fi); fl != nil {
 		f.Close()
-		return nil, nil, fail(ReasonSourceIsDirectory, "source path '%s' is a directory, not a single uploadable file", p)
-	case !fi.Mode().IsRegular():
-		f.Close()
-		return nil, nil, fail(ReasonSourceNotRegular, "source path '%s' is not a regular file", p)
+		return nil, nil, fl
 	}
 	return f, fi, nil
 }
 
-func (m *mount) openError(p string, err error) *failure {
+// notRegular refuses a directory or any other file that is not regular.
+func notRegular(p string, fi fs.FileInfo) *failure {
+	switch {
+	case fi.IsDir():
+		return fail(ReasonSourceIsDirectory, "source path '%s' is a directory, not a single uploadable file", p)
+	case !fi.Mode().IsRegular():
+		return fail(ReasonSourceNotRegular, "source path '%s' is not a regular file", p)
+	}
+	return nil
+}
+
+func (m *mount) openError(p, rel string, err error) *failure {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(ReasonSourceNotFound, "source file '%s' does not exist", p)
 	case isEscape(err):
 		return fail(ReasonPathOutsideMount, "path '%s' leads outside the workspace volume mounted at '%s'", p, m.path)
-	default:
-		return fail(ReasonSourceUnreadable, "failed to read source file '%s': %v", p, describe(err))
 	}
+	// Some files cannot be opened at all (a socket answers ENXIO): judge
+	// them by their type before calling them unreadable.
+	if fi, serr := m.root.Stat(rel); serr == nil {
+		if f := notRegular(p, fi); f != nil {
+			return f
+		}
+	}
+	return fail(ReasonSourceUnreadable, "failed to read source file '%s': %v", p, describe(err))
 }
 
 // isEscape reports os.Root refusing a path that leaves it.
