@@ -65,14 +65,20 @@ func (m *mount) resolveTarget(p string) (parentRel, base string, f *failure) {
 	if strings.HasSuffix(p, "/") {
 		return "", "", fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
 	}
-	parent, base := filepath.Dir(p), filepath.Base(p)
-	resolved, err := filepath.EvalSymlinks(parent)
+	// Split the path as written: cleaning it first would fold a ".." that
+	// follows a symlink the way the filesystem does not.
+	cut := strings.LastIndex(p, "/")
+	parent, base := p[:cut], p[cut+1:]
+	resolved, exists, err := resolvePath(parent)
 	if err != nil {
-		return "", "", fail(ReasonTargetDirMissing, "destination directory '%s' does not exist; create it before downloading into it", parent)
+		return "", "", fail(ReasonTargetDirMissing, "destination directory '%s' cannot be resolved: %v", parent, describe(err))
 	}
 	rel, ok := m.rel(resolved)
 	if !ok {
 		return "", "", m.outside(p, filepath.Join(resolved, base))
+	}
+	if !exists {
+		return "", "", fail(ReasonTargetDirMissing, "destination directory '%s' does not exist; create it before downloading into it", parent)
 	}
 	if rel == "." && (base == "." || base == "..") {
 		return "", "", fail(ReasonPathIsMountRoot, "destination path '%s' is the workspace volume mount point itself, not a file to write", p)

@@ -87,12 +87,7 @@ func (m *mount) resolveSource(p string) (string, *failure) {
 	if !filepath.IsAbs(p) {
 		return "", fail(ReasonPathOutsideMount, "path '%s' must be absolute, and within the workspace volume mounted at '%s'", p, m.path)
 	}
-	resolved, err := filepath.EvalSymlinks(p)
-	// ENOTDIR: a component that should be a directory is a file, so the
-	// source does not exist either.
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return "", m.missingSource(p)
-	}
+	resolved, exists, err := resolvePath(p)
 	if err != nil {
 		return "", fail(ReasonSourceUnreadable, "failed to read source file '%s': %v", p, describe(err))
 	}
@@ -101,19 +96,10 @@ func (m *mount) resolveSource(p string) (string, *failure) {
 		return "", fail(ReasonPathOutsideMount, "source path resolves to '%s', which is outside the workspace volume mounted at '%s'",
 			resolved, m.path)
 	}
-	return rel, nil
-}
-
-// missingSource tells a missing file inside the mount from a path whose
-// existing part already leads outside it.
-func (m *mount) missingSource(p string) *failure {
-	if parent, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		if _, ok := m.rel(parent); !ok {
-			return fail(ReasonPathOutsideMount, "source path resolves to '%s', which is outside the workspace volume mounted at '%s'",
-				filepath.Join(parent, filepath.Base(p)), m.path)
-		}
+	if !exists {
+		return "", fail(ReasonSourceNotFound, "source file '%s' does not exist", p)
 	}
-	return fail(ReasonSourceNotFound, "source file '%s' does not exist", p)
+	return rel, nil
 }
 
 // openSource opens a resolved source through the root and checks that it is
