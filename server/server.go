@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
 	"github.com/cairn-dev/cairn/server/s3"
@@ -35,24 +36,26 @@ type Secrets struct {
 
 // Options are the process-level switches of a server.
 type Options struct {
-	Migrate bool // apply the embedded schema before serving
+	Migrate bool   // apply the embedded schema before serving
+	Version string // the binary's version, reported by the MCP endpoint
 	Logger  *slog.Logger
 }
 
 // Server is one running cairn server.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	db     *postgres.DB
-	docker *client.Client
-	api    *http.Server
-	apiLn  net.Listener
+	cfg     Config
+	version string
+	log     *slog.Logger
+	db      *postgres.DB
+	docker  *client.Client
+	api     *http.Server
+	apiLn   net.Listener
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
 // API listener. Serve starts answering; Close releases everything.
 func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
-	s = &Server{cfg: cfg, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
+	s = &Server{cfg: cfg, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -134,18 +137,26 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 	api := rest.New(svc, rest.Config{
 		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
 		RequestIDHeader: logging.RequestIDHeader,
-		// A few seconds under the write timeout, so a late answer still
-		// reaches the client.
-		RequestTimeout: max(time.Duration(t.Write)*time.Second-5*time.Second, time.Second),
+		RequestTimeout: requestTimeout(t),
 		LogLevel:       logLevel(logging.LogLevel),
 		HealthLogLevel: logLevel(logging.HealthLogLevel),
 		Logger:         s.log,
+	})
+	handler := mcp.Mount(api.Handler(), svc, mcp.Config{
+		Enable:          s.cfg.API.APIs.MCP.Enable,
+		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
+		Version:         s.version,
+		Logger:          s.log,
+		LogLevel:        logLevel(logging.LogLevel),
+		DNSRebindGuard:  s.cfg.API.APIs.MCP.EnableDNSRebindGuard,
+		RequestIDHeader: logging.RequestIDHeader,
+		CallTimeout:     requestTimeout(t),
 	})
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:      api.Handler(),
+		Handler:      handler,
 		ReadTimeout:  time.Duration(t.Read) * time.Second,
 		WriteTimeout: time.Duration(t.Write) * time.Second,
 		IdleTimeout:  time.Duration(t.Idle) * time.Second,
@@ -202,6 +213,12 @@ func DatabaseURL(c SQLAppConfig, password string) string {
 		u.RawQuery = url.Values{"sslmode": {"verify-full"}, "sslrootcert": {c.SSL.CAFile}}.Encode()
 	}
 	return u.String()
+}
+
+// requestTimeout is the deadline of one request's work: a few seconds under
+// the write timeout, so a late answer still reaches the client.
+func requestTimeout(t Timeouts) time.Duration {
+	return max(time.Duration(t.Write)*time.Second-5*time.Second, time.Second)
 }
 
 func logLevel(s string) slog.Level {

@@ -28,7 +28,7 @@ func newServerCommand(g *globals) *cobra.Command {
 			if withMaintainer {
 				log.Warn("--with-maintainer: the maintainer is not part of this build yet; serving the API only")
 			}
-			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{Migrate: migrate, Logger: log})
+			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{Migrate: migrate, Version: version, Logger: log})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// toolbox holds what every tool handler needs.
+type toolbox struct {
+	svc     Services
+	log     *slog.Logger
+	level   slog.Level
+	timeout time.Duration
+}
+
+// arguments is a tool's decoded input. check re-validates what the schema
+// leaves to prose: the name rule (invalid_name), then limits and lengths
+// (invalid_parameters, through badParameters).
+type arguments interface {
+	check(tool string) error
+}
+
+// handler is one tool's logic, run on arguments that passed the schema and
+// their own check.
+type handler[A arguments] func(ctx context.Context, args A) (*mcpgo.CallToolResult, error)
+
+// serve binds a definition to its handler in the manner of mcp-go's typed
+// handlers: the arguments are checked against the published schema and
+// decoded into A, A checks itself, then h runs under the call deadline. Any
+// failure becomes an isError result reading "<reason>: <detail>". Each call
+// is logged once: at the configured level, or at error level when it fails.
+func serve[A arguments](t *toolbox, d definition, h handler[A]) mcpserver.ServerTool {
+	return mcpserver.ServerTool{
+		Tool: d.tool(),
+		Handler: func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			ctx, cancel := context.WithTimeout(ctx, t.timeout)
+			defer cancel()
+			start := time.Now()
+			res, err := run(ctx, d, req, h)
+			t.logCall(ctx, d.name, req, time.Since(start), err)
+			if err != nil {
+				return failure(err), nil
+			}
+			return res, nil
+		},
+	}
+}
+
+func run[A arguments](ctx context.Context, d definition, req mcpgo.CallToolRequest, h handler[A]) (*mcpgo.CallToolResult, error) {
+	data, err := decodeArguments(d.params, req.GetRawArguments())
+	if err != nil {
+		return nil, err
+	}
+	var args A
+	if err := json.Unmarshal(data, &args); err != nil {
+		// The schema check guarantees the shape; this is a bug of ours.
+		return nil, cairn.Internal("the arguments could not be decoded", err)
+	}
+	if err := args.check(d.name); err != nil {
+		return nil, err
+	}
+	return h(ctx, args)
+}
+
+// failure is the tool result of a failed call. Only the reason and the
+// client-safe detail travel; the cause stays in the log.
+func failure(err error) *mcpgo.CallToolResult {
+	return mcpgo.NewToolResultError(fmt.Sprintf("%s: %s", cairn.ErrorReason(err), cairn.ErrorDetail(err)))
+}
+
+func (t *toolbox) logCall(ctx context.Context, tool string, req mcpgo.CallToolRequest, took time.Duration, err error) {
+	attrs := []slog.Attr{
+		slog.String("tool", tool),
+		slog.String("arguments", string(mustJSON(req.GetRawArguments()))),
+		slog.Duration("duration", took),
+	}
+	if err == nil {
+		t.log.LogAttrs(ctx, t.level, "mcp tool call", attrs...)
+		return
+	}
+	attrs = append(attrs, slog.String("reason", string(cairn.ErrorReason(err))), slog.Any("err", err))
+	t.log.LogAttrs(ctx, slog.LevelError, "mcp tool call failed", attrs...)
+}
+
+// text is the result of an action tool: one sentence.
+func text(format string, args ...any) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultText(fmt.Sprintf(format, args...)), nil
+}
+
+// structured is the result of a read tool: v as structuredContent, and the
+// same JSON as the one text item.
+func structured(v any) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultStructured(v, string(mustJSON(v))), nil
+}
+
+// badParameters is the invalid_parameters answer to an argument that the
+// schema accepts but a limit refuses.
+func badParameters(tool, format string, args ...any) error {
+	return cairn.Errorf(cairn.ReasonInvalidParameters, "%s parameters are not valid: %s", tool, fmt.Sprintf(format, args...))
+}
+
+// checkPage checks the paging arguments of the list tools.
+func checkPage(tool string, limit, offset *int) error {
+	if limit != nil && (*limit < 1 || *limit > cairn.MaxListLimit) {
+		return badParameters(tool, "'limit' must be between 1 and %d", cairn.MaxListLimit)
+	}
+	if offset != nil && *offset < 0 {
+		return badParameters(tool, "'offset' must be 0 or more")
+	}
+	return nil
+}
+
+// checkNames applies the name rule to each name in turn.
+func checkNames(kind string, names ...string) error {
+	for _, n := range names {
+		if err := cairn.ValidateName(kind, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// page turns the paging arguments into the service's page; absent limit
+// means every row, which the service bounds.
+func page(limit, offset *int) cairn.Page {
+	var p cairn.Page
+	if limit != nil {
+		p.Limit = *limit
+	}
+	if offset != nil {
+		p.Offset = *offset
+	}
+	return p
+}

@@ -1,0 +1,113 @@
+// Package mcp is cairn's MCP front door (name-addressed): eight tools over
+// the Model Context Protocol's Streamable HTTP transport, stateless. Each
+// tool checks its arguments against its published input schema, resolves
+// workspace and artifact names to rows, and ends in the same service method
+// as the matching REST route. Every failure is a tool result with isError
+// set and the text "<reason>: <detail>"; none is a JSON-RPC error.
+package mcp
+
+import (
+	"cmp"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Path is where the endpoint hangs under the API's path prefix.
+const Path = "/v1/mcp"
+
+// Services is what the tools call; the service layer implements all of it.
+type Services interface {
+	cairn.WorkspaceService
+	cairn.ArtifactService
+	cairn.VolumeTransferService
+}
+
+// Config holds the endpoint's settings; zero values take defaults.
+type Config struct {
+	Version string       // reported as the server's version; default "dev"
+	Logger  *slog.Logger // default: discard
+	// LogLevel is the level of the one log line per successful tool call;
+	// failed calls are logged at error level.
+	LogLevel slog.Level
+	// DNSRebindGuard puts GuardHost in front of the endpoint
+	// (api.apis.mcp.enableDNSRebindGuard).
+	DNSRebindGuard bool
+	// RequestIDHeader names the header whose value GuardHost echoes in its
+	// refusals; default "X-Request-ID".
+	RequestIDHeader string
+	// CallTimeout bounds one tool call, so that waits for a workspace lock
+	// or a sidecar slot end before the server's write timeout; default 655 s.
+	CallTimeout time.Duration
+
+	// Enable and PathPrefix are read by Mount only.
+	Enable     bool   // api.apis.mcp.enable
+	PathPrefix string // e.g. "/api"; "/" or "" mounts at the root
+}
+
+// New returns the MCP endpoint: Streamable HTTP, stateless (no session
+// survives a request; tools/call needs no prior initialize), no standalone
+// GET stream, tools capability only. Answers are JSON, or an event stream
+// where the transport chooses one.
+func New(svc Services, cfg Config) http.Handler {
+	cfg.Version = cmp.Or(cfg.Version, "dev")
+	cfg.RequestIDHeader = cmp.Or(cfg.RequestIDHeader, "X-Request-ID")
+	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, 655*time.Second)
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+
+	srv := mcpserver.NewMCPServer("cairn", cfg.Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithInstructions(instructions),
+		mcpserver.WithRecovery(),
+	)
+	t := &toolbox{svc: svc, log: log, level: cfg.LogLevel, timeout: cfg.CallTimeout}
+	srv.AddTools(t.tools()...)
+
+	var h http.Handler = mcpserver.NewStreamableHTTPServer(srv,
+		mcpserver.WithStateLess(true),
+		mcpserver.WithDisableStreaming(true),
+		// GuardHost below is the one Host guard, answering with the REST
+		// envelope; the library's own would answer in plain text.
+		mcpserver.WithDisableLocalhostProtection(true),
+		mcpserver.WithStreamableHTTPLogger(log),
+	)
+	if cfg.DNSRebindGuard {
+		h = GuardHost(h, cfg.RequestIDHeader)
+	}
+	return h
+}
+
+// Mount returns api with the MCP endpoint (New) answering every method at
+// cfg.PathPrefix + Path, when cfg.Enable is set. Every other request goes to
+// api untouched, so its own 404, 405 and redirect rules still apply. With
+// MCP disabled it returns api itself, and the path is an unknown route.
+func Mount(api http.Handler, svc Services, cfg Config) http.Handler {
+	if !cfg.Enable {
+		return api
+	}
+	path := strings.TrimRight(cfg.PathPrefix, "/") + Path
+	endpoint := New(svc, cfg)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// instructions is what an agent reads about cairn when it connects.
+const instructions = `cairn keeps the files of a piece of work safe while the containers doing that work come and go.
+
+A workspace is the shared scratch space of one scope of work. Its Docker volume is mounted at /mnt/cairn/ws in your container and in the short-lived containers cairn starts to move files, so a path under /mnt/cairn/ws names the same file for you and for cairn. The volume is disposable: treat it as scratch. Artifacts are the durable part: named files that cairn keeps in its object store, independent of any volume.
+
+The usual flow: when you have a file worth keeping, call upload_artifact to store it under a name; later, in this container or another one of the same workspace, call download_artifact to bring it back. list_artifacts shows what is kept; update_artifact replaces the content of a kept file with a newer version.
+
+You cannot create workspaces or volumes; an operator does. Before a transfer, call get_workspace and check that volume_state is READY. NONE means the workspace has no volume yet, and only an operator can provision it.
+
+Address workspaces and artifacts by name, never by ID. An artifact name is unique within its workspace: 1 to 128 ASCII letters, digits, '-' or '_'.`

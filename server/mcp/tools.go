@@ -1,0 +1,212 @@
+package mcp
+
+import (
+	"encoding/json"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// definition is what tools/list publishes about one tool.
+type definition struct {
+	name        string
+	description string
+	params      []param
+	output      *object // the read tools' structured result
+	annotations mcpgo.ToolAnnotation
+}
+
+func (d definition) tool() mcpgo.Tool {
+	t := mcpgo.NewToolWithRawSchema(d.name, d.description, inputSchema(d.params))
+	if d.output != nil {
+		t.RawOutputSchema = mustJSON(d.output)
+	}
+	t.Annotations = d.annotations
+	return t
+}
+
+// tools binds every definition to its handler, in the order tools/list
+// shows them.
+func (t *toolbox) tools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		serve(t, getWorkspaceTool, t.getWorkspace),
+		serve(t, listWorkspacesTool, t.listWorkspaces),
+		serve(t, listArtifactsTool, t.listArtifacts),
+		serve(t, downloadArtifactTool, t.downloadArtifact),
+		serve(t, uploadArtifactTool, t.uploadArtifact),
+		serve(t, updateArtifactTool, t.updateArtifact),
+		serve(t, deleteArtifactTool, t.deleteArtifact),
+		serve(t, renameArtifactTool, t.renameArtifact),
+	}
+}
+
+// volumeNote closes the description of every tool that moves bytes
+// between the volume and the store.
+const volumeNote = ` The workspace volume is mounted at /mnt/cairn/ws in your container and in cairn's transfer container alike, so pass the path exactly as you see it: absolute, and inside /mnt/cairn/ws. The workspace's volume_state must be READY.`
+
+// Property descriptions shared by several tools.
+const (
+	workspaceNameDesc = "Name of the workspace, exactly as the operator created it."
+	limitDesc         = "Return at most this many items, 1 to 1000. Omit it to get every match (refused when more than 10000 match)."
+	offsetDesc        = "Skip this many items first, 0 or more (default 0). Use with limit to page through a long list."
+)
+
+var getWorkspaceTool = definition{
+	name: "get_workspace",
+	description: "Look up a workspace by name and report whether its volume is ready. " +
+		"Transfers (download_artifact, upload_artifact, update_artifact) need volume_state READY. " +
+		"A workspace in state NONE has no volume yet: only an operator can provision one, agents cannot.",
+	params: []param{requiredString("workspace_name", workspaceNameDesc)},
+	output: &object{props: []property{
+		{name: "workspace", required: true, schema: workspaceItem},
+	}},
+	annotations: readOnly(),
+}
+
+var listWorkspacesTool = definition{
+	name: "list_workspaces",
+	description: "List workspaces, oldest first, with their volume state. " +
+		"Optionally keep only some names or volume states, and page with limit and offset.",
+	params: []param{
+		optionalStrings("workspace_names", "Only list the workspaces with one of these names (exact, case-sensitive match)."),
+		optionalStrings("volume_states", "Only list the workspaces whose volume is in one of these states: "+
+			"NONE (no volume yet) or READY (mounted and usable for transfers). Default: every state.", "NONE", "READY"),
+		optionalInteger("limit", limitDesc),
+		optionalInteger("offset", offsetDesc),
+	},
+	output: &object{props: []property{
+		{name: "workspaces", required: true, schema: arrayOf(workspaceItem, "The matching workspaces; empty when none match.")},
+	}},
+	annotations: readOnly(),
+}
+
+var listArtifactsTool = definition{
+	name: "list_artifacts",
+	description: "List the artifacts of a workspace, oldest first: name, description, state and time of the last change. " +
+		"Metadata only, no content. It is also the way to check whether an artifact name is taken. " +
+		"Only RECORDED artifacts are listed unless states says otherwise; a MISSING_OBJECT artifact has lost its stored " +
+		"content and cannot be downloaded until update_artifact repairs it.",
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		optionalStrings("artifact_names", "Only list the artifacts with one of these names (exact, case-sensitive match)."),
+		optionalStrings("states", "Only list the artifacts in these states: RECORDED (content stored) and/or "+
+			"MISSING_OBJECT (content lost from the store). Default: RECORDED only.", "RECORDED", "MISSING_OBJECT"),
+		optionalInteger("limit", limitDesc),
+		optionalInteger("offset", offsetDesc),
+	},
+	output: &object{props: []property{
+		{name: "artifacts", required: true, schema: arrayOf(artifactItem, "The matching artifacts; empty when none match.")},
+	}},
+	annotations: readOnly(),
+}
+
+var downloadArtifactTool = definition{
+	name: "download_artifact",
+	description: "Write the stored content of an artifact into a file of the workspace volume; the call returns once the file is written. " +
+		"The parent directory must already exist (it is never created). An existing file at the path is overwritten; " +
+		"a directory there is an error. Only a RECORDED artifact can be downloaded." + volumeNote,
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		requiredString("artifact_name", "Name of the artifact to download."),
+		requiredString("target_path", "Absolute path of the file to write, inside /mnt/cairn/ws, "+
+			"e.g. /mnt/cairn/ws/out/report.pdf. Its parent directory must exist."),
+	},
+	annotations: action(true, true),
+}
+
+var uploadArtifactTool = definition{
+	name: "upload_artifact",
+	description: "Store a file of the workspace volume as a NEW artifact; the call returns once it is stored. " +
+		"The name must not be in use in the workspace: to replace the content of an existing artifact, use update_artifact. " +
+		"Do not modify the file while the upload runs; a change midway fails the call with source_changed." + volumeNote,
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		requiredString("source_path", "Absolute path of the file to store, inside /mnt/cairn/ws, "+
+			"e.g. /mnt/cairn/ws/out/report.pdf. It must be a regular file; a symlink to one inside the mount is followed."),
+		requiredString("artifact_name", "Name for the new artifact: 1 to 128 ASCII letters, digits, '-' or '_', "+
+			"not used by any artifact of the workspace."),
+		optionalString("description", "Free text kept with the artifact, at most 4096 bytes."),
+	},
+	annotations: action(false, false),
+}
+
+var updateArtifactTool = definition{
+	name: "update_artifact",
+	description: "Replace the content of an EXISTING artifact with a file of the workspace volume; its name and description stay as they are. " +
+		"This also repairs an artifact in state MISSING_OBJECT. Do not modify the file while the upload runs." + volumeNote,
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		requiredString("artifact_name", "Name of the existing artifact whose content is replaced."),
+		requiredString("source_path", "Absolute path of the file holding the new content, inside /mnt/cairn/ws, "+
+			"e.g. /mnt/cairn/ws/out/report.pdf. It must be a regular file; a symlink to one inside the mount is followed."),
+	},
+	annotations: action(true, true),
+}
+
+var deleteArtifactTool = definition{
+	name: "delete_artifact",
+	description: "Delete an artifact. Its name is free again at once; its stored content is reclaimed later by cairn's " +
+		"maintenance, not immediately. Files in the workspace volume are not touched.",
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		requiredString("artifact_name", "Name of the artifact to delete."),
+	},
+	annotations: action(true, false),
+}
+
+var renameArtifactTool = definition{
+	name:        "rename_artifact",
+	description: "Give an artifact a new name within its workspace. Its content and description are untouched; the new name must be free.",
+	params: []param{
+		requiredString("workspace_name", workspaceNameDesc),
+		requiredString("artifact_name", "Current name of the artifact."),
+		requiredString("new_name", "New name: 1 to 128 ASCII letters, digits, '-' or '_', "+
+			"not used by another artifact of the workspace."),
+	},
+	annotations: action(false, false),
+}
+
+// workspaceItem and artifactItem are the shapes the read tools return.
+var (
+	workspaceItem = object{props: []property{
+		{name: "name", required: true, schema: leaf("string", "Name of the workspace.")},
+		{name: "volume_state", required: true, schema: leaf("string", "NONE (no volume yet) or READY (usable for transfers).")},
+		{name: "created_at", required: true, schema: leaf("string", "When the workspace was created (RFC 3339).")},
+	}}
+	artifactItem = object{props: []property{
+		{name: "name", required: true, schema: leaf("string", "Name of the artifact, unique in its workspace.")},
+		{name: "description", required: true, schema: leaf([]string{"null", "string"}, "Free text kept with the artifact, or null.")},
+		{name: "state", required: true, schema: leaf("string", "RECORDED (content stored) or MISSING_OBJECT (content lost).")},
+		{name: "updated_at", required: true, schema: leaf("string", "When the artifact last changed (RFC 3339).")},
+	}}
+)
+
+func leaf(typ any, desc string) any {
+	return struct {
+		Type        any    `json:"type"`
+		Description string `json:"description"`
+	}{typ, desc}
+}
+
+func arrayOf(items object, desc string) any {
+	return struct {
+		Type        []string        `json:"type"`
+		Items       json.RawMessage `json:"items"`
+		Description string          `json:"description"`
+	}{[]string{"null", "array"}, mustJSON(items), desc}
+}
+
+// readOnly marks the read tools; nothing cairn does reaches outside it.
+func readOnly() mcpgo.ToolAnnotation {
+	return mcpgo.ToolAnnotation{ReadOnlyHint: mcpgo.ToBoolPtr(true), OpenWorldHint: mcpgo.ToBoolPtr(false)}
+}
+
+// action marks a tool that changes artifacts or volume files.
+func action(destructive, idempotent bool) mcpgo.ToolAnnotation {
+	return mcpgo.ToolAnnotation{
+		ReadOnlyHint:    mcpgo.ToBoolPtr(false),
+		DestructiveHint: mcpgo.ToBoolPtr(destructive),
+		IdempotentHint:  mcpgo.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcpgo.ToBoolPtr(false),
+	}
+}

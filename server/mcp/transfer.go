@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"context"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// checkPath refuses an empty path with the tool's invalid_parameters
+// sentence; every other path rule is the service's (path_outside_mount,
+// path_is_mount_root).
+func checkPath(tool, name, path string) error {
+	if path == "" {
+		return badParameters(tool, "'%s' must not be empty", name)
+	}
+	return nil
+}
+
+type downloadArgs struct {
+	artifactArgs
+	TargetPath string `json:"target_path"`
+}
+
+func (a downloadArgs) check(tool string) error {
+	if err := a.artifactArgs.check(tool); err != nil {
+		return err
+	}
+	return checkPath(tool, "target_path", a.TargetPath)
+}
+
+func (t *toolbox) downloadArtifact(ctx context.Context, a downloadArgs) (*mcpgo.CallToolResult, error) {
+	ws, art, err := t.resolve(ctx, a.artifactArgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.svc.LoadIntoVolume(ctx, art.ID, a.TargetPath); err != nil {
+		return nil, err
+	}
+	return text("artifact '%s' of workspace '%s' downloaded to '%s'", art.Name, ws.Name, a.TargetPath)
+}
+
+type uploadArgs struct {
+	WorkspaceName string  `json:"workspace_name"`
+	SourcePath    string  `json:"source_path"`
+	ArtifactName  string  `json:"artifact_name"`
+	Description   *string `json:"description"`
+}
+
+func (a uploadArgs) check(tool string) error {
+	if err := checkNames("workspace", a.WorkspaceName); err != nil {
+		return err
+	}
+	if err := checkNames("artifact", a.ArtifactName); err != nil {
+		return err
+	}
+	if err := checkPath(tool, "source_path", a.SourcePath); err != nil {
+		return err
+	}
+	if err := cairn.ValidateDescription(a.Description); err != nil {
+		return badParameters(tool, "%s", cairn.ErrorDetail(err))
+	}
+	return nil
+}
+
+// uploadArtifact checks the name is free before it looks at the path, as
+// artifact-from-volume does.
+func (t *toolbox) uploadArtifact(ctx context.Context, a uploadArgs) (*mcpgo.CallToolResult, error) {
+	ws, err := t.workspace(ctx, a.WorkspaceName)
+	if err != nil {
+		return nil, err
+	}
+	_, err = t.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{
+		SourcePath: a.SourcePath, Name: a.ArtifactName, Description: a.Description,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return text("artifact '%s' recorded in workspace '%s' from '%s'", a.ArtifactName, ws.Name, a.SourcePath)
+}
+
+type updateArgs struct {
+	artifactArgs
+	SourcePath string `json:"source_path"`
+}
+
+func (a updateArgs) check(tool string) error {
+	if err := a.artifactArgs.check(tool); err != nil {
+		return err
+	}
+	return checkPath(tool, "source_path", a.SourcePath)
+}
+
+// updateArtifact repairs a MISSING_OBJECT artifact as well: there is no
+// state gate.
+func (t *toolbox) updateArtifact(ctx context.Context, a updateArgs) (*mcpgo.CallToolResult, error) {
+	ws, art, err := t.resolve(ctx, a.artifactArgs)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.svc.UpdateFromVolume(ctx, art.ID, a.SourcePath); err != nil {
+		return nil, err
+	}
+	return text("artifact '%s' of workspace '%s' updated from '%s'", art.Name, ws.Name, a.SourcePath)
+}

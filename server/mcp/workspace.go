@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// workspaceView is a workspace as the read tools show it. The mount count
+// is left out on purpose: it costs a Docker call and is not an agent's
+// business.
+type workspaceView struct {
+	Name        string            `json:"name"`
+	VolumeState cairn.VolumeState `json:"volume_state"`
+	CreatedAt   time.Time         `json:"created_at"`
+}
+
+func viewWorkspace(ws *cairn.Workspace) workspaceView {
+	return workspaceView{Name: ws.Name, VolumeState: ws.VolumeState, CreatedAt: ws.CreatedAt}
+}
+
+// workspace resolves a workspace name to its row.
+// Reasons: workspace_not_found, and the service's.
+func (t *toolbox) workspace(ctx context.Context, name string) (*cairn.Workspace, error) {
+	list, err := t.svc.FindWorkspaces(ctx, cairn.WorkspaceFilter{Names: []string{name}})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, cairn.Errorf(cairn.ReasonWorkspaceNotFound, "workspace '%s' does not exist", name)
+	}
+	return list[0], nil
+}
+
+type workspaceArgs struct {
+	WorkspaceName string `json:"workspace_name"`
+}
+
+func (a workspaceArgs) check(string) error { return checkNames("workspace", a.WorkspaceName) }
+
+func (t *toolbox) getWorkspace(ctx context.Context, a workspaceArgs) (*mcpgo.CallToolResult, error) {
+	ws, err := t.workspace(ctx, a.WorkspaceName)
+	if err != nil {
+		return nil, err
+	}
+	return structured(struct {
+		Workspace workspaceView `json:"workspace"`
+	}{viewWorkspace(ws)})
+}
+
+type listWorkspacesArgs struct {
+	WorkspaceNames []string            `json:"workspace_names"`
+	VolumeStates   []cairn.VolumeState `json:"volume_states"`
+	Limit          *int                `json:"limit"`
+	Offset         *int                `json:"offset"`
+}
+
+func (a listWorkspacesArgs) check(tool string) error {
+	if err := checkNames("workspace", a.WorkspaceNames...); err != nil {
+		return err
+	}
+	return checkPage(tool, a.Limit, a.Offset)
+}
+
+func (t *toolbox) listWorkspaces(ctx context.Context, a listWorkspacesArgs) (*mcpgo.CallToolResult, error) {
+	list, err := t.svc.FindWorkspaces(ctx, cairn.WorkspaceFilter{
+		Names: a.WorkspaceNames, VolumeStates: a.VolumeStates, Page: page(a.Limit, a.Offset),
+	})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]workspaceView, len(list))
+	for i, ws := range list {
+		views[i] = viewWorkspace(ws)
+	}
+	return structured(struct {
+		Workspaces []workspaceView `json:"workspaces"`
+	}{views})
+}
