@@ -137,10 +137,10 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 	api := rest.New(svc, rest.Config{
 		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
 		RequestIDHeader: logging.RequestIDHeader,
-		RequestTimeout: requestTimeout(t),
-		LogLevel:       logLevel(logging.LogLevel),
-		HealthLogLevel: logLevel(logging.HealthLogLevel),
-		Logger:         s.log,
+		RequestTimeout:  requestTimeout(t),
+		LogLevel:        logLevel(logging.LogLevel),
+		HealthLogLevel:  logLevel(logging.HealthLogLevel),
+		Logger:          s.log,
 	})
 	handler := mcp.Mount(api.Handler(), svc, mcp.Config{
 		Enable:          s.cfg.API.APIs.MCP.Enable,

@@ -45,7 +45,7 @@ func (a *API) updateFromVolume(r *http.Request) (any, error) {
 	case cairn.ErrorReason(err) == cairn.ReasonArtifactNotFound:
 		return nil, failed(err, "Failed to fetch artifact %s", id)
 	case err != nil:
-		return nil, failed(err, "Failed to update artifact %s content from its workspace volume", id)
+		return nil, failed(err, "Failed to update artifact %s content from %s volume", id, a.workspaceOf(r, id))
 	}
 	return artifactResponse{art}, nil
 }
@@ -65,7 +65,19 @@ func (a *API) loadInVolume(r *http.Request) (any, error) {
 	case cairn.ErrorReason(err) == cairn.ReasonArtifactNotFound:
 		return nil, failed(err, "Failed to fetch artifact %s", id)
 	case err != nil:
-		return nil, failed(err, "Failed to load artifact %s into its workspace volume", id)
+		return nil, failed(err, "Failed to load artifact %s into %s volume", id, a.workspaceOf(r, id))
 	}
 	return nil, nil
+}
+
+// workspaceOf names an artifact's workspace for a failure message (API.md
+// §3.6: "… workspace <wsid> volume"). The failed call found the artifact,
+// so this lookup normally succeeds; if it does not, the message stays
+// truthful without the ID.
+func (a *API) workspaceOf(r *http.Request, artifactID string) string {
+	d, err := a.svc.GetArtifact(r.Context(), artifactID, cairn.ArtifactGet{})
+	if err != nil {
+		return "its workspace"
+	}
+	return "workspace " + d.Artifact.WorkspaceID
 }
