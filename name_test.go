@@ -94,3 +94,15 @@ func (w *wrapper) Unwrap() error { return w.err }
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func TestStagingRequestContentType(t *testing.T) {
+	t.Parallel()
+	sum := "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+	for _, ct := range []string{"", "text/plain", "application/json; charset=utf-8"} {
+		require.NoError(t, cairn.StagingRequest{SHA256B64: sum, ContentType: ct}.Validate(), ct)
+	}
+	for _, ct := range []string{"text/plain\r\nX-Evil: 1", "a\x00b", "tëxt/plain", strings.Repeat("a", 256)} {
+		err := cairn.StagingRequest{SHA256B64: sum, ContentType: ct}.Validate()
+		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err), "%q", ct)
+	}
+}

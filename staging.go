@@ -15,7 +15,27 @@ func (r StagingRequest) Validate() error {
 	if r.SHA256B64 == "" {
 		return Errorf(ReasonInvalidParameters, "sha256_b64 is required")
 	}
+	if err := validateContentType(r.ContentType); err != nil {
+		return err
+	}
 	return ValidateSHA256B64(r.SHA256B64)
+}
+
+// maxContentType bounds the optional content type signed into a PUT.
+const maxContentType = 255
+
+// validateContentType refuses a content type that no client could send as
+// the signed header: too long, or holding control or non-ASCII bytes.
+func validateContentType(ct string) error {
+	if len(ct) > maxContentType {
+		return Errorf(ReasonInvalidParameters, "content_type is %d bytes; at most %d are allowed", len(ct), maxContentType)
+	}
+	for i := 0; i < len(ct); i++ {
+		if ct[i] < 0x20 || ct[i] > 0x7e {
+			return Errorf(ReasonInvalidParameters, "content_type must be printable ASCII, as an HTTP header value is")
+		}
+	}
+	return nil
 }
 
 // ValidateSHA256B64 checks that s is the standard padded base64 of a raw
