@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cairn-dev/cairn"
 )
 
@@ -16,4 +18,37 @@ func (db *DB) InsertAudit(ctx context.Context, ev *cairn.AuditEvent) error {
 		return internal("insert audit event", err)
 	}
 	return nil
+}
+
+// FindAuditEvents lists events in (created_at, id) order.
+func (db *DB) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
+	types := make([]string, len(f.Types))
+	for i, t := range f.Types {
+		types[i] = string(t)
+	}
+	var workspaceID *string
+	if f.WorkspaceID != "" {
+		workspaceID = &f.WorkspaceID
+	}
+	rows, err := db.q.Query(ctx, `SELECT id, type, actor, coalesce(metadata, '{}'::jsonb),
+		coalesce(created_at, to_timestamp(0)) FROM audit_system_events
+		WHERE ($1::text IS NULL OR metadata ->> 'workspace_id' = $1)
+		  AND ($2::text[] IS NULL OR type = ANY($2))
+		ORDER BY created_at, id OFFSET $3 LIMIT $4`,
+		workspaceID, nilIfEmpty(types), f.Offset, rowLimit(f.Page))
+	if err != nil {
+		return nil, internal("list audit events", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*cairn.AuditEvent, error) {
+		var ev cairn.AuditEvent
+		if err := row.Scan(&ev.ID, &ev.Type, &ev.Actor, &ev.Metadata, &ev.CreatedAt); err != nil {
+			return nil, err
+		}
+		ev.CreatedAt = cairn.Timestamp(ev.CreatedAt)
+		return &ev, nil
+	})
+	if err != nil {
+		return nil, internal("list audit events", err)
+	}
+	return list, nil
 }

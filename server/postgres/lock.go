@@ -58,3 +58,30 @@ func busyOr(ctx context.Context, what string, err error) error {
 	}
 	return internal(what, err)
 }
+
+// TryLockWorkspace takes the workspace's lock exclusively without waiting.
+func (db *DB) TryLockWorkspace(ctx context.Context, id string) (func(), bool, error) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, internal("acquire lock connection", err)
+	}
+	key := lockKey("cairn.ws:" + id)
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
+		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
+		conn.Release()
+		return nil, false, internal("try workspace lock", err)
+	}
+	if !ok {
+		conn.Release()
+		return nil, false, nil
+	}
+	return func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(cctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
+			conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
+		}
+		conn.Release()
+	}, true, nil
+}

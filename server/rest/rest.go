@@ -37,6 +37,7 @@ type Services interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.AuditService
 	Readiness
 }
 
@@ -89,6 +90,8 @@ func (a *API) Handler() http.Handler {
 	a.route(mux, "POST /v1/workspaces/{workspaceID}/artifact-from-volume", a.artifactFromVolume)
 	a.route(mux, "POST /v1/artifacts/{artifactID}/update-from-volume", a.updateFromVolume)
 	a.route(mux, "POST /v1/artifacts/{artifactID}/load-in-volume", a.loadInVolume)
+
+	a.route(mux, "GET /v1/audit", a.listAudit)
 	return canonical(mux)
 }
 

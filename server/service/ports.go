@@ -61,11 +61,17 @@ type Store interface {
 
 	// InsertAudit records one audit event.
 	InsertAudit(ctx context.Context, ev *cairn.AuditEvent) error
+	// FindAuditEvents lists events in (created_at, id) order, with the same
+	// unpaged limit rule as FindWorkspaces.
+	FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 
 	// LockWorkspace takes the workspace's advisory lock, shared or exclusive,
 	// waiting until ctx is done. The lock outlives transactions; release it
 	// with the returned function. Reasons: workspace_busy.
 	LockWorkspace(ctx context.Context, id string, mode LockMode) (release func(), err error)
+	// TryLockWorkspace takes the workspace's lock exclusively if it is free
+	// right now; ok is false when another holder has it.
+	TryLockWorkspace(ctx context.Context, id string) (release func(), ok bool, err error)
 }
 
 // LockMode selects how a workspace lock is held: transfers share it, volume

@@ -26,6 +26,8 @@ type Store struct {
 	DeleteWorkspaceFunc  func(ctx context.Context, id string, releasedAt time.Time) error
 	InsertAuditFunc      func(ctx context.Context, ev *cairn.AuditEvent) error
 	LockWorkspaceFunc    func(ctx context.Context, id string, mode service.LockMode) (func(), error)
+	TryLockWorkspaceFunc func(ctx context.Context, id string) (func(), bool, error)
+	FindAuditEventsFunc  func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 
 	InsertArtifactFunc    func(ctx context.Context, a *cairn.Artifact) error
 	FindArtifactFunc      func(ctx context.Context, id string) (*cairn.Artifact, error)
@@ -161,4 +163,18 @@ func (s *Store) ReleaseObject(ctx context.Context, key, workspaceID string, at t
 		return notSet("Store.ReleaseObject")
 	}
 	return s.ReleaseObjectFunc(ctx, key, workspaceID, at)
+}
+
+func (s *Store) TryLockWorkspace(ctx context.Context, id string) (func(), bool, error) {
+	if s.TryLockWorkspaceFunc == nil {
+		return nil, false, notSet("Store.TryLockWorkspace")
+	}
+	return s.TryLockWorkspaceFunc(ctx, id)
+}
+
+func (s *Store) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
+	if s.FindAuditEventsFunc == nil {
+		return nil, notSet("Store.FindAuditEvents")
+	}
+	return s.FindAuditEventsFunc(ctx, f)
 }

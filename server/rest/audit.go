@@ -1,0 +1,33 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/cairn-dev/cairn"
+)
+
+func (a *API) listAudit(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	p, err := page(q)
+	if err != nil {
+		return nil, err
+	}
+	f := cairn.AuditFilter{WorkspaceID: q.Get("workspace_id"), Page: p}
+	for _, s := range q["type"] {
+		t, err := cairn.ParseAuditType(s)
+		if err != nil {
+			return nil, failed(err, "Failed to list audit events")
+		}
+		f.Types = append(f.Types, t)
+	}
+	list, err := a.svc.FindAuditEvents(r.Context(), f)
+	if err != nil {
+		return nil, failed(err, "Failed to list audit events")
+	}
+	if list == nil {
+		list = []*cairn.AuditEvent{} // this key is always present
+	}
+	return struct {
+		AuditEvents []*cairn.AuditEvent `json:"audit_events"`
+	}{list}, nil
+}

@@ -1,0 +1,56 @@
+package cairn
+
+import (
+	"context"
+	"time"
+)
+
+// SweepResult counts what one reconciliation pass examined and changed.
+// WorkspaceID is set for a pass scoped to one workspace.
+type SweepResult struct {
+	WorkspaceID       string    `json:"workspace_id,omitempty"`
+	StartedAt         time.Time `json:"started_at"`
+	FinishedAt        time.Time `json:"finished_at"`
+	VolumesExamined   int       `json:"volumes_examined"`
+	VolumesAdopted    int       `json:"volumes_adopted"`
+	VolumesCleared    int       `json:"volumes_cleared"`
+	VolumesOrphaned   int       `json:"volumes_orphaned"`
+	StagingExamined   int       `json:"staging_examined"`
+	StagingDeleted    int       `json:"staging_deleted"`
+	StorageExamined   int       `json:"storage_examined"`
+	StorageDeleted    int       `json:"storage_deleted"`
+	ArtifactsFlagged  int       `json:"artifacts_flagged"`
+	ReleasedPruned    int       `json:"released_pruned"`
+	ContainersRemoved int       `json:"containers_removed"`
+	Errors            []string  `json:"errors,omitempty"`
+}
+
+// MaintenanceService runs reconciliation passes on demand.
+type MaintenanceService interface {
+	// Sweep runs one pass now, serialised with every other pass; workspaceID
+	// "" means a full pass. Reasons: workspace_not_found, sweep_busy, internal.
+	Sweep(ctx context.Context, workspaceID string) (*SweepResult, error)
+}
+
+// AuditFilter selects audit events, ordered by creation time, then ID.
+type AuditFilter struct {
+	WorkspaceID string
+	Types       []AuditType
+	Page
+}
+
+// AuditService reads the audit trail.
+type AuditService interface {
+	// FindAuditEvents lists events. Reasons: invalid_query, list_too_large.
+	FindAuditEvents(ctx context.Context, f AuditFilter) ([]*AuditEvent, error)
+}
+
+// ParseAuditType accepts exactly the wire values.
+func ParseAuditType(s string) (AuditType, error) {
+	switch t := AuditType(s); t {
+	case AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
+		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact:
+		return t, nil
+	}
+	return "", Errorf(ReasonInvalidQuery, "unknown audit event type %q", s)
+}
