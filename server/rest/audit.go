@@ -31,3 +31,17 @@ func (a *API) listAudit(r *http.Request) (any, error) {
 		AuditEvents []*cairn.AuditEvent `json:"audit_events"`
 	}{list}, nil
 }
+
+func (a *API) sweep(r *http.Request) (any, error) {
+	id := r.URL.Query().Get("workspace_id")
+	res, err := a.cfg.Maintenance.Sweep(r.Context(), id)
+	switch {
+	case cairn.ErrorReason(err) == cairn.ReasonWorkspaceNotFound:
+		return nil, failed(err, "Failed to fetch workspace %s", id)
+	case err != nil:
+		return nil, failed(err, "Maintenance sweep failed")
+	}
+	return struct {
+		Sweep *cairn.SweepResult `json:"sweep"`
+	}{res}, nil
+}

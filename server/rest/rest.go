@@ -29,6 +29,9 @@ type Config struct {
 	LogLevel        slog.Level    // level of the per-request log line
 	HealthLogLevel  slog.Level    // the same for /liveness routes
 	Logger          *slog.Logger
+	// Maintenance runs on-demand reconciliation passes; nil leaves
+	// POST /v1/maintenance/sweep unmounted (a process without a reconciler).
+	Maintenance cairn.MaintenanceService
 }
 
 // Services is what the front door calls; the service layer implements all
@@ -92,6 +95,9 @@ func (a *API) Handler() http.Handler {
 	a.route(mux, "POST /v1/artifacts/{artifactID}/load-in-volume", a.loadInVolume)
 
 	a.route(mux, "GET /v1/audit", a.listAudit)
+	if a.cfg.Maintenance != nil {
+		a.route(mux, "POST /v1/maintenance/sweep", a.sweep)
+	}
 	return canonical(mux)
 }
 
