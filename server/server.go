@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn/server/docker"
@@ -48,14 +49,18 @@ type Server struct {
 	log     *slog.Logger
 	db      *postgres.DB
 	docker  *client.Client
-	api     *http.Server
-	apiLn   net.Listener
+	api       *http.Server
+	apiLn     net.Listener
+	metrics   *http.Server
+	metricsLn net.Listener
+	registry  *prometheus.Registry
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
 // API listener. Serve starts answering; Close releases everything.
 func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
-	s = &Server{cfg: cfg, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
+	s = &Server{cfg: cfg, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		registry: newRegistry(cfg.Metrics)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -90,8 +95,12 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	}
 	svc := service.New(s.db, runtime, objects, s.serviceConfig())
 	s.api = s.apiServer(svc)
+	s.metrics = s.metricsServer()
 	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
+	}
+	if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr()); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr(), err)
 	}
 	return s, nil
 }
@@ -152,6 +161,9 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 		RequestIDHeader: logging.RequestIDHeader,
 		CallTimeout:     requestTimeout(t),
 	})
+	if s.cfg.Metrics.Features.EnableHTTPMetrics {
+		handler = newHTTPMetrics(s.registry).wrap(handler)
+	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
@@ -165,8 +177,21 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 	}
 }
 
+func (s *Server) metricsServer() *http.Server {
+	t := s.cfg.Metrics.Service.TimeoutSecs
+	return &http.Server{
+		Handler:      metricsHandler(s.registry, s.cfg.Metrics, nil),
+		ReadTimeout:  time.Duration(t.Read) * time.Second,
+		WriteTimeout: time.Duration(t.Write) * time.Second,
+		IdleTimeout:  time.Duration(t.Idle) * time.Second,
+	}
+}
+
 // APIAddr is the address the API listener is bound to (useful with port 0).
 func (s *Server) APIAddr() string { return s.apiLn.Addr().String() }
+
+// MetricsAddr is the address the metrics listener is bound to.
+func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
 
 // Serve answers requests until ctx is done or a listener fails, then shuts
 // down gracefully.
@@ -179,10 +204,16 @@ func (s *Server) Serve(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
+		if err := s.metrics.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
-		return s.api.Shutdown(sctx)
+		return errors.Join(s.api.Shutdown(sctx), s.metrics.Shutdown(sctx))
 	})
 	return g.Wait()
 }
@@ -191,6 +222,9 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) Close() {
 	if s.apiLn != nil {
 		s.apiLn.Close()
+	}
+	if s.metricsLn != nil {
+		s.metricsLn.Close()
 	}
 	if s.db != nil {
 		s.db.Close()

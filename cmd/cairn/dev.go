@@ -122,6 +122,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	fmt.Fprintf(out, "  postgres   127.0.0.1:%d database %s\n", st.pg.Port, st.pg.Database)
 	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
 	fmt.Fprintf(out, "  server     %s\n", url)
+	fmt.Fprintf(out, "  metrics    http://%s%s\n", srv.MetricsAddr(), cfg.Metrics.MetricsEndpoint)
 	fmt.Fprintf(out, "  client config written to %s\n", clientCfg)
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	return srv.Serve(ctx)

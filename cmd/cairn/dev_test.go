@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -162,6 +163,14 @@ func TestDevStacksSideBySide(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(clientCfg), "server: "+a.url)
 	require.Contains(t, a.output.String(), "server     "+a.url)
+	metrics := regexp.MustCompile(`metrics    (\S+)`).FindStringSubmatch(a.output.String())
+	require.Len(t, metrics, 2, "cairn dev prints its metrics address")
+	resp, err := http.Get(metrics[1])
+	require.NoError(t, err)
+	scrape, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(scrape), `http_request_total{method="POST",status="2XX"}`)
 
 	a.stop(t)
 	require.Empty(t, processesUsing(t, a.stateDir), "Ctrl-C stops Postgres and the store too")

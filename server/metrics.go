@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// newRegistry is the process's private metrics registry, with the Go
+// runtime and process collectors when metrics.features.enableAppMetrics.
+func newRegistry(cfg MetricsConfig) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	if cfg.Features.EnableAppMetrics {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return reg
+}
+
+// httpMetrics counts API requests under the first cairn's metric names,
+// labelled by method and status class.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.CounterVec
+	size     *prometheus.CounterVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	labels := []string{"method", "status"}
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_request_total", Help: "API requests answered."}, labels),
+		latency: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_request_latency_secs_total", Help: "Seconds spent answering API requests."}, labels),
+		size: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_response_size_bytes_total", Help: "Bytes of API response bodies."}, labels),
+	}
+	reg.MustRegister(m.requests, m.latency, m.size)
+	return m
+}
+
+// wrap records every request that next answers.
+func (m *httpMetrics) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		labels := prometheus.Labels{"method": strings.ToUpper(r.Method), "status": strconv.Itoa(rec.status/100) + "XX"}
+		m.requests.With(labels).Inc()
+		m.latency.With(labels).Add(time.Since(start).Seconds())
+		m.size.With(labels).Add(float64(rec.bytes))
+	})
+}
+
+// recorder notes the status and body size of a response.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// websocket upgrades).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// metricsHandler serves the registry on the metrics path (GET, and POST as
+// the first cairn did), at most maxRequests scrapes at once.
+func metricsHandler(reg *prometheus.Registry, cfg MetricsConfig, extra func(*http.ServeMux)) http.Handler {
+	mux := http.NewServeMux()
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		MaxRequestsInFlight: cfg.MaxRequests, EnableOpenMetrics: true, Registry: reg,
+	})
+	mux.Handle("GET "+cfg.MetricsEndpoint, h)
+	mux.Handle("POST "+cfg.MetricsEndpoint, h)
+	if extra != nil {
+		extra(mux)
+	}
+	return mux
+}
