@@ -44,11 +44,11 @@ type Options struct {
 
 // Server is one running cairn server.
 type Server struct {
-	cfg     Config
-	version string
-	log     *slog.Logger
-	db      *postgres.DB
-	docker  *client.Client
+	cfg       Config
+	version   string
+	log       *slog.Logger
+	db        *postgres.DB
+	docker    *client.Client
 	api       *http.Server
 	apiLn     net.Listener
 	metrics   *http.Server

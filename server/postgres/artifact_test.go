@@ -155,6 +155,12 @@ func TestLockArtifactRowSerialisesWriters(t *testing.T) {
 		})
 	}()
 	<-locked
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	err := db.WithTx(short, func(st service.Store) error {
@@ -162,6 +168,7 @@ func TestLockArtifactRowSerialisesWriters(t *testing.T) {
 		return err
 	})
 	require.Error(t, err, "a second writer waits for the row lock")
+	released = true
 	close(release)
 	require.NoError(t, <-done)
 }

@@ -201,49 +201,66 @@ func TestLockWorkspace(t *testing.T) {
 	t.Parallel()
 	db, _ := setup(t)
 	ctx := context.Background()
-	short := func() context.Context {
+	// busy tries a lock that must stay refused; short, since it fails by
+	// timing out.
+	busy := func(id string, mode service.LockMode) error {
 		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		t.Cleanup(cancel)
-		return c
+		defer cancel()
+		release, err := db.LockWorkspace(c, id, mode)
+		if err == nil {
+			release()
+		}
+		return err
+	}
+	// take takes a lock that must be granted; a failing test still releases
+	// it, or closing the pool would wait for it forever.
+	take := func(id string, mode service.LockMode) func() {
+		release, err := db.LockWorkspace(ctx, id, mode)
+		require.NoError(t, err)
+		var once sync.Once
+		t.Cleanup(func() { once.Do(release) })
+		return func() { once.Do(release) }
 	}
 
 	t.Run("SharedHoldersCoexist", func(t *testing.T) {
-		r1, err := db.LockWorkspace(ctx, "ws-shared", service.LockShared)
-		require.NoError(t, err)
-		r2, err := db.LockWorkspace(short(), "ws-shared", service.LockShared)
-		require.NoError(t, err)
-		_, err = db.LockWorkspace(short(), "ws-shared", service.LockExclusive)
-		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(err), "exclusive waits for shared holders")
+		r1 := take("ws-shared", service.LockShared)
+		r2 := take("ws-shared", service.LockShared)
+		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(busy("ws-shared", service.LockExclusive)),
+			"exclusive waits for shared holders")
 		r1()
 		r2()
-		r3, err := db.LockWorkspace(short(), "ws-shared", service.LockExclusive)
-		require.NoError(t, err, "released shared locks let an exclusive one in")
-		r3()
+		take("ws-shared", service.LockExclusive)()
 	})
 	t.Run("ExclusiveExcludes", func(t *testing.T) {
-		release, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive)
-		require.NoError(t, err)
-		_, err = db.LockWorkspace(short(), "ws-excl", service.LockShared)
-		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(err))
-		other, err := db.LockWorkspace(ctx, "ws-other", service.LockExclusive)
-		require.NoError(t, err, "another workspace's lock is independent")
-		other()
+		release := take("ws-excl", service.LockExclusive)
+		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(busy("ws-excl", service.LockShared)))
+		take("ws-other", service.LockExclusive)()
 
 		acquired := make(chan struct{})
 		go func() {
-			r, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive)
-			if err == nil {
+			defer close(acquired)
+			if r, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive); err == nil {
 				r()
 			}
-			close(acquired)
 		}()
 		time.Sleep(50 * time.Millisecond)
 		release()
 		select {
 		case <-acquired:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatal("a waiter did not get the lock after its release")
 		}
+	})
+	t.Run("TryLock", func(t *testing.T) {
+		release := take("ws-try", service.LockShared)
+		_, ok, err := db.TryLockWorkspace(ctx, "ws-try")
+		require.NoError(t, err)
+		require.False(t, ok, "a held lock is not granted")
+		release()
+		unlock, ok, err := db.TryLockWorkspace(ctx, "ws-try")
+		require.NoError(t, err)
+		require.True(t, ok)
+		unlock()
 	})
 }
 
