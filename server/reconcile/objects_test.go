@@ -1,0 +1,180 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/reconcile"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+func TestStagingObjects(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := e.reconciler(reconcile.Config{Keys: service.KeyPrefixes{Base: "poc"}})
+	reconcile.SetPageSize(r, 2) // three objects: two listing pages
+	keys := []string{"poc/staging/w1/" + ulid.Make().String(), "poc/staging/w1/" + ulid.Make().String(),
+		"poc/staging/w2/" + ulid.Make().String()}
+	for _, k := range keys {
+		e.put(t, k)
+	}
+	outside := []string{"staging/w1/" + ulid.Make().String(), "poc/stagingx/" + ulid.Make().String(), "poc/other"}
+	for _, k := range outside {
+		e.put(t, k)
+	}
+
+	e.ahead(ageOut / 2) // fresh
+	res := pass(t, r)
+	require.Equal(t, 3, res.StagingExamined)
+	require.Zero(t, res.StagingDeleted)
+	require.Empty(t, res.Errors)
+
+	e.ahead(2 * ageOut) // aged
+	res = pass(t, r)
+	require.Equal(t, 3, res.StagingDeleted)
+	require.ElementsMatch(t, outside, e.keys(t))
+}
+
+func TestStorageObjects(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	r := e.reconciler(reconcile.Config{})
+	reconcile.SetPageSize(r, 2)
+	ws := e.workspace(t, cairn.VolumeNone)
+	key := func() string { return "store/" + ws.ID + "/" + ulid.Make().String() }
+
+	live, deleted, replacedOld, never, flagged := key(), key(), key(), key(), key()
+	outside := "store-x/" + ulid.Make().String()
+	for _, k := range []string{live, deleted, replacedOld, never, outside, "other"} {
+		e.put(t, k)
+	}
+	e.artifact(t, ws, live)
+	// A deleted artifact and a replacement's old key, released three hours
+	// from now (their objects age out earlier by LastModified).
+	releasedAt := cairn.Now().Add(3 * ageOut)
+	require.NoError(t, e.db.ReleaseObject(ctx, deleted, ws.ID, releasedAt))
+	require.NoError(t, e.db.ReleaseObject(ctx, replacedOld, ws.ID, releasedAt))
+	gone := e.artifact(t, ws, flagged) // its object was never there
+
+	e.ahead(ageOut / 2)
+	res := pass(t, r)
+	require.Empty(t, res.Errors)
+	require.Equal(t, 4, res.StorageExamined)
+	require.Zero(t, res.StorageDeleted)
+	require.Zero(t, res.ArtifactsFlagged)
+	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, gone.ID))
+
+	e.ahead(2 * ageOut) // past the never-referenced grace, not the released one
+	res = pass(t, r)
+	require.Equal(t, 1, res.StorageDeleted)
+	require.False(t, e.exists(t, never))
+	require.True(t, e.exists(t, deleted))
+	require.True(t, e.exists(t, replacedOld))
+	require.Equal(t, 1, res.ArtifactsFlagged)
+	require.Equal(t, cairn.ArtifactMissingObject, e.artifactState(t, gone.ID))
+	events, err := e.db.FindAuditEvents(ctx, cairn.AuditFilter{Types: []cairn.AuditType{cairn.AuditArtifactMissing}})
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	require.Equal(t, "maintainer", *events[0].Actor)
+	require.Equal(t, map[string]any{"workspace_id": ws.ID, "artifact_id": gone.ID,
+		"artifact_name": gone.Name, "object_key": flagged}, events[0].Metadata)
+
+	e.ahead(5 * ageOut) // past the released grace
+	res = pass(t, r)
+	require.Equal(t, 2, res.StorageDeleted)
+	require.Zero(t, res.ArtifactsFlagged, "a flagged row is never flagged again")
+	require.ElementsMatch(t, []string{live, outside, "other"}, e.keys(t))
+	require.Zero(t, res.ReleasedPruned, "rows deleted with their objects are not pruned again")
+	refs, released, err := e.db.ObjectRefs(ctx, []string{live, deleted, replacedOld})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{live: true}, refs)
+	require.Empty(t, released)
+}
+
+func TestPruneReleased(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	r := e.reconciler(reconcile.Config{})
+	require.NoError(t, e.db.ReleaseObject(ctx, "store/w/"+ulid.Make().String(), "w", cairn.Now()))
+	e.ahead(2 * ageOut)
+	res := pass(t, r)
+	require.Equal(t, 1, res.ReleasedPruned)
+}
+
+// failingObjects fails List from the given call on.
+type failingObjects struct {
+	reconcile.Objects
+	calls, failFrom int
+}
+
+func (f *failingObjects) List(ctx context.Context, prefix, startAfter string, max int) ([]service.ObjectInfo, error) {
+	f.calls++
+	if f.calls >= f.failFrom {
+		return nil, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Detail: "the object store failed to list objects",
+			Err: errors.New("boom")}
+	}
+	return f.Objects.List(ctx, prefix, startAfter, max)
+}
+
+func TestStorageListingFailsMidway(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ws := e.workspace(t, cairn.VolumeNone)
+	key := func() string { return "store/" + ws.ID + "/" + ulid.Make().String() }
+	k1, k2, k3 := key(), key(), key()
+	for _, k := range []string{k1, k2, k3} {
+		e.put(t, k)
+	}
+	missing := e.artifact(t, ws, key())
+	// Staging listing is call 1 (empty), the store's first page call 2.
+	objs := &failingObjects{Objects: e.store, failFrom: 3}
+	r := e.reconcilerWith(objs, reconcile.Config{})
+	reconcile.SetPageSize(r, 2)
+	e.ahead(2 * ageOut)
+
+	res := pass(t, r)
+	require.Equal(t, 2, res.StorageDeleted, "deletions of the first page stand")
+	require.Zero(t, res.ArtifactsFlagged)
+	require.Len(t, res.Errors, 1)
+	require.Contains(t, res.Errors[0], "storage-objects: listing failed midway")
+	require.NotContains(t, res.Errors[0], "boom")
+	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, missing.ID))
+	require.True(t, e.exists(t, k3))
+}
+
+func TestScopedPass(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := e.reconciler(reconcile.Config{})
+	mine, other := e.workspace(t, cairn.VolumeNone), e.workspace(t, cairn.VolumeNone)
+	mineKeys := []string{"staging/" + mine.ID + "/" + ulid.Make().String(), "store/" + mine.ID + "/" + ulid.Make().String()}
+	otherKeys := []string{"staging/" + other.ID + "/" + ulid.Make().String(), "store/" + other.ID + "/" + ulid.Make().String()}
+	for _, k := range append(append([]string{}, mineKeys...), otherKeys...) {
+		e.put(t, k)
+	}
+	a := e.artifact(t, other, "store/"+other.ID+"/"+ulid.Make().String())
+	e.ahead(2 * ageOut)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.RunOnce(ctx, mine.ID)
+	require.NoError(t, err)
+	require.Equal(t, mine.ID, res.WorkspaceID)
+	require.Equal(t, 1, res.VolumesExamined)
+	require.Equal(t, 1, res.StagingDeleted)
+	require.Equal(t, 1, res.StorageDeleted)
+	require.Zero(t, res.ArtifactsFlagged)
+	require.ElementsMatch(t, otherKeys, e.keys(t))
+	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, a.ID))
+
+	_, err = r.RunOnce(ctx, "no-such-workspace")
+	require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+}

@@ -1,0 +1,232 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// sweepVolumes is sweep (a): volume-state sync. Only the volume listing's
+// failure aborts it; per-workspace failures are collected.
+func (p *pass) sweepVolumes(ctx context.Context) error {
+	names, err := p.r.volumes.ListVolumes(ctx, p.r.cfg.AppName+"-")
+	if err != nil {
+		p.fail(sweepVolumes, "volume listing failed, nothing written", err)
+		return nil
+	}
+	left := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		left[n] = struct{}{}
+	}
+	examine := func(ws *cairn.Workspace) {
+		p.res.VolumesExamined++
+		_, exists := left[ws.VolumeName]
+		delete(left, ws.VolumeName)
+		if exists == (ws.VolumeState == cairn.VolumeReady) {
+			return
+		}
+		corr, err := p.r.volumes.ReconcileVolume(ctx, ws.ID)
+		if err != nil {
+			p.fail(sweepVolumes, "workspace "+ws.ID, err)
+			return
+		}
+		switch corr {
+		case service.VolumeAdopted:
+			p.res.VolumesAdopted++
+			p.r.log.Info("adopted a workspace volume", "sweep", sweepVolumes, "workspace_id", ws.ID, "volume", ws.VolumeName)
+		case service.VolumeCleared:
+			p.res.VolumesCleared++
+			p.r.log.Info("cleared a vanished workspace volume", "sweep", sweepVolumes, "workspace_id", ws.ID, "volume", ws.VolumeName)
+		}
+	}
+	if p.ws != nil {
+		examine(p.ws)
+		return nil
+	}
+	var after *cairn.Workspace
+	for {
+		page, err := p.r.store.WorkspacePage(ctx, after, p.r.pageSize)
+		if err != nil {
+			return err
+		}
+		for _, ws := range page {
+			examine(ws)
+		}
+		if len(page) < p.r.pageSize {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	for name := range left {
+		p.res.VolumesOrphaned++
+		p.r.log.Warn("orphan volume: no workspace row names it (never deleted)", "sweep", sweepVolumes, "volume", name)
+	}
+	return nil
+}
+
+// sweepStaging is sweep (b): staging objects older than the cutoff go, one
+// bulk delete per listing page. No database access.
+func (p *pass) sweepStaging(ctx context.Context) {
+	prefix := p.scopedPrefix(p.r.staging)
+	after := ""
+	for {
+		page, err := p.r.objects.List(ctx, prefix, after, p.r.pageSize)
+		if err != nil {
+			p.fail(sweepStaging, "listing failed", err)
+			return
+		}
+		if len(page) == 0 {
+			return
+		}
+		p.res.StagingExamined += len(page)
+		var doomed []string
+		for _, obj := range page {
+			if obj.LastModified.Before(p.cutoff) {
+				doomed = append(doomed, obj.Key)
+			}
+		}
+		p.res.StagingDeleted += len(p.deleteObjects(ctx, sweepStaging, doomed))
+		after = page[len(page)-1].Key
+	}
+}
+
+// deleteObjects bulk-deletes keys and returns those that went; failures
+// are collected.
+func (p *pass) deleteObjects(ctx context.Context, sweep string, keys []string) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	failed, err := p.r.objects.DeleteMany(ctx, keys)
+	if err != nil {
+		p.fail(sweep, "bulk delete failed", err)
+	}
+	if len(failed) > 0 && err == nil {
+		p.fail(sweep, fmt.Sprintf("the store refused to delete %d objects", len(failed)), nil)
+	}
+	if len(failed) == 0 {
+		return keys
+	}
+	refused := make(map[string]bool, len(failed))
+	for _, k := range failed {
+		refused[k] = true
+	}
+	var gone []string
+	for _, k := range keys {
+		if !refused[k] {
+			gone = append(gone, k)
+		}
+	}
+	return gone
+}
+
+// sweepStorage is sweep (c): unreferenced final objects past their grace
+// go; after a completed listing, RECORDED rows whose object was not listed
+// are flagged MISSING_OBJECT and aged released rows are pruned. The listed
+// keys are kept in the database, not in memory.
+func (p *pass) sweepStorage(ctx context.Context) error {
+	keys, err := p.r.store.OpenKeySet(ctx)
+	if err != nil {
+		return err
+	}
+	defer keys.Close()
+	prefix := p.scopedPrefix(p.r.final)
+	after := ""
+	for {
+		page, err := p.r.objects.List(ctx, prefix, after, p.r.pageSize)
+		if err != nil {
+			p.fail(sweepStorage, "listing failed midway, nothing flagged", err)
+			return nil
+		}
+		if len(page) == 0 {
+			break
+		}
+		p.res.StorageExamined += len(page)
+		listed := make([]string, len(page))
+		for i, obj := range page {
+			listed[i] = obj.Key
+		}
+		if err := keys.Add(ctx, listed); err != nil {
+			return err
+		}
+		referenced, released, err := p.r.store.ObjectRefs(ctx, listed)
+		if err != nil {
+			return err
+		}
+		var doomed []string
+		for _, obj := range page {
+			if referenced[obj.Key] {
+				continue
+			}
+			if at, ok := released[obj.Key]; ok && at.Before(p.cutoff) || !ok && obj.LastModified.Before(p.cutoff) {
+				doomed = append(doomed, obj.Key)
+			}
+		}
+		if gone := p.deleteObjects(ctx, sweepStorage, doomed); len(gone) > 0 {
+			p.res.StorageDeleted += len(gone)
+			if err := p.r.store.DeleteReleased(ctx, gone); err != nil {
+				return err
+			}
+		}
+		after = page[len(page)-1].Key
+	}
+
+	afterID := ""
+	for {
+		missing, err := keys.Missing(ctx, prefix, p.workspaceID(), p.cutoff, afterID, p.r.pageSize)
+		if err != nil {
+			return err
+		}
+		for _, a := range missing {
+			ok, err := p.r.store.FlagMissing(ctx, a, p.now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				p.res.ArtifactsFlagged++
+				p.r.log.Warn("artifact object missing from the store; flagged MISSING_OBJECT", "sweep", sweepStorage,
+					"workspace_id", a.WorkspaceID, "artifact_id", a.ID)
+			}
+		}
+		if len(missing) < p.r.pageSize {
+			break
+		}
+		afterID = missing[len(missing)-1].ID
+	}
+	pruned, err := p.r.store.PruneReleased(ctx, p.cutoff, p.workspaceID())
+	if err != nil {
+		return err
+	}
+	p.res.ReleasedPruned = pruned
+	return nil
+}
+
+// sweepContainers is sweep (d): sidecars older than their timeout plus a
+// minute are force-removed. (Shell containers: not yet.)
+func (p *pass) sweepContainers(ctx context.Context) {
+	list, err := p.r.containers.ListSidecars(ctx, p.r.cfg.AppName)
+	if err != nil {
+		p.fail(sweepContainers, "container listing failed", err)
+		return
+	}
+	limit := p.r.cfg.SidecarTimeout + sidecarGrace
+	for _, c := range list {
+		if p.now.Sub(c.Created) <= limit {
+			continue
+		}
+		if err := p.r.containers.RemoveContainer(ctx, c.ID); err != nil {
+			p.fail(sweepContainers, "remove container "+shortID(c.ID), err)
+			continue
+		}
+		p.res.ContainersRemoved++
+		p.r.log.Warn("removed a leaked sidecar container", "sweep", sweepContainers, "container", c.ID)
+	}
+}
+
+// sidecarGrace is added to the sidecar timeout before a sidecar counts as
+// leaked.
+const sidecarGrace = 60 * time.Second
+
+func shortID(id string) string { return id[:min(12, len(id))] }
