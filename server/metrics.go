@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairn-dev/cairn"
 )
 
 // newRegistry is the process's private metrics registry, with the Go
@@ -91,4 +93,44 @@ func metricsHandler(reg *prometheus.Registry, cfg MetricsConfig, extra func(*htt
 		extra(mux)
 	}
 	return mux
+}
+
+// reconcileMetrics exports each pass's counters (API.md §13).
+type reconcileMetrics struct {
+	items       *prometheus.CounterVec
+	duration    prometheus.Summary
+	lastSuccess prometheus.Gauge
+}
+
+func newReconcileMetrics(reg prometheus.Registerer) *reconcileMetrics {
+	m := &reconcileMetrics{
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_reconcile_items_total", Help: "Items examined and changed by reconciliation passes."}, []string{"counter"}),
+		duration: prometheus.NewSummary(prometheus.SummaryOpts{
+			Name: "cairn_reconcile_pass_duration_seconds", Help: "Duration of reconciliation passes."}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cairn_reconcile_last_success_timestamp_seconds", Help: "When the last pass without an SQL error ended."}),
+	}
+	reg.MustRegister(m.items, m.duration, m.lastSuccess)
+	return m
+}
+
+func (m *reconcileMetrics) observe(res *cairn.SweepResult, err error) {
+	if res == nil {
+		return
+	}
+	for name, n := range map[string]int{
+		"volumes_examined": res.VolumesExamined, "volumes_adopted": res.VolumesAdopted,
+		"volumes_cleared": res.VolumesCleared, "volumes_orphaned": res.VolumesOrphaned,
+		"staging_examined": res.StagingExamined, "staging_deleted": res.StagingDeleted,
+		"storage_examined": res.StorageExamined, "storage_deleted": res.StorageDeleted,
+		"artifacts_flagged": res.ArtifactsFlagged, "released_pruned": res.ReleasedPruned,
+		"containers_removed": res.ContainersRemoved,
+	} {
+		m.items.WithLabelValues(name).Add(float64(n))
+	}
+	m.duration.Observe(res.FinishedAt.Sub(res.StartedAt).Seconds())
+	if err == nil {
+		m.lastSuccess.Set(float64(res.FinishedAt.Unix()))
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
+	"github.com/cairn-dev/cairn/server/reconcile"
 	"github.com/cairn-dev/cairn/server/rest"
 	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
@@ -39,7 +40,11 @@ type Secrets struct {
 type Options struct {
 	Migrate bool   // apply the embedded schema before serving
 	Version string // the binary's version, reported by the MCP endpoint
-	Logger  *slog.Logger
+	// Maintainer runs the reconciler loop in this process
+	// (--with-maintainer); MaintainerOnly serves no API (cairn maintainer).
+	Maintainer     bool
+	MaintainerOnly bool
+	Logger         *slog.Logger
 }
 
 // Server is one running cairn server.
@@ -54,6 +59,9 @@ type Server struct {
 	metrics   *http.Server
 	metricsLn net.Listener
 	registry  *prometheus.Registry
+
+	reconciler *reconcile.Reconciler
+	maintain   bool // run the reconciler's leader loop
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
@@ -94,10 +102,14 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 		return nil, err
 	}
 	svc := service.New(s.db, runtime, objects, s.serviceConfig())
-	s.api = s.apiServer(svc)
-	s.metrics = s.metricsServer()
-	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
+	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), s.reconcileConfig())
+	s.maintain = opts.Maintainer || opts.MaintainerOnly
+	s.metrics = s.metricsServer(svc, opts.MaintainerOnly)
+	if !opts.MaintainerOnly {
+		s.api = s.apiServer(svc)
+		if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
+		}
 	}
 	if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr()); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr(), err)
@@ -127,6 +139,19 @@ func (s *Server) runtimeConfig() docker.Config {
 	}
 }
 
+func (s *Server) reconcileConfig() reconcile.Config {
+	store := s.cfg.Artifact.Store
+	return reconcile.Config{
+		AppName:        s.cfg.AppName,
+		Keys:           service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
+		Interval:       time.Duration(s.cfg.Maintenance.SweepIntSec) * time.Second,
+		ObjAgeOut:      time.Duration(s.cfg.Maintenance.ObjAgeOutSec) * time.Second,
+		SidecarTimeout: time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
+		Logger:         s.log,
+		OnPass:         newReconcileMetrics(s.registry).observe,
+	}
+}
+
 func (s *Server) serviceConfig() service.Config {
 	store := s.cfg.Artifact.Store
 	return service.Config{
@@ -150,6 +175,7 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 		LogLevel:        logLevel(logging.LogLevel),
 		HealthLogLevel:  logLevel(logging.HealthLogLevel),
 		Logger:          s.log,
+		Maintenance:     s.reconciler,
 	})
 	handler := mcp.Mount(api.Handler(), svc, mcp.Config{
 		Enable:          s.cfg.API.APIs.MCP.Enable,
@@ -177,18 +203,30 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 	}
 }
 
-func (s *Server) metricsServer() *http.Server {
+// metricsServer serves the metrics path; a maintainer-only process also
+// answers its liveness probes there, having no API listener.
+func (s *Server) metricsServer(svc *service.Service, maintainerOnly bool) *http.Server {
 	t := s.cfg.Metrics.Service.TimeoutSecs
+	var probes func(*http.ServeMux)
+	if maintainerOnly {
+		probes = func(mux *http.ServeMux) { maintainerProbes(mux, svc, s.reconciler) }
+	}
 	return &http.Server{
-		Handler:      metricsHandler(s.registry, s.cfg.Metrics, nil),
+		Handler:      metricsHandler(s.registry, s.cfg.Metrics, probes),
 		ReadTimeout:  time.Duration(t.Read) * time.Second,
 		WriteTimeout: time.Duration(t.Write) * time.Second,
 		IdleTimeout:  time.Duration(t.Idle) * time.Second,
 	}
 }
 
-// APIAddr is the address the API listener is bound to (useful with port 0).
-func (s *Server) APIAddr() string { return s.apiLn.Addr().String() }
+// APIAddr is the address the API listener is bound to (useful with port 0);
+// "" in a maintainer-only process.
+func (s *Server) APIAddr() string {
+	if s.apiLn == nil {
+		return ""
+	}
+	return s.apiLn.Addr().String()
+}
 
 // MetricsAddr is the address the metrics listener is bound to.
 func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
@@ -197,12 +235,17 @@ func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
 // down gracefully.
 func (s *Server) Serve(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := s.api.Serve(s.apiLn); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("api listener: %w", err)
-		}
-		return nil
-	})
+	if s.api != nil {
+		g.Go(func() error {
+			if err := s.api.Serve(s.apiLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("api listener: %w", err)
+			}
+			return nil
+		})
+	}
+	if s.maintain {
+		g.Go(func() error { return s.reconciler.Run(gctx) })
+	}
 	g.Go(func() error {
 		if err := s.metrics.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("metrics listener: %w", err)
@@ -213,7 +256,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
-		return errors.Join(s.api.Shutdown(sctx), s.metrics.Shutdown(sctx))
+		var apiErr error
+		if s.api != nil {
+			apiErr = s.api.Shutdown(sctx)
+		}
+		return errors.Join(apiErr, s.metrics.Shutdown(sctx))
 	})
 	return g.Wait()
 }

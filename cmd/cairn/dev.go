@@ -108,7 +108,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
 	cfg.Persistence.SQL.App.User, cfg.Persistence.SQL.App.DB = st.pg.User, st.pg.Database
 	secrets := server.Secrets{SQLPassword: st.pg.Password, S3AccessKey: st.s3.AccessKey, S3SecretKey: st.s3.SecretKey}
-	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Version: version, Logger: log})
+	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Maintainer: true, Version: version, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type devStackProcess struct {
 
 // startDev runs the real binary as `cairn dev` on a free port with its own
 // state dir and app name (through -c, which also proves overrides work).
-func startDev(t *testing.T) *devStackProcess {
+func startDev(t *testing.T, overrides ...string) *devStackProcess {
 	t.Helper()
 	stacktest.Docker(t)
 	dir, err := binaries()
@@ -55,7 +55,8 @@ func startDev(t *testing.T) *devStackProcess {
 		output:    &bytes.Buffer{},
 	}
 	override := filepath.Join(state, "override.yaml")
-	require.NoError(t, os.WriteFile(override, []byte("appName: "+d.app+"\n"), 0o644))
+	yaml := "appName: " + d.app + "\n" + strings.Join(overrides, "\n")
+	require.NoError(t, os.WriteFile(override, []byte(yaml), 0o644))
 	d.cmd = exec.Command(d.bin, "dev", "--state-dir", d.stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port), "-c", override)
 	d.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+d.configDir)
 	d.cmd.Stdout, d.cmd.Stderr = d.output, d.output
@@ -196,4 +197,27 @@ func TestDevRestartKeepsData(t *testing.T) {
 	again.waitReady(t)
 	list := again.call(t, "GET", "/v1/workspaces?name=kept", "")
 	require.Len(t, list["workspaces"], 1)
+}
+
+// The dev stack runs the maintainer: a volume removed behind cairn's back is
+// noticed by the loop, and a pass can be asked for over REST.
+func TestDevMaintainer(t *testing.T) {
+	d := startDev(t, "maintenance:\n  sweepIntSec: 1")
+	ws := d.call(t, "POST", "/v1/workspaces", `{"name":"healed"}`)["workspace"].(map[string]any)
+	id := ws["id"].(string)
+	d.call(t, "POST", "/v1/workspaces/"+id+"/volume", "")
+	cli := stacktest.Docker(t)
+	require.NoError(t, cli.VolumeRemove(context.Background(), d.app+"-"+id, true))
+
+	require.Eventually(t, func() bool {
+		got := d.call(t, "GET", "/v1/workspaces/"+id, "")["workspace"].(map[string]any)
+		return got["volume_state"] == "NONE"
+	}, 30*time.Second, 250*time.Millisecond, "the maintainer clears the state of a vanished volume")
+	audit := d.call(t, "GET", "/v1/audit?workspace_id="+id+"&type=WORKSPACE_VOLUME_STATE", "")["audit_events"].([]any)
+	last := audit[len(audit)-1].(map[string]any)
+	require.Equal(t, "maintainer", last["actor"])
+
+	sweep := d.call(t, "POST", "/v1/maintenance/sweep?workspace_id="+id, "")["sweep"].(map[string]any)
+	require.Equal(t, id, sweep["workspace_id"])
+	require.EqualValues(t, 1, sweep["volumes_examined"])
 }

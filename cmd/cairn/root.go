@@ -44,6 +44,7 @@ func newRootCommand() *cobra.Command {
 
 	root.AddCommand(
 		newServerCommand(g),
+		newMaintainerCommand(g),
 		newMigrateCommand(g),
 		newDevCommand(g),
 		&cobra.Command{

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/server"
@@ -25,10 +27,9 @@ func newServerCommand(g *globals) *cobra.Command {
 			if err := g.require(true); err != nil {
 				return err
 			}
-			if withMaintainer {
-				log.Warn("--with-maintainer: the maintainer is not part of this build yet; serving the API only")
-			}
-			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{Migrate: migrate, Version: version, Logger: log})
+			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{
+				Migrate: migrate, Maintainer: withMaintainer, Version: version, Logger: log,
+			})
 			if err != nil {
 				return err
 			}
@@ -39,6 +40,44 @@ func newServerCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&migrate, "migrate", false, "apply the embedded schema before serving")
 	cmd.Flags().BoolVar(&withMaintainer, "with-maintainer", false, "also run the reconciler loop")
+	return cmd
+}
+
+func newMaintainerCommand(g *globals) *cobra.Command {
+	var taskingPassword string
+	cmd := &cobra.Command{
+		Use:     "maintainer",
+		Aliases: []string{"mtn"},
+		Short:   "Run the reconciler (any number of replicas; one sweeps at a time)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			if taskingPassword != "" {
+				log.Warn("--tasking-sql-pw is accepted and ignored: the maintainer needs no tasking database")
+			}
+			cfg, err := g.loadConfig(log)
+			if err != nil {
+				return err
+			}
+			if err := g.require(true); err != nil {
+				return err
+			}
+			m, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{
+				MaintainerOnly: true, Version: version, Logger: log,
+			})
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			log.Info("cairn maintainer running", "metrics", m.MetricsAddr())
+			return m.Serve(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&taskingPassword, "tasking-sql-pw", os.Getenv("CAIRN_TASKING_SQL_PASSWORD"),
+		"accepted and ignored (the first cairn's tasking database is gone)")
 	return cmd
 }
 

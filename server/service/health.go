@@ -51,3 +51,11 @@ func (s *Service) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PingDatabase answers whether the database serves queries.
+func (s *Service) PingDatabase(ctx context.Context) error {
+	if err := s.store.Ping(ctx); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonNotReady, Detail: "database", Err: err}
+	}
+	return nil
+}
