@@ -40,7 +40,7 @@ func TestCompose(t *testing.T) {
 	require.NoError(t, err)
 	var compose composeFile
 	require.NoError(t, yaml.Unmarshal(raw, &compose))
-	require.Subset(t, keys(compose.Services), []string{"postgres", "s3", "server", "sidecar-image"})
+	require.Subset(t, keys(compose.Services), []string{"postgres", "s3", "server", "maintainer", "sidecar-image"})
 
 	_, _, err = server.LoadConfig(filepath.Join(root, "deploy", "config.yaml"))
 	require.NoError(t, err, "deploy/config.yaml is a valid server config")
