@@ -104,6 +104,14 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	svc := service.New(s.db, runtime, objects, s.serviceConfig())
 	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), s.reconcileConfig())
 	s.maintain = opts.Maintainer || opts.MaintainerOnly
+	s.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cairn_reconcile_leader", Help: "Whether this process holds the maintainer's leader lock (1) or not (0).",
+	}, func() float64 {
+		if s.reconciler.Leader() {
+			return 1
+		}
+		return 0
+	}))
 	s.metrics = s.metricsServer(svc, opts.MaintainerOnly)
 	if !opts.MaintainerOnly {
 		s.api = s.apiServer(svc)
