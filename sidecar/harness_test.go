@@ -238,5 +238,5 @@ func skipUnlessCI(t *testing.T, format string, args ...any) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf(format, args...)
 	}
-	t.Skipf(format, args...)
+	t.Skipf(format+" (skipped outside CI)", args...)
 }

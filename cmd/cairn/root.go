@@ -83,6 +83,20 @@ func (g *globals) loadConfig(log *slog.Logger) (server.Config, error) {
 	return cfg, err
 }
 
+// setup builds the logger, loads the config and checks the secrets a
+// process command needs (the store's keys only when needS3).
+func (g *globals) setup(needS3 bool) (*slog.Logger, server.Config, error) {
+	log, err := g.logger()
+	if err != nil {
+		return nil, server.Config{}, err
+	}
+	cfg, err := g.loadConfig(log)
+	if err != nil {
+		return nil, server.Config{}, err
+	}
+	return log, cfg, g.require(needS3)
+}
+
 // require names every missing secret at once.
 func (g *globals) require(needS3 bool) error {
 	var missing []string

@@ -16,15 +16,8 @@ func newServerCommand(g *globals) *cobra.Command {
 		Short:   "Run the cairn API server",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
+			log, cfg, err := g.setup(true)
 			if err != nil {
-				return err
-			}
-			cfg, err := g.loadConfig(log)
-			if err != nil {
-				return err
-			}
-			if err := g.require(true); err != nil {
 				return err
 			}
 			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{
@@ -51,19 +44,12 @@ func newMaintainerCommand(g *globals) *cobra.Command {
 		Short:   "Run the reconciler (any number of replicas; one sweeps at a time)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
+			log, cfg, err := g.setup(true)
 			if err != nil {
 				return err
 			}
 			if taskingPassword != "" {
 				log.Warn("--tasking-sql-pw is accepted and ignored: the maintainer needs no tasking database")
-			}
-			cfg, err := g.loadConfig(log)
-			if err != nil {
-				return err
-			}
-			if err := g.require(true); err != nil {
-				return err
 			}
 			m, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{
 				MaintainerOnly: true, Version: version, Logger: log,
@@ -87,15 +73,8 @@ func newMigrateCommand(g *globals) *cobra.Command {
 		Short: "Apply the embedded database schema (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
+			_, cfg, err := g.setup(false)
 			if err != nil {
-				return err
-			}
-			cfg, err := g.loadConfig(log)
-			if err != nil {
-				return err
-			}
-			if err := g.require(false); err != nil {
 				return err
 			}
 			v, err := server.Migrate(cmd.Context(), cfg, g.sqlPassword)
