@@ -23,7 +23,7 @@ func lockKey(name string) int64 {
 // connection, because the lock is held across sidecar runs that outlast any
 // transaction.
 func (db *DB) LockWorkspace(ctx context.Context, id string, mode service.LockMode) (func(), error) {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := db.held.Acquire(ctx)
 	if err != nil {
 		return nil, busyOr(ctx, "acquire lock connection", err)
 	}
@@ -61,7 +61,7 @@ func busyOr(ctx context.Context, what string, err error) error {
 
 // TryLockWorkspace takes the workspace's lock exclusively without waiting.
 func (db *DB) TryLockWorkspace(ctx context.Context, id string) (func(), bool, error) {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := db.held.Acquire(ctx)
 	if err != nil {
 		return nil, false, internal("acquire lock connection", err)
 	}

@@ -26,18 +26,32 @@ type querier interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
+// Pool sizes. Queries share one pool; sessions held for a long time — the
+// advisory locks kept across sidecar runs and reconciliation passes — come
+// from a second one, so that however many are held, queries never starve
+// (a transfer holding its lock still needs a connection for its queries).
+const (
+	queryConns = 16
+	heldConns  = 64
+)
+
 // DB is the cairn metadata store.
 type DB struct {
-	pool *pgxpool.Pool
+	pool *pgxpool.Pool // queries and transactions
+	held *pgxpool.Pool // long-held sessions: locks, the reconciler's key table
 	q    querier
 }
 
-// Open connects a pool to the database named by dsn and checks it answers.
+// Open connects the pools to the database named by dsn and checks it
+// answers.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse database settings: %w", err)
 	}
+	heldCfg := cfg.Copy()
+	cfg.MaxConns = max(cfg.MaxConns, queryConns)
+	heldCfg.MaxConns, heldCfg.MinConns = heldConns, 0
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
@@ -47,11 +61,19 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("connect to database %s on %s:%d: %w",
 			cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &DB{pool: pool, q: pool}, nil
+	held, err := pgxpool.NewWithConfig(ctx, heldCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	return &DB{pool: pool, held: held, q: pool}, nil
 }
 
 // Close closes every connection.
-func (db *DB) Close() { db.pool.Close() }
+func (db *DB) Close() {
+	db.held.Close()
+	db.pool.Close()
+}
 
 // Ping runs SELECT 1.
 func (db *DB) Ping(ctx context.Context) error {
@@ -70,7 +92,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(service.Store) error) error {
 		return internal("begin transaction", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	if err := fn(&DB{pool: db.pool, q: tx}); err != nil {
+	if err := fn(&DB{pool: db.pool, held: db.held, q: tx}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

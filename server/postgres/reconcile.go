@@ -21,7 +21,7 @@ const maintainerActor = "maintainer"
 // LockPass takes the pass lock of app on a dedicated connection, waiting
 // until ctx is done.
 func (db *DB) LockPass(ctx context.Context, app string) (func(), error) {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := db.held.Acquire(ctx)
 	if err != nil {
 		return nil, sweepBusyOr(ctx, "acquire pass lock connection", err)
 	}
@@ -60,7 +60,7 @@ type lease struct {
 // TryLeader tries the leader lock of app on a dedicated connection, which
 // the lease keeps until Release.
 func (db *DB) TryLeader(ctx context.Context, app string) (reconcile.Lease, bool, error) {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := db.held.Acquire(ctx)
 	if err != nil {
 		return nil, false, internal("acquire leader connection", err)
 	}
@@ -194,7 +194,7 @@ type keySet struct {
 
 // OpenKeySet creates the session's temporary key table.
 func (db *DB) OpenKeySet(ctx context.Context) (reconcile.KeySet, error) {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := db.held.Acquire(ctx)
 	if err != nil {
 		return nil, internal("acquire listing connection", err)
 	}
