@@ -17,7 +17,16 @@ import (
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
-func TestMain(m *testing.M) { stacktest.Main(m) }
+func TestMain(m *testing.M) {
+	stacktest.Main(m, func() {
+		if binDir != "" {
+			os.RemoveAll(binDir)
+		}
+	})
+}
+
+// binDir is where binaries built them, removed when the tests end.
+var binDir string
 
 // execute runs the root command in-process with args and the given
 // environment overrides, returning its output and error.
@@ -113,6 +122,7 @@ var binaries = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/cairn", "./cmd/cairn-sidecar")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -63,9 +63,13 @@ var services struct {
 	s3       lazy[*stack.S3]
 }
 
-// Main runs the tests, then stops every service that was started.
-func Main(m *testing.M) {
+// Main runs the tests, then stops every service that was started and runs
+// the package's own cleanups.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if pg, err := services.postgres.get(nil); err == nil && pg != nil {
 		pg.Stop()
 	}
