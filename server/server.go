@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cairn-dev/cairn/server/auth"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
@@ -69,6 +70,9 @@ type Server struct {
 func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
 	s = &Server{cfg: cfg, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		registry: newRegistry(cfg.Metrics)}
+	if err := auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth, s.log); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -114,7 +118,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	}))
 	s.metrics = s.metricsServer(svc, opts.MaintainerOnly)
 	if !opts.MaintainerOnly {
-		s.api = s.apiServer(svc)
+		if s.api, err = s.apiServer(svc); err != nil {
+			return nil, err
+		}
 		if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
 			return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
 		}
@@ -173,7 +179,7 @@ func (s *Server) serviceConfig() service.Config {
 	}
 }
 
-func (s *Server) apiServer(svc *service.Service) *http.Server {
+func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 	logging := s.cfg.API.APIs.RequestLogging
 	t := s.cfg.API.Service.TimeoutSecs
 	api := rest.New(svc, rest.Config{
@@ -195,6 +201,11 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 		RequestIDHeader: logging.RequestIDHeader,
 		CallTimeout:     requestTimeout(t),
 	})
+	guard, err := auth.New(s.authConfig())
+	if err != nil {
+		return nil, err
+	}
+	handler = guard.Handler(handler)
 	if s.cfg.Metrics.Features.EnableHTTPMetrics {
 		handler = newHTTPMetrics(s.registry).wrap(handler)
 	}
@@ -208,6 +219,28 @@ func (s *Server) apiServer(svc *service.Service) *http.Server {
 		IdleTimeout:  time.Duration(t.Idle) * time.Second,
 		Protocols:    protocols,
 		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}, nil
+}
+
+// authConfig maps the config onto the access-control decorator's settings.
+func (s *Server) authConfig() auth.Config {
+	tokens := make([]auth.Token, 0, len(s.cfg.Auth.Tokens))
+	for _, t := range s.cfg.Auth.Tokens {
+		scopes := make([]auth.Scope, 0, len(t.Scopes))
+		for _, sc := range t.Scopes {
+			scopes = append(scopes, auth.Scope(sc))
+		}
+		tokens = append(tokens, auth.Token{Name: t.Name, SHA256: t.SHA256, Scopes: scopes})
+	}
+	apis := s.cfg.API.APIs
+	return auth.Config{
+		Tokens:          tokens,
+		AllowedOrigins:  s.cfg.API.CORS.AllowedOrigins,
+		HostGuard:       apis.MCP.EnableDNSRebindGuard,
+		PathPrefix:      apis.EndPoint.PathPrefix,
+		MCP:             apis.MCP.Enable,
+		RequestIDHeader: apis.RequestLogging.RequestIDHeader,
+		Logger:          s.log,
 	}
 }
 

@@ -47,6 +47,7 @@ func newRootCommand() *cobra.Command {
 		newMaintainerCommand(g),
 		newMigrateCommand(g),
 		newDevCommand(g),
+		newTokenCommand(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

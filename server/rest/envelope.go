@@ -140,3 +140,20 @@ func statusOf(r cairn.Reason) int {
 		return http.StatusBadRequest
 	}
 }
+
+// RequestID applies the request-ID rule of API.md §1.3 to a client's header
+// value: the value itself when acceptable, else a fresh UUIDv4. Decorators
+// that answer before the router (server/auth) use it.
+func RequestID(given string) string { return requestID(given) }
+
+// WriteRefusal answers a request refused before routing (the guards and
+// authentication of server/auth) with the status of err's reason, the error
+// envelope carrying id and message, and WWW-Authenticate on a 401. The
+// caller sets the request-ID response header.
+func WriteRefusal(w http.ResponseWriter, id, message string, err error) {
+	status := statusOf(cairn.ErrorReason(err))
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+	}
+	writeJSON(w, status, failure(id, status, message, err))
+}

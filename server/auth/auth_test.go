@@ -1,0 +1,398 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+)
+
+var allScopes = []Scope{ScopeRead, ScopeWrite, ScopeAdmin, ScopeShell, ScopeMCP}
+
+func hashOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// tokenFor names the token that carries every scope but skip (all of them
+// when skip is ScopeNone).
+func tokenFor(skip Scope) string { return "secret-without-" + string(skip) + "-0123456789abcdef" }
+
+func testTokens() []Token {
+	var tokens []Token
+	for _, skip := range append([]Scope{ScopeNone}, allScopes...) {
+		var scopes []Scope
+		for _, s := range allScopes {
+			if s != skip {
+				scopes = append(scopes, s)
+			}
+		}
+		name := "all"
+		if skip != ScopeNone {
+			name = "no-" + string(skip)
+		}
+		tokens = append(tokens, Token{Name: name, SHA256: hashOf(tokenFor(skip)), Scopes: scopes})
+	}
+	return tokens
+}
+
+// ok is the stub front door: 200 and the actor it saw.
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if a := cairn.ActorFrom(r.Context()); a != nil {
+		w.Header().Set("X-Actor", *a)
+	}
+	w.WriteHeader(http.StatusOK)
+})
+
+func newGuard(t *testing.T, cfg Config) http.Handler {
+	t.Helper()
+	g, err := New(cfg)
+	require.NoError(t, err)
+	return g.Handler(ok)
+}
+
+// requestFor builds a request for a table pattern under prefix.
+func requestFor(prefix, pattern string) *http.Request {
+	method, path, found := strings.Cut(pattern, " ")
+	if !found {
+		method, path = http.MethodPost, pattern
+	}
+	path = strings.NewReplacer("{workspaceID}", "w1", "{artifactID}", "a1", "{shellID}", "s1").Replace(path)
+	return httptest.NewRequest(method, prefix+path, nil)
+}
+
+type envelope struct {
+	Success   bool   `json:"success"`
+	RequestID string `json:"request_id"`
+	Error     struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Reason  string `json:"reason"`
+	} `json:"error"`
+}
+
+func decode(t *testing.T, rec *httptest.ResponseRecorder) envelope {
+	t.Helper()
+	var e envelope
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
+	require.Equal(t, rec.Code, e.Error.Code)
+	require.NotEmpty(t, e.RequestID)
+	require.Equal(t, e.RequestID, rec.Header().Get("X-Request-ID"))
+	return e
+}
+
+func TestAuthRouteTable(t *testing.T) {
+	t.Parallel()
+	const prefix = "/api"
+	h := newGuard(t, Config{Tokens: testTokens(), PathPrefix: prefix + "/", MCP: true})
+	for _, rt := range append(routes, mcpRoute) {
+		t.Run(rt.pattern, func(t *testing.T) {
+			t.Parallel()
+			serve := func(token string) *httptest.ResponseRecorder {
+				r := requestFor(prefix, rt.pattern)
+				if token != "" {
+					r.Header.Set("Authorization", "Bearer "+token)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				return rec
+			}
+			if rt.scope == ScopeNone {
+				require.Equal(t, http.StatusOK, serve("").Code)
+				return
+			}
+			rec := serve("")
+			require.Equal(t, http.StatusUnauthorized, rec.Code)
+			require.Equal(t, `Bearer realm="cairn"`, rec.Header().Get("WWW-Authenticate"))
+			e := decode(t, rec)
+			require.Equal(t, "unauthenticated", e.Error.Reason)
+			require.Equal(t, "Authentication required", e.Error.Message)
+
+			require.Equal(t, http.StatusUnauthorized, serve("not-a-configured-token").Code)
+
+			rec = serve(tokenFor(rt.scope))
+			require.Equal(t, http.StatusForbidden, rec.Code)
+			e = decode(t, rec)
+			require.Equal(t, "forbidden", e.Error.Reason)
+			require.Equal(t, "Token 'no-"+string(rt.scope)+"' lacks scope '"+string(rt.scope)+"'", e.Error.Message)
+
+			rec = serve(tokenFor(ScopeNone))
+			require.Equal(t, http.StatusOK, rec.Code)
+			require.Equal(t, "all", rec.Header().Get("X-Actor"))
+		})
+	}
+}
+
+func TestAuthScopesPerSpec(t *testing.T) {
+	t.Parallel()
+	// Spot checks of the specific assignments of API.md §1.6 over the
+	// coarse rules.
+	want := map[string]Scope{
+		"DELETE /v1/workspaces/{workspaceID}":        ScopeAdmin,
+		"POST /v1/workspaces/{workspaceID}/volume":   ScopeAdmin,
+		"DELETE /v1/workspaces/{workspaceID}/volume": ScopeAdmin,
+		"GET /v1/audit":                          ScopeAdmin,
+		"POST /v1/maintenance/sweep":             ScopeAdmin,
+		"DELETE /v1/shells/{shellID}":            ScopeAdmin,
+		"GET /v1/workspaces/{workspaceID}/shell": ScopeShell,
+		"DELETE /v1/artifacts/{artifactID}":      ScopeWrite,
+		"GET /liveness/ready":                    ScopeNone,
+	}
+	mux := newRouter("", true)
+	for pattern, scope := range want {
+		got, found := scopeOf(mux, requestFor("", pattern))
+		require.True(t, found, pattern)
+		require.Equal(t, scope, got, pattern)
+	}
+	got, found := scopeOf(mux, httptest.NewRequest(http.MethodGet, "/v1/mcp", nil))
+	require.True(t, found)
+	require.Equal(t, ScopeMCP, got)
+	require.Len(t, routes, 28, "API.md §3.1 lists 29 routes, the MCP one apart")
+}
+
+func TestAuthUnknownPassesThrough(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{Tokens: testTokens()}) // MCP off: /v1/mcp is unknown
+	for _, target := range []string{"/nope", "/v1/mcp", "/v1/workspaces/w1/nope", "/v1//workspaces", "/api/v1/workspaces"} {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set("Origin", "https://evil.example")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		require.Equal(t, http.StatusOK, rec.Code, target)
+	}
+	// A known path with a wrong method is the router's 405, not ours.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPatch, "/v1/workspaces", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+}
+
+func TestAuthNoTokensNoAuthentication(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodDelete, "/v1/workspaces/w1", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Empty(t, rec.Header().Get("X-Actor"), "no actor when authentication is off")
+}
+
+func TestAuthSchemes(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{Tokens: testTokens()})
+	for header, want := range map[string]int{
+		"Bearer " + tokenFor(ScopeNone):     http.StatusOK,
+		"bearer " + tokenFor(ScopeNone):     http.StatusOK,
+		"Basic " + tokenFor(ScopeNone):      http.StatusUnauthorized,
+		tokenFor(ScopeNone):                 http.StatusUnauthorized,
+		"Bearer":                            http.StatusUnauthorized,
+		"Bearer ":                           http.StatusUnauthorized,
+		"Bearer " + tokenFor(ScopeNone)[1:]: http.StatusUnauthorized,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
+		r.Header.Set("Authorization", header)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		require.Equal(t, want, rec.Code, header)
+	}
+	// Tokens never travel in URLs: the query string is not consulted.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/workspaces?token="+tokenFor(ScopeNone)+"&access_token="+tokenFor(ScopeNone), nil))
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+}
+
+// TestAuthComparesEveryHash is not parallel: it swaps compare.
+func TestAuthComparesEveryHash(t *testing.T) {
+	var calls atomic.Int32
+	defer func(orig func(x, y []byte) int) { compare = orig }(compare)
+	compare = func(x, y []byte) int { calls.Add(1); return origCompare(x, y) }
+
+	tokens := testTokens()
+	g, err := New(Config{Tokens: tokens})
+	require.NoError(t, err)
+	for i, tok := range []string{tokenFor(ScopeNone), tokenFor(ScopeMCP), "unknown"} {
+		calls.Store(0)
+		r := httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		got, found := g.authenticate(r)
+		require.Equal(t, int32(len(tokens)), calls.Load(), "every hash is compared, match or not")
+		switch i {
+		case 0:
+			require.True(t, found)
+			require.Equal(t, "all", got.name) // the first configured
+		case 1:
+			require.True(t, found)
+			require.Equal(t, "no-mcp", got.name) // the last configured
+		default:
+			require.False(t, found)
+		}
+	}
+}
+
+func TestAuthOrigin(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{Tokens: testTokens(), AllowedOrigins: []string{"https://UI.example:8443"}})
+	for origin, want := range map[string]int{
+		"":                        http.StatusUnauthorized, // no Origin: on to authentication
+		"https://ui.example:8443": http.StatusUnauthorized,
+		"HTTPS://UI.EXAMPLE:8443": http.StatusUnauthorized,
+		"https://ui.example":      http.StatusForbidden,
+		"https://evil.example":    http.StatusForbidden,
+		"null":                    http.StatusForbidden,
+	} {
+		for _, target := range []string{"/v1/workspaces", "/liveness/alive"} {
+			r := httptest.NewRequest(http.MethodGet, target, nil)
+			if origin != "" {
+				r.Header.Set("Origin", origin)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if target == "/liveness/alive" && want == http.StatusUnauthorized {
+				require.Equal(t, http.StatusOK, rec.Code, origin)
+				continue
+			}
+			require.Equal(t, want, rec.Code, origin+" "+target)
+			if want == http.StatusForbidden {
+				e := decode(t, rec)
+				require.Equal(t, "origin_not_allowed", e.Error.Reason)
+				require.Equal(t, "Origin not allowed", e.Error.Message)
+			}
+		}
+	}
+	// Origin is checked before authentication, even with a valid token.
+	r := httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
+	r.Header.Set("Origin", "https://evil.example")
+	r.Header.Set("Authorization", "Bearer "+tokenFor(ScopeNone))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	require.Equal(t, http.StatusForbidden, rec.Code)
+}
+
+func withLocalAddr(r *http.Request, addr string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, net.TCPAddrFromAddrPort(mustAddrPort(addr))))
+}
+
+func TestAuthHostGuard(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		local, host string
+		guard       bool
+		want        int
+	}{
+		{"127.0.0.1:3001", "evil.example", true, http.StatusForbidden},
+		{"127.0.0.1:3001", "evil.example:3001", true, http.StatusForbidden},
+		{"[::1]:3001", "10.0.0.1", true, http.StatusForbidden},
+		{"127.0.0.1:3001", "localhost:3001", true, http.StatusOK},
+		{"127.0.0.1:3001", "api.localhost", true, http.StatusOK},
+		{"127.0.0.1:3001", "127.0.0.2", true, http.StatusOK},
+		{"[::1]:3001", "[::1]:3001", true, http.StatusOK},
+		{"10.0.0.5:3001", "evil.example", true, http.StatusOK}, // not a loopback listener
+		{"127.0.0.1:3001", "evil.example", false, http.StatusOK},
+	}
+	for _, tc := range cases {
+		h := newGuard(t, Config{HostGuard: tc.guard})
+		for _, target := range []string{"/v1/workspaces", "/liveness/ready"} {
+			r := withLocalAddr(httptest.NewRequest(http.MethodGet, target, nil), tc.local)
+			r.Host = tc.host
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			require.Equal(t, tc.want, rec.Code, "%+v %s", tc, target)
+			if tc.want == http.StatusForbidden {
+				e := decode(t, rec)
+				require.Equal(t, "host_not_allowed", e.Error.Reason)
+				require.Equal(t, `Forbidden: invalid Host header "`+tc.host+`"`, e.Error.Message)
+			}
+		}
+	}
+}
+
+func TestAuthHostGuardBeforeAuthentication(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{Tokens: testTokens(), HostGuard: true})
+	srv := httptest.NewServer(h) // a real loopback listener sets LocalAddrContextKey
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/v1/workspaces", nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example"
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
+func TestAuthRequestIDHeader(t *testing.T) {
+	t.Parallel()
+	h := newGuard(t, Config{Tokens: testTokens(), RequestIDHeader: "X-Trace"})
+	r := httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
+	r.Header.Set("X-Trace", "abc-123")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Equal(t, "abc-123", rec.Header().Get("X-Trace"))
+	require.Contains(t, rec.Body.String(), `"request_id":"abc-123"`)
+
+	r = httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	require.Len(t, rec.Header().Get("X-Trace"), 36, "a fresh UUIDv4")
+}
+
+func TestAuthTokensNeverLoggedOrEchoed(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	g, err := New(Config{Tokens: testTokens(), Logger: log})
+	require.NoError(t, err)
+	h := g.Handler(ok)
+	var bodies bytes.Buffer
+	for _, tok := range []string{"wrong-token-XYZZY", tokenFor(ScopeAdmin), tokenFor(ScopeNone)} {
+		for _, target := range []string{"/v1/audit", "/v1/workspaces"} {
+			r := httptest.NewRequest(http.MethodGet, target, nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			bodies.Write(rec.Body.Bytes())
+			for _, vs := range rec.Header() {
+				bodies.WriteString(strings.Join(vs, " "))
+			}
+		}
+	}
+	require.Contains(t, logs.String(), "request refused", "refusals are logged")
+	require.Contains(t, bodies.String(), "lacks scope")
+	for _, tok := range []string{"wrong-token-XYZZY", tokenFor(ScopeAdmin), tokenFor(ScopeNone)} {
+		require.NotContains(t, logs.String(), tok)
+		require.NotContains(t, bodies.String(), tok)
+		require.NotContains(t, logs.String(), hashOf(tok))
+		require.NotContains(t, bodies.String(), hashOf(tok))
+	}
+}
+
+func TestAuthNewRejectsBadHash(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{Tokens: []Token{{Name: "t", SHA256: "nothex", Scopes: []Scope{ScopeRead}}}})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "nothex")
+}
+
+func TestAuthCheckExposure(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	require.NoError(t, CheckExposure(0, true, false, log))
+	require.NoError(t, CheckExposure(1, false, false, log))
+	require.ErrorIs(t, CheckExposure(0, false, false, log), ErrExposed)
+	require.Empty(t, logs.String())
+	require.NoError(t, CheckExposure(0, false, true, log))
+	require.Contains(t, logs.String(), "level=WARN")
+	require.Contains(t, logs.String(), "insecureNoAuth")
+}

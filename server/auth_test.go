@@ -1,0 +1,28 @@
+package server
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/server/auth"
+)
+
+// TestAuthOpenRefusesExposed checks the start-up rule of API.md §1.6: Open
+// refuses before dialling anything when no token is configured and a
+// listener is not on loopback.
+func TestAuthOpenRefusesExposed(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig() // both listeners on 0.0.0.0, no tokens
+	_, err := Open(t.Context(), cfg, Secrets{}, Options{})
+	require.ErrorIs(t, err, auth.ErrExposed)
+	require.Contains(t, err.Error(), "auth.insecureNoAuth")
+
+	var logs bytes.Buffer
+	cfg.Auth.InsecureNoAuth = true
+	require.NoError(t, auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth,
+		slog.New(slog.NewTextHandler(&logs, nil))))
+	require.Contains(t, logs.String(), "level=WARN")
+}
