@@ -18,3 +18,25 @@ func ActorFrom(ctx context.Context) *string {
 	}
 	return nil
 }
+
+type scopesKey struct{}
+
+// WithScopes records the scopes of the caller's token. Without it — when
+// authentication is off — every scope is allowed.
+func WithScopes(ctx context.Context, scopes []string) context.Context {
+	return context.WithValue(ctx, scopesKey{}, scopes)
+}
+
+// ScopeAllowed reports whether the caller may act with scope.
+func ScopeAllowed(ctx context.Context, scope string) bool {
+	scopes, checked := ctx.Value(scopesKey{}).([]string)
+	if !checked {
+		return true
+	}
+	for _, s := range scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}

@@ -116,7 +116,8 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			g.refuse(w, r, fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(cairn.WithActor(r.Context(), t.name)))
+		ctx := cairn.WithScopes(cairn.WithActor(r.Context(), t.name), scopeNames(t.scopes))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -201,4 +202,13 @@ func CheckExposure(tokens int, loopback, insecureNoAuth bool, log *slog.Logger) 
 	}
 	log.Warn("authentication is off on a non-loopback listener (auth.insecureNoAuth: true): anyone who can reach it can use the API")
 	return nil
+}
+
+// scopeNames lists scopes as the domain's context carries them.
+func scopeNames(scopes []Scope) []string {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	return names
 }

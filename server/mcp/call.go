@@ -55,6 +55,9 @@ func serve[A arguments](t *toolbox, d definition, h handler[A]) mcpserver.Server
 }
 
 func run[A arguments](ctx context.Context, d definition, req mcpgo.CallToolRequest, h handler[A]) (*mcpgo.CallToolResult, error) {
+	if !cairn.ScopeAllowed(ctx, d.scope) {
+		return nil, cairn.Errorf(cairn.ReasonForbidden, "token '%s' lacks scope '%s'", deref(cairn.ActorFrom(ctx)), d.scope)
+	}
 	data, err := decodeArguments(d.params, req.GetRawArguments())
 	if err != nil {
 		return nil, err
@@ -139,4 +142,11 @@ func page(limit, offset *int) cairn.Page {
 		p.Offset = *offset
 	}
 	return p
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

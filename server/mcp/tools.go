@@ -10,6 +10,7 @@ import (
 // definition is what tools/list publishes about one tool.
 type definition struct {
 	name        string
+	scope       string // read or write: what a token needs to call it (besides mcp)
 	description string
 	params      []param
 	output      *object // the read tools' structured result
@@ -52,7 +53,8 @@ const (
 )
 
 var getWorkspaceTool = definition{
-	name: "get_workspace",
+	name:  "get_workspace",
+	scope: "read",
 	description: "Look up a workspace by name and report whether its volume is ready. " +
 		"Transfers (download_artifact, upload_artifact, update_artifact) need volume_state READY. " +
 		"A workspace in state NONE has no volume yet: only an operator can provision one, agents cannot.",
@@ -64,7 +66,8 @@ var getWorkspaceTool = definition{
 }
 
 var listWorkspacesTool = definition{
-	name: "list_workspaces",
+	name:  "list_workspaces",
+	scope: "read",
 	description: "List workspaces, oldest first, with their volume state. " +
 		"Optionally keep only some names or volume states, and page with limit and offset.",
 	params: []param{
@@ -81,7 +84,8 @@ var listWorkspacesTool = definition{
 }
 
 var listArtifactsTool = definition{
-	name: "list_artifacts",
+	name:  "list_artifacts",
+	scope: "read",
 	description: "List the artifacts of a workspace, oldest first: name, description, state and time of the last change. " +
 		"Metadata only, no content. It is also the way to check whether an artifact name is taken. " +
 		"Only RECORDED artifacts are listed unless states says otherwise; a MISSING_OBJECT artifact has lost its stored " +
@@ -101,7 +105,8 @@ var listArtifactsTool = definition{
 }
 
 var downloadArtifactTool = definition{
-	name: "download_artifact",
+	name:  "download_artifact",
+	scope: "write",
 	description: "Write the stored content of an artifact into a file of the workspace volume; the call returns once the file is written. " +
 		"The parent directory must already exist (it is never created). An existing file at the path is overwritten; " +
 		"a directory there is an error. Only a RECORDED artifact can be downloaded." + volumeNote,
@@ -115,7 +120,8 @@ var downloadArtifactTool = definition{
 }
 
 var uploadArtifactTool = definition{
-	name: "upload_artifact",
+	name:  "upload_artifact",
+	scope: "write",
 	description: "Store a file of the workspace volume as a NEW artifact; the call returns once it is stored. " +
 		"The name must not be in use in the workspace: to replace the content of an existing artifact, use update_artifact. " +
 		"Do not modify the file while the upload runs; a change midway fails the call with source_changed." + volumeNote,
@@ -131,7 +137,8 @@ var uploadArtifactTool = definition{
 }
 
 var updateArtifactTool = definition{
-	name: "update_artifact",
+	name:  "update_artifact",
+	scope: "write",
 	description: "Replace the content of an EXISTING artifact with a file of the workspace volume; its name and description stay as they are. " +
 		"This also repairs an artifact in state MISSING_OBJECT. Do not modify the file while the upload runs." + volumeNote,
 	params: []param{
@@ -144,7 +151,8 @@ var updateArtifactTool = definition{
 }
 
 var deleteArtifactTool = definition{
-	name: "delete_artifact",
+	name:  "delete_artifact",
+	scope: "write",
 	description: "Delete an artifact. Its name is free again at once; its stored content is reclaimed later by cairn's " +
 		"maintenance, not immediately. Files in the workspace volume are not touched.",
 	params: []param{
@@ -156,6 +164,7 @@ var deleteArtifactTool = definition{
 
 var renameArtifactTool = definition{
 	name:        "rename_artifact",
+	scope:       "write",
 	description: "Give an artifact a new name within its workspace. Its content and description are untouched; the new name must be free.",
 	params: []param{
 		requiredString("workspace_name", workspaceNameDesc),

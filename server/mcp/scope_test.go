@@ -1,0 +1,75 @@
+package mcp_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/server/auth"
+	"github.com/cairn-dev/cairn/server/mcp"
+)
+
+// Behind the auth guard, each tool call also needs read or write (the
+// endpoint itself needs mcp), and the token's name is the audit actor.
+func TestToolScopes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	hash := func(token string) string {
+		sum := sha256.Sum256([]byte(token))
+		return hex.EncodeToString(sum[:])
+	}
+	guard, err := auth.New(auth.Config{
+		Tokens: []auth.Token{
+			{Name: "reader", SHA256: hash("reader-token"), Scopes: []auth.Scope{auth.ScopeMCP, auth.ScopeRead}},
+			{Name: "writer", SHA256: hash("writer-token"), Scopes: []auth.Scope{auth.ScopeMCP, auth.ScopeRead, auth.ScopeWrite}},
+			{Name: "no-mcp", SHA256: hash("plain-token"), Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite}},
+		},
+		MCP: true,
+	})
+	require.NoError(t, err)
+	url := serve(t, guard.Handler(mcp.New(h.svc, mcp.Config{Logger: slog.New(slog.DiscardHandler)})))
+	ws := h.workspace(t, "scoped", false)
+	h.artifact(t, ws, "a", "body", nil)
+
+	as := func(token string) *client.Client {
+		c, err := client.NewStreamableHttpClient(url+mcp.Path,
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		require.NoError(t, err)
+		require.NoError(t, c.Start(t.Context()))
+		t.Cleanup(func() { c.Close() })
+		req := mcpgo.InitializeRequest{}
+		req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+		req.Params.ClientInfo = mcpgo.Implementation{Name: "cairn-test", Version: "1"}
+		_, err = c.Initialize(t.Context(), req)
+		require.NoError(t, err)
+		return c
+	}
+	reader, writer := as("reader-token"), as("writer-token")
+
+	ok(t, call(t, reader, "list_artifacts", map[string]any{"workspace_name": "scoped"}))
+	text := fails(t, call(t, reader, "rename_artifact",
+		map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}), "forbidden")
+	require.Equal(t, "forbidden: token 'reader' lacks scope 'write'", text)
+
+	ok(t, call(t, writer, "rename_artifact", map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}))
+	var actor string
+	require.NoError(t, h.db.QueryRow(t.Context(),
+		`SELECT actor FROM audit_system_events WHERE type = 'RENAME_ARTIFACT'`).Scan(&actor))
+	require.Equal(t, "writer", actor, "the token's name is the audit actor")
+
+	noMCP, err := client.NewStreamableHttpClient(url+mcp.Path,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer plain-token"}))
+	require.NoError(t, err)
+	require.NoError(t, noMCP.Start(t.Context()))
+	defer noMCP.Close()
+	init := mcpgo.InitializeRequest{}
+	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	_, err = noMCP.Initialize(t.Context(), init)
+	require.Error(t, err, "the endpoint needs the mcp scope")
+}
