@@ -90,12 +90,17 @@ func New(cfg Config) (*Guard, error) {
 // table pass untouched (their 404, 405 or redirect comes from next).
 func (g *Guard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		allowed := origin != "" && slices.Contains(g.origins, strings.ToLower(origin))
+		if allowed && g.corsPreflight(w, r, origin) {
+			return
+		}
 		scope, ok := scopeOf(g.router, r)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(g.origins, strings.ToLower(origin)) {
+		if origin != "" && !allowed {
 			g.refuse(w, r, "Origin not allowed", cairn.ReasonOriginNotAllowed)
 			return
 		}
@@ -211,4 +216,24 @@ func scopeNames(scopes []Scope) []string {
 		names[i] = string(s)
 	}
 	return names
+}
+
+// corsPreflight adds the CORS headers for an allow-listed origin, and
+// answers a preflight itself (204). It reports whether it answered. CORS is
+// thereby off unless api.cors.allowedOrigins lists origins; no
+// private-network access is ever granted.
+func (g *Guard) corsPreflight(w http.ResponseWriter, r *http.Request, origin string) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", g.idHdr+", Mcp-Session-Id")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, "+g.idHdr+
+		", Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
