@@ -96,3 +96,20 @@ func scopeOf(mux *http.ServeMux, r *http.Request) (Scope, bool) {
 	m, ok := h.(matched)
 	return Scope(m), ok
 }
+
+// RouteScope is one row of the route table: a pattern as the REST mux
+// registers it ("METHOD /path"), and the scope a token needs for it.
+type RouteScope struct {
+	Pattern string
+	Scope   Scope
+}
+
+// Routes returns the route table, the MCP endpoint last ("POST /v1/mcp"
+// standing for every method), without the path prefix.
+func Routes() []RouteScope {
+	out := make([]RouteScope, 0, len(routes)+1)
+	for _, r := range routes {
+		out = append(out, RouteScope{Pattern: r.pattern, Scope: r.scope})
+	}
+	return append(out, RouteScope{Pattern: "POST " + mcpRoute.pattern, Scope: mcpRoute.scope})
+}

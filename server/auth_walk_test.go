@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/server/auth"
+)
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestEveryRouteNeedsItsScope walks the whole route table against a real
+// server with tokens: no token → 401, a token lacking the route's scope →
+// 403, a token with it → neither. Tokens never show in logs or bodies.
+func TestEveryRouteNeedsItsScope(t *testing.T) {
+	pg, store := stacktest.Postgres(t), stacktest.S3(t)
+	dsn := stacktest.Database(t)
+	cfg := server.DefaultConfig()
+	cfg.AppName = stacktest.AppName(t)
+	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = pg.Host, pg.Port
+	cfg.Persistence.SQL.App.User = pg.User
+	cfg.Persistence.SQL.App.DB = dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")]
+	cfg.API.Service.ListenOn, cfg.API.Service.AppPort = "127.0.0.1", 0
+	cfg.Metrics.Service.ListenOn, cfg.Metrics.Service.AppPort = "127.0.0.1", 0
+	cfg.Artifact.S3.Endpoint, cfg.Artifact.S3.UseTLS, cfg.Artifact.S3.Region = store.Endpoint, false, "us-east-1"
+	cfg.Artifact.Store.Bucket = stacktest.Bucket(t)
+	cfg.Artifact.Sidecar.Image = stacktest.Image(t)
+	cfg.API.APIs.MCP.Enable = true
+
+	all := []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeAdmin, auth.ScopeShell, auth.ScopeMCP}
+	secret := func(name string) string { return "secret-" + name + "-0123456789abcdef" }
+	tokens := map[auth.Scope]string{}
+	add := func(name string, scopes []auth.Scope) {
+		sum := sha256.Sum256([]byte(secret(name)))
+		var names []string
+		for _, s := range scopes {
+			names = append(names, string(s))
+		}
+		cfg.Auth.Tokens = append(cfg.Auth.Tokens, server.TokenConfig{Name: name, SHA256: hex.EncodeToString(sum[:]), Scopes: names})
+	}
+	add("all", all)
+	for _, missing := range all {
+		var rest []auth.Scope
+		for _, s := range all {
+			if s != missing {
+				rest = append(rest, s)
+			}
+		}
+		add("no-"+string(missing), rest)
+		tokens[missing] = secret("no-" + string(missing))
+	}
+	require.NoError(t, cfg.Validate())
+
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.Open(ctx, cfg, server.Secrets{SQLPassword: pg.Password, S3AccessKey: store.AccessKey,
+		S3SecretKey: store.SecretKey}, server.Options{Migrate: true, Logger: log})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+		srv.Close()
+	})
+	base := "http://" + srv.APIAddr()
+
+	send := func(pattern, token string) (int, string) {
+		method, path, _ := strings.Cut(pattern, " ")
+		path = strings.NewReplacer("{workspaceID}", "00000000-0000-4000-8000-000000000000",
+			"{artifactID}", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "{shellID}", "nope").Replace(path)
+		body := io.Reader(nil)
+		if method == http.MethodPost || method == http.MethodPut {
+			body = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		}
+		req, err := http.NewRequest(method, base+path, body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	for _, rs := range auth.Routes() {
+		if rs.Scope == auth.ScopeNone {
+			status, _ := send(rs.Pattern, "")
+			require.NotEqual(t, http.StatusUnauthorized, status, "%s needs no token", rs.Pattern)
+			continue
+		}
+		status, body := send(rs.Pattern, "")
+		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %s", rs.Pattern, body)
+		require.Contains(t, body, `"reason":"unauthenticated"`)
+
+		status, body = send(rs.Pattern, tokens[rs.Scope])
+		require.Equal(t, http.StatusForbidden, status, "%s without scope %s: %s", rs.Pattern, rs.Scope, body)
+		require.Contains(t, body, `"reason":"forbidden"`)
+		require.NotContains(t, body, tokens[rs.Scope])
+
+		status, body = send(rs.Pattern, secret("all"))
+		require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, status,
+			"%s with scope %s: %s", rs.Pattern, rs.Scope, body)
+	}
+
+	var errBody struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	_, body := send("GET /v1/workspaces", tokens[auth.ScopeRead])
+	require.NoError(t, json.Unmarshal([]byte(body), &errBody))
+	require.Equal(t, "Token 'no-read' lacks scope 'read'", errBody.Error.Message)
+
+	require.Contains(t, logs.String(), "/v1/workspaces", "the requests were logged at debug level")
+	for _, s := range all {
+		require.NotContains(t, logs.String(), tokens[s], "a token was logged")
+	}
+	require.NotContains(t, logs.String(), secret("all"))
+}
