@@ -138,6 +138,32 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 			"%s with scope %s: %s", rs.Pattern, rs.Scope, body)
 	}
 
+	// The guards come before authentication, on REST and MCP alike.
+	for _, pattern := range []string{"GET /v1/workspaces", "POST /v1/mcp"} {
+		method, path, _ := strings.Cut(pattern, " ")
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+secret("all"))
+		req.Header.Set("Origin", "https://evil.example")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s from another origin", pattern)
+		require.Contains(t, string(b), `"reason":"origin_not_allowed"`)
+
+		req, err = http.NewRequest(method, base+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+secret("all"))
+		req.Host = "evil.example"
+		resp, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s with a rebound Host on loopback", pattern)
+		require.Contains(t, string(b), `"reason":"host_not_allowed"`)
+	}
+
 	var errBody struct {
 		Error struct{ Message string } `json:"error"`
 	}
