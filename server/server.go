@@ -192,14 +192,12 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Maintenance:     s.reconciler,
 	})
 	handler := mcp.Mount(api.Handler(), svc, mcp.Config{
-		Enable:          s.cfg.API.APIs.MCP.Enable,
-		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
-		Version:         s.version,
-		Logger:          s.log,
-		LogLevel:        logLevel(logging.LogLevel),
-		DNSRebindGuard:  s.cfg.API.APIs.MCP.EnableDNSRebindGuard,
-		RequestIDHeader: logging.RequestIDHeader,
-		CallTimeout:     requestTimeout(t),
+		Enable:      s.cfg.API.APIs.MCP.Enable,
+		PathPrefix:  s.cfg.API.APIs.EndPoint.PathPrefix,
+		Version:     s.version,
+		Logger:      s.log,
+		LogLevel:    logLevel(logging.LogLevel),
+		CallTimeout: requestTimeout(t),
 	})
 	guard, err := auth.New(s.authConfig())
 	if err != nil {

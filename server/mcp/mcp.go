@@ -35,12 +35,6 @@ type Config struct {
 	// LogLevel is the level of the one log line per successful tool call;
 	// failed calls are logged at error level.
 	LogLevel slog.Level
-	// DNSRebindGuard puts GuardHost in front of the endpoint
-	// (api.apis.mcp.enableDNSRebindGuard).
-	DNSRebindGuard bool
-	// RequestIDHeader names the header whose value GuardHost echoes in its
-	// refusals; default "X-Request-ID".
-	RequestIDHeader string
 	// CallTimeout bounds one tool call, so that waits for a workspace lock
 	// or a sidecar slot end before the server's write timeout; default 655 s.
 	CallTimeout time.Duration
@@ -56,7 +50,6 @@ type Config struct {
 // where the transport chooses one.
 func New(svc Services, cfg Config) http.Handler {
 	cfg.Version = cmp.Or(cfg.Version, "dev")
-	cfg.RequestIDHeader = cmp.Or(cfg.RequestIDHeader, "X-Request-ID")
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, 655*time.Second)
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 
@@ -71,14 +64,12 @@ func New(svc Services, cfg Config) http.Handler {
 	var h http.Handler = mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
-		// GuardHost below is the one Host guard, answering with the REST
-		// envelope; the library's own would answer in plain text.
+		// server/auth guards the Host of every route, this one included,
+		// answering with the REST envelope; the library's own guard would
+		// answer in plain text.
 		mcpserver.WithDisableLocalhostProtection(true),
 		mcpserver.WithStreamableHTTPLogger(log),
 	)
-	if cfg.DNSRebindGuard {
-		h = GuardHost(h, cfg.RequestIDHeader)
-	}
 	return h
 }
 
