@@ -13,20 +13,27 @@ base="http://$CAIRN_LISTEN"
 app=cairnsmoke
 mkdir -p "$CAIRN_STATE"
 export CAIRN_DEV_CONFIG="$CAIRN_STATE/override.yaml"
+# cairn dev writes the client config (server URL, admin token) here, not
+# over the developer's own.
+export XDG_CONFIG_HOME="$CAIRN_STATE/config"
 echo "appName: $app" >"$CAIRN_DEV_CONFIG"
 fail() { echo "smoke: FAIL: $*" >&2; "$root/scripts/down.sh" >/dev/null 2>&1 || true; exit 1; }
 
 "$root/scripts/down.sh" >/dev/null 2>&1 || true
 "$root/scripts/up.sh" >/dev/null
 pid=$(cat "$CAIRN_STATE/dev.pid")
+token=$(sed -n 's/^token: //p' "$XDG_CONFIG_HOME/cairn/config.yaml")
+[ -n "$token" ] || fail "no token in the client config"
+auth="Authorization: Bearer $token"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/workspaces")" = 401 ] || fail "an anonymous request was served"
 
 name="smoke-$RANDOM"
-ws=$(curl -fsS -X POST "$base/v1/workspaces" -H 'Content-Type: application/json' \
+ws=$(curl -fsS -X POST "$base/v1/workspaces" -H "$auth" -H 'Content-Type: application/json' \
   -d "{\"name\":\"$name\"}") || fail "create workspace"
 id=$(printf '%s' "$ws" | sed -n 's/.*"id":"\([0-9a-f-]*\)".*/\1/p')
 [ -n "$id" ] || fail "no workspace id in $ws"
-curl -fsS -X POST "$base/v1/workspaces/$id/volume" >/dev/null || fail "set up volume"
-curl -fsS "$base/v1/workspaces/$id" | grep -q '"volume_state":"READY"' || fail "volume not READY"
+curl -fsS -X POST -H "$auth" "$base/v1/workspaces/$id/volume" >/dev/null || fail "set up volume"
+curl -fsS -H "$auth" "$base/v1/workspaces/$id" | grep -q '"volume_state":"READY"' || fail "volume not READY"
 vol=$(docker volume ls -q --filter "name=$app-$id")
 [ "$vol" = "$app-$id" ] || fail "docker volume $app-$id missing"
 

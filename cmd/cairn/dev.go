@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,7 @@ const devBucket = "cairn"
 type devOptions struct {
 	listen   string
 	stateDir string
+	noAuth   bool
 }
 
 func newDevCommand(g *globals) *cobra.Command {
@@ -48,6 +50,7 @@ stack's containers and volumes.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:44123", "API listen address")
+	cmd.Flags().BoolVar(&o.noAuth, "no-auth", false, "run without authentication (loopback listeners only)")
 	cmd.PersistentFlags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "directory for everything the stack creates")
 	cmd.AddCommand(newDevPurgeCommand(&o))
 	return cmd
@@ -99,6 +102,15 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
+	token := ""
+	if !o.noAuth {
+		if token, err = devToken(dir); err != nil {
+			return err
+		}
+		cfg.Auth.Tokens = append(cfg.Auth.Tokens, server.TokenConfig{
+			Name: "dev-admin", SHA256: tokenHash(token), Scopes: tokenScopes,
+		})
+	}
 	if err := os.WriteFile(filepath.Join(dir, "app-name"), []byte(cfg.AppName), 0o644); err != nil {
 		return err
 	}
@@ -114,7 +126,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	}
 	defer srv.Close()
 	url := "http://" + srv.APIAddr()
-	clientCfg, err := writeClientConfig(url)
+	clientCfg, err := writeClientConfig(url, token)
 	if err != nil {
 		return err
 	}
@@ -123,6 +135,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
 	fmt.Fprintf(out, "  server     %s\n", url)
 	fmt.Fprintf(out, "  metrics    http://%s%s\n", srv.MetricsAddr(), cfg.Metrics.MetricsEndpoint)
+	if token != "" {
+		fmt.Fprintf(out, "  token      %s (every scope; in the client config)\n", token)
+	}
 	fmt.Fprintf(out, "  client config written to %s\n", clientCfg)
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	return srv.Serve(ctx)
@@ -223,9 +238,23 @@ func sidecarBinary(ctx context.Context, dir string) (string, error) {
 	return p, stack.BuildSidecarBinary(ctx, root, p)
 }
 
-// writeClientConfig records the server address where the CLI and TUI look
-// for it.
-func writeClientConfig(url string) (string, error) {
+// devToken returns the stack's admin token, made once and kept in the
+// state dir so that a restart keeps it.
+func devToken(dir string) (string, error) {
+	path := filepath.Join(dir, "dev-token")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	token, err := newToken(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	return token, os.WriteFile(path, []byte(token+"\n"), 0o600)
+}
+
+// writeClientConfig records the server address and token where the CLI and
+// TUI look for them.
+func writeClientConfig(url, token string) (string, error) {
 	base := os.Getenv("XDG_CONFIG_HOME")
 	if base == "" {
 		home, err := os.UserHomeDir()
@@ -239,6 +268,9 @@ func writeClientConfig(url string) (string, error) {
 		return "", err
 	}
 	content := "# written by 'cairn dev'\nserver: " + url + "\n"
+	if token != "" {
+		content += "token: " + token + "\n"
+	}
 	return path, os.WriteFile(path, []byte(content), 0o600)
 }
 

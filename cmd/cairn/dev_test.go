@@ -32,6 +32,7 @@ type devStackProcess struct {
 	app       string
 	bin       string
 	output    *bytes.Buffer
+	token     string // the stack's admin token, from the client config it wrote
 }
 
 // startDev runs the real binary as `cairn dev` on a free port with its own
@@ -67,6 +68,11 @@ func startDev(t *testing.T, overrides ...string) *devStackProcess {
 		os.RemoveAll(state)
 	})
 	d.waitReady(t)
+	clientCfg, err := os.ReadFile(filepath.Join(d.configDir, "cairn", "config.yaml"))
+	require.NoError(t, err)
+	token := regexp.MustCompile(`(?m)^token: (\S+)$`).FindSubmatch(clientCfg)
+	require.NotNil(t, token, "cairn dev writes its admin token to the client config")
+	d.token = string(token[1])
 	return d
 }
 
@@ -117,6 +123,7 @@ func (d *devStackProcess) call(t *testing.T, method, path, body string) map[stri
 	t.Helper()
 	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.token)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -176,6 +183,10 @@ func TestDevStacksSideBySide(t *testing.T) {
 	a.stop(t)
 	require.Empty(t, processesUsing(t, a.stateDir), "Ctrl-C stops Postgres and the store too")
 	b.call(t, "GET", "/liveness/ready", "")
+	anonymous, err := http.Get(b.url + "/v1/workspaces")
+	require.NoError(t, err)
+	anonymous.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, anonymous.StatusCode, "the dev stack requires its token")
 
 	a.purge(t)
 	_, err = cli.VolumeInspect(context.Background(), a.app+"-"+id)

@@ -66,13 +66,26 @@ func mintToken(w io.Writer, random io.Reader, name, scopeList string) error {
 	if len(scopes) == 0 {
 		return fmt.Errorf("--scopes: at least one scope is required (read, write, admin, shell, mcp)")
 	}
+	token, err := newToken(random)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n\n# Add under auth.tokens (the server keeps only the hash; the token is shown once):\n"+
+		"- name: %s\n  sha256: %s\n  scopes: [%s]\n", token, name, tokenHash(token), strings.Join(scopes, ", "))
+	return err
+}
+
+// newToken returns tokenBytes random bytes as unpadded URL-safe base64.
+func newToken(random io.Reader) (string, error) {
 	raw := make([]byte, tokenBytes)
 	if _, err := io.ReadFull(random, raw); err != nil {
-		return fmt.Errorf("read random bytes: %w", err)
+		return "", fmt.Errorf("read random bytes: %w", err)
 	}
-	token := base64.RawURLEncoding.EncodeToString(raw)
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// tokenHash is what the config keeps of a token: its SHA-256, in hex.
+func tokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	_, err := fmt.Fprintf(w, "%s\n\n# Add under auth.tokens (the server keeps only the hash; the token is shown once):\n"+
-		"- name: %s\n  sha256: %s\n  scopes: [%s]\n", token, name, hex.EncodeToString(sum[:]), strings.Join(scopes, ", "))
-	return err
+	return hex.EncodeToString(sum[:])
 }
