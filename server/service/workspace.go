@@ -155,14 +155,11 @@ func (s *Service) updateWorkspace(ctx context.Context, id string, change func(St
 // DeleteWorkspace deletes a workspace without a volume, and its artifacts;
 // their objects are released for the reaper's grace window.
 func (s *Service) DeleteWorkspace(ctx context.Context, id string) error {
-	if _, err := s.store.FindWorkspace(ctx, id); err != nil {
-		return err
-	}
-	release, err := s.store.LockWorkspace(ctx, id, LockExclusive)
-	if err != nil {
-		return err
-	}
-	defer release()
+	return s.withVolumeLock(ctx, id, func(*cairn.Workspace) error { return s.deleteWorkspaceRow(ctx, id) })
+}
+
+// deleteWorkspaceRow deletes the locked row, refusing while a volume exists.
+func (s *Service) deleteWorkspaceRow(ctx context.Context, id string) error {
 	return s.store.WithTx(ctx, func(st Store) error {
 		ws, err := st.LockWorkspaceRow(ctx, id)
 		if err != nil {

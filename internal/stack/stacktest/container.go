@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,15 +31,23 @@ func RunInVolume(t testing.TB, app, volume, script string) string {
 // instead of failing on it.
 func RunInVolumeAs(t testing.TB, app, volume, user, script string) (string, int) {
 	t.Helper()
-	cli, image := Docker(t), Shell(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := cli.ContainerCreate(ctx, &container.Config{
-		Image: image, Cmd: []string{"-c", script}, User: user, Tty: true,
+	out, code := runContainer(t, &container.Config{
+		Image: Shell(t), Cmd: []string{"-c", script}, User: user, Tty: true,
 		Labels: map[string]string{"cairn.app": app},
 	}, &container.HostConfig{
 		Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: volume, Target: cairn.MountPath}},
-	}, nil, nil, "")
+	})
+	return strings.TrimSpace(out), code
+}
+
+// runContainer creates, starts and waits for one container, then returns
+// its output and exit code; the container is always removed.
+func runContainer(t testing.TB, cfg *container.Config, hc *container.HostConfig) (string, int) {
+	t.Helper()
+	cli := Docker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := cli.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {
 		t.Fatalf("create container: %v", err)
 	}
@@ -61,7 +70,7 @@ func RunInVolumeAs(t testing.TB, app, volume, user, script string) (string, int)
 	defer logs.Close()
 	var buf bytes.Buffer
 	io.Copy(&buf, logs) //nolint:errcheck // best effort: the test reads what arrived
-	return string(bytes.TrimSpace(buf.Bytes())), code
+	return buf.String(), code
 }
 
 // StartMounting starts a long-running container that mounts volume, and
@@ -91,33 +100,10 @@ func StartMounting(t testing.TB, app, volume string) (stop func()) {
 // output; it fails the test on a non-zero exit.
 func RunImage(t testing.TB, image string, args ...string) string {
 	t.Helper()
-	cli := Docker(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := cli.ContainerCreate(ctx, &container.Config{Image: image, Cmd: args, Tty: true},
-		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
-	if err != nil {
-		t.Fatalf("create container: %v", err)
+	out, code := runContainer(t, &container.Config{Image: image, Cmd: args, Tty: true},
+		&container.HostConfig{NetworkMode: "none"})
+	if code != 0 {
+		t.Fatalf("%s %v exited %d", image, args, code)
 	}
-	defer cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
-	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-		t.Fatalf("start container: %v", err)
-	}
-	results, errs := cli.ContainerWait(ctx, resp.ID, container.WaitConditionNotRunning)
-	select {
-	case r := <-results:
-		if r.StatusCode != 0 {
-			t.Fatalf("%s %v exited %d", image, args, r.StatusCode)
-		}
-	case err := <-errs:
-		t.Fatalf("wait for container: %v", err)
-	}
-	logs, err := cli.ContainerLogs(ctx, resp.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
-	if err != nil {
-		t.Fatalf("container logs: %v", err)
-	}
-	defer logs.Close()
-	var buf bytes.Buffer
-	io.Copy(&buf, logs) //nolint:errcheck // the test reads what arrived
-	return buf.String()
+	return out
 }
