@@ -76,12 +76,5 @@ func (db *DB) TryLockWorkspace(ctx context.Context, id string) (func(), bool, er
 		conn.Release()
 		return nil, false, nil
 	}
-	return func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(cctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
-			conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
-		}
-		conn.Release()
-	}, true, nil
+	return func() { unlockAndRelease(ctx, conn, key) }, true, nil
 }

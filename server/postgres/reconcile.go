@@ -86,14 +86,10 @@ func (l *lease) Alive(ctx context.Context) error {
 	return nil
 }
 
-// Release closes the session, which drops the lock whatever state the
-// connection is in.
-func (l *lease) Release() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	l.conn.Conn().Close(ctx) //nolint:errcheck // the session's end releases the lock
-	l.conn.Release()
-}
+// Release unlocks explicitly rather than closing the session: a closed
+// session's locks go only when its backend gets round to exiting, and a
+// successor trying at once must find the lock free.
+func (l *lease) Release() { unlockAndRelease(context.Background(), l.conn, l.key) }
 
 // WorkspacePage lists workspaces after the cursor in (created_at, id) order.
 func (db *DB) WorkspacePage(ctx context.Context, after *cairn.Workspace, limit int) ([]*cairn.Workspace, error) {
