@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
@@ -95,6 +97,13 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 		srv.Close()
 	})
 	base := "http://" + srv.APIAddr()
+	listed, err := store.Client().ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &cfg.Artifact.Store.Bucket})
+	require.NoError(t, err)
+	var keys []string
+	for _, o := range listed.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	require.Equal(t, []string{"staging/", "store/"}, keys, "the server pins its key prefixes at start")
 
 	send := func(pattern, token string) (int, string) {
 		method, path, _ := strings.Cut(pattern, " ")

@@ -106,6 +106,11 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 		return nil, err
 	}
 	svc := service.New(s.db, runtime, objects, s.serviceConfig())
+	pinCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := svc.PinKeyPrefixes(pinCtx); err != nil {
+		s.log.Warn("could not pin the key prefixes; puts may race deletes on file-backed stores", "err", err)
+	}
 	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), s.reconcileConfig())
 	s.maintain = opts.Maintainer || opts.MaintainerOnly
 	s.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

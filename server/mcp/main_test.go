@@ -76,6 +76,8 @@ func newHarness(t testing.TB) *harness {
 	require.NoError(t, err)
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}), objects,
 		service.Config{AppName: app})
+	// Pinned as the server pins them, so parallel puts never race deletes.
+	require.NoError(t, svc.PinKeyPrefixes(ctx))
 	return &harness{svc: svc, db: db, app: app, sdk: gw.Client(), bucket: bucket, logs: &syncBuffer{}}
 }
 

@@ -28,6 +28,8 @@ func TestStagingObjects(t *testing.T) {
 	for _, k := range outside {
 		e.put(t, k)
 	}
+	require.NoError(t, e.store.Pin(context.Background(), "poc/staging"))
+	outside = append(outside, "poc/staging/") // a directory marker is never examined nor reaped
 
 	e.ahead(ageOut / 2) // fresh
 	res := pass(t, r)
@@ -55,6 +57,7 @@ func TestStorageObjects(t *testing.T) {
 	for _, k := range []string{live, deleted, replacedOld, never, outside, "other"} {
 		e.put(t, k)
 	}
+	require.NoError(t, e.store.Pin(ctx, "store"))
 	e.artifact(t, ws, live)
 	// A deleted artifact and a replacement's old key, released three hours
 	// from now (their objects age out earlier by LastModified).
@@ -90,7 +93,7 @@ func TestStorageObjects(t *testing.T) {
 	res = pass(t, r)
 	require.Equal(t, 2, res.StorageDeleted)
 	require.Zero(t, res.ArtifactsFlagged, "a flagged row is never flagged again")
-	require.ElementsMatch(t, []string{live, outside, "other"}, e.keys(t))
+	require.ElementsMatch(t, []string{live, outside, "other", "store/"}, e.keys(t))
 	require.Zero(t, res.ReleasedPruned, "rows deleted with their objects are not pruned again")
 	refs, released, err := e.db.ObjectRefs(ctx, []string{live, deleted, replacedOld})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -81,9 +82,12 @@ func (p *pass) sweepStaging(ctx context.Context) {
 		if len(page) == 0 {
 			return
 		}
-		p.res.StagingExamined += len(page)
 		var doomed []string
 		for _, obj := range page {
+			if isMarker(obj.Key) {
+				continue
+			}
+			p.res.StagingExamined++
 			if obj.LastModified.Before(p.cutoff) {
 				doomed = append(doomed, obj.Key)
 			}
@@ -143,11 +147,13 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 		if len(page) == 0 {
 			break
 		}
-		p.res.StorageExamined += len(page)
-		listed := make([]string, len(page))
-		for i, obj := range page {
-			listed[i] = obj.Key
+		listed := make([]string, 0, len(page))
+		for _, obj := range page {
+			if !isMarker(obj.Key) {
+				listed = append(listed, obj.Key)
+			}
 		}
+		p.res.StorageExamined += len(listed)
 		if err := keys.Add(ctx, listed); err != nil {
 			return err
 		}
@@ -157,7 +163,7 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 		}
 		var doomed []string
 		for _, obj := range page {
-			if referenced[obj.Key] {
+			if referenced[obj.Key] || isMarker(obj.Key) {
 				continue
 			}
 			if at, ok := released[obj.Key]; ok && at.Before(p.cutoff) || !ok && obj.LastModified.Before(p.cutoff) {
@@ -230,3 +236,7 @@ func (p *pass) sweepContainers(ctx context.Context) {
 const sidecarGrace = 60 * time.Second
 
 func shortID(id string) string { return id[:min(12, len(id))] }
+
+// isMarker reports a directory marker (see service.ObjectStore.Pin): cairn
+// never issues a key ending in "/", and the marker must outlive the sweeps.
+func isMarker(key string) bool { return strings.HasSuffix(key, "/") }

@@ -79,6 +79,8 @@ func setupArtifacts(t testing.TB, cfg artConfig) *artHarness {
 
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}),
 		objects, service.Config{AppName: app, MaxObjectSize: cfg.maxObjectSize})
+	// Pinned as the server pins them, so parallel puts never race deletes.
+	require.NoError(t, svc.PinKeyPrefixes(ctx))
 	srv := httptest.NewServer(rest.New(svc, rest.Config{}).Handler())
 	t.Cleanup(srv.Close)
 	return &artHarness{

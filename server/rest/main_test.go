@@ -61,6 +61,8 @@ func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}), objects,
 		service.Config{AppName: app})
+	// Pinned as the server pins them, so parallel puts never race deletes.
+	require.NoError(t, svc.PinKeyPrefixes(ctx))
 	srv := httptest.NewServer(rest.New(svc, cfg).Handler())
 	// Registered last, so it runs first: the server stops before the
 	// database and the app's volumes go.

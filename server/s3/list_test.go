@@ -45,3 +45,36 @@ func TestListAndDeleteMany(t *testing.T) {
 	}
 	require.Equal(t, []string{"p/c", "px/d", "q/e"}, left)
 }
+
+func TestPinKeepsThePrefixDirectory(t *testing.T) {
+	t.Parallel()
+	store, b := setup(t)
+	ctx := context.Background()
+	keys := func(prefix string) []string {
+		page, err := store.List(ctx, prefix, "", 10)
+		require.NoError(t, err)
+		var out []string
+		for _, o := range page {
+			out = append(out, o.Key)
+		}
+		return out
+	}
+	put := func(key string) {
+		_, err := b.sdk.PutObject(ctx, &awss3.PutObjectInput{Bucket: &b.bucket, Key: aws.String(key),
+			Body: strings.NewReader("x")})
+		require.NoError(t, err)
+	}
+
+	// Unpinned, the gateway drops the directory with its last object.
+	put("loose/w/a")
+	require.NoError(t, store.Delete(ctx, "loose/w/a"))
+	require.Empty(t, keys("loose"))
+
+	require.NoError(t, store.Pin(ctx, "pinned"))
+	require.NoError(t, store.Pin(ctx, "pinned/"), "pinning twice is harmless")
+	put("pinned/w/a")
+	require.NoError(t, store.Delete(ctx, "pinned/w/a"))
+	require.Equal(t, []string{"pinned/"}, keys("pinned"))
+	put("pinned/w/b")
+	require.Equal(t, []string{"pinned/", "pinned/w/b"}, keys("pinned"))
+}

@@ -201,6 +201,19 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return err
 }
 
+// Pin writes an empty directory marker, prefix + "/". File-backed stores
+// such as versitygw's posix backend remove a directory once its last object
+// is deleted, and a put racing that removal into a sibling directory fails;
+// a directory holding a marker is never removed that way.
+func (s *Store) Pin(ctx context.Context, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	key := strings.TrimSuffix(prefix, "/") + "/"
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key,
+		Body: bytes.NewReader(nil), ContentLength: aws.Int64(0)})
+	return translate("pin the key prefix", err)
+}
+
 // translate maps a store failure to cairn's vocabulary: a missing object is
 // ErrObjectNotFound, anything else store_unavailable. The SDK's text, which
 // may carry keys and endpoints, stays in the cause.

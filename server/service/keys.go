@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"path"
 	"strings"
 
@@ -65,4 +66,16 @@ func isULID(s string) bool {
 		}
 	}
 	return true
+}
+
+// PinKeyPrefixes writes the directory markers of the staging and store
+// prefixes (see ObjectStore.Pin), so that deleting the last object under
+// one never races a put under it.
+func (s *Service) PinKeyPrefixes(ctx context.Context) error {
+	for _, prefix := range []string{s.keys.staging, s.keys.store} {
+		if err := s.objects.Pin(ctx, prefix); err != nil {
+			return err
+		}
+	}
+	return nil
 }

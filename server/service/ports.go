@@ -141,6 +141,8 @@ type ObjectStore interface {
 	Copy(ctx context.Context, src, dst, contentType string) error
 	// Delete removes an object; an absent one is not an error.
 	Delete(ctx context.Context, key string) error
+	// Pin writes the directory marker of a key prefix (prefix + "/").
+	Pin(ctx context.Context, prefix string) error
 }
 
 // PutSpec is what a presigned PUT binds.

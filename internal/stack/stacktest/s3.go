@@ -3,6 +3,7 @@ package stacktest
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,12 @@ func Bucket(t testing.TB) string {
 
 func removeBucket(t testing.TB, cl *s3.Client, name string) {
 	ctx := context.Background()
+	remove := func(key string) {
+		if _, err := cl.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: aws.String(key)}); err != nil {
+			t.Errorf("empty test bucket %s: %v", name, err)
+		}
+	}
+	var markers []string
 	pages := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -60,10 +67,17 @@ func removeBucket(t testing.TB, cl *s3.Client, name string) {
 			return
 		}
 		for _, obj := range page.Contents {
-			if _, err := cl.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: obj.Key}); err != nil {
-				t.Errorf("empty test bucket %s: %v", name, err)
+			if strings.HasSuffix(aws.ToString(obj.Key), "/") {
+				markers = append(markers, aws.ToString(obj.Key))
+				continue
 			}
+			remove(aws.ToString(obj.Key))
 		}
+	}
+	// Directory markers go last, deepest first, once what they hold is gone.
+	slices.Reverse(markers)
+	for _, key := range markers {
+		remove(key)
 	}
 	if _, err := cl.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Errorf("remove test bucket %s: %v", name, err)

@@ -18,6 +18,7 @@ type ObjectStore struct {
 	ReadHeadFunc   func(ctx context.Context, key string, n int64) ([]byte, error)
 	CopyFunc       func(ctx context.Context, src, dst, contentType string) error
 	DeleteFunc     func(ctx context.Context, key string) error
+	PinFunc        func(ctx context.Context, prefix string) error
 }
 
 func (o *ObjectStore) Ping(ctx context.Context) error {
@@ -67,4 +68,11 @@ func (o *ObjectStore) Delete(ctx context.Context, key string) error {
 		return notSet("ObjectStore.Delete")
 	}
 	return o.DeleteFunc(ctx, key)
+}
+
+func (o *ObjectStore) Pin(ctx context.Context, prefix string) error {
+	if o.PinFunc == nil {
+		return notSet("ObjectStore.Pin")
+	}
+	return o.PinFunc(ctx, prefix)
 }
