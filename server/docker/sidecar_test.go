@@ -159,8 +159,8 @@ func TestDockerUnavailable(t *testing.T) {
 		{"RemoveVolumeErrDockerUnavailable", func(ctx context.Context) error {
 			return r.RemoveVolume(ctx, spec.VolumeName)
 		}},
-		{"MountCountErrDockerUnavailable", func(ctx context.Context) error {
-			_, err := r.MountCount(ctx, spec.VolumeName)
+		{"MountCountsErrDockerUnavailable", func(ctx context.Context) error {
+			_, err := r.MountCounts(ctx, []string{spec.VolumeName})
 			return err
 		}},
 		{"ListVolumesErrDockerUnavailable", func(ctx context.Context) error {

@@ -6,6 +6,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/cairn-dev/cairn"
@@ -48,15 +49,36 @@ func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	}
 }
 
-// MountCount counts the running containers that mount the volume.
-func (r *Runtime) MountCount(ctx context.Context, name string) (int, error) {
-	list, err := r.cli.ContainerList(ctx, container.ListOptions{
-		Filters: filters.NewArgs(filters.Arg("volume", name), filters.Arg("status", "running")),
-	})
-	if err != nil {
-		return 0, unavailable("list containers", err)
+// maxFilteredVolumes bounds the names sent as list filters; past it the
+// engine lists every running container and the answer is filtered here.
+const maxFilteredVolumes = 100
+
+// MountCounts counts, for each named volume, the running containers that
+// mount it, in one engine call however many volumes are asked for. A volume
+// that does not exist counts 0.
+func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]int, error) {
+	counts := make(map[string]int, len(names))
+	running := filters.NewArgs(filters.Arg("status", "running"))
+	for _, n := range names {
+		counts[n] = 0
+		if len(names) <= maxFilteredVolumes {
+			running.Add("volume", n)
+		}
 	}
-	return len(list), nil
+	list, err := r.cli.ContainerList(ctx, container.ListOptions{Filters: running})
+	if err != nil {
+		return nil, unavailable("list containers", err)
+	}
+	for _, c := range list {
+		seen := map[string]bool{}
+		for _, m := range c.Mounts {
+			if _, ok := counts[m.Name]; ok && m.Type == mount.TypeVolume && !seen[m.Name] {
+				seen[m.Name] = true
+				counts[m.Name]++
+			}
+		}
+	}
+	return counts, nil
 }
 
 // ListVolumes returns the names of the volumes whose name starts with

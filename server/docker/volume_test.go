@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestRemoveVolume(t *testing.T) {
 	})
 }
 
-func TestMountCount(t *testing.T) {
+func TestMountCounts(t *testing.T) {
 	t.Parallel()
 
 	t.Run("RunningContainersOnly", func(t *testing.T) {
@@ -92,6 +93,11 @@ func TestMountCount(t *testing.T) {
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
 		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		count := func() map[string]int {
+			counts, err := r.MountCounts(ctx, []string{b.volume})
+			require.NoError(t, err)
+			return counts
+		}
 
 		// A created container and an exited one mount the volume too, but
 		// neither is running.
@@ -99,37 +105,54 @@ func TestMountCount(t *testing.T) {
 		exited := createMounting(t, b, "true")
 		require.NoError(t, b.cli.ContainerStart(ctx, exited, container.StartOptions{}))
 		waitExited(t, b, exited)
-
-		n, err := r.MountCount(ctx, b.volume)
-		require.NoError(t, err)
-		require.Equal(t, 0, n)
+		require.Equal(t, map[string]int{b.volume: 0}, count())
 
 		stop1 := stacktest.StartMounting(t, b.app, b.volume)
 		stop2 := stacktest.StartMounting(t, b.app, b.volume)
-		n, err = r.MountCount(ctx, b.volume)
-		require.NoError(t, err)
-		require.Equal(t, 2, n)
+		require.Equal(t, map[string]int{b.volume: 2}, count())
 
 		stop1()
 		stop2()
-		n, err = r.MountCount(ctx, b.volume)
-		require.NoError(t, err)
-		require.Equal(t, 0, n)
+		require.Equal(t, map[string]int{b.volume: 0}, count())
 	})
 
-	t.Run("OtherVolumeNotCounted", func(t *testing.T) {
+	t.Run("ManyVolumesInOneCall", func(t *testing.T) {
 		t.Parallel()
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		other := b.app + "-other"
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
-		require.NoError(t, r.CreateVolume(ctx, other, nil))
-		stop := stacktest.StartMounting(t, b.app, other)
+		busy, idle, absent := b.volume, b.volume+"-idle", b.volume+"-absent"
+		unasked := b.volume + "-unasked"
+		for _, v := range []string{busy, idle, unasked} {
+			require.NoError(t, r.CreateVolume(ctx, v, nil))
+		}
+		stop := stacktest.StartMounting(t, b.app, busy)
 		defer stop()
+		stopOther := stacktest.StartMounting(t, b.app, unasked)
+		defer stopOther()
 
-		n, err := r.MountCount(ctx, b.volume)
+		// A name that is a prefix of another is not confused with it; an
+		// absent volume has no mounts.
+		counts, err := r.MountCounts(ctx, []string{busy, idle, absent})
 		require.NoError(t, err)
-		require.Equal(t, 0, n)
+		require.Equal(t, map[string]int{busy: 1, idle: 0, absent: 0}, counts)
+	})
+
+	t.Run("PastTheFilterLimit", func(t *testing.T) {
+		t.Parallel()
+		r, b := setup(t, docker.Config{})
+		ctx := t.Context()
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		stop := stacktest.StartMounting(t, b.app, b.volume)
+		defer stop()
+		names := []string{b.volume}
+		want := map[string]int{b.volume: 1}
+		for i := range docker.MaxFilteredVolumes {
+			names = append(names, fmt.Sprintf("%s-absent-%d", b.volume, i))
+			want[names[len(names)-1]] = 0
+		}
+		counts, err := r.MountCounts(ctx, names)
+		require.NoError(t, err)
+		require.Equal(t, want, counts)
 	})
 }
 

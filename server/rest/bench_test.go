@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/volume"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,9 @@ import (
 // benchWorkspaces is how many workspaces the benchmark seeds, and the size
 // of the list it reads.
 const benchWorkspaces = 1000
+
+// benchReady is how many of them get a real volume.
+const benchReady = 50
 
 // benchParallelism multiplies GOMAXPROCS into the number of concurrent
 // clients.
@@ -48,10 +52,11 @@ const (
 // ratio http/direct, and the p99 latency of each side; ns/op is the HTTP
 // side's.
 //
-// The workspaces are seeded without volumes, so the measured path is the
-// metadata path. GET /v1/workspaces/{id} still asks Docker once for the
-// mount count (API.md §9: inspect the volume; absent ⇒ -1, and no container
-// listing); with a volume it would also list the running containers.
+// The workspaces are seeded NONE, without volumes: Get measures the
+// metadata path, which does not ask Docker for a NONE row. GetReady reads
+// READY rows with real volumes, whose mount_count costs a Docker round (a
+// volume listing and a running-container listing shared by the requests
+// that arrive while the previous round is in flight).
 func BenchmarkMetadata(b *testing.B) {
 	u, tb := setup(b, rest.Config{})
 	ctx := b.Context()
@@ -106,6 +111,26 @@ func BenchmarkMetadata(b *testing.B) {
 			},
 			func(ctx context.Context, i uint64) error {
 				_, err := scanBenchWorkspace(direct.QueryRow(ctx, benchGetSQL, ids[i%benchWorkspaces]))
+				return err
+			})
+	})
+
+	// READY rows with real volumes: each GET asks Docker for mount_count,
+	// in rounds shared by the concurrent requests.
+	ready := ids[:benchReady]
+	for _, id := range ready {
+		_, err := tb.cli.VolumeCreate(ctx, volume.CreateOptions{Name: tb.app + "-" + id, Driver: "local"})
+		require.NoError(b, err)
+	}
+	_, err = tb.db.Exec(ctx, `UPDATE workspaces SET volume_state = 'READY' WHERE id = ANY($1)`, ready)
+	require.NoError(b, err)
+	b.Run("GetReady", func(b *testing.B) {
+		compare(b,
+			func(ctx context.Context, i uint64) error {
+				return httpGet(ctx, "/v1/workspaces/"+ready[i%benchReady])
+			},
+			func(ctx context.Context, i uint64) error {
+				_, err := scanBenchWorkspace(direct.QueryRow(ctx, benchGetSQL, ready[i%benchReady]))
 				return err
 			})
 	})

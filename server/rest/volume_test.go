@@ -193,12 +193,13 @@ func TestVolumeAdopt(t *testing.T) {
 	require.NoError(t, err)
 	stacktest.RunInVolume(t, b.app, ws.VolumeName, "echo hi > /mnt/cairn/ws/old && chmod 700 /mnt/cairn/ws")
 	_, mounts := get(t, u, b, ws.ID)
-	require.Equal(t, 0, mounts, "the mount count follows Docker, not the column")
+	require.Equal(t, -1, mounts, "until adopted, the count agrees with the row's NONE")
 
 	bare(t, do(t, http.MethodPost, u+"/v1/workspaces/"+ws.ID+"/volume", ""))
 
-	got, _ := get(t, u, b, ws.ID)
+	got, mounts := get(t, u, b, ws.ID)
 	require.Equal(t, "READY", got.VolumeState)
+	require.Equal(t, 0, mounts)
 	require.Equal(t, "0 0 777", stacktest.RunInVolume(t, b.app, ws.VolumeName, statRoot))
 	require.Equal(t, "hi", stacktest.RunInVolume(t, b.app, ws.VolumeName, "cat /mnt/cairn/ws/old"),
 		"adopted, not replaced")

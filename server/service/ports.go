@@ -95,8 +95,9 @@ type Runtime interface {
 	// RemoveVolume removes a volume without force; an absent volume is not an
 	// error. Reasons: volume_in_use, docker_unavailable.
 	RemoveVolume(ctx context.Context, name string) error
-	// MountCount counts the running containers that mount the volume.
-	MountCount(ctx context.Context, volume string) (int, error)
+	// MountCounts counts, for each named volume, the running containers
+	// that mount it.
+	MountCounts(ctx context.Context, volumes []string) (map[string]int, error)
 	// RunSidecar runs one sidecar container to completion and always removes
 	// it. Reasons: docker_unavailable, sidecar_busy, sidecar_timeout.
 	RunSidecar(ctx context.Context, spec SidecarSpec) (*SidecarRun, error)

@@ -51,6 +51,7 @@ type Service struct {
 	// sidecarTimeout bounds one sidecar run.
 	sidecarTimeout time.Duration
 
+	mounts      *mountCounter
 	dockerCheck cachedCheck
 	storeCheck  cachedCheck
 }
@@ -72,6 +73,9 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 	}
 	if s.now == nil {
 		s.now = cairn.Now
+	}
+	if runtime != nil {
+		s.mounts = &mountCounter{count: runtime.MountCounts}
 	}
 	return s
 }

@@ -2,15 +2,12 @@ package service
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairn-dev/cairn"
 )
 
-// mountCountTimeout bounds the Docker calls behind mount_count.
-const mountCountTimeout = 2 * time.Second
 
 // CreateWorkspace records a new workspace; it has no volume yet.
 func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
@@ -73,17 +70,19 @@ func (s *Service) InspectWorkspace(ctx context.Context, id string) (*cairn.Works
 	return &cairn.WorkspaceDetail{Workspace: ws, MountCount: s.mountCount(ctx, ws)}, nil
 }
 
+// mountCount takes the volume's existence from the row and only the running
+// mounts from Docker: a NONE row has no volume by cairn's record, and a
+// volume made or removed behind cairn's back is set right by the maintainer,
+// so the count never contradicts the volume_state beside it.
 func (s *Service) mountCount(ctx context.Context, ws *cairn.Workspace) int {
-	ctx, cancel := context.WithTimeout(ctx, mountCountTimeout)
-	defer cancel()
-	exists, err := s.runtime.VolumeExists(ctx, ws.VolumeName)
-	if err != nil || !exists {
+	if ws.VolumeState == cairn.VolumeNone {
 		return -1
 	}
-	n, err := s.runtime.MountCount(ctx, ws.VolumeName)
+	ctx, cancel := context.WithTimeout(ctx, mountCountTimeout)
+	defer cancel()
+	n, err := s.mounts.Count(ctx, ws.VolumeName)
 	if err != nil {
 		s.log.WarnContext(ctx, "count volume mounts", "workspace_id", ws.ID, "err", err)
-		return -1
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,41 +268,30 @@ func TestInspectWorkspace(t *testing.T) {
 	dockerDown := cairn.Errorf(cairn.ReasonDockerUnavailable, "docker unavailable")
 
 	tests := []struct {
-		name   string
-		exists func(context.Context, string) (bool, error)
-		count  func(context.Context, string) (int, error)
-		want   int
+		name  string
+		count func(ctx context.Context, volume string) (map[string]int, error)
+		want  int
 	}{
 		{
-			name:   "OK",
-			exists: func(context.Context, string) (bool, error) { return true, nil },
-			count:  func(context.Context, string) (int, error) { return 3, nil },
-			want:   3,
+			name:  "OK",
+			count: func(_ context.Context, v string) (map[string]int, error) { return map[string]int{v: 3}, nil },
+			want:  3,
 		},
 		{
-			name:   "NoVolume",
-			exists: func(context.Context, string) (bool, error) { return false, nil },
-			count:  func(context.Context, string) (int, error) { return 5, nil },
-			want:   -1,
+			name:  "OKNoContainer",
+			count: func(_ context.Context, v string) (map[string]int, error) { return map[string]int{v: 0}, nil },
+			want:  0,
 		},
 		{
-			name:   "InspectFailed",
-			exists: func(context.Context, string) (bool, error) { return false, dockerDown },
-			count:  func(context.Context, string) (int, error) { return 5, nil },
-			want:   -1,
-		},
-		{
-			name:   "CountFailed",
-			exists: func(context.Context, string) (bool, error) { return true, nil },
-			count:  func(context.Context, string) (int, error) { return 0, dockerDown },
-			want:   -1,
+			name:  "DockerFailed",
+			count: func(context.Context, string) (map[string]int, error) { return nil, dockerDown },
+			want:  -1,
 		},
 		{
 			// The one slow case: a hung Docker costs this test 2 s.
-			name:   "DockerTimedOut",
-			exists: func(ctx context.Context, _ string) (bool, error) { return true, block(ctx) },
-			count:  func(context.Context, string) (int, error) { return 5, nil },
-			want:   -1,
+			name:  "DockerTimedOut",
+			count: func(ctx context.Context, _ string) (map[string]int, error) { return nil, block(ctx) },
+			want:  -1,
 		},
 	}
 	for _, tt := range tests {
@@ -310,12 +300,16 @@ func TestInspectWorkspace(t *testing.T) {
 			svc, f := setup(t)
 			ws := f.newWorkspace(cairn.VolumeReady)
 			f.row(ws)
-			var volumes []string
-			f.runtime.VolumeExistsFunc = func(ctx context.Context, name string) (bool, error) {
-				volumes = append(volumes, name)
-				return tt.exists(ctx, name)
+			var (
+				mu    sync.Mutex // a timed-out caller does not wait for the round
+				asked [][]string
+			)
+			f.runtime.MountCountsFunc = func(ctx context.Context, volumes []string) (map[string]int, error) {
+				mu.Lock()
+				asked = append(asked, volumes)
+				mu.Unlock()
+				return tt.count(ctx, volumes[0])
 			}
-			f.runtime.MountCountFunc = tt.count
 
 			start := time.Now()
 			detail, err := svc.InspectWorkspace(t.Context(), ws.ID)
@@ -323,9 +317,86 @@ func TestInspectWorkspace(t *testing.T) {
 			require.Less(t, time.Since(start), 3*time.Second, "mount_count is bounded by 2 s")
 			require.Equal(t, &ws, detail.Workspace)
 			require.Equal(t, tt.want, detail.MountCount)
-			require.Equal(t, []string{ws.VolumeName}, volumes)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, [][]string{{ws.VolumeName}}, asked)
 		})
 	}
+
+	t.Run("NoneRowDoesNotAskDocker", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		ws := f.newWorkspace(cairn.VolumeNone)
+		f.row(ws)
+		asked := false
+		f.runtime.MountCountsFunc = func(context.Context, []string) (map[string]int, error) {
+			asked = true
+			return map[string]int{ws.VolumeName: 7}, nil
+		}
+		require.Equal(t, -1, mustInspect(t, svc, ws.ID).MountCount)
+		require.False(t, asked)
+	})
+
+	// Concurrent callers share rounds: each round asks Docker once for all
+	// of its callers' volumes, and a caller never gets the answer of a round
+	// that had started before it asked.
+	t.Run("OKConcurrentCallersShareRounds", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		const callers = 40
+		var wss []cairn.Workspace
+		byID := map[string]cairn.Workspace{}
+		for range callers {
+			ws := f.newWorkspace(cairn.VolumeReady)
+			byID[ws.ID] = ws
+			wss = append(wss, ws)
+		}
+		f.store.FindWorkspaceFunc = func(_ context.Context, id string) (*cairn.Workspace, error) {
+			ws := byID[id]
+			return &ws, nil
+		}
+		var (
+			mu      sync.Mutex
+			rounds  int
+			started = make(chan struct{}, 1)
+			release = make(chan struct{})
+			once    sync.Once
+		)
+		free := func() { once.Do(func() { close(release) }) }
+		defer free() // a failing check below must not leave the round hanging
+		f.runtime.MountCountsFunc = func(_ context.Context, volumes []string) (map[string]int, error) {
+			mu.Lock()
+			rounds++
+			first := rounds == 1
+			mu.Unlock()
+			if first {
+				started <- struct{}{}
+				<-release // hold the first round until every other caller has joined the next
+			}
+			counts := map[string]int{}
+			for _, v := range volumes {
+				counts[v] = len(volumes)
+			}
+			return counts, nil
+		}
+
+		got := make([]int, callers)
+		var wg sync.WaitGroup
+		wg.Go(func() { got[0] = mustInspect(t, svc, wss[0].ID).MountCount })
+		<-started
+		for i := 1; i < callers; i++ {
+			wg.Go(func() { got[i] = mustInspect(t, svc, wss[i].ID).MountCount })
+		}
+		require.Eventually(t, func() bool { return svc.MountCallersWaiting() == callers-1 }, time.Second, time.Millisecond)
+		free()
+		wg.Wait()
+
+		require.Equal(t, 2, rounds, "one round in flight, one for everyone who came during it")
+		require.Equal(t, 1, got[0])
+		for i := 1; i < callers; i++ {
+			require.Equal(t, callers-1, got[i], "caller %d was answered by the second round", i)
+		}
+	})
 
 	t.Run("ErrWorkspaceNotFound", func(t *testing.T) {
 		t.Parallel()
@@ -570,4 +641,11 @@ func TestDeleteWorkspace(t *testing.T) {
 		require.ErrorIs(t, err, busy)
 		require.Empty(t, *deletes)
 	})
+}
+
+func mustInspect(t *testing.T, svc *service.Service, id string) *cairn.WorkspaceDetail {
+	t.Helper()
+	d, err := svc.InspectWorkspace(t.Context(), id)
+	require.NoError(t, err)
+	return d
 }

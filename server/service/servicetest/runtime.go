@@ -14,7 +14,7 @@ type Runtime struct {
 	VolumeExistsFunc func(ctx context.Context, name string) (bool, error)
 	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string) error
 	RemoveVolumeFunc func(ctx context.Context, name string) error
-	MountCountFunc   func(ctx context.Context, volume string) (int, error)
+	MountCountsFunc  func(ctx context.Context, volumes []string) (map[string]int, error)
 	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
 }
 
@@ -46,11 +46,11 @@ func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	return r.RemoveVolumeFunc(ctx, name)
 }
 
-func (r *Runtime) MountCount(ctx context.Context, volume string) (int, error) {
-	if r.MountCountFunc == nil {
-		return 0, notSet("Runtime.MountCount")
+func (r *Runtime) MountCounts(ctx context.Context, volumes []string) (map[string]int, error) {
+	if r.MountCountsFunc == nil {
+		return nil, notSet("Runtime.MountCounts")
 	}
-	return r.MountCountFunc(ctx, volume)
+	return r.MountCountsFunc(ctx, volumes)
 }
 
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error) {

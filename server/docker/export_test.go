@@ -1,0 +1,4 @@
+package docker
+
+// MaxFilteredVolumes is the most names MountCounts sends as filters.
+const MaxFilteredVolumes = maxFilteredVolumes
