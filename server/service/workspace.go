@@ -8,7 +8,6 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-
 // CreateWorkspace records a new workspace; it has no volume yet.
 func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
 	if err := c.Validate(); err != nil {
