@@ -9,6 +9,10 @@ import (
 // chunk is the streaming unit of every read and transfer.
 const chunk = 1 << 20
 
+// HeadBytes is how much of a file's start stat returns: what MIME sniffing
+// reads.
+const HeadBytes = 3072
+
 // StatResult is the line printed by stat. An env failure also carries
 // "ok": false, as the first cairn's sidecar did.
 type StatResult struct {
@@ -17,8 +21,12 @@ type StatResult struct {
 	Valid        bool    `json:"valid"`
 	Size         int64   `json:"size"`
 	SHA256B64    string  `json:"sha256_b64"`
-	Error        *string `json:"error,omitempty"`
-	Reason       *string `json:"reason,omitempty"`
+	// Head is the file's first HeadBytes bytes (base64 in the line), so the
+	// server can sniff the MIME type before the upload and send the bytes
+	// straight to their final key.
+	Head   []byte  `json:"head,omitempty"`
+	Error  *string `json:"error,omitempty"`
+	Reason *string `json:"reason,omitempty"`
 }
 
 // ErrorText returns the failure message, or "" when there is none.
@@ -62,10 +70,22 @@ func stat(env Env) StatResult {
 	}
 	defer file.Close()
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, file, make([]byte, chunk))
+	head := &headBuffer{}
+	n, err := io.CopyBuffer(io.MultiWriter(h, head), file, make([]byte, chunk))
 	if err != nil {
 		return invalidStat(&failure{reason: ReasonSourceUnreadable,
 			message: "failed to read source file '" + src + "': " + describe(err).Error()}, &resolved)
 	}
-	return StatResult{ResolvedPath: &resolved, Valid: true, Size: n, SHA256B64: base64.StdEncoding.EncodeToString(h.Sum(nil))}
+	return StatResult{ResolvedPath: &resolved, Valid: true, Size: n,
+		SHA256B64: base64.StdEncoding.EncodeToString(h.Sum(nil)), Head: head.b}
+}
+
+// headBuffer keeps the first HeadBytes bytes written to it.
+type headBuffer struct{ b []byte }
+
+func (w *headBuffer) Write(p []byte) (int, error) {
+	if room := HeadBytes - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }

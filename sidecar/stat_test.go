@@ -24,10 +24,16 @@ func sum(data []byte) string {
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-// validStatLine is the exact line of a valid stat (API.md §8.4).
+// validStatLine is the exact line of a valid stat (API.md §8.4), with
+// cairn's addition: head, the file's first HeadBytes bytes, omitted when
+// the file is empty.
 func validStatLine(resolved string, data []byte) string {
+	head := ""
+	if len(data) > 0 {
+		head = `,"head":` + quote(base64.StdEncoding.EncodeToString(data[:min(len(data), HeadBytes)]))
+	}
 	return `{"resolved_path":` + quote(resolved) + `,"valid":true,"size":` + strconv.Itoa(len(data)) +
-		`,"sha256_b64":` + quote(sum(data)) + `}`
+		`,"sha256_b64":` + quote(sum(data)) + head + `}`
 }
 
 // invalidStatLine is the exact line of an invalid stat; resolved "" is null.
@@ -40,12 +46,23 @@ func invalidStatLine(resolved, reason, message string) string {
 		`,"reason":` + quote(reason) + `}`
 }
 
+// largeData spans several head lengths, and no two of its head-sized
+// windows are alike.
+var largeData = func() []byte {
+	b := make([]byte, 3*HeadBytes+17)
+	for i := range b {
+		b[i] = byte(i * 7 / 5)
+	}
+	return b
+}()
+
 // sourceVolume lays out every kind of source of API.md §5.4.
 func sourceVolume(t *testing.T) volume {
 	t.Helper()
 	v := newVolume(t)
 	v.write(t, "file.txt", helloData, 0o644)
 	v.write(t, "empty", nil, 0o644)
+	v.write(t, "large", largeData, 0o644)
 	v.mkdir(t, "dir")
 	v.write(t, "dir/nested.txt", nestedRaw, 0o600)
 	v.mkfifo(t, "fifo")
@@ -78,6 +95,7 @@ func TestStatSource(t *testing.T) {
 	}{
 		{"OK", v.at("file.txt"), validStatLine(v.at("file.txt"), helloData)},
 		{"OKEmpty", v.at("empty"), validStatLine(v.at("empty"), nil)},
+		{"OKHeadIsTheFirstBytes", v.at("large"), validStatLine(v.at("large"), largeData)},
 		{"OKAbsoluteSymlinkInMount", v.at("abs-in"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},
 		{"OKRelativeSymlinkInMount", v.at("rel-in"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},
 		{"OKSymlinkedParentInMount", v.at("dir-link/nested.txt"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},

@@ -312,7 +312,17 @@ func TestTransferSourcePaths(t *testing.T) {
 			require.Equal(t, int64(6), a.Size)
 			require.Equal(t, "RECORDED", a.State)
 			require.Equal(t, "text/plain; charset=utf-8", a.MIMEType)
+			// Uploaded straight to its final key, typed as sniffed from the
+			// stat's head: nothing goes through staging.
+			head, err := h.gw.Client().HeadObject(t.Context(), &awss3.HeadObjectInput{
+				Bucket: aws.String(h.bucket), Key: aws.String(a.ObjectKey)})
+			require.NoError(t, err)
+			require.Equal(t, a.MIMEType, aws.ToString(head.ContentType))
 		}
+		staged, err := h.gw.Client().ListObjectsV2(t.Context(), &awss3.ListObjectsV2Input{
+			Bucket: aws.String(h.bucket), Prefix: aws.String("staging/" + ws.ID + "/")})
+		require.NoError(t, err)
+		require.Empty(t, staged.Contents)
 	})
 
 	for _, tc := range []struct {

@@ -10,10 +10,12 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// sniffBytes is how much of an object the MIME detector reads.
-const sniffBytes = 3072
+// sniffBytes is how much of an object the MIME detector reads: what a stat
+// sidecar returns of a volume file.
+const sniffBytes = sidecar.HeadBytes
 
 // MintStaging presigns an upload slot in the workspace; nothing is written.
 func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.StagingRequest) (*cairn.Staging, error) {

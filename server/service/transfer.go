@@ -4,15 +4,18 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/gabriel-vasile/mimetype"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
 var _ cairn.VolumeTransferService = (*Service)(nil)
 
-// ArtifactFromVolume stores a volume file as a new artifact: stat (hash) →
-// mint → upload → register, all under the workspace's shared lock. A
-// failure after staging leaves the staging object for the reaper.
+// ArtifactFromVolume stores a volume file as a new artifact: stat (hash and
+// head) → presign a PUT to a new final key → upload → record, all under the
+// workspace's shared lock. An object left by a failure after the upload is
+// never referenced, and the reaper takes it by age.
 func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
 	if err := validateVolumeCreate(c); err != nil {
 		return nil, err
@@ -28,15 +31,14 @@ func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c 
 	}
 	var out *cairn.Artifact
 	err := s.withTransferLock(ctx, workspaceID, func(ws *cairn.Workspace) error {
-		obj, staging, err := s.uploadFromVolume(ctx, ws, workspaceID, c.SourcePath)
+		obj, err := s.uploadFromVolume(ctx, ws, workspaceID, c.SourcePath)
 		if err != nil {
 			return err
 		}
 		if out, err = s.recordArtifact(ctx, workspaceID, c.Name, c.Description, obj); err != nil {
-			s.deleteObject(ctx, obj.key, "orphaned copy")
+			s.deleteObject(ctx, obj.key, "unrecorded object")
 			return err
 		}
-		s.deleteObject(ctx, staging, "staging object")
 		return nil
 	})
 	return out, err
@@ -67,15 +69,14 @@ func (s *Service) UpdateFromVolume(ctx context.Context, artifactID, sourcePath s
 	}
 	var out *cairn.Artifact
 	err = s.withTransferLock(ctx, a.WorkspaceID, func(ws *cairn.Workspace) error {
-		obj, staging, err := s.uploadFromVolume(ctx, ws, artifactID, sourcePath)
+		obj, err := s.uploadFromVolume(ctx, ws, artifactID, sourcePath)
 		if err != nil {
 			return err
 		}
 		if out, err = s.writeContent(ctx, artifactID, obj); err != nil {
-			s.deleteObject(ctx, obj.key, "orphaned copy")
+			s.deleteObject(ctx, obj.key, "unrecorded object")
 			return err
 		}
-		s.deleteObject(ctx, staging, "staging object")
 		return nil
 	})
 	return out, err
@@ -141,39 +142,41 @@ func (s *Service) withTransferLock(ctx context.Context, workspaceID string, op f
 	return op(ws)
 }
 
-// uploadFromVolume hashes the source in a stat sidecar, mints a staging PUT
-// bound to that size and digest, and uploads it in an upload sidecar, then
-// copies it to a new final key. subject names the sidecars (the workspace
-// for a new artifact, the artifact for an update).
-func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src string) (*object, string, error) {
+// uploadFromVolume hashes the source in a stat sidecar, which also returns
+// the file's head to sniff the MIME type from, then uploads it in an upload
+// sidecar straight to a new final key, with a PUT bound to that size, digest
+// and type. A file changed since the stat fails the digest, so the type
+// always describes the stored bytes. subject names the sidecars (the
+// workspace for a new artifact, the artifact for an update).
+func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src string) (*object, error) {
 	st, err := s.statSource(ctx, ws, subject, src)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if st.Size > s.maxObjectSize {
-		return nil, "", cairn.Errorf(cairn.ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte single-PUT size cap",
+		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte single-PUT size cap",
 			src, st.Size, s.maxObjectSize)
 	}
-	staging := s.keys.stagingKey(ws.ID)
-	url, err := s.objects.PresignPut(ctx, staging, PutSpec{Size: st.Size, SHA256B64: st.SHA256B64, TTL: s.putURLTTL})
+	obj := &object{key: s.keys.finalKey(ws.ID), size: st.Size, mimeType: mimetype.Detect(st.Head).String()}
+	url, err := s.objects.PresignPut(ctx, obj.key, PutSpec{Size: st.Size, SHA256B64: st.SHA256B64,
+		ContentType: obj.mimeType, TTL: s.putURLTTL})
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
 		Command: sidecar.CommandUpload, Role: "cairn-upload", Subject: subject,
 		Env: map[string]string{
-			sidecar.EnvSourcePath: src, sidecar.EnvURL: url,
+			sidecar.EnvSourcePath: src, sidecar.EnvURL: url, sidecar.EnvContentType: obj.mimeType,
 			sidecar.EnvObjectSize: strconv.FormatInt(st.Size, 10), sidecar.EnvSHA256B64: st.SHA256B64,
 		},
 	}, url)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if err := transferVerdict(sidecar.CommandUpload, res, run, url); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	obj, err := s.ingest(ctx, ws.ID, staging)
-	return obj, staging, err
+	return obj, nil
 }
 
 // statSource runs the stat sidecar (no network) and returns a valid result.
