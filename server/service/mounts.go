@@ -30,8 +30,8 @@ type mountRound struct {
 	err     error
 }
 
-// Count returns the number of running containers mounting volume; -1 when
-// Docker did not answer in time.
+// Count returns the number of running containers mounting volume; -1, with
+// the reason, when Docker failed or did not answer before ctx ended.
 func (m *mountCounter) Count(ctx context.Context, volume string) (int, error) {
 	m.mu.Lock()
 	if m.next == nil {
