@@ -45,6 +45,15 @@ func stagingKeyFor(workspaceID string) string {
 
 // newArtifact returns a stored RECORDED artifact of the workspace, its
 // content written an hour before the fixture's clock.
+// namesFreeWorkspace is a stored NONE workspace in which every artifact
+// name is free.
+func (f *fixture) namesFreeWorkspace() cairn.Workspace {
+	ws := f.newWorkspace(cairn.VolumeNone)
+	f.row(ws)
+	f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+	return ws
+}
+
 func (f *fixture) newArtifact(workspaceID string) cairn.Artifact {
 	desc := "quarterly numbers"
 	return cairn.Artifact{
@@ -306,9 +315,7 @@ func TestRegisterArtifact(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
-				f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+				ws := f.namesFreeWorkspace()
 				fl := f.flow()
 				key := tt.key(ws.ID)
 				fl.stage(key, int64(len(text)), text)
@@ -326,9 +333,7 @@ func TestRegisterArtifact(t *testing.T) {
 		t.Parallel()
 		_, f := setup(t)
 		svc := f.serviceWith(service.Config{Keys: service.KeyPrefixes{Base: "poc"}})
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, int64(len(text)), text)
@@ -341,9 +346,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, 5000, text) // the size comes from Stat, not from what was read
@@ -388,9 +391,7 @@ func TestRegisterArtifact(t *testing.T) {
 		t.Parallel()
 		_, f := setup(t)
 		svc := f.serviceWith(service.Config{Keys: service.KeyPrefixes{Base: "poc"}})
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := "poc/" + stagingKeyFor(ws.ID)
 		fl.stage(key, int64(len(text)), text)
@@ -423,9 +424,7 @@ func TestRegisterArtifact(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
-				f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+				ws := f.namesFreeWorkspace()
 				fl := f.flow()
 				key := stagingKeyFor(ws.ID)
 				fl.stage(key, int64(len(tt.body)), tt.body)
@@ -444,9 +443,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("ErrStagingNotFound", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		fl.stage(stagingKeyFor(ws.ID), int64(len(text)), text)
 		key := stagingKeyFor(ws.ID) // issued, never uploaded
@@ -463,9 +460,7 @@ func TestRegisterArtifact(t *testing.T) {
 		t.Parallel()
 		_, f := setup(t)
 		svc := f.serviceWith(service.Config{MaxObjectSize: 100})
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, 101, text)
@@ -481,9 +476,7 @@ func TestRegisterArtifact(t *testing.T) {
 		t.Parallel()
 		_, f := setup(t)
 		svc := f.serviceWith(service.Config{MaxObjectSize: 100})
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, 100, text)
@@ -522,9 +515,7 @@ func TestRegisterArtifact(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
-				f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+				ws := f.namesFreeWorkspace()
 				fl := f.flow()
 				key := stagingKeyFor(ws.ID)
 				fl.stage(key, int64(len(text)), text)
@@ -545,9 +536,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("ErrNameTakenRace", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, int64(len(text)), text)
@@ -570,9 +559,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("ErrAuditFailed", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, int64(len(text)), text)
@@ -588,9 +575,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("OKStagingDeleteFails", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
-		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
+		ws := f.namesFreeWorkspace()
 		fl := f.flow()
 		key := stagingKeyFor(ws.ID)
 		fl.stage(key, int64(len(text)), text)
