@@ -189,8 +189,7 @@ func TestFindArtifacts(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeNone)
 				var filters []cairn.ArtifactFilter
 				f.store.FindArtifactsFunc = func(_ context.Context, flt cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
 					filters = append(filters, flt)
@@ -227,8 +226,7 @@ func TestFindArtifacts(t *testing.T) {
 	t.Run("ErrStoreFailure", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		boom := cairn.Internal("database error", errors.New("connection reset"))
 		f.store.FindArtifactsFunc = func(context.Context, cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
 			return nil, boom
@@ -242,8 +240,7 @@ func TestFindArtifacts(t *testing.T) {
 	t.Run("ErrListTooLarge", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.store.FindArtifactsFunc = func(context.Context, cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
 			return rows(cairn.MaxUnpagedListLength + 1), nil
 		}
@@ -257,8 +254,7 @@ func TestFindArtifacts(t *testing.T) {
 	t.Run("OKUnpagedAtLimit", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.store.FindArtifactsFunc = func(context.Context, cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
 			return rows(cairn.MaxUnpagedListLength), nil
 		}

@@ -48,8 +48,7 @@ func stagingKeyFor(workspaceID string) string {
 // namesFreeWorkspace is a stored NONE workspace in which every artifact
 // name is free.
 func (f *fixture) namesFreeWorkspace() cairn.Workspace {
-	ws := f.newWorkspace(cairn.VolumeNone)
-	f.row(ws)
+	ws := f.storedWorkspace(cairn.VolumeNone)
 	f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, nil }
 	return ws
 }
@@ -252,8 +251,7 @@ func TestRegisterArtifact(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeNone)
 				type check struct{ workspaceID, name string }
 				var checks []check
 				f.store.ArtifactNameTakenFunc = func(_ context.Context, workspaceID, name string) (bool, error) {
@@ -278,8 +276,7 @@ func TestRegisterArtifact(t *testing.T) {
 	t.Run("ErrNameCheckFailed", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		dbDown := cairn.Internal("database error", errors.New("connection refused"))
 		f.store.ArtifactNameTakenFunc = func(context.Context, string, string) (bool, error) { return false, dbDown }
 		fl := f.flow()

@@ -68,6 +68,13 @@ func (f *fixture) newWorkspace(state cairn.VolumeState) cairn.Workspace {
 
 // row makes the store hold ws: reads return a copy, any other ID is not
 // found, and updates are recorded.
+// storedWorkspace is a new workspace that the fake store finds.
+func (f *fixture) storedWorkspace(state cairn.VolumeState) cairn.Workspace {
+	ws := f.newWorkspace(state)
+	f.row(ws)
+	return ws
+}
+
 func (f *fixture) row(ws cairn.Workspace) {
 	find := func(_ context.Context, id string) (*cairn.Workspace, error) {
 		if id != ws.ID {

@@ -91,8 +91,7 @@ func TestMintStaging(t *testing.T) {
 				t.Parallel()
 				_, f := setup(t)
 				svc := f.serviceWith(tt.cfg)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeNone)
 				var keys []string
 				var specs []service.PutSpec
 				f.objects.PresignPutFunc = func(_ context.Context, key string, put service.PutSpec) (string, error) {
@@ -119,8 +118,7 @@ func TestMintStaging(t *testing.T) {
 	t.Run("OKFreshKeyEachTime", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.objects.PresignPutFunc = func(context.Context, string, service.PutSpec) (string, error) { return "u", nil }
 
 		a, err := svc.MintStaging(t.Context(), ws.ID, cairn.StagingRequest{Size: 5, SHA256B64: sum})
@@ -134,8 +132,7 @@ func TestMintStaging(t *testing.T) {
 		t.Parallel()
 		_, f := setup(t)
 		svc := f.serviceWith(service.Config{MaxObjectSize: 5})
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		presigns := 0
 		f.objects.PresignPutFunc = func(context.Context, string, service.PutSpec) (string, error) {
 			presigns++
@@ -182,8 +179,7 @@ func TestMintStaging(t *testing.T) {
 	t.Run("ErrStoreUnavailable", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.objects.PresignPutFunc = func(context.Context, string, service.PutSpec) (string, error) { return "", errStoreDown }
 
 		st, err := svc.MintStaging(t.Context(), ws.ID, cairn.StagingRequest{Size: 5, SHA256B64: sum})

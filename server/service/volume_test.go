@@ -84,8 +84,7 @@ func TestSetupVolume(t *testing.T) {
 	t.Run("OKCreatesAbsentVolume", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.lock()
 		rec := f.volume(false, service.SidecarRun{Output: []byte(prepOK)})
 
@@ -113,8 +112,7 @@ func TestSetupVolume(t *testing.T) {
 	t.Run("OKAdoptsExistingVolume", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.lock()
 		rec := f.volume(true, service.SidecarRun{Output: []byte(prepOK)})
 
@@ -128,8 +126,7 @@ func TestSetupVolume(t *testing.T) {
 	t.Run("OKRepeatOnReady", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeReady)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeReady)
 		f.lock()
 		rec := f.volume(true, service.SidecarRun{Output: []byte(prepOK)})
 
@@ -172,8 +169,7 @@ func TestSetupVolume(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeNone)
 				f.lock()
 				f.volume(true, tt.run)
 
@@ -204,8 +200,7 @@ func TestSetupVolume(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeNone)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeNone)
 				f.lock()
 				f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return false, tt.exists }
 				f.runtime.CreateVolumeFunc = func(context.Context, string, map[string]string) error { return tt.create }
@@ -227,8 +222,7 @@ func TestSetupVolume(t *testing.T) {
 	t.Run("ErrWorkspaceBusy", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		busy := cairn.Errorf(cairn.ReasonWorkspaceBusy, "workspace is busy")
 		f.store.LockWorkspaceFunc = func(context.Context, string, service.LockMode) (func(), error) { return nil, busy }
 		rec := f.volume(false, service.SidecarRun{Output: []byte(prepOK)})
@@ -258,8 +252,7 @@ func TestTeardownVolume(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeReady)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeReady)
 		f.lock()
 		rec := f.volume(true, service.SidecarRun{})
 
@@ -286,8 +279,7 @@ func TestTeardownVolume(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				svc, f := setup(t)
-				ws := f.newWorkspace(cairn.VolumeReady)
-				f.row(ws)
+				ws := f.storedWorkspace(cairn.VolumeReady)
 				f.lock()
 				f.runtime.RemoveVolumeFunc = func(context.Context, string) error { return tt.err }
 

@@ -298,8 +298,7 @@ func TestInspectWorkspace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			svc, f := setup(t)
-			ws := f.newWorkspace(cairn.VolumeReady)
-			f.row(ws)
+			ws := f.storedWorkspace(cairn.VolumeReady)
 			var (
 				mu    sync.Mutex // a timed-out caller does not wait for the round
 				asked [][]string
@@ -326,8 +325,7 @@ func TestInspectWorkspace(t *testing.T) {
 	t.Run("NoneRowDoesNotAskDocker", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		asked := false
 		f.runtime.MountCountsFunc = func(context.Context, []string) (map[string]int, error) {
 			asked = true
@@ -415,8 +413,7 @@ func TestRenameWorkspace(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeReady)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeReady)
 
 		got, err := svc.RenameWorkspace(t.Context(), ws.ID, "beta")
 		require.NoError(t, err)
@@ -440,8 +437,7 @@ func TestRenameWorkspace(t *testing.T) {
 	t.Run("OKSameName", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 
 		got, err := svc.RenameWorkspace(t.Context(), ws.ID, ws.Name)
 		require.NoError(t, err)
@@ -481,8 +477,7 @@ func TestRenameWorkspace(t *testing.T) {
 	t.Run("ErrNameTaken", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		taken := cairn.Errorf(cairn.ReasonNameTaken, "a workspace named 'beta' already exists")
 		f.store.UpdateWorkspaceFunc = func(context.Context, *cairn.Workspace) error { return taken }
 
@@ -499,8 +494,7 @@ func TestSetWorkspaceVolumeMetadata(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		meta := &cairn.VolumeMetadata{SizeBytes: new(int64(42))}
 
 		got, err := svc.SetWorkspaceVolumeMetadata(t.Context(), ws.ID, meta)
@@ -530,8 +524,7 @@ func TestSetWorkspaceVolumeMetadata(t *testing.T) {
 	t.Run("ErrVolumeExists", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeReady)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeReady)
 
 		got, err := svc.SetWorkspaceVolumeMetadata(t.Context(), ws.ID, &cairn.VolumeMetadata{SizeBytes: new(int64(42))})
 		require.Equal(t, cairn.ReasonVolumeExists, cairn.ErrorReason(err))
@@ -579,8 +572,7 @@ func TestDeleteWorkspace(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		f.lock()
 		deletes := recordDeletes(f)
 
@@ -614,8 +606,7 @@ func TestDeleteWorkspace(t *testing.T) {
 	t.Run("ErrVolumeExists", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeReady)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeReady)
 		f.lock()
 		deletes := recordDeletes(f)
 
@@ -631,8 +622,7 @@ func TestDeleteWorkspace(t *testing.T) {
 	t.Run("ErrWorkspaceBusy", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
-		ws := f.newWorkspace(cairn.VolumeNone)
-		f.row(ws)
+		ws := f.storedWorkspace(cairn.VolumeNone)
 		busy := cairn.Errorf(cairn.ReasonWorkspaceBusy, "workspace is busy")
 		f.store.LockWorkspaceFunc = func(context.Context, string, service.LockMode) (func(), error) { return nil, busy }
 		deletes := recordDeletes(f)
