@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
 )
@@ -30,23 +32,14 @@ func (db *DB) LockWorkspace(ctx context.Context, id string, mode service.LockMod
 	key := lockKey("cairn.ws:" + id)
 	lock, unlock := "SELECT pg_advisory_lock_shared($1)", "SELECT pg_advisory_unlock_shared($1)"
 	if mode == service.LockExclusive {
-		lock, unlock = "SELECT pg_advisory_lock($1)", "SELECT pg_advisory_unlock($1)"
+		lock, unlock = "SELECT pg_advisory_lock($1)", unlockExclusive
 	}
 	if _, err := conn.Exec(ctx, lock, key); err != nil {
-		// An interrupted wait leaves the connection in doubt: close it, which
-		// also drops a lock granted at the last moment.
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
-		conn.Release()
+		// An interrupted wait may still have been granted at the last moment.
+		discard(ctx, conn)
 		return nil, busyOr(ctx, "take workspace lock", err)
 	}
-	return func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(cctx, unlock, key); err != nil {
-			conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
-		}
-		conn.Release()
-	}, nil
+	return func() { unlockAndRelease(ctx, conn, unlock, key) }, nil
 }
 
 // busyOr reports a wait cut short by the request deadline as workspace_busy,
@@ -68,13 +61,36 @@ func (db *DB) TryLockWorkspace(ctx context.Context, id string) (func(), bool, er
 	key := lockKey("cairn.ws:" + id)
 	var ok bool
 	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
-		conn.Release()
+		discard(ctx, conn)
 		return nil, false, internal("try workspace lock", err)
 	}
 	if !ok {
 		conn.Release()
 		return nil, false, nil
 	}
-	return func() { unlockAndRelease(ctx, conn, key) }, true, nil
+	return func() { unlockAndRelease(ctx, conn, unlockExclusive, key) }, true, nil
+}
+
+// unlockExclusive releases an exclusive session-level advisory lock.
+const unlockExclusive = "SELECT pg_advisory_unlock($1)"
+
+// unlockAndRelease drops an advisory lock with the unlock statement and
+// returns its connection to the pool. Unlocking explicitly matters: a closed
+// session's locks go only once its backend exits, and a successor trying at
+// once must find them free. A connection that cannot unlock is closed.
+func unlockAndRelease(ctx context.Context, conn *pgxpool.Conn, unlock string, key int64) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(cctx, unlock, key); err != nil {
+		conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
+	}
+	conn.Release()
+}
+
+// discard closes a connection in doubt (a lock wait or query cut short) and
+// hands it back to the pool, which drops it; closing also drops any lock it
+// holds.
+func discard(ctx context.Context, conn *pgxpool.Conn) {
+	conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is dropped either way
+	conn.Release()
 }

@@ -27,20 +27,10 @@ func (db *DB) LockPass(ctx context.Context, app string) (func(), error) {
 	}
 	key := lockKey("cairn.pass:" + app)
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
-		conn.Release()
+		discard(ctx, conn)
 		return nil, sweepBusyOr(ctx, "take pass lock", err)
 	}
-	return func() { unlockAndRelease(ctx, conn, key) }, nil
-}
-
-func unlockAndRelease(ctx context.Context, conn *pgxpool.Conn, key int64) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, err := conn.Exec(cctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
-		conn.Conn().Close(cctx) //nolint:errcheck // the session's end releases the lock
-	}
-	conn.Release()
+	return func() { unlockAndRelease(ctx, conn, unlockExclusive, key) }, nil
 }
 
 func sweepBusyOr(ctx context.Context, what string, err error) error {
@@ -67,8 +57,7 @@ func (db *DB) TryLeader(ctx context.Context, app string) (reconcile.Lease, bool,
 	key := lockKey("cairn.leader:" + app)
 	var ok bool
 	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
-		conn.Release()
+		discard(ctx, conn)
 		return nil, false, internal("try leader lock", err)
 	}
 	if !ok {
@@ -86,10 +75,9 @@ func (l *lease) Alive(ctx context.Context) error {
 	return nil
 }
 
-// Release unlocks explicitly rather than closing the session: a closed
-// session's locks go only when its backend gets round to exiting, and a
-// successor trying at once must find the lock free.
-func (l *lease) Release() { unlockAndRelease(context.Background(), l.conn, l.key) }
+// Release unlocks explicitly rather than closing the session (see
+// unlockAndRelease).
+func (l *lease) Release() { unlockAndRelease(context.Background(), l.conn, unlockExclusive, l.key) }
 
 // WorkspacePage lists workspaces after the cursor in (created_at, id) order.
 func (db *DB) WorkspacePage(ctx context.Context, after *cairn.Workspace, limit int) ([]*cairn.Workspace, error) {
@@ -199,8 +187,7 @@ func (db *DB) OpenKeySet(ctx context.Context) (reconcile.KeySet, error) {
 		_, err = conn.Exec(ctx, `CREATE TEMP TABLE listed_keys (object_key text PRIMARY KEY)`)
 	}
 	if err != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection in doubt
-		conn.Release()
+		discard(ctx, conn)
 		return nil, internal("create listing table", err)
 	}
 	return &keySet{conn: conn}, nil
