@@ -60,10 +60,18 @@ const (
 // for the caller and must never carry SQL, stack traces, host paths, store
 // keys of another workspace or presigned URLs; Err is the internal cause,
 // logged where the error is handled and never shown to a client.
+//
+// Status, Message and RequestID are filled by a remote client from the
+// response (the HTTP status, the route's fixed sentence, the request ID);
+// the server leaves them zero and derives the status from Reason.
 type Error struct {
 	Reason Reason
 	Detail string
 	Err    error
+
+	Status    int
+	Message   string
+	RequestID string
 }
 
 // Errorf returns an *Error with the given reason and a client-safe detail.
