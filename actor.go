@@ -1,6 +1,9 @@
 package cairn
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 type actorKey struct{}
 
@@ -21,22 +24,26 @@ func ActorFrom(ctx context.Context) *string {
 
 type scopesKey struct{}
 
-// WithScopes records the scopes of the caller's token. Without it — when
-// authentication is off — every scope is allowed.
+type noAuthKey struct{}
+
+// WithScopes records the scopes of the caller's token.
 func WithScopes(ctx context.Context, scopes []string) context.Context {
 	return context.WithValue(ctx, scopesKey{}, scopes)
 }
 
-// ScopeAllowed reports whether the caller may act with scope.
+// WithoutAuthentication marks ctx as served with authentication off (no
+// tokens configured), where every scope is allowed. It must be said: a
+// context with neither scopes nor this mark is allowed nothing.
+func WithoutAuthentication(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noAuthKey{}, true)
+}
+
+// ScopeAllowed reports whether the caller may act with scope. It fails
+// closed: without recorded scopes or the no-authentication mark, no.
 func ScopeAllowed(ctx context.Context, scope string) bool {
-	scopes, checked := ctx.Value(scopesKey{}).([]string)
-	if !checked {
+	if off, _ := ctx.Value(noAuthKey{}).(bool); off {
 		return true
 	}
-	for _, s := range scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
+	scopes, _ := ctx.Value(scopesKey{}).([]string)
+	return slices.Contains(scopes, scope)
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/server"
-	"github.com/cairn-dev/cairn/server/auth"
+	"github.com/cairn-dev/cairn/server/route"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -59,10 +59,10 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	cfg.Artifact.Sidecar.Image = stacktest.Image(t)
 	cfg.API.APIs.MCP.Enable = true
 
-	all := []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeAdmin, auth.ScopeShell, auth.ScopeMCP}
+	all := []route.Scope{route.Read, route.Write, route.Admin, route.Shell, route.MCP}
 	secret := func(name string) string { return "secret-" + name + "-0123456789abcdef" }
-	tokens := map[auth.Scope]string{}
-	add := func(name string, scopes []auth.Scope) {
+	tokens := map[route.Scope]string{}
+	add := func(name string, scopes []route.Scope) {
 		sum := sha256.Sum256([]byte(secret(name)))
 		var names []string
 		for _, s := range scopes {
@@ -72,7 +72,7 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	}
 	add("all", all)
 	for _, missing := range all {
-		var rest []auth.Scope
+		var rest []route.Scope
 		for _, s := range all {
 			if s != missing {
 				rest = append(rest, s)
@@ -127,24 +127,45 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 
-	for _, rs := range auth.Routes() {
-		if rs.Scope == auth.ScopeNone {
-			status, _ := send(rs.Pattern, "")
-			require.NotEqual(t, http.StatusUnauthorized, status, "%s needs no token", rs.Pattern)
+	// The walk goes over the routes the listener actually serves.
+	mounted := map[string]route.Scope{}
+	for _, rt := range srv.Routes() {
+		pattern := rt.String()
+		if rt.Method == "" {
+			pattern = "POST " + rt.Path // the MCP endpoint answers every method
+		}
+		mounted[pattern] = rt.Scope
+		if rt.Scope == route.Public {
+			status, _ := send(pattern, "")
+			require.NotEqual(t, http.StatusUnauthorized, status, "%s needs no token", pattern)
 			continue
 		}
-		status, body := send(rs.Pattern, "")
-		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %s", rs.Pattern, body)
+		status, body := send(pattern, "")
+		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %s", pattern, body)
 		require.Contains(t, body, `"reason":"unauthenticated"`)
 
-		status, body = send(rs.Pattern, tokens[rs.Scope])
-		require.Equal(t, http.StatusForbidden, status, "%s without scope %s: %s", rs.Pattern, rs.Scope, body)
+		status, body = send(pattern, tokens[rt.Scope])
+		require.Equal(t, http.StatusForbidden, status, "%s without scope %s: %s", pattern, rt.Scope, body)
 		require.Contains(t, body, `"reason":"forbidden"`)
-		require.NotContains(t, body, tokens[rs.Scope])
+		require.NotContains(t, body, tokens[rt.Scope])
 
-		status, body = send(rs.Pattern, secret("all"))
+		status, body = send(pattern, secret("all"))
 		require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, status,
-			"%s with scope %s: %s", rs.Pattern, rs.Scope, body)
+			"%s with scope %s: %s", pattern, rt.Scope, body)
+	}
+	// The specific assignments of API.md §1.6 over the coarse rules.
+	for pattern, scope := range map[string]route.Scope{
+		"GET /liveness/ready":                        route.Public,
+		"GET /v1/workspaces":                         route.Read,
+		"DELETE /v1/workspaces/{workspaceID}":        route.Admin,
+		"POST /v1/workspaces/{workspaceID}/volume":   route.Admin,
+		"DELETE /v1/workspaces/{workspaceID}/volume": route.Admin,
+		"GET /v1/audit":                              route.Admin,
+		"POST /v1/maintenance/sweep":                 route.Admin,
+		"DELETE /v1/artifacts/{artifactID}":          route.Write,
+		"POST /v1/mcp":                               route.MCP,
+	} {
+		require.Equal(t, scope, mounted[pattern], pattern)
 	}
 
 	// The guards come before authentication, on REST and MCP alike.
@@ -176,7 +197,7 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	var errBody struct {
 		Error struct{ Message string } `json:"error"`
 	}
-	_, body := send("GET /v1/workspaces", tokens[auth.ScopeRead])
+	_, body := send("GET /v1/workspaces", tokens[route.Read])
 	require.NoError(t, json.Unmarshal([]byte(body), &errBody))
 	require.Equal(t, "Token 'no-read' lacks scope 'read'", errBody.Error.Message)
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
 	"github.com/cairn-dev/cairn/server/s3"
@@ -146,7 +147,7 @@ func BenchmarkArtifactList(b *testing.B) {
 	must(b, err)
 
 	api := rest.New(ab.svc, rest.Config{})
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewServer(authtest.Mount(b, "", api.Routes()))
 	defer srv.Close()
 	url := srv.URL + "/v1/workspaces/" + ab.ws.ID + "/artifacts?limit=1000"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

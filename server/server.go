@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/reconcile"
 	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/route"
 	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
 )
@@ -60,6 +61,7 @@ type Server struct {
 	metrics   *http.Server
 	metricsLn net.Listener
 	registry  *prometheus.Registry
+	routes    []route.Route // every route the API listener serves
 
 	reconciler *reconcile.Reconciler
 	maintain   bool // run the reconciler's leader loop
@@ -188,7 +190,6 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 	logging := s.cfg.API.APIs.RequestLogging
 	t := s.cfg.API.Service.TimeoutSecs
 	api := rest.New(svc, rest.Config{
-		PathPrefix:      s.cfg.API.APIs.EndPoint.PathPrefix,
 		RequestIDHeader: logging.RequestIDHeader,
 		RequestTimeout:  requestTimeout(t),
 		LogLevel:        logLevel(logging.LogLevel),
@@ -196,19 +197,21 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Logger:          s.log,
 		Maintenance:     s.reconciler,
 	})
-	handler := mcp.Mount(api.Handler(), svc, mcp.Config{
+	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,
-		PathPrefix:  s.cfg.API.APIs.EndPoint.PathPrefix,
 		Version:     s.version,
 		Logger:      s.log,
 		LogLevel:    logLevel(logging.LogLevel),
 		CallTimeout: requestTimeout(t),
-	})
+	})...)
 	guard, err := auth.New(s.authConfig())
 	if err != nil {
 		return nil, err
 	}
-	handler = guard.Handler(handler)
+	handler, err := guard.Mount(s.cfg.API.APIs.EndPoint.PathPrefix, s.routes)
+	if err != nil {
+		return nil, err
+	}
 	if s.cfg.Metrics.Features.EnableHTTPMetrics {
 		handler = newHTTPMetrics(s.registry).wrap(handler)
 	}
@@ -229,9 +232,9 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 func (s *Server) authConfig() auth.Config {
 	tokens := make([]auth.Token, 0, len(s.cfg.Auth.Tokens))
 	for _, t := range s.cfg.Auth.Tokens {
-		scopes := make([]auth.Scope, 0, len(t.Scopes))
+		scopes := make([]route.Scope, 0, len(t.Scopes))
 		for _, sc := range t.Scopes {
-			scopes = append(scopes, auth.Scope(sc))
+			scopes = append(scopes, route.Scope(sc))
 		}
 		tokens = append(tokens, auth.Token{Name: t.Name, SHA256: t.SHA256, Scopes: scopes})
 	}
@@ -240,8 +243,6 @@ func (s *Server) authConfig() auth.Config {
 		Tokens:          tokens,
 		AllowedOrigins:  s.cfg.API.CORS.AllowedOrigins,
 		HostGuard:       apis.MCP.EnableDNSRebindGuard,
-		PathPrefix:      apis.EndPoint.PathPrefix,
-		MCP:             apis.MCP.Enable,
 		RequestIDHeader: apis.RequestLogging.RequestIDHeader,
 		Logger:          s.log,
 	}
@@ -271,6 +272,10 @@ func (s *Server) APIAddr() string {
 	}
 	return s.apiLn.Addr().String()
 }
+
+// Routes lists the routes the API listener serves, as mounted (empty in a
+// maintainer-only process).
+func (s *Server) Routes() []route.Route { return s.routes }
 
 // MetricsAddr is the address the metrics listener is bound to.
 func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }

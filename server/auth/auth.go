@@ -1,11 +1,13 @@
-// Package auth is cairn's access control (API.md §1.6–§1.7): one decorator
-// in front of every front door that applies, on a known route, the Origin
-// guard, the Host (DNS-rebinding) guard, bearer-token authentication and the
-// route's scope, then names the token as the request's actor.
+// Package auth is cairn's access control (API.md §1.6–§1.7). It builds the
+// one API mux from the routes every front door declares (server/route) and
+// puts each behind the Origin guard, the Host (DNS-rebinding) guard,
+// bearer-token authentication and the route's scope, then names the token
+// as the request's actor.
 package auth
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/route"
 )
 
 // Token is one accepted bearer token: its name (the audit actor), the
@@ -27,8 +30,12 @@ import (
 type Token struct {
 	Name   string
 	SHA256 string
-	Scopes []Scope
+	Scopes []route.Scope
 }
+
+// MaxBodyBytes bounds every request body on every route; a front door may
+// answer a larger one itself first, with its own error shape.
+const MaxBodyBytes = 1 << 20
 
 // Config holds the decorator's settings.
 type Config struct {
@@ -40,10 +47,6 @@ type Config struct {
 	AllowedOrigins []string
 	// HostGuard is api.apis.mcp.enableDNSRebindGuard.
 	HostGuard bool
-	// PathPrefix is the API's path prefix, as given to the front doors.
-	PathPrefix string
-	// MCP adds the MCP endpoint to the route table.
-	MCP bool
 	// RequestIDHeader names the request-ID header; default "X-Request-ID".
 	RequestIDHeader string
 	Logger          *slog.Logger
@@ -54,7 +57,6 @@ type Guard struct {
 	tokens  []token
 	origins []string
 	hosts   bool
-	router  *http.ServeMux
 	idHdr   string
 	log     *slog.Logger
 }
@@ -62,16 +64,15 @@ type Guard struct {
 type token struct {
 	name   string
 	hash   [sha256.Size]byte
-	scopes []Scope
+	scopes []route.Scope
 }
 
 // New checks cfg and returns the decorator.
 func New(cfg Config) (*Guard, error) {
 	g := &Guard{
-		hosts:  cfg.HostGuard,
-		router: newRouter(cfg.PathPrefix, cfg.MCP),
-		idHdr:  cmp.Or(cfg.RequestIDHeader, "X-Request-ID"),
-		log:    cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		hosts: cfg.HostGuard,
+		idHdr: cmp.Or(cfg.RequestIDHeader, "X-Request-ID"),
+		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 	}
 	for _, o := range cfg.AllowedOrigins {
 		g.origins = append(g.origins, strings.ToLower(o))
@@ -86,21 +87,37 @@ func New(cfg Config) (*Guard, error) {
 	return g, nil
 }
 
-// Handler returns next behind the guard. Requests matching no route of the
-// table pass untouched (their 404, 405 or redirect comes from next).
-func (g *Guard) Handler(next http.Handler) http.Handler {
+// Mount builds the one API handler from the declared routes, prefix in
+// front of every path, each route behind the checks its scope calls for.
+// Nothing else is served: a request that matches no route is answered here
+// (the mux's plain 404, or a 405 with Allow, API.md §1.1) and a
+// non-canonical path gets a 301. Mount refuses a route without a handler or
+// a declared scope, and two routes that collide, so a server with such a
+// route cannot start.
+func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err error) {
+	if err := route.Check(routes); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	defer func() {
+		// ServeMux.Handle panics on patterns that overlap without one being
+		// more specific; that is a declaration error like any other.
+		if p := recover(); p != nil {
+			h, err = nil, fmt.Errorf("routes collide: %v", p)
+		}
+	}()
+	for _, rt := range routes {
+		mux.Handle(rt.Pattern(prefix), g.protect(rt))
+	}
+	return g.cors(route.Canonical(mux)), nil
+}
+
+// protect applies, in the order of API.md §1.6, the Origin guard, the Host
+// guard, authentication and the route's scope, then bounds the body and
+// hands the request on with who is acting in its context.
+func (g *Guard) protect(rt route.Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		allowed := origin != "" && slices.Contains(g.origins, strings.ToLower(origin))
-		if allowed && g.corsPreflight(w, r, origin) {
-			return
-		}
-		scope, ok := scopeOf(g.router, r)
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if origin != "" && !allowed {
+		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
 			g.refuse(w, r, "Origin not allowed", cairn.ReasonOriginNotAllowed)
 			return
 		}
@@ -108,21 +125,54 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			g.refuse(w, r, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), cairn.ReasonHostNotAllowed)
 			return
 		}
-		if scope == ScopeNone || len(g.tokens) == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		t, ok := g.authenticate(r)
+		ctx, ok := g.admit(w, r, rt.Scope)
 		if !ok {
-			g.refuse(w, r, "Authentication required", cairn.ReasonUnauthenticated)
 			return
 		}
-		if !slices.Contains(t.scopes, scope) {
-			g.refuse(w, r, fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		rt.Handler.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// admit authenticates the request for scope and returns the context the
+// route runs with. With authentication off that context says so
+// explicitly, since an unmarked context is refused every scope
+// (cairn.ScopeAllowed). On refusal it has answered and returns false.
+func (g *Guard) admit(w http.ResponseWriter, r *http.Request, scope route.Scope) (context.Context, bool) {
+	ctx := r.Context()
+	switch {
+	case scope == route.Public:
+		return ctx, true
+	case len(g.tokens) == 0:
+		return cairn.WithoutAuthentication(ctx), true
+	}
+	t, ok := g.authenticate(r)
+	if !ok {
+		g.refuse(w, r, "Authentication required", cairn.ReasonUnauthenticated)
+		return nil, false
+	}
+	if !slices.Contains(t.scopes, scope) {
+		g.refuse(w, r, fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
+		return nil, false
+	}
+	return cairn.WithScopes(cairn.WithActor(ctx, t.name), scopeNames(t.scopes)), true
+}
+
+func (g *Guard) originAllowed(origin string) bool {
+	return slices.Contains(g.origins, strings.ToLower(origin))
+}
+
+// cors adds the CORS headers for an allow-listed origin, and answers a
+// preflight itself (204). CORS is thereby off unless
+// api.cors.allowedOrigins lists origins; no private-network access is ever
+// granted.
+func (g *Guard) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && g.originAllowed(origin) && g.corsPreflight(w, r, origin) {
 			return
 		}
-		ctx := cairn.WithScopes(cairn.WithActor(r.Context(), t.name), scopeNames(t.scopes))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -210,7 +260,7 @@ func CheckExposure(tokens int, loopback, insecureNoAuth bool, log *slog.Logger) 
 }
 
 // scopeNames lists scopes as the domain's context carries them.
-func scopeNames(scopes []Scope) []string {
+func scopeNames(scopes []route.Scope) []string {
 	names := make([]string, len(scopes))
 	for i, s := range scopes {
 		names[i] = string(s)

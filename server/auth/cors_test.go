@@ -12,7 +12,8 @@ func TestCORS(t *testing.T) {
 	t.Parallel()
 	g, err := New(Config{AllowedOrigins: []string{"https://ops.example"}})
 	require.NoError(t, err)
-	h := g.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	h, err := g.Mount("", testRoutes())
+	require.NoError(t, err)
 
 	t.Run("OKPreflight", func(t *testing.T) {
 		t.Parallel()
@@ -53,8 +54,10 @@ func TestCORS(t *testing.T) {
 		require.NoError(t, err)
 		req := httptest.NewRequest(http.MethodGet, "/v1/workspaces", nil)
 		req.Header.Set("Origin", "https://ops.example")
+		offHandler, err := off.Mount("", testRoutes())
+		require.NoError(t, err)
 		rec := httptest.NewRecorder()
-		off.Handler(h).ServeHTTP(rec, req)
+		offHandler.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusForbidden, rec.Code)
 		require.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"))
 	})

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
@@ -44,13 +45,15 @@ type harness struct {
 	logs   *syncBuffer // the endpoint's log, JSON lines
 }
 
-// setup serves mcp.New(svc, cfg) and returns the harness. cfg.Logger is
+// setup serves the endpoint as a server without tokens mounts it, and
+// returns the harness. cfg.Logger is
 // replaced by one that writes to h.logs.
 func setup(t testing.TB, cfg mcp.Config) *harness {
 	t.Helper()
 	h := newHarness(t)
 	cfg.Logger = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.url = serve(t, mcp.New(h.svc, cfg))
+	cfg.Enable = true
+	h.url = serve(t, authtest.Mount(t, "", mcp.Routes(h.svc, cfg))) + mcp.Path
 	return h
 }
 

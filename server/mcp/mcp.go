@@ -7,15 +7,18 @@
 package mcp
 
 import (
+	"bytes"
 	"cmp"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/route"
 )
 
 // Path is where the endpoint hangs under the API's path prefix.
@@ -39,9 +42,8 @@ type Config struct {
 	// or a sidecar slot end before the server's write timeout; default 655 s.
 	CallTimeout time.Duration
 
-	// Enable and PathPrefix are read by Mount only.
-	Enable     bool   // api.apis.mcp.enable
-	PathPrefix string // e.g. "/api"; "/" or "" mounts at the root
+	// Enable is api.apis.mcp.enable, read by Routes only.
+	Enable bool
 }
 
 // New returns the MCP endpoint: Streamable HTTP, stateless (no session
@@ -73,23 +75,48 @@ func New(svc Services, cfg Config) http.Handler {
 	return h
 }
 
-// Mount returns api with the MCP endpoint (New) answering every method at
-// cfg.PathPrefix + Path, when cfg.Enable is set. Every other request goes to
-// api untouched, so its own 404, 405 and redirect rules still apply. With
-// MCP disabled it returns api itself, and the path is an unknown route.
-func Mount(api http.Handler, svc Services, cfg Config) http.Handler {
+// Routes declares the endpoint (New) at Path, every method, scope mcp;
+// none when cfg.Enable is off, so the path is then an unknown route. Each
+// tool also checks read or write itself (API.md §6.2).
+func Routes(svc Services, cfg Config) []route.Route {
 	if !cfg.Enable {
-		return api
+		return nil
 	}
-	path := strings.TrimRight(cfg.PathPrefix, "/") + Path
-	endpoint := New(svc, cfg)
+	return []route.Route{{Path: Path, Scope: route.MCP, Handler: boundBody(New(svc, cfg))}}
+}
+
+// boundBody reads at most maxBodyBytes of the request before the transport
+// sees it and answers a larger body with HTTP 413 and the JSON-RPC error
+// its clients understand; memory stays bounded whatever the client sends.
+func boundBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == path {
-			endpoint.ServeHTTP(w, r)
+		if r.ContentLength > maxBodyBytes {
+			tooLarge(w)
 			return
 		}
-		api.ServeHTTP(w, r)
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+		if err != nil {
+			if _, big := errors.AsType[*http.MaxBytesError](err); !big {
+				return // the client went away mid-body; nobody is left to answer
+			}
+		}
+		if len(body) > maxBodyBytes || err != nil {
+			tooLarge(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
 	})
+}
+
+// maxBodyBytes bounds one JSON-RPC message, as REST bounds its bodies.
+const maxBodyBytes = 1 << 20
+
+func tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"body_too_large: the request body is larger than 1 MiB"}}`+"\n")
 }
 
 // instructions is what an agent reads about cairn when it connects.

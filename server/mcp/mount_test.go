@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/rest"
 )
@@ -19,10 +20,10 @@ const toolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 func TestMount(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	api := rest.New(h.svc, rest.Config{PathPrefix: "/api"}).Handler()
-	enabled := serve(t, mcp.Mount(api, h.svc, mcp.Config{Enable: true, PathPrefix: "/api/"}))
-	disabled := serve(t, mcp.Mount(api, h.svc, mcp.Config{Enable: false, PathPrefix: "/api"}))
-	root := serve(t, mcp.Mount(rest.New(h.svc, rest.Config{}).Handler(), h.svc, mcp.Config{Enable: true, PathPrefix: "/"}))
+	api := rest.New(h.svc, rest.Config{}).Routes()
+	enabled := serve(t, authtest.Mount(t, "/api/", api, mcp.Routes(h.svc, mcp.Config{Enable: true})))
+	disabled := serve(t, authtest.Mount(t, "/api", api, mcp.Routes(h.svc, mcp.Config{Enable: false})))
+	root := serve(t, authtest.Mount(t, "/", api, mcp.Routes(h.svc, mcp.Config{Enable: true})))
 
 	send := func(t *testing.T, method, url, body string) (int, string) {
 		t.Helper()

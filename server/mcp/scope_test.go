@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/server/auth"
 	"github.com/cairn-dev/cairn/server/mcp"
+	"github.com/cairn-dev/cairn/server/route"
 )
 
 // Behind the auth guard, each tool call also needs read or write (the
@@ -26,14 +27,15 @@ func TestToolScopes(t *testing.T) {
 	}
 	guard, err := auth.New(auth.Config{
 		Tokens: []auth.Token{
-			{Name: "reader", SHA256: hash("reader-token"), Scopes: []auth.Scope{auth.ScopeMCP, auth.ScopeRead}},
-			{Name: "writer", SHA256: hash("writer-token"), Scopes: []auth.Scope{auth.ScopeMCP, auth.ScopeRead, auth.ScopeWrite}},
-			{Name: "no-mcp", SHA256: hash("plain-token"), Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite}},
+			{Name: "reader", SHA256: hash("reader-token"), Scopes: []route.Scope{route.MCP, route.Read}},
+			{Name: "writer", SHA256: hash("writer-token"), Scopes: []route.Scope{route.MCP, route.Read, route.Write}},
+			{Name: "no-mcp", SHA256: hash("plain-token"), Scopes: []route.Scope{route.Read, route.Write}},
 		},
-		MCP: true,
 	})
 	require.NoError(t, err)
-	url := serve(t, guard.Handler(mcp.New(h.svc, mcp.Config{Logger: slog.New(slog.DiscardHandler)})))
+	handler, err := guard.Mount("", mcp.Routes(h.svc, mcp.Config{Enable: true, Logger: slog.New(slog.DiscardHandler)}))
+	require.NoError(t, err)
+	url := serve(t, handler)
 	ws := h.workspace(t, "scoped", false)
 	h.artifact(t, ws, "a", "body", nil)
 

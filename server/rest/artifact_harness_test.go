@@ -26,6 +26,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/stack"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
@@ -81,7 +82,7 @@ func setupArtifacts(t testing.TB, cfg artConfig) *artHarness {
 		objects, service.Config{AppName: app, MaxObjectSize: cfg.maxObjectSize})
 	// Pinned as the server pins them, so parallel puts never race deletes.
 	require.NoError(t, svc.PinKeyPrefixes(ctx))
-	srv := httptest.NewServer(rest.New(svc, rest.Config{}).Handler())
+	srv := httptest.NewServer(authtest.Mount(t, "", rest.New(svc, rest.Config{}).Routes()))
 	t.Cleanup(srv.Close)
 	return &artHarness{
 		url:    srv.URL,

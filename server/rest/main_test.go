@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
@@ -41,6 +42,12 @@ type testBundle struct {
 // and returns its base URL.
 func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 	t.Helper()
+	return setupUnder(t, "", cfg)
+}
+
+// setupUnder is setup with the routes mounted under prefix.
+func setupUnder(t testing.TB, prefix string, cfg rest.Config) (string, *testBundle) {
+	t.Helper()
 	ctx := t.Context()
 	dbURL := stacktest.Database(t)
 	cli := stacktest.Docker(t)
@@ -63,7 +70,7 @@ func setup(t testing.TB, cfg rest.Config) (string, *testBundle) {
 		service.Config{AppName: app})
 	// Pinned as the server pins them, so parallel puts never race deletes.
 	require.NoError(t, svc.PinKeyPrefixes(ctx))
-	srv := httptest.NewServer(rest.New(svc, cfg).Handler())
+	srv := httptest.NewServer(authtest.Mount(t, prefix, rest.New(svc, cfg).Routes()))
 	// Registered last, so it runs first: the server stops before the
 	// database and the app's volumes go.
 	t.Cleanup(srv.Close)

@@ -8,11 +8,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/route"
 )
 
 // Readiness answers whether the server can serve: the database live, the
@@ -23,7 +23,6 @@ type Readiness interface {
 
 // Config holds the front door's settings; zero values take defaults.
 type Config struct {
-	PathPrefix      string        // e.g. "/api"; "/" or "" mounts at the root
 	RequestIDHeader string        // default "X-Request-ID"
 	RequestTimeout  time.Duration // per-request deadline; default 655 s
 	LogLevel        slog.Level    // level of the per-request log line
@@ -53,7 +52,6 @@ type API struct {
 
 // New returns the REST front door.
 func New(svc Services, cfg Config) *API {
-	cfg.PathPrefix = strings.TrimRight(cfg.PathPrefix, "/")
 	cfg.RequestIDHeader = cmp.Or(cfg.RequestIDHeader, "X-Request-ID")
 	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, 655*time.Second)
 	return &API{
@@ -63,82 +61,58 @@ func New(svc Services, cfg Config) *API {
 	}
 }
 
-// Handler returns the router. Unknown paths get the standard library's
-// plain 404, a known path with a wrong method a 405 with Allow, and a
-// non-canonical path a 301 to its cleaned form.
-func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
-	a.health(mux, "GET /liveness/alive", a.alive)
-	a.health(mux, "GET /liveness/ready", a.ready)
+// Routes declares every REST route with the scope it needs (the last
+// column of API.md §3.1; where the coarse rules overlap, the specific
+// assignment of §1.6 wins). server/auth mounts them.
+func (a *API) Routes() []route.Route {
+	rs := []route.Route{
+		a.health("GET /liveness/alive", a.alive),
+		a.health("GET /liveness/ready", a.ready),
 
-	a.route(mux, "POST /v1/workspaces", a.createWorkspace)
-	a.route(mux, "GET /v1/workspaces", a.listWorkspaces)
-	a.route(mux, "GET /v1/workspaces/{workspaceID}", a.getWorkspace)
-	a.route(mux, "DELETE /v1/workspaces/{workspaceID}", a.deleteWorkspace)
-	a.route(mux, "PUT /v1/workspaces/{workspaceID}/name", a.renameWorkspace)
-	a.route(mux, "PUT /v1/workspaces/{workspaceID}/description", a.describeWorkspace)
-	a.route(mux, "PUT /v1/workspaces/{workspaceID}/volume-metadata", a.setVolumeMetadata)
-	a.route(mux, "POST /v1/workspaces/{workspaceID}/volume", a.setupVolume)
-	a.route(mux, "DELETE /v1/workspaces/{workspaceID}/volume", a.teardownVolume)
+		a.route("POST /v1/workspaces", route.Write, a.createWorkspace),
+		a.route("GET /v1/workspaces", route.Read, a.listWorkspaces),
+		a.route("GET /v1/workspaces/{workspaceID}", route.Read, a.getWorkspace),
+		a.route("DELETE /v1/workspaces/{workspaceID}", route.Admin, a.deleteWorkspace),
+		a.route("PUT /v1/workspaces/{workspaceID}/name", route.Write, a.renameWorkspace),
+		a.route("PUT /v1/workspaces/{workspaceID}/description", route.Write, a.describeWorkspace),
+		a.route("PUT /v1/workspaces/{workspaceID}/volume-metadata", route.Write, a.setVolumeMetadata),
+		a.route("POST /v1/workspaces/{workspaceID}/volume", route.Admin, a.setupVolume),
+		a.route("DELETE /v1/workspaces/{workspaceID}/volume", route.Admin, a.teardownVolume),
 
-	a.route(mux, "POST /v1/workspaces/{workspaceID}/new-staging", a.mintStaging)
-	a.route(mux, "POST /v1/workspaces/{workspaceID}/artifacts", a.registerArtifact)
-	a.route(mux, "GET /v1/workspaces/{workspaceID}/artifacts", a.listArtifacts)
-	a.route(mux, "GET /v1/artifacts/{artifactID}", a.getArtifact)
-	a.route(mux, "DELETE /v1/artifacts/{artifactID}", a.deleteArtifact)
-	a.route(mux, "PUT /v1/artifacts/{artifactID}/name", a.renameArtifact)
-	a.route(mux, "PUT /v1/artifacts/{artifactID}/description", a.describeArtifact)
-	a.route(mux, "PUT /v1/artifacts/{artifactID}/content", a.replaceContent)
+		a.route("POST /v1/workspaces/{workspaceID}/new-staging", route.Write, a.mintStaging),
+		a.route("POST /v1/workspaces/{workspaceID}/artifacts", route.Write, a.registerArtifact),
+		a.route("GET /v1/workspaces/{workspaceID}/artifacts", route.Read, a.listArtifacts),
+		a.route("GET /v1/artifacts/{artifactID}", route.Read, a.getArtifact),
+		a.route("DELETE /v1/artifacts/{artifactID}", route.Write, a.deleteArtifact),
+		a.route("PUT /v1/artifacts/{artifactID}/name", route.Write, a.renameArtifact),
+		a.route("PUT /v1/artifacts/{artifactID}/description", route.Write, a.describeArtifact),
+		a.route("PUT /v1/artifacts/{artifactID}/content", route.Write, a.replaceContent),
 
-	a.route(mux, "POST /v1/workspaces/{workspaceID}/artifact-from-volume", a.artifactFromVolume)
-	a.route(mux, "POST /v1/artifacts/{artifactID}/update-from-volume", a.updateFromVolume)
-	a.route(mux, "POST /v1/artifacts/{artifactID}/load-in-volume", a.loadInVolume)
+		a.route("POST /v1/workspaces/{workspaceID}/artifact-from-volume", route.Write, a.artifactFromVolume),
+		a.route("POST /v1/artifacts/{artifactID}/update-from-volume", route.Write, a.updateFromVolume),
+		a.route("POST /v1/artifacts/{artifactID}/load-in-volume", route.Write, a.loadInVolume),
 
-	a.route(mux, "GET /v1/audit", a.listAudit)
-	if a.cfg.Maintenance != nil {
-		a.route(mux, "POST /v1/maintenance/sweep", a.sweep)
+		a.route("GET /v1/audit", route.Admin, a.listAudit),
 	}
-	return canonical(mux)
-}
-
-// canonical answers a non-canonical path (with "//", "/./" or "/../") with
-// a 301 to its cleaned form (API.md §1.1) before the mux sees it: the
-// standard library's mux (Go 1.26) redirects with a 307 instead.
-func canonical(mux http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.EscapedPath()
-		clean := path.Clean("/" + p)
-		if strings.HasSuffix(p, "/") && clean != "/" {
-			clean += "/"
-		}
-		if r.Method != http.MethodConnect && clean != p {
-			if r.URL.RawQuery != "" {
-				clean += "?" + r.URL.RawQuery
-			}
-			w.Header().Set("Location", clean)
-			w.WriteHeader(http.StatusMovedPermanently)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	if a.cfg.Maintenance != nil {
+		rs = append(rs, a.route("POST /v1/maintenance/sweep", route.Admin, a.sweep))
+	}
+	return rs
 }
 
 // endpoint is one route's logic: a payload to merge into the envelope, or
 // an error (normally a *routeError carrying the route's message).
 type endpoint func(r *http.Request) (any, error)
 
-func (a *API) route(mux *http.ServeMux, pattern string, h endpoint) {
-	mux.Handle(a.pattern(pattern), a.serve(h, a.cfg.LogLevel))
+func (a *API) route(pattern string, scope route.Scope, h endpoint) route.Route {
+	method, path, _ := strings.Cut(pattern, " ")
+	return route.Route{Method: method, Path: path, Scope: scope, Handler: a.serve(h, a.cfg.LogLevel)}
 }
 
-func (a *API) health(mux *http.ServeMux, pattern string, h endpoint) {
-	mux.Handle(a.pattern(pattern), a.serve(h, a.cfg.HealthLogLevel))
-}
-
-// pattern puts the configured prefix in front of the path.
-func (a *API) pattern(p string) string {
-	method, path, _ := strings.Cut(p, " ")
-	return method + " " + a.cfg.PathPrefix + path
+// health declares a probe: public, and logged at its own level.
+func (a *API) health(pattern string, h endpoint) route.Route {
+	method, path, _ := strings.Cut(pattern, " ")
+	return route.Route{Method: method, Path: path, Scope: route.Public, Handler: a.serve(h, a.cfg.HealthLogLevel)}
 }
 
 // serve wraps an endpoint with the request ID, the request deadline, the

@@ -144,7 +144,7 @@ func TestRouting(t *testing.T) {
 // TestPathPrefix mounts the routes under /api: they answer there only.
 func TestPathPrefix(t *testing.T) {
 	t.Parallel()
-	u, b := setup(t, rest.Config{PathPrefix: "/api/", RequestIDHeader: "X-Trace"})
+	u, b := setupUnder(t, "/api/", rest.Config{RequestIDHeader: "X-Trace"})
 
 	t.Run("OKUnderPrefix", func(t *testing.T) {
 		r := do(t, http.MethodPost, u+"/api/v1/workspaces", `{"name":"prefixed"}`, "X-Trace", "t-1")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/stack"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/auth/authtest"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
@@ -99,7 +100,7 @@ func (h *xferHarness) serve(t testing.TB, o xferOpts) string {
 	runtime := docker.New(h.b.cli, docker.Config{AppName: h.b.app, Image: cmp.Or(o.image, h.image),
 		NetworkMode: "host", Timeout: o.timeout})
 	svc := service.New(h.b.store, runtime, objects, service.Config{AppName: h.b.app, SidecarTimeout: o.timeout})
-	srv := httptest.NewServer(rest.New(svc, rest.Config{}).Handler())
+	srv := httptest.NewServer(authtest.Mount(t, "", rest.New(svc, rest.Config{}).Routes()))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
