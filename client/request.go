@@ -1,0 +1,86 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/go-resty/resty/v2"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// call is one REST request.
+type call struct {
+	method string
+	path   string     // under the base path, e.g. "/v1/workspaces"
+	query  url.Values // optional
+	body   any        // JSON-encoded when not nil
+	// idempotent requests are sent again after a connection failure: every
+	// GET, the PUTs that set a name, description or volume hint, and the
+	// DELETEs that succeed on an absent target (artifact, volume). Never a
+	// POST, never PUT content (its staging object is consumed), never a
+	// workspace DELETE (a repeat answers 404).
+	idempotent bool
+	// long requests run sidecars or a sweep on the server.
+	long bool
+}
+
+// do sends k and decodes the payload of a 2xx envelope into out (nil:
+// ignore it). A non-2xx answer is a *cairn.Error.
+func (c *Client) do(ctx context.Context, k call, out any) error {
+	timeout := c.timeout
+	if k.long {
+		timeout = max(timeout, LongTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	req := c.rest.R().SetContext(ctx)
+	for name, values := range c.header() {
+		req.SetHeader(name, values[0])
+	}
+	if k.body != nil {
+		req.SetHeader("Content-Type", "application/json").SetBody(k.body)
+	}
+	if k.idempotent {
+		req.AddRetryCondition(func(_ *resty.Response, err error) bool { return retryable(err) })
+	}
+	target := c.base.String() + k.path
+	if len(k.query) > 0 {
+		target += "?" + k.query.Encode()
+	}
+	what := k.method + " " + k.path
+	resp, err := req.Execute(k.method, target)
+	if err != nil {
+		return transportError(ctx, what, err)
+	}
+	if resp.StatusCode() < 200 || resp.StatusCode() > 299 {
+		return errorFrom(resp.StatusCode(), resp.Header(), resp.Body())
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Body(), out); err != nil {
+		return &cairn.Error{Reason: cairn.ReasonInternal, Status: resp.StatusCode(),
+			Detail: fmt.Sprintf("%s: the server's answer is not the expected JSON", what), Err: err}
+	}
+	return nil
+}
+
+// get is an idempotent GET.
+func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	return c.do(ctx, call{method: http.MethodGet, path: path, query: query, idempotent: true}, out)
+}
+
+// pathOf joins escaped path segments under the API root, so that an ID
+// holding a '/' or '?' stays one segment.
+func pathOf(segments ...string) string {
+	p := "/v1"
+	for _, s := range segments {
+		p += "/" + url.PathEscape(s)
+	}
+	return p
+}
