@@ -46,12 +46,18 @@ type Options struct {
 	// (--with-maintainer); MaintainerOnly serves no API (cairn maintainer).
 	Maintainer     bool
 	MaintainerOnly bool
-	Logger         *slog.Logger
+	// Instance labels every container this process creates (cairn.instance),
+	// and the maintainer's leak sweep takes such containers as its own
+	// besides those of its own database's workspaces; cairn dev sets one
+	// per state dir. Optional.
+	Instance string
+	Logger   *slog.Logger
 }
 
 // Server is one running cairn server.
 type Server struct {
 	cfg       Config
+	instance  string
 	version   string
 	log       *slog.Logger
 	db        *postgres.DB
@@ -70,7 +76,7 @@ type Server struct {
 // Open connects every dependency, checks the sidecar image, and binds the
 // API listener. Serve starts answering; Close releases everything.
 func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
-	s = &Server{cfg: cfg, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+	s = &Server{cfg: cfg, instance: opts.Instance, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		registry: newRegistry(cfg.Metrics)}
 	if err := auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth, s.log); err != nil {
 		return nil, err
@@ -150,6 +156,7 @@ func (s *Server) runtimeConfig() docker.Config {
 	}
 	return docker.Config{
 		AppName:       s.cfg.AppName,
+		Instance:      s.instance,
 		Image:         sc.Image,
 		Timeout:       time.Duration(sc.TimeoutSecs) * time.Second,
 		NetworkMode:   sc.NetworkMode,
@@ -164,6 +171,7 @@ func (s *Server) reconcileConfig() reconcile.Config {
 	store := s.cfg.Artifact.Store
 	return reconcile.Config{
 		AppName:        s.cfg.AppName,
+		Instance:       s.instance,
 		Keys:           service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
 		Interval:       time.Duration(s.cfg.Maintenance.SweepIntSec) * time.Second,
 		ObjAgeOut:      time.Duration(s.cfg.Maintenance.ObjAgeOutSec) * time.Second,

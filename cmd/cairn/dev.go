@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,7 +100,11 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
-	cfg, err := devConfig(o.listen, st.s3, overrides)
+	instance, err := devInstance(dir)
+	if err != nil {
+		return err
+	}
+	cfg, err := devConfig(o.listen, st.s3, "cairn-"+instance, overrides)
 	if err != nil {
 		return err
 	}
@@ -111,16 +117,14 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 			Name: "dev-admin", SHA256: tokenHash(token), Scopes: tokenScopes,
 		})
 	}
-	if err := os.WriteFile(filepath.Join(dir, "app-name"), []byte(cfg.AppName), 0o644); err != nil {
-		return err
-	}
 	if err := ensureSidecarImage(ctx, st.docker, cfg.Artifact.Sidecar.Image, dir); err != nil {
 		return err
 	}
 	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
 	cfg.Persistence.SQL.App.User, cfg.Persistence.SQL.App.DB = st.pg.User, st.pg.Database
 	secrets := server.Secrets{SQLPassword: st.pg.Password, S3AccessKey: st.s3.AccessKey, S3SecretKey: st.s3.SecretKey}
-	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Maintainer: true, Version: version, Logger: log})
+	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Maintainer: true, Version: version,
+		Instance: instance, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -173,14 +177,17 @@ func startDevServices(ctx context.Context, dir string) (*devStack, error) {
 }
 
 // devConfig is the server configuration of the dev stack: loopback only,
-// transfer sidecars on the host network so that they reach the store on
-// 127.0.0.1, and the overrides of the -c file on top.
-func devConfig(listen string, s3 *stack.S3, overrides string) (server.Config, error) {
+// the app name given (unique per state dir, so that no two stacks share
+// volume names or locks), transfer sidecars on the host network so that
+// they reach the store on 127.0.0.1, and the overrides of the -c file on
+// top.
+func devConfig(listen string, s3 *stack.S3, app, overrides string) (server.Config, error) {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return server.Config{}, fmt.Errorf("--listen %q: %w", listen, err)
 	}
 	cfg := server.DefaultConfig()
+	cfg.AppName = app
 	cfg.API.Service.ListenOn = host
 	if cfg.API.Service.AppPort, err = strconv.Atoi(port); err != nil {
 		return server.Config{}, fmt.Errorf("--listen %q: bad port", listen)
@@ -279,11 +286,16 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// devAppName reads the app name a stack in dir ran with.
-func devAppName(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "app-name"))
-	if err != nil {
-		return "cairn"
+// devInstance is the stack's instance label, kept in its state dir: it
+// marks every container the stack creates, so purge removes its own and
+// nothing of another stack on the same engine. A new one is derived from
+// the state dir's path, which no other stack can share.
+func devInstance(dir string) (string, error) {
+	path := filepath.Join(dir, "instance")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
 	}
-	return strings.TrimSpace(string(b))
+	sum := sha256.Sum256([]byte(dir))
+	instance := "dev-" + hex.EncodeToString(sum[:5])
+	return instance, os.WriteFile(path, []byte(instance+"\n"), 0o644)
 }

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +39,8 @@ type devStackProcess struct {
 }
 
 // startDev runs the real binary as `cairn dev` on a free port with its own
-// state dir and app name (through -c, which also proves overrides work).
+// state dir and app name (through -c, which also proves overrides work),
+// unless the first override sets the app name itself.
 func startDev(t *testing.T, overrides ...string) *devStackProcess {
 	t.Helper()
 	stacktest.Docker(t)
@@ -56,7 +60,12 @@ func startDev(t *testing.T, overrides ...string) *devStackProcess {
 		output:    &bytes.Buffer{},
 	}
 	override := filepath.Join(state, "override.yaml")
-	yaml := "appName: " + d.app + "\n" + strings.Join(overrides, "\n")
+	yaml := strings.Join(overrides, "\n")
+	if app, ok := strings.CutPrefix(yaml, "appName: "); ok {
+		d.app = strings.TrimSpace(app)
+	} else {
+		yaml = "appName: " + d.app + "\n" + yaml
+	}
 	require.NoError(t, os.WriteFile(override, []byte(yaml), 0o644))
 	d.cmd = exec.Command(d.bin, "dev", "--state-dir", d.stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port), "-c", override)
 	d.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+d.configDir)
@@ -231,4 +240,68 @@ func TestDevMaintainer(t *testing.T) {
 	sweep := d.call(t, "POST", "/v1/maintenance/sweep?workspace_id="+id, "")["sweep"].(map[string]any)
 	require.Equal(t, id, sweep["workspace_id"])
 	require.EqualValues(t, 1, sweep["volumes_examined"])
+}
+
+// TestDevPurgeOnlyItsOwn runs two stacks with the same app name on one
+// engine, each with a READY workspace holding a file and a container
+// mounting it: purging one touches nothing of the other's, nor a volume of
+// the app's naming shape that nobody's database names.
+func TestDevPurgeOnlyItsOwn(t *testing.T) {
+	a, b := startDev(t, "appName: cairn"), startDev(t, "appName: cairn")
+	cli := stacktest.Docker(t)
+	ctx := context.Background()
+	volumeOf := func(d *devStackProcess) (id, volume string) {
+		ws := d.call(t, "POST", "/v1/workspaces", `{"name":"kept"}`)["workspace"].(map[string]any)
+		id = ws["id"].(string)
+		d.call(t, "POST", "/v1/workspaces/"+id+"/volume", "")
+		volume = ws["volume_name"].(string)
+		stacktest.RunInVolume(t, "purge-test", volume, "echo from-"+d.url[len("http://127.0.0.1:"):]+" > /mnt/cairn/ws/f")
+		return id, volume
+	}
+	_, volA := volumeOf(a)
+	idB, volB := volumeOf(b)
+	stopA := stacktest.StartMounting(t, "cairn", volA)
+	t.Cleanup(stacktest.StartMounting(t, "cairn", volB))
+
+	stray := "cairn-" + uuid.NewString()
+	_, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: stray, Labels: map[string]string{"cairn.app": "cairn"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.VolumeRemove(context.Background(), stray, true) })
+
+	instanceOf := func(d *devStackProcess) string {
+		b, err := os.ReadFile(filepath.Join(d.stateDir, "instance"))
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	leftover := func(d *devStackProcess) string {
+		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: stacktest.Shell(t), Cmd: []string{"-c", "true"},
+			Labels: map[string]string{"cairn.app": "cairn", "cairn.role": "sidecar", "cairn.instance": instanceOf(d)}},
+			nil, nil, nil, "")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) })
+		return resp.ID
+	}
+	leftA, leftB := leftover(a), leftover(b)
+	require.NotEqual(t, instanceOf(a), instanceOf(b), "the instance is unique per state dir")
+
+	a.stop(t)
+	out, err := exec.Command(a.bin, "dev", "purge", "--state-dir", a.stateDir).CombinedOutput()
+	require.Error(t, err, "a volume still mounted is left in place: %s", out)
+	require.Contains(t, string(out), volA)
+	require.DirExists(t, a.stateDir, "kept, so purge can finish later")
+	stopA()
+	a.purge(t)
+
+	_, err = cli.VolumeInspect(ctx, volA)
+	require.Error(t, err, "the purged stack's volume is gone")
+	_, err = cli.ContainerInspect(ctx, leftA)
+	require.Error(t, err, "the purged stack's leftover container is gone")
+	_, err = cli.ContainerInspect(ctx, leftB)
+	require.NoError(t, err, "the other stack's container is untouched")
+	_, err = cli.VolumeInspect(ctx, stray)
+	require.NoError(t, err, "a volume no database names is untouched")
+	require.Equal(t, "from-"+b.url[len("http://127.0.0.1:"):], stacktest.RunInVolume(t, "purge-test", volB, "cat /mnt/cairn/ws/f"))
+	got := b.call(t, "GET", "/v1/workspaces/"+idB, "")
+	require.EqualValues(t, 1, got["mount_count"], "the other stack's container still mounts its volume")
+	require.NoDirExists(t, a.stateDir)
 }

@@ -27,7 +27,8 @@ func (r *Runtime) ListSidecars(ctx context.Context, app string) ([]reconcile.Con
 	}
 	out := make([]reconcile.Container, len(list))
 	for i, c := range list {
-		out[i] = reconcile.Container{ID: c.ID, Created: time.Unix(c.Created, 0)}
+		out[i] = reconcile.Container{ID: c.ID, Created: time.Unix(c.Created, 0),
+			Instance: c.Labels[LabelInstance], WorkspaceID: c.Labels[LabelWorkspace]}
 	}
 	return out, nil
 }

@@ -22,7 +22,11 @@ var _ service.Runtime = (*Runtime)(nil)
 
 // Config holds the runtime's settings; zero values take defaults.
 type Config struct {
-	AppName       string            // default "cairn"
+	AppName string // default "cairn"
+	// Instance, when set, labels every container this runtime creates, so
+	// that one stack's leftovers are told from another's that shares the
+	// engine and the app name (cairn dev sets one per state dir).
+	Instance      string
 	Image         string            // sidecar image; default "cairn-sidecar:latest"
 	Timeout       time.Duration     // per sidecar run; default 300 s
 	NetworkMode   string            // transfer sidecars; default "bridge"

@@ -34,6 +34,7 @@ const (
 	LabelCommand   = "cairn.command"
 	LabelWorkspace = "cairn.workspace"
 	LabelSidecar   = "cairn.sidecar"
+	LabelInstance  = "cairn.instance"
 )
 
 // RunSidecar runs one sidecar to completion: take a slot, create, start,
@@ -88,10 +89,10 @@ func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (
 		WorkingDir: "/",
 		StopSignal: "SIGINT",
 		Tty:        true,
-		Labels: map[string]string{
-			LabelApp: r.cfg.AppName, LabelRole: "sidecar", LabelSidecar: "true",
+		Labels: r.labels(map[string]string{
+			LabelRole: "sidecar", LabelSidecar: "true",
 			LabelCommand: spec.Command, LabelWorkspace: spec.WorkspaceID,
-		},
+		}),
 	}
 	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, spec.Role, spec.Subject, ulid.Make())
 	resp, err := r.cli.ContainerCreate(ctx, cfg, r.hostConfig(spec), nil, nil, name)
@@ -99,6 +100,16 @@ func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (
 		return "", unavailable("create the sidecar", err)
 	}
 	return resp.ID, nil
+}
+
+// labels adds the app and, when set, the instance to a container's own
+// labels.
+func (r *Runtime) labels(own map[string]string) map[string]string {
+	own[LabelApp] = r.cfg.AppName
+	if r.cfg.Instance != "" {
+		own[LabelInstance] = r.cfg.Instance
+	}
+	return own
 }
 
 // hostConfig is the hardened posture: one volume mount, read-only root, no

@@ -87,20 +87,28 @@ func TestLeakedSidecars(t *testing.T) {
 	e := setup(t)
 	cli := stacktest.Docker(t)
 	ctx := context.Background()
-	create := func(role string) string {
+	ws := e.workspace(t, cairn.VolumeNone)
+	create := func(role string, labels map[string]string) string {
+		labels[docker.LabelApp], labels[docker.LabelRole] = e.app, role
 		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: stacktest.Shell(t), Cmd: []string{"-c", "true"},
-			Labels: map[string]string{docker.LabelApp: e.app, docker.LabelRole: role}}, nil, nil, nil, "")
+			Labels: labels}, nil, nil, nil, "")
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = e.rt.RemoveContainer(context.Background(), resp.ID) })
 		return resp.ID
 	}
-	old := create("sidecar")
-	shell := create("shell")
+	old := create("sidecar", map[string]string{docker.LabelWorkspace: ws.ID})
+	ownInstance := create("sidecar", map[string]string{docker.LabelInstance: "this-stack"})
+	// Another stack on the same engine with the same app name: neither its
+	// instance nor its workspace is ours, so it is never touched.
+	foreign := create("sidecar", map[string]string{docker.LabelInstance: "other-stack",
+		docker.LabelWorkspace: "00000000-0000-4000-8000-000000000000"})
+	shell := create("shell", map[string]string{})
 	time.Sleep(2 * time.Second) // engine creation times have one-second resolution
-	young := create("sidecar")
+	young := create("sidecar", map[string]string{docker.LabelWorkspace: ws.ID})
 
 	list, err := e.rt.ListSidecars(ctx, e.app)
 	require.NoError(t, err)
-	require.Len(t, list, 2)
+	require.Len(t, list, 4)
 	var oldCreated time.Time
 	for _, c := range list {
 		if c.ID == old {
@@ -110,14 +118,19 @@ func TestLeakedSidecars(t *testing.T) {
 	require.False(t, oldCreated.IsZero())
 
 	const timeout = time.Second // limit: timeout + 60 s
-	r := e.reconciler(reconcile.Config{SidecarTimeout: timeout,
+	r := e.reconciler(reconcile.Config{SidecarTimeout: timeout, Instance: "this-stack",
 		Now: func() time.Time { return oldCreated.Add(timeout + 60*time.Second + 500*time.Millisecond) }})
 	res := pass(t, r)
-	require.Equal(t, 1, res.ContainersRemoved)
+	require.Equal(t, 2, res.ContainersRemoved)
 	list, err = e.rt.ListSidecars(ctx, e.app)
 	require.NoError(t, err)
-	require.Len(t, list, 1)
-	require.Equal(t, young, list[0].ID)
+	var left []string
+	for _, c := range list {
+		left = append(left, c.ID)
+	}
+	require.ElementsMatch(t, []string{young, foreign}, left)
+	_, err = cli.ContainerInspect(ctx, ownInstance)
+	require.Error(t, err, "this stack's instance label is its own")
 	_, err = cli.ContainerInspect(ctx, shell)
 	require.NoError(t, err, "shell containers are left alone for now")
 	require.NoError(t, e.rt.RemoveContainer(ctx, old), "an absent container is no error")

@@ -76,8 +76,10 @@ type Objects interface {
 
 // Container is a container of the app, as the leak sweep sees it.
 type Container struct {
-	ID      string
-	Created time.Time
+	ID          string
+	Created     time.Time
+	Instance    string // its cairn.instance label, if any
+	WorkspaceID string // its cairn.workspace label
 }
 
 // Containers is the container engine as the leak sweep sees it.

@@ -33,6 +33,7 @@ const defaultPageSize = 1000
 // Config holds the reconciler's settings; zero values take defaults.
 type Config struct {
 	AppName        string              // volume prefix, container label, lock names; default "cairn"
+	Instance       string              // the cairn.instance label of this stack's containers, if any
 	Keys           service.KeyPrefixes // object-key prefixes
 	Interval       time.Duration       // maintenance.sweepIntSec; default 300 s
 	ObjAgeOut      time.Duration       // maintenance.objAgeOutSec; default 3600 s

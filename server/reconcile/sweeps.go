@@ -210,7 +210,9 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 }
 
 // sweepContainers is sweep (d): sidecars older than their timeout plus a
-// minute are force-removed. (Shell containers: not yet.)
+// minute are force-removed — only this stack's own: labelled with its
+// instance, or working for one of its database's workspaces. Another stack
+// on the same engine may share the app name. (Shell containers: not yet.)
 func (p *pass) sweepContainers(ctx context.Context) {
 	list, err := p.r.containers.ListSidecars(ctx, p.r.cfg.AppName)
 	if err != nil {
@@ -219,7 +221,7 @@ func (p *pass) sweepContainers(ctx context.Context) {
 	}
 	limit := p.r.cfg.SidecarTimeout + sidecarGrace
 	for _, c := range list {
-		if p.now.Sub(c.Created) <= limit {
+		if p.now.Sub(c.Created) <= limit || !p.owns(ctx, c) {
 			continue
 		}
 		if err := p.r.containers.RemoveContainer(ctx, c.ID); err != nil {
@@ -229,6 +231,20 @@ func (p *pass) sweepContainers(ctx context.Context) {
 		p.res.ContainersRemoved++
 		p.r.log.Warn("removed a leaked sidecar container", "sweep", sweepContainers, "container", c.ID)
 	}
+}
+
+// owns reports whether c is this stack's container. A lookup that fails
+// for another reason than absence counts as not ours: the sweep removes
+// only what it knows to be its own.
+func (p *pass) owns(ctx context.Context, c Container) bool {
+	if p.r.cfg.Instance != "" && c.Instance == p.r.cfg.Instance {
+		return true
+	}
+	if c.WorkspaceID == "" {
+		return false
+	}
+	_, err := p.r.store.FindWorkspace(ctx, c.WorkspaceID)
+	return err == nil
 }
 
 // sidecarGrace is added to the sidecar timeout before a sidecar counts as
