@@ -33,8 +33,12 @@ type Artifact struct {
 	MIMEType    string        `json:"mime_type"`
 	Size        int64         `json:"size"`
 	State       ArtifactState `json:"state"`
-	CreatedAt   time.Time     `json:"created_at"`
-	UpdatedAt   time.Time     `json:"updated_at"`
+	// SHA256B64 is the standard padded base64 of the SHA-256 the current
+	// object was bound to when written (the staging PUT's checksum, or the
+	// volume file's digest); nil for rows written before it was recorded.
+	SHA256B64 *string   `json:"sha256_b64"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 
 	// ContentWrittenAt is when the current object was written; the
 	// MISSING_OBJECT grace is measured from it.

@@ -10,13 +10,13 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-const artifactColumns = `id, workspace_id, name, description, object_key, mime_type, size, state,
+const artifactColumns = `id, workspace_id, name, description, object_key, mime_type, size, state, sha256_b64,
 	content_written_at, coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0))`
 
 func scanArtifact(row pgx.Row) (*cairn.Artifact, error) {
 	var a cairn.Artifact
 	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &a.ObjectKey, &a.MIMEType, &a.Size,
-		&a.State, &a.ContentWrittenAt, &a.CreatedAt, &a.UpdatedAt)
+		&a.State, &a.SHA256B64, &a.ContentWrittenAt, &a.CreatedAt, &a.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -28,9 +28,9 @@ func scanArtifact(row pgx.Row) (*cairn.Artifact, error) {
 // InsertArtifact inserts a as given.
 func (db *DB) InsertArtifact(ctx context.Context, a *cairn.Artifact) error {
 	_, err := db.q.Exec(ctx, `INSERT INTO artifacts (id, workspace_id, name, description, object_key,
-		mime_type, size, state, content_written_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		a.ID, a.WorkspaceID, a.Name, a.Description, a.ObjectKey, a.MIMEType, a.Size, a.State,
+		mime_type, size, state, sha256_b64, content_written_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		a.ID, a.WorkspaceID, a.Name, a.Description, a.ObjectKey, a.MIMEType, a.Size, a.State, a.SHA256B64,
 		a.ContentWrittenAt, a.CreatedAt, a.UpdatedAt)
 	return artifactWriteError(err, a)
 }
@@ -96,8 +96,10 @@ func (db *DB) ArtifactNameTaken(ctx context.Context, workspaceID, name string) (
 // UpdateArtifact writes the mutable columns of a.
 func (db *DB) UpdateArtifact(ctx context.Context, a *cairn.Artifact) error {
 	tag, err := db.q.Exec(ctx, `UPDATE artifacts SET name = $2, description = $3, object_key = $4,
-		mime_type = $5, size = $6, state = $7, content_written_at = $8, updated_at = $9 WHERE id = $1`,
-		a.ID, a.Name, a.Description, a.ObjectKey, a.MIMEType, a.Size, a.State, a.ContentWrittenAt, a.UpdatedAt)
+		mime_type = $5, size = $6, state = $7, sha256_b64 = $8, content_written_at = $9, updated_at = $10
+		WHERE id = $1`,
+		a.ID, a.Name, a.Description, a.ObjectKey, a.MIMEType, a.Size, a.State, a.SHA256B64, a.ContentWrittenAt,
+		a.UpdatedAt)
 	if err != nil {
 		return artifactWriteError(err, a)
 	}

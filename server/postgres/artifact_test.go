@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"testing"
 	"time"
@@ -19,8 +21,15 @@ func newArtifact(ws *cairn.Workspace, name string, at time.Time) *cairn.Artifact
 	return &cairn.Artifact{
 		ID: ulid.Make().String(), WorkspaceID: ws.ID, Name: name, ObjectKey: "store/" + ws.ID + "/" + ulid.Make().String(),
 		MIMEType: "text/plain; charset=utf-8", Size: 3, State: cairn.ArtifactRecorded,
-		ContentWrittenAt: at, CreatedAt: at, UpdatedAt: at,
+		SHA256B64: digestOf(name), ContentWrittenAt: at, CreatedAt: at, UpdatedAt: at,
 	}
+}
+
+// digestOf is the SHA-256 of s as the column keeps it.
+func digestOf(s string) *string {
+	sum := sha256.Sum256([]byte(s))
+	b64 := base64.StdEncoding.EncodeToString(sum[:])
+	return &b64
 }
 
 func setupWorkspace(t *testing.T) (*postgres.DB, *cairn.Workspace, string) {
@@ -66,10 +75,19 @@ func TestArtifactRoundTrip(t *testing.T) {
 	})
 	t.Run("Update", func(t *testing.T) {
 		a.Name, a.Size, a.State, a.UpdatedAt = "renamed", 9, cairn.ArtifactMissingObject, cairn.Now()
+		a.SHA256B64 = digestOf("new content")
 		require.NoError(t, db.UpdateArtifact(ctx, a))
 		got, err := db.FindArtifact(ctx, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, a, got)
+	})
+	t.Run("RowWithoutDigest", func(t *testing.T) {
+		legacy := newArtifact(ws, "legacy", cairn.Now())
+		legacy.SHA256B64 = nil
+		require.NoError(t, db.InsertArtifact(ctx, legacy))
+		got, err := db.FindArtifact(ctx, legacy.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.SHA256B64)
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := db.FindArtifact(ctx, "nope")
@@ -78,6 +96,30 @@ func TestArtifactRoundTrip(t *testing.T) {
 		ghost := newArtifact(ws, "ghost", cairn.Now())
 		require.Equal(t, cairn.ReasonArtifactNotFound, cairn.ErrorReason(db.UpdateArtifact(ctx, ghost)))
 	})
+}
+
+// A row the first cairn wrote has no digest column value: it reads as nil,
+// and a list carries it.
+func TestArtifactFromBeforeTheDigest(t *testing.T) {
+	t.Parallel()
+	db, ws, dsn := setupWorkspace(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	id := ulid.Make().String()
+	_, err = conn.Exec(ctx, `INSERT INTO artifacts (id, workspace_id, name, object_key, mime_type, size, state,
+		content_written_at, created_at, updated_at) VALUES ($1, $2, 'old', 'store/x', 'text/plain', 1, 'RECORDED',
+		now(), now(), now())`, id, ws.ID)
+	require.NoError(t, err)
+
+	got, err := db.FindArtifact(ctx, id)
+	require.NoError(t, err)
+	require.Nil(t, got.SHA256B64)
+	list, err := db.FindArtifacts(ctx, cairn.ArtifactFilter{WorkspaceID: ws.ID, States: []cairn.ArtifactState{cairn.ArtifactRecorded}})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Nil(t, list[0].SHA256B64)
 }
 
 func TestFindArtifacts(t *testing.T) {

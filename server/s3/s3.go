@@ -136,15 +136,19 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 	return req.URL, nil
 }
 
-// Stat reads an object's size and modification time.
+// Stat reads an object's size, modification time and the SHA-256 checksum
+// the store verified at the PUT (asked for with the checksum mode; the
+// store reports it without reading the object).
 func (s *Store) Stat(ctx context.Context, key string) (*service.ObjectInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key,
+		ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil {
 		return nil, translate("stat the object", err)
 	}
-	return &service.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), LastModified: aws.ToTime(out.LastModified)}, nil
+	return &service.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), LastModified: aws.ToTime(out.LastModified),
+		SHA256B64: aws.ToString(out.ChecksumSHA256)}, nil
 }
 
 // ReadHead reads at most the first n bytes with a ranged GET. Callers must

@@ -94,15 +94,19 @@ func (s *Service) checkNameFree(ctx context.Context, workspaceID, name string) e
 	return nil
 }
 
-// object is content written under a new final key.
+// object is content written under a new final key, with the digest its
+// PUT was bound to ("" when the store did not report one).
 type object struct {
-	key      string
-	size     int64
-	mimeType string
+	key       string
+	size      int64
+	mimeType  string
+	sha256B64 string
 }
 
 // ingest checks a staging object and copies it to a new final key with its
-// sniffed MIME type. The staging object is left for the caller to delete.
+// sniffed MIME type. The digest is the checksum the store verified at the
+// staging PUT, as its stat reports it: never recomputed by reading the
+// object. The staging object is left for the caller to delete.
 func (s *Service) ingest(ctx context.Context, workspaceID, stagingKey string) (*object, error) {
 	info, err := s.objects.Stat(ctx, stagingKey)
 	if err != nil {
@@ -116,7 +120,7 @@ func (s *Service) ingest(ctx context.Context, workspaceID, stagingKey string) (*
 	if err != nil {
 		return nil, stagingError(stagingKey, err)
 	}
-	obj := &object{key: s.keys.finalKey(workspaceID), size: info.Size, mimeType: mimeType}
+	obj := &object{key: s.keys.finalKey(workspaceID), size: info.Size, mimeType: mimeType, sha256B64: info.SHA256B64}
 	if err := s.objects.Copy(ctx, stagingKey, obj.key, mimeType); err != nil {
 		return nil, stagingError(stagingKey, err)
 	}
@@ -152,7 +156,7 @@ func (s *Service) recordArtifact(ctx context.Context, workspaceID, name string, 
 	a := &cairn.Artifact{
 		ID: ulid.Make().String(), WorkspaceID: workspaceID, Name: name, Description: desc,
 		ObjectKey: obj.key, MIMEType: obj.mimeType, Size: obj.size, State: cairn.ArtifactRecorded,
-		ContentWrittenAt: now, CreatedAt: now, UpdatedAt: now,
+		SHA256B64: obj.digest(), ContentWrittenAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.store.WithTx(ctx, func(st Store) error {
 		if err := st.InsertArtifact(ctx, a); err != nil {
@@ -167,6 +171,15 @@ func (s *Service) recordArtifact(ctx context.Context, workspaceID, name string, 
 		return nil, err
 	}
 	return a, nil
+}
+
+// digest is the artifact column's value: nil when no digest is known.
+func (o *object) digest() *string {
+	if o.sha256B64 == "" {
+		return nil
+	}
+	d := o.sha256B64
+	return &d
 }
 
 // deleteObject removes an object best-effort; the reaper takes what is

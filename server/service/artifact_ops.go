@@ -119,7 +119,7 @@ func (s *Service) ReplaceContent(ctx context.Context, id, stagingKey string) (*c
 func (s *Service) writeContent(ctx context.Context, id string, obj *object) (*cairn.Artifact, error) {
 	return s.updateArtifact(ctx, id, func(st Store, a *cairn.Artifact) error {
 		old := *a
-		a.ObjectKey, a.MIMEType, a.Size = obj.key, obj.mimeType, obj.size
+		a.ObjectKey, a.MIMEType, a.Size, a.SHA256B64 = obj.key, obj.mimeType, obj.size, obj.digest()
 		a.State, a.ContentWrittenAt = cairn.ArtifactRecorded, a.UpdatedAt
 		if err := st.UpdateArtifact(ctx, a); err != nil {
 			return err

@@ -133,7 +133,7 @@ type ObjectStore interface {
 	PresignPut(ctx context.Context, key string, put PutSpec) (url string, err error)
 	// PresignGet signs a GET of key that downloads as an attachment.
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
-	// Stat reads an object's size and modification time.
+	// Stat reads an object's size, modification time and stored checksum.
 	Stat(ctx context.Context, key string) (*ObjectInfo, error)
 	// ReadHead reads at most the first n bytes of an object.
 	ReadHead(ctx context.Context, key string, n int64) ([]byte, error)
@@ -159,6 +159,10 @@ type ObjectInfo struct {
 	Key          string
 	Size         int64
 	LastModified time.Time
+	// SHA256B64 is the checksum the store verified the object's bytes
+	// against when it was written (a checksum-bound PUT), as Stat reports
+	// it; empty when the store kept none or the call does not report it.
+	SHA256B64 string
 }
 
 // ErrObjectNotFound is returned (wrapped) for an absent object.

@@ -157,7 +157,8 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte single-PUT size cap",
 			src, st.Size, s.maxObjectSize)
 	}
-	obj := &object{key: s.keys.finalKey(ws.ID), size: st.Size, mimeType: mimetype.Detect(st.Head).String()}
+	obj := &object{key: s.keys.finalKey(ws.ID), size: st.Size, mimeType: mimetype.Detect(st.Head).String(),
+		sha256B64: st.SHA256B64}
 	url, err := s.objects.PresignPut(ctx, obj.key, PutSpec{Size: st.Size, SHA256B64: st.SHA256B64,
 		ContentType: obj.mimeType, TTL: s.putURLTTL})
 	if err != nil {
