@@ -318,7 +318,7 @@ func decodeArtifact(t testing.TB, raw json.RawMessage) *artifact {
 	require.NoError(t, json.Unmarshal(raw, &a))
 	require.NoError(t, json.Unmarshal(raw, &a.raw))
 	require.ElementsMatch(t, []string{"id", "workspace_id", "name", "description", "object_key",
-		"mime_type", "size", "state", "created_at", "updated_at"}, keys(a.raw))
+		"mime_type", "size", "state", "sha256_b64", "created_at", "updated_at"}, keys(a.raw))
 	require.Regexp(t, ulidRe, a.ID)
 	require.Regexp(t, uuidV4, a.WorkspaceID)
 	require.Regexp(t, `^store/`+regexp.QuoteMeta(a.WorkspaceID)+`/`+ulidPattern+`$`, a.ObjectKey)
