@@ -1,0 +1,201 @@
+// Package live is cairn-tui's event pump and coalescing hub (TUI.md §4.6).
+// The pump owns the events subscription in its own goroutine and writes only
+// into the hub; the hub merges frames by entity, never blocks a writer, and
+// hands the model at most one batch per pace interval. It imports no Charm
+// library.
+package live
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// ConnKind is a connection transition seen by the pump.
+type ConnKind uint8
+
+const (
+	// ConnDialing: the pump opened a subscription and waits for hello.
+	ConnDialing ConnKind = iota + 1
+	// ConnHello: the server said hello; the stream is live.
+	ConnHello
+	// ConnLost: the connection dropped or a dial failed; it is retried.
+	ConnLost
+	// ConnStopped: retrying cannot help (401, 403); only Retry restarts.
+	ConnStopped
+)
+
+// Conn is one connection transition.
+type Conn struct {
+	Kind       ConnKind
+	At         time.Time
+	ServerTime time.Time     // hello
+	RetryIn    time.Duration // lost: until the next dial
+	// Unavailable: the server has no events endpoint (404, 501).
+	Unavailable bool
+	Err         error
+}
+
+// Batch is everything the hub gathered since the last delivery.
+type Batch struct {
+	Events []cairn.Event // merged: the latest frame per entity, deletes kept
+	Resync []string      // reasons; non-empty means list again
+	Conn   []Conn        // transitions in order
+	At     time.Time
+}
+
+// Empty reports a batch with nothing in it.
+func (b Batch) Empty() bool { return len(b.Events)+len(b.Resync)+len(b.Conn) == 0 }
+
+type entityKey struct {
+	workspace bool
+	id        string
+}
+
+func keyOf(ev cairn.Event) entityKey {
+	switch ev.Type {
+	case cairn.EventWorkspaceUpserted, cairn.EventWorkspaceDeleted:
+		return entityKey{workspace: true, id: ev.ID}
+	}
+	return entityKey{id: ev.ID}
+}
+
+// maxConn bounds the kept connection transitions; older ones are dropped.
+const maxConn = 16
+
+// Hub is the mutex-guarded meeting point of the pump and the model.
+type Hub struct {
+	now     func() time.Time
+	pace    time.Duration
+	maxKeys int
+	notify  chan struct{}
+
+	mu       sync.Mutex
+	index    map[entityKey]int
+	events   []cairn.Event
+	resync   []string
+	conn     []Conn
+	overflow bool
+
+	lastDelivery time.Time // consumer side only
+}
+
+// NewHub returns a hub that delivers at most one batch per pace and keeps at
+// most maxKeys entities pending (beyond that it drops them and asks for a
+// resync). now stamps batches.
+func NewHub(pace time.Duration, maxKeys int, now func() time.Time) *Hub {
+	return &Hub{
+		now: now, pace: pace, maxKeys: maxKeys,
+		notify: make(chan struct{}, 1),
+		index:  make(map[entityKey]int),
+	}
+}
+
+func (h *Hub) wake() {
+	select {
+	case h.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Event merges a change frame: the latest frame of an entity wins. An
+// upsert keeps its entity's place; a delete moves to the end, so it follows
+// whatever arrived before it.
+func (h *Hub) Event(ev cairn.Event) {
+	h.mu.Lock()
+	k := keyOf(ev)
+	i, ok := h.index[k]
+	deleted := ev.Type == cairn.EventWorkspaceDeleted || ev.Type == cairn.EventArtifactDeleted
+	if ok && deleted {
+		h.events[i] = cairn.Event{} // a blank slot, skipped on delivery
+		ok = false
+	}
+	if ok {
+		h.events[i] = ev
+	} else if len(h.events) >= h.maxKeys {
+		h.overflow = true
+	} else {
+		h.index[k] = len(h.events)
+		h.events = append(h.events, ev)
+	}
+	h.mu.Unlock()
+	h.wake()
+}
+
+// Resync asks the model to list again; reasons accumulate until delivered.
+func (h *Hub) Resync(reason string) {
+	h.mu.Lock()
+	h.resync = append(h.resync, reason)
+	h.mu.Unlock()
+	h.wake()
+}
+
+// Conn records a connection transition.
+func (h *Hub) Conn(c Conn) {
+	h.mu.Lock()
+	if len(h.conn) == maxConn {
+		h.conn = append(h.conn[:0], h.conn[1:]...)
+	}
+	h.conn = append(h.conn, c)
+	h.mu.Unlock()
+	h.wake()
+}
+
+func (h *Hub) take() Batch {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := Batch{Resync: h.resync, Conn: h.conn}
+	for _, ev := range h.events {
+		if ev.Type != "" {
+			b.Events = append(b.Events, ev)
+		}
+	}
+	if h.overflow {
+		b.Events = nil
+		b.Resync = append(b.Resync, "events overflow")
+	}
+	h.events, h.resync, h.conn, h.overflow = nil, nil, nil, false
+	clear(h.index)
+	return b
+}
+
+// Wait blocks until something is pending and the pace since the previous
+// delivery has passed, then returns everything pending as one batch. Only
+// one goroutine may wait at a time.
+func (h *Hub) Wait(ctx context.Context) (Batch, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return Batch{}, ctx.Err()
+		case <-h.notify:
+		}
+		if err := h.pause(ctx); err != nil {
+			return Batch{}, err
+		}
+		b := h.take()
+		h.lastDelivery = time.Now()
+		if !b.Empty() {
+			b.At = h.now()
+			return b, nil
+		}
+	}
+}
+
+// pause waits out the rest of the pace since the last delivery, so a burst
+// becomes one batch.
+func (h *Hub) pause(ctx context.Context) error {
+	d := h.pace - time.Since(h.lastDelivery)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

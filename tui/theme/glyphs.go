@@ -1,0 +1,55 @@
+// Package theme holds the glyph sets and the styles of cairn-tui, built once
+// at start (TUI.md §5). Every meaning has a glyph and a word, so nothing
+// depends on colour.
+package theme
+
+// Glyphs is one glyph set: unicode (default) or ascii.
+type Glyphs struct {
+	Cursor, Changed, Hit  string
+	Ready, None           string
+	Spinner               []string
+	Recorded, Missing     string
+	Live, Connecting      string
+	Offline, Polling, Off string
+	OK, Info, Warn, Error string
+	Up, Down              string
+	Sep, Ellipsis         string
+	BarFull, BarEmpty     string
+	VBar, Return          string
+}
+
+// Unicode returns the default glyph set.
+func Unicode() Glyphs {
+	return Glyphs{
+		Cursor: "▸", Changed: "•", Hit: "»",
+		Ready: "●", None: "○",
+		Spinner:  []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+		Recorded: "✓", Missing: "!",
+		Live: "●", Connecting: "◌", Offline: "✕", Polling: "◐", Off: "○",
+		OK: "✓", Info: "i", Warn: "! warning:", Error: "✕ error:",
+		Up: "↑", Down: "↓", Sep: "▸", Ellipsis: "…",
+		BarFull: "█", BarEmpty: "░", VBar: "│", Return: "⏎",
+	}
+}
+
+// ASCII returns the glyph set for terminals or locales without UTF-8.
+func ASCII() Glyphs {
+	return Glyphs{
+		Cursor: ">", Changed: "*", Hit: ">>",
+		Ready: "*", None: "-",
+		Spinner:  []string{"|", "/", "-", `\`},
+		Recorded: "+", Missing: "!",
+		Live: "*", Connecting: "~", Offline: "x", Polling: "%", Off: "-",
+		OK: "+", Info: "i", Warn: "! warning:", Error: "x error:",
+		Up: "^", Down: "v", Sep: ">", Ellipsis: "~",
+		BarFull: "#", BarEmpty: ".", VBar: "|", Return: "~",
+	}
+}
+
+// Frame returns the spinner frame for step n (tests pin 0).
+func (g Glyphs) Frame(n int) string {
+	if n < 0 {
+		n = -n
+	}
+	return g.Spinner[n%len(g.Spinner)]
+}
