@@ -20,6 +20,7 @@ const (
 	ReasonObjectTooLarge    Reason = "object_too_large"
 	ReasonStagingKeyInvalid Reason = "staging_key_invalid"
 	ReasonStagingNotFound   Reason = "staging_not_found"
+	ReasonInvalidPath       Reason = "invalid_path"
 	ReasonPathOutsideMount  Reason = "path_outside_mount"
 	ReasonPathIsMountRoot   Reason = "path_is_mount_root"
 	ReasonVolumeNotReady    Reason = "volume_not_ready"
@@ -50,10 +51,16 @@ const (
 	ReasonVolumePrepFailed  Reason = "volume_prep_failed"
 	ReasonStoreUnavailable  Reason = "store_unavailable"
 	ReasonDockerUnavailable Reason = "docker_unavailable"
-	ReasonWorkspaceBusy     Reason = "workspace_busy"
-	ReasonSidecarBusy       Reason = "sidecar_busy"
-	ReasonSweepBusy         Reason = "sweep_busy"
-	ReasonSidecarTimeout    Reason = "sidecar_timeout"
+	// ReasonDatabaseUnavailable: Postgres refused, dropped or did not hand
+	// out a connection in time — an outage, told apart from a bug.
+	ReasonDatabaseUnavailable Reason = "database_unavailable"
+	ReasonWorkspaceBusy       Reason = "workspace_busy"
+	ReasonSidecarBusy         Reason = "sidecar_busy"
+	ReasonSweepBusy           Reason = "sweep_busy"
+	ReasonSidecarTimeout      Reason = "sidecar_timeout"
+	// ReasonClientGone is never sent: it names, in the log, a request whose
+	// client hung up before the answer (status 499 there, as nginx does).
+	ReasonClientGone Reason = "client_gone"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

@@ -22,7 +22,23 @@ type SweepResult struct {
 	ArtifactsFlagged  int       `json:"artifacts_flagged"`
 	ReleasedPruned    int       `json:"released_pruned"`
 	ContainersRemoved int       `json:"containers_removed"`
-	Errors            []string  `json:"errors,omitempty"`
+	// Errors holds the first MaxSweepErrors per-item failures;
+	// ErrorsOmitted counts the rest, so a report stays small however much
+	// failed.
+	Errors        []string `json:"errors,omitempty"`
+	ErrorsOmitted int      `json:"errors_omitted,omitempty"`
+}
+
+// MaxSweepErrors bounds SweepResult.Errors.
+const MaxSweepErrors = 20
+
+// AddError records one failure, within the bound.
+func (r *SweepResult) AddError(line string) {
+	if len(r.Errors) < MaxSweepErrors {
+		r.Errors = append(r.Errors, line)
+		return
+	}
+	r.ErrorsOmitted++
 }
 
 // MaintenanceService runs reconciliation passes on demand.

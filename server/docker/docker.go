@@ -95,6 +95,11 @@ func (r *Runtime) CheckImage(ctx context.Context) error {
 // unavailable reports an engine failure without its text, which may name
 // host paths; the cause is kept for the log.
 func unavailable(what string, err error) error {
+	if cerrdefs.IsInvalidArgument(err) {
+		// The service checks every value it hands the engine; one refused
+		// anyway is a bug of ours, not an outage.
+		return cairn.Internal("the docker engine refused the container spec ("+what+")", err)
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable,
 			Detail: "the docker engine did not answer in time (" + what + ")", Err: err}

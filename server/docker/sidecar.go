@@ -95,8 +95,17 @@ func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (
 		}),
 	}
 	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, spec.Role, spec.Subject, ulid.Make())
-	resp, err := r.cli.ContainerCreate(ctx, cfg, r.hostConfig(spec), nil, nil, name)
+	// The create runs detached from the request: cut short, the engine may
+	// still make the container and we would never learn its ID to remove
+	// it. A request gone meanwhile removes what was made.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	resp, err := r.cli.ContainerCreate(cctx, cfg, r.hostConfig(spec), nil, nil, name)
 	if err != nil {
+		return "", unavailable("create the sidecar", err)
+	}
+	if err := ctx.Err(); err != nil {
+		r.removeContainer(ctx, resp.ID)
 		return "", unavailable("create the sidecar", err)
 	}
 	return resp.ID, nil

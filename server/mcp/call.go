@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -87,6 +88,11 @@ func (t *toolbox) logCall(ctx context.Context, tool string, req mcpgo.CallToolRe
 	}
 	if err == nil {
 		t.log.LogAttrs(ctx, t.level, "mcp tool call", attrs...)
+		return
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// The client hung up: no server failure, nobody to answer.
+		t.log.LogAttrs(ctx, slog.LevelDebug, "mcp client gone", append(attrs, slog.String("reason", string(cairn.ReasonClientGone)))...)
 		return
 	}
 	attrs = append(attrs, slog.String("reason", string(cairn.ErrorReason(err))), slog.Any("err", err))

@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -101,9 +104,39 @@ func (db *DB) WithTx(ctx context.Context, fn func(service.Store) error) error {
 	return nil
 }
 
-// internal hides a database failure behind the detail the API promises.
+// internal hides a database failure behind the detail the API promises. An
+// outage — the server refusing or dropping connections, or none to be had
+// in time — is database_unavailable, so a client can tell it from a bug; a
+// failing query stays internal.
 func internal(what string, err error) error {
-	return cairn.Internal("database error", fmt.Errorf("%s: %w", what, err))
+	cause := fmt.Errorf("%s: %w", what, err)
+	if unreachable(err) {
+		return &cairn.Error{Reason: cairn.ReasonDatabaseUnavailable, Detail: "the database is unavailable", Err: cause}
+	}
+	return cairn.Internal("database error", cause)
+}
+
+// unreachable reports a failure to reach the database rather than of the
+// query. A cancelled context is the caller going away, not an outage.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", "53300": // shutting down, crashed, starting, too many connections
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection exceptions
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }
 
 // isUniqueViolation reports a unique-constraint failure.

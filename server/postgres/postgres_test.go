@@ -201,9 +201,23 @@ func TestWithTxRollsBack(t *testing.T) {
 	require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
 }
 
+// waiting reports whether a session waits for the advisory lock key: an
+// ungranted pg_locks row (classid and objid hold its two 32-bit halves).
+func waiting(t *testing.T, dsn string, key int64) bool {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var n int
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks
+		WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = $1 AND objid::bigint = $2`,
+		int64(uint64(key)>>32), int64(uint32(key))).Scan(&n))
+	return n > 0
+}
+
 func TestLockWorkspace(t *testing.T) {
 	t.Parallel()
-	db, _ := setup(t)
+	db, dsn := setup(t)
 	ctx := context.Background()
 	// busy tries a lock that must stay refused; short, since it fails by
 	// timing out.
@@ -240,17 +254,26 @@ func TestLockWorkspace(t *testing.T) {
 		require.Equal(t, cairn.ReasonWorkspaceBusy, cairn.ErrorReason(busy("ws-excl", service.LockShared)))
 		take("ws-other", service.LockExclusive)()
 
-		acquired := make(chan struct{})
+		acquired := make(chan error, 1)
 		go func() {
-			defer close(acquired)
-			if r, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive); err == nil {
+			r, err := db.LockWorkspace(ctx, "ws-excl", service.LockExclusive)
+			if err == nil {
 				r()
 			}
+			acquired <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		// The waiter is blocked once Postgres shows its request ungranted.
+		require.Eventually(t, func() bool { return waiting(t, dsn, postgres.LockKey("cairn.ws:ws-excl")) },
+			30*time.Second, 10*time.Millisecond, "the second locker waits in Postgres")
+		select {
+		case err := <-acquired:
+			t.Fatalf("a waiter was granted a held lock (err %v)", err)
+		default:
+		}
 		release()
 		select {
-		case <-acquired:
+		case err := <-acquired:
+			require.NoError(t, err, "the waiter gets the lock after its release")
 		case <-time.After(30 * time.Second):
 			t.Fatal("a waiter did not get the lock after its release")
 		}

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,13 +91,24 @@ func failure(id string, status int, message string, err error) errorBody {
 }
 
 // writeError answers err with its status and the envelope, logs internal
-// causes (never sent), and returns the status.
+// causes (never sent), and returns the status for the access log. A client
+// that hung up is no server failure: it is logged at debug as client_gone
+// with 499, and nobody is left to read an answer.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, id string, err error) int {
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		a.log.LogAttrs(r.Context(), slog.LevelDebug, "client gone", slog.String("request_id", id),
+			slog.String("path", r.URL.Path), slog.String("reason", string(cairn.ReasonClientGone)))
+		return statusClientGone
+	}
 	reason := cairn.ErrorReason(err)
-	status := statusOf(reason)
+	status, known := statusOf(reason)
 	message := "Request failed"
 	if re, ok := errors.AsType[*routeError](err); ok {
 		message = re.message
+	}
+	if !known {
+		a.log.LogAttrs(r.Context(), slog.LevelError, "reason without a status", slog.String("request_id", id),
+			slog.String("reason", string(reason)))
 	}
 	if status >= http.StatusInternalServerError {
 		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", id),
@@ -109,36 +121,82 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, id string, err 
 	return status
 }
 
+// statusClientGone is what the access log shows for a client that hung up.
+const statusClientGone = 499
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client went away
 }
 
-// statusOf is the one table from reason to HTTP status (API.md §1.5).
-func statusOf(r cairn.Reason) int {
-	switch r {
-	case cairn.ReasonUnauthenticated:
-		return http.StatusUnauthorized
-	case cairn.ReasonForbidden, cairn.ReasonOriginNotAllowed, cairn.ReasonHostNotAllowed:
-		return http.StatusForbidden
-	case cairn.ReasonWorkspaceNotFound, cairn.ReasonArtifactNotFound, cairn.ReasonShellNotFound:
-		return http.StatusNotFound
-	case cairn.ReasonNameTaken, cairn.ReasonVolumeExists, cairn.ReasonVolumeInUse, cairn.ReasonObjectMissing:
-		return http.StatusConflict
-	case cairn.ReasonBodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case cairn.ReasonInternal, cairn.ReasonNotReady, cairn.ReasonSidecarFailed, cairn.ReasonVolumePrepFailed:
-		return http.StatusInternalServerError
-	case cairn.ReasonStoreUnavailable:
-		return http.StatusBadGateway
-	case cairn.ReasonDockerUnavailable, cairn.ReasonWorkspaceBusy, cairn.ReasonSidecarBusy, cairn.ReasonSweepBusy:
-		return http.StatusServiceUnavailable
-	case cairn.ReasonSidecarTimeout:
-		return http.StatusGatewayTimeout
-	default:
-		return http.StatusBadRequest
+// statuses is the one table from reason to HTTP status (API.md §1.5).
+var statuses = map[cairn.Reason]int{
+	cairn.ReasonInvalidJSON:       http.StatusBadRequest,
+	cairn.ReasonInvalidParameters: http.StatusBadRequest,
+	cairn.ReasonInvalidQuery:      http.StatusBadRequest,
+	cairn.ReasonInvalidName:       http.StatusBadRequest,
+	cairn.ReasonListTooLarge:      http.StatusBadRequest,
+	cairn.ReasonInvalidChecksum:   http.StatusBadRequest,
+	cairn.ReasonObjectTooLarge:    http.StatusBadRequest,
+	cairn.ReasonStagingKeyInvalid: http.StatusBadRequest,
+	cairn.ReasonStagingNotFound:   http.StatusBadRequest,
+	cairn.ReasonInvalidPath:       http.StatusBadRequest,
+	cairn.ReasonPathOutsideMount:  http.StatusBadRequest,
+	cairn.ReasonPathIsMountRoot:   http.StatusBadRequest,
+	cairn.ReasonVolumeNotReady:    http.StatusBadRequest,
+	cairn.ReasonSourceNotFound:    http.StatusBadRequest,
+	cairn.ReasonSourceIsDirectory: http.StatusBadRequest,
+	cairn.ReasonSourceNotRegular:  http.StatusBadRequest,
+	cairn.ReasonSourceUnreadable:  http.StatusBadRequest,
+	cairn.ReasonSourceChanged:     http.StatusBadRequest,
+	cairn.ReasonTargetDirMissing:  http.StatusBadRequest,
+	cairn.ReasonTargetIsDirectory: http.StatusBadRequest,
+	cairn.ReasonWriteFailed:       http.StatusBadRequest,
+	cairn.ReasonSidecarRejected:   http.StatusBadRequest,
+
+	cairn.ReasonUnauthenticated:  http.StatusUnauthorized,
+	cairn.ReasonForbidden:        http.StatusForbidden,
+	cairn.ReasonOriginNotAllowed: http.StatusForbidden,
+	cairn.ReasonHostNotAllowed:   http.StatusForbidden,
+
+	cairn.ReasonWorkspaceNotFound: http.StatusNotFound,
+	cairn.ReasonArtifactNotFound:  http.StatusNotFound,
+	cairn.ReasonShellNotFound:     http.StatusNotFound,
+
+	cairn.ReasonNameTaken:     http.StatusConflict,
+	cairn.ReasonVolumeExists:  http.StatusConflict,
+	cairn.ReasonVolumeInUse:   http.StatusConflict,
+	cairn.ReasonObjectMissing: http.StatusConflict,
+
+	cairn.ReasonBodyTooLarge: http.StatusRequestEntityTooLarge,
+
+	cairn.ReasonInternal:         http.StatusInternalServerError,
+	cairn.ReasonNotReady:         http.StatusInternalServerError,
+	cairn.ReasonSidecarFailed:    http.StatusInternalServerError,
+	cairn.ReasonVolumePrepFailed: http.StatusInternalServerError,
+
+	cairn.ReasonStoreUnavailable: http.StatusBadGateway,
+
+	cairn.ReasonDockerUnavailable:   http.StatusServiceUnavailable,
+	cairn.ReasonDatabaseUnavailable: http.StatusServiceUnavailable,
+	cairn.ReasonWorkspaceBusy:       http.StatusServiceUnavailable,
+	cairn.ReasonSidecarBusy:         http.StatusServiceUnavailable,
+	cairn.ReasonSweepBusy:           http.StatusServiceUnavailable,
+
+	cairn.ReasonSidecarTimeout: http.StatusGatewayTimeout,
+
+	cairn.ReasonClientGone: statusClientGone,
+}
+
+// statusOf looks a reason up; one missing from the table is a bug, answered
+// 500 (known false) rather than passed off as the caller's mistake.
+func statusOf(r cairn.Reason) (status int, known bool) {
+	status, known = statuses[r]
+	if !known {
+		return http.StatusInternalServerError, false
 	}
+	return status, true
 }
 
 // RequestID applies the request-ID rule of API.md §1.3 to a client's header
@@ -151,7 +209,7 @@ func RequestID(given string) string { return requestID(given) }
 // envelope carrying id and message, and WWW-Authenticate on a 401. The
 // caller sets the request-ID response header.
 func WriteRefusal(w http.ResponseWriter, id, message string, err error) {
-	status := statusOf(cairn.ErrorReason(err))
+	status, _ := statusOf(cairn.ErrorReason(err))
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
 	}
