@@ -1,0 +1,660 @@
+package ptyshell
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// ServeOptions configures one server session. Zero durations take the
+// defaults of PTYSHELL.md §9 (except IdleTimeout, where zero disables the
+// idle end).
+type ServeOptions struct {
+	// Status is the template of both STATUS frames (shell_id, container,
+	// workspace_id, workspace_name). Serve fills in the state, the two
+	// timeouts and an empty features list.
+	Status Status
+	// Size is the handshake's terminal size, applied after start unless a
+	// RESIZE arrived first. A zero Size applies nothing.
+	Size Size
+
+	// IdleTimeout ends the session after this long without INPUT; zero
+	// disables the idle end. Only INPUT resets it, never pings or RESIZE.
+	IdleTimeout time.Duration
+	// IdleWarning is how long before the idle end NOTICE idle_warning is
+	// sent (60 s); negative disables the warning.
+	IdleWarning time.Duration
+	// MaxLifetime ends the session this long after "running" (8 h).
+	MaxLifetime time.Duration
+	// LifetimeWarning is how long before the lifetime end NOTICE
+	// lifetime_warning is sent (300 s); negative disables the warning.
+	LifetimeWarning time.Duration
+
+	PingInterval time.Duration // 20 s: a Ping control frame this often
+	PongWait     time.Duration // 60 s: a client silent this long is gone
+	WriteWait    time.Duration // 10 s: bound on each write to the socket
+
+	// OpenTimeout bounds the time from OpenedAt to "running" (30 s).
+	OpenTimeout time.Duration
+	// OpenedAt is when the request arrived; zero means when Serve was
+	// called.
+	OpenedAt time.Time
+	// StopTimeout bounds Stream.Stop (15 s: stopSecs plus a margin).
+	StopTimeout time.Duration
+	// DrainTimeout is how long Serve waits for the second of the output's
+	// EOF and the process's exit status once the first has arrived (2 s).
+	DrainTimeout time.Duration
+	// CloseWait is how long Serve waits for the client's close frame after
+	// sending its own (2 s).
+	CloseWait time.Duration
+
+	// Clock drives the idle and lifetime timers and the resize debounce
+	// (SystemClock).
+	Clock Clock
+	// Logger receives debug lines for failed resizes and error lines for a
+	// failed teardown. Terminal content is never logged.
+	Logger *slog.Logger
+
+	// Running, if set, is called once the shell is running (§7.3 step 6:
+	// mark the registry entry, write the SHELL_OPENED audit row). An error
+	// ends the session with fatal ERROR audit_unavailable and EXIT "error".
+	// ctx is cancelled when the session ends.
+	Running func(ctx context.Context) error
+	// OnInput, if set, is called from the socket reader for every INPUT
+	// frame, with the clock's time and the payload size (the registry's
+	// last input, the bytes metric). It must not block.
+	OnInput func(at time.Time, n int)
+}
+
+// Defaults of PTYSHELL.md §9.
+const (
+	DefaultIdleWarning     = 60 * time.Second
+	DefaultMaxLifetime     = 8 * time.Hour
+	DefaultLifetimeWarning = 300 * time.Second
+	DefaultPingInterval    = 20 * time.Second
+	DefaultPongWait        = 60 * time.Second
+	DefaultWriteWait       = 10 * time.Second
+	DefaultOpenTimeout     = 30 * time.Second
+	DefaultStopTimeout     = 15 * time.Second
+	DefaultDrainTimeout    = 2 * time.Second
+	DefaultCloseWait       = 2 * time.Second
+	// ResizeInterval is the least time between two applied resizes, at
+	// both ends.
+	ResizeInterval = 50 * time.Millisecond
+)
+
+// Queue sizes: the server's output queue bounds a session's memory to about
+// outQueueFrames × 32 KiB (§6.4).
+const (
+	outQueueFrames   = 64
+	inputQueueFrames = 16
+	resizeTries      = 10
+	// eventQueue exceeds the number of events a session can report (each
+	// reporting goroutine reports at most once, the reader twice), so a
+	// report never blocks.
+	eventQueue = 16
+)
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	o.IdleWarning = cmp.Or(o.IdleWarning, DefaultIdleWarning)
+	o.MaxLifetime = cmp.Or(o.MaxLifetime, DefaultMaxLifetime)
+	o.LifetimeWarning = cmp.Or(o.LifetimeWarning, DefaultLifetimeWarning)
+	o.PingInterval = cmp.Or(o.PingInterval, DefaultPingInterval)
+	o.PongWait = cmp.Or(o.PongWait, DefaultPongWait)
+	o.WriteWait = cmp.Or(o.WriteWait, DefaultWriteWait)
+	o.OpenTimeout = cmp.Or(o.OpenTimeout, DefaultOpenTimeout)
+	o.StopTimeout = cmp.Or(o.StopTimeout, DefaultStopTimeout)
+	o.DrainTimeout = cmp.Or(o.DrainTimeout, DefaultDrainTimeout)
+	o.CloseWait = cmp.Or(o.CloseWait, DefaultCloseWait)
+	if o.OpenedAt.IsZero() {
+		o.OpenedAt = time.Now()
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// ServeResult says how a session ended, for the SHELL_CLOSED audit row,
+// the end log line and the metrics.
+type ServeResult struct {
+	// Reason is the EXIT reason that reached the client, or
+	// ReasonClientClosed / ReasonClientGone when no EXIT could be sent
+	// (also when the client vanished while EXIT was being written).
+	Reason Reason
+	// ExitCode is the EXIT frame's code; for an ending without EXIT, the
+	// process's status if it was known, else -1.
+	ExitCode int
+	// Running reports whether the shell reached "running".
+	Running bool
+	// BytesIn counts INPUT payload bytes received; BytesOut OUTPUT payload
+	// bytes written to the socket.
+	BytesIn, BytesOut int64
+	// UnknownFrames counts ignored frames of unknown type.
+	UnknownFrames int64
+	// Err is the failure behind the ending, for logs: the transport error
+	// of client_gone, the stream error of reason "error", the protocol
+	// violation. Nil for ordinary endings. It never holds terminal content.
+	Err error
+}
+
+// Serve runs one shell session over conn, an upgraded websocket whose
+// subprotocol is Subprotocol, bridging it to stream, a created but not yet
+// started process. It sends STATUS "starting", starts the stream, sends
+// STATUS "running" and then pumps both ways until the session ends (§7.3,
+// §7.4), sends exactly one EXIT where one is due and the close frame, and
+// closes both conn and stream (stream.Close exactly once, on every path)
+// before returning.
+//
+// Cancelling ctx ends the session: with context.WithCancelCause, a cause of
+// ErrTerminated selects reason "terminated" and anything else
+// "server_shutdown". The stream's own calls run on a context detached from
+// ctx, so a cancelled request cannot skip the stop and drain.
+//
+// Serve returns how the session ended; it has no error of its own.
+func Serve(ctx context.Context, conn *websocket.Conn, stream Stream, opts ServeOptions) ServeResult {
+	s := newServer(ctx, conn, stream, opts.withDefaults())
+	return s.run(ctx)
+}
+
+// server is one session's state shared by its goroutines. Control state
+// lives in run's ending value and is touched by run alone.
+type server struct {
+	conn   *websocket.Conn
+	stream Stream
+	opts   ServeOptions
+	clock  Clock
+	log    *slog.Logger
+
+	out        *outbox
+	writerDone chan struct{}
+	events     chan event
+	input      chan []byte
+	sizes      *sizeSlot
+	started    chan struct{} // closed once Start succeeded
+	exited     chan struct{} // closed once Wait returned
+	halt       chan struct{} // closed when run stops listening
+
+	sessCtx context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	lastInput atomic.Int64 // clock time of the last INPUT, Unix nanoseconds
+	bytesIn   atomic.Int64
+	bytesOut  atomic.Int64
+	unknown   atomic.Int64
+	exitSent  atomic.Bool
+}
+
+func newServer(ctx context.Context, conn *websocket.Conn, stream Stream, opts ServeOptions) *server {
+	s := &server{
+		conn:       conn,
+		stream:     stream,
+		opts:       opts,
+		clock:      opts.Clock,
+		log:        opts.Logger.With("shell_id", opts.Status.ShellID),
+		writerDone: make(chan struct{}),
+		events:     make(chan event, eventQueue),
+		input:      make(chan []byte, inputQueueFrames),
+		sizes:      newSizeSlot(),
+		started:    make(chan struct{}),
+		exited:     make(chan struct{}),
+		halt:       make(chan struct{}),
+	}
+	s.out = newOutbox(outQueueFrames, s.writerDone)
+	// The stream's calls outlive a cancelled request: the stop and drain
+	// still have to happen (§7.5).
+	s.sessCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	return s
+}
+
+type eventKind int
+
+const (
+	evStarted      eventKind = iota // Start returned
+	evRunningHook                   // Options.Running failed
+	evWaited                        // Wait returned
+	evOutputEnded                   // Read returned EOF (err nil) or failed
+	evStopped                       // Stop returned
+	evReaderEnded                   // the socket read failed or a close arrived
+	evWriterFailed                  // a write or ping failed
+	evProtocol                      // the client broke §4
+)
+
+type event struct {
+	kind      eventKind
+	err       error
+	status    ExitStatus
+	closeCode int // evProtocol: 1003 or 1008
+}
+
+// report hands e to run; once run stops listening it is dropped.
+func (s *server) report(e event) {
+	select {
+	case s.events <- e:
+	case <-s.halt:
+	}
+}
+
+func (s *server) spawn(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+type phase int
+
+const (
+	phaseStarting phase = iota
+	phaseRunning
+)
+
+// ending is run's control state: what has happened, and how the session
+// will end.
+type ending struct {
+	phase     phase
+	runningAt time.Time
+
+	// A forced ending (timer, kill, protocol error, audit failure).
+	reason    Reason
+	closeCode int
+	message   string
+	fatal     *ErrorInfo
+	err       error
+	stopping  bool
+
+	// The client is gone: nothing more can be sent.
+	gone       bool
+	goneReason Reason
+	goneErr    error
+
+	// The two halves of a natural end, and the bound on waiting for the
+	// second.
+	gotWait  bool
+	wait     ExitStatus
+	waitErr  error
+	gotEOF   bool
+	outErr   error
+	drain    *time.Timer
+	drainEnd bool
+
+	idle, life    Timer
+	idleWarnedFor time.Time
+	lifeWarned    bool
+}
+
+func (s *server) run(ctx context.Context) ServeResult {
+	s.spawn(s.writeLoop)
+	s.spawn(s.readLoop)
+	s.spawn(s.pingLoop)
+	s.putControl(FrameStatus, s.status(StateStarting))
+
+	openLeft := s.opts.OpenTimeout - time.Since(s.opts.OpenedAt)
+	startCtx, cancelStart := context.WithTimeout(s.sessCtx, openLeft)
+	defer cancelStart()
+	s.spawn(func() { s.report(event{kind: evStarted, err: s.stream.Start(startCtx)}) })
+	openTimer := time.NewTimer(max(openLeft, 0))
+	defer openTimer.Stop()
+
+	var e ending
+	ctxDone := ctx.Done()
+	for !s.ready(&e) {
+		select {
+		case ev := <-s.events:
+			s.handle(&e, ev)
+		case <-ctxDone:
+			ctxDone = nil
+			s.endByCause(&e, context.Cause(ctx))
+		case <-openTimer.C:
+			if e.phase == phaseStarting {
+				s.fail(&e, ErrorOpenTimeout, fmt.Sprintf("the shell did not start within %s", humanDuration(s.opts.OpenTimeout)),
+					errors.New("open timeout"))
+			}
+		case <-timerC(e.idle):
+			s.onIdle(&e)
+		case <-timerC(e.life):
+			s.onLifetime(&e)
+		case <-drainC(e.drain):
+			e.drainEnd = true
+		}
+	}
+	stopTimer(e.idle)
+	stopTimer(e.life)
+	if e.drain != nil {
+		e.drain.Stop()
+	}
+	return s.finish(&e)
+}
+
+// ready reports whether the session can be finished now.
+func (s *server) ready(e *ending) bool {
+	switch {
+	case e.gone:
+		return true
+	case e.phase == phaseStarting:
+		return e.reason != ""
+	case e.gotWait && (e.gotEOF || e.outErr != nil):
+		return true
+	}
+	return e.drainEnd
+}
+
+func (s *server) handle(e *ending, ev event) {
+	switch ev.kind {
+	case evStarted:
+		if ev.err != nil {
+			code, msg := ErrorRuntime, "the shell could not be started"
+			if errors.Is(ev.err, context.DeadlineExceeded) {
+				code, msg = ErrorOpenTimeout, fmt.Sprintf("the shell did not start within %s", humanDuration(s.opts.OpenTimeout))
+			}
+			s.fail(e, code, msg, fmt.Errorf("start: %w", ev.err))
+			return
+		}
+		s.enterRunning(e)
+	case evRunningHook:
+		s.fail(e, ErrorAuditUnavailable, "the session could not be audited", fmt.Errorf("running: %w", ev.err))
+	case evWaited:
+		e.gotWait, e.wait, e.waitErr = true, ev.status, ev.err
+		s.armDrain(e)
+	case evOutputEnded:
+		e.gotEOF, e.outErr = ev.err == nil, ev.err
+		s.armDrain(e)
+	case evStopped:
+		if ev.err != nil {
+			s.log.Warn("shell stop failed", "err", ev.err)
+		}
+		s.armDrain(e)
+	case evReaderEnded:
+		reason := ReasonClientGone
+		if _, ok := errors.AsType[*websocket.CloseError](ev.err); ok {
+			reason = ReasonClientClosed
+		}
+		e.gone, e.goneReason, e.goneErr = true, reason, ev.err
+	case evWriterFailed:
+		e.gone, e.goneReason, e.goneErr = true, ReasonClientGone, ev.err
+	case evProtocol:
+		msg := "the client sent a malformed control frame"
+		if ev.closeCode == websocket.CloseUnsupportedData {
+			msg = "the client sent a text frame"
+		}
+		s.end(e, ReasonProtocolError, ev.closeCode, msg, nil, ev.err)
+	}
+}
+
+// enterRunning follows a successful Start: timers, STATUS running, then the
+// pumps (§7.3 step 5). The timers are armed before STATUS running is
+// enqueued, so a client that has seen "running" knows they are counting.
+func (s *server) enterRunning(e *ending) {
+	if e.phase != phaseStarting || e.reason != "" {
+		return
+	}
+	e.phase = phaseRunning
+	e.runningAt = s.clock.Now()
+	s.lastInput.Store(e.runningAt.UnixNano())
+	if s.opts.IdleTimeout > 0 {
+		e.idle = s.clock.NewTimer(max(s.opts.IdleTimeout-max(s.opts.IdleWarning, 0), 0))
+	}
+	e.life = s.clock.NewTimer(max(s.opts.MaxLifetime-max(s.opts.LifetimeWarning, 0), 0))
+	s.putControl(FrameStatus, s.status(StateRunning))
+	close(s.started)
+	s.spawn(s.outputLoop)
+	s.spawn(s.inputLoop)
+	s.spawn(s.resizeLoop)
+	s.spawn(func() {
+		st, err := s.stream.Wait(s.sessCtx)
+		close(s.exited)
+		s.report(event{kind: evWaited, status: st, err: err})
+	})
+	if s.opts.Running != nil {
+		s.spawn(func() {
+			if err := s.opts.Running(s.sessCtx); err != nil {
+				s.report(event{kind: evRunningHook, err: err})
+			}
+		})
+	}
+}
+
+// endByCause ends the session for a cancelled ctx.
+func (s *server) endByCause(e *ending, cause error) {
+	if errors.Is(cause, ErrTerminated) {
+		s.end(e, ReasonTerminated, CloseTerminated, "ended by an operator", nil, nil)
+		return
+	}
+	s.end(e, ReasonServerShutdown, websocket.CloseGoingAway, "the server is shutting down", nil, nil)
+}
+
+// fail ends the session with reason "error" and a fatal ERROR.
+func (s *server) fail(e *ending, code, message string, err error) {
+	s.end(e, ReasonError, websocket.CloseInternalServerErr, message, &ErrorInfo{Code: code, Message: message, Fatal: true}, err)
+}
+
+// end forces the session to end for reason: the first trigger wins, and a
+// process that has already exited keeps its natural ending. A running
+// process is stopped; its status and remaining output are then drained as
+// for a natural exit (§7.4).
+func (s *server) end(e *ending, reason Reason, closeCode int, message string, fatal *ErrorInfo, err error) {
+	if e.reason != "" || e.gone || e.gotWait {
+		return
+	}
+	e.reason, e.closeCode, e.message, e.fatal, e.err = reason, closeCode, message, fatal, err
+	if e.phase != phaseRunning || e.stopping {
+		return
+	}
+	e.stopping = true
+	s.spawn(func() {
+		ctx, cancel := context.WithTimeout(s.sessCtx, s.opts.StopTimeout)
+		defer cancel()
+		s.report(event{kind: evStopped, err: s.stream.Stop(ctx)})
+	})
+}
+
+// armDrain starts the bound on waiting for the rest of the ending, once.
+func (s *server) armDrain(e *ending) {
+	if e.drain == nil {
+		e.drain = time.NewTimer(s.opts.DrainTimeout)
+	}
+}
+
+// onIdle runs when the idle timer fires: it ends the session, sends the
+// warning, or re-arms for the next point, reading the last INPUT time that
+// the socket reader keeps.
+func (s *server) onIdle(e *ending) {
+	if e.reason != "" || e.gotWait {
+		return
+	}
+	now := s.clock.Now()
+	last := time.Unix(0, s.lastInput.Load())
+	endAt := last.Add(s.opts.IdleTimeout)
+	if !now.Before(endAt) {
+		e.idle = nil
+		s.end(e, ReasonIdleTimeout, CloseIdleTimeout,
+			fmt.Sprintf("closed after %s without input", humanDuration(s.opts.IdleTimeout)), nil, nil)
+		return
+	}
+	next, warn := endAt, false
+	if s.opts.IdleWarning > 0 && !e.idleWarnedFor.Equal(last) {
+		if warnAt := endAt.Add(-s.opts.IdleWarning); now.Before(warnAt) {
+			next = warnAt
+		} else {
+			warn, e.idleWarnedFor = true, last
+		}
+	}
+	e.idle = s.clock.NewTimer(next.Sub(now))
+	if warn {
+		s.putControl(FrameNotice, Notice{Code: NoticeIdleWarning, SecondsLeft: ceilSeconds(endAt.Sub(now))})
+	}
+}
+
+// onLifetime runs when the lifetime timer fires: first the warning, then
+// the end. Input never extends it.
+func (s *server) onLifetime(e *ending) {
+	if e.reason != "" || e.gotWait {
+		return
+	}
+	now := s.clock.Now()
+	endAt := e.runningAt.Add(s.opts.MaxLifetime)
+	if !now.Before(endAt) {
+		e.life = nil
+		s.end(e, ReasonMaxLifetime, CloseMaxLifetime,
+			fmt.Sprintf("closed after reaching the maximum lifetime of %s", humanDuration(s.opts.MaxLifetime)), nil, nil)
+		return
+	}
+	e.life = s.clock.NewTimer(endAt.Sub(now))
+	if s.opts.LifetimeWarning > 0 && !e.lifeWarned {
+		e.lifeWarned = true
+		s.putControl(FrameNotice, Notice{Code: NoticeLifetimeWarning, SecondsLeft: ceilSeconds(endAt.Sub(now))})
+	}
+}
+
+// outcome decides the EXIT frame of an ending that can still send one.
+func (s *server) outcome(e *ending) (Exit, int, *ErrorInfo, error) {
+	code := -1
+	if e.gotWait && e.waitErr == nil {
+		code = e.wait.Code
+	}
+	reason, closeCode, message, fatal, err := e.reason, e.closeCode, e.message, e.fatal, e.err
+	if reason == "" {
+		runtimeErr := func(msg string, cause error) {
+			reason, closeCode, message, err = ReasonError, websocket.CloseInternalServerErr, msg, cause
+			fatal = &ErrorInfo{Code: ErrorRuntime, Message: msg, Fatal: true}
+		}
+		switch {
+		case e.outErr != nil:
+			runtimeErr("the shell's terminal stream failed", fmt.Errorf("read: %w", e.outErr))
+		case !e.gotWait:
+			runtimeErr("the shell's exit status could not be read", errors.New("no exit status after the output ended"))
+		case e.waitErr != nil:
+			runtimeErr("the shell's exit status could not be read", fmt.Errorf("wait: %w", e.waitErr))
+		case e.wait.Removed:
+			reason, closeCode, message = ReasonTerminated, CloseTerminated, "the shell's container was removed"
+		case e.wait.OOMKilled:
+			reason, closeCode, message = ReasonOOMKilled, websocket.CloseNormalClosure, "the shell ran out of memory"
+		default:
+			reason, closeCode, message = ReasonExited, websocket.CloseNormalClosure, fmt.Sprintf("the shell exited with status %d", code)
+		}
+	}
+	if code < 0 {
+		code = fallbackExitCode(reason)
+	}
+	return Exit{ExitCode: code, Reason: reason, Message: message}, closeCode, fatal, err
+}
+
+// finish sends the last frames, if anyone is listening, tears everything
+// down and returns the result.
+func (s *server) finish(e *ending) ServeResult {
+	res := ServeResult{Running: e.phase == phaseRunning, ExitCode: -1}
+	if e.gotWait && e.waitErr == nil {
+		res.ExitCode = e.wait.Code
+	}
+	if e.gone {
+		s.out.seal()
+		res.Reason, res.Err = e.goneReason, e.goneErr
+	} else {
+		exit, closeCode, fatal, err := s.outcome(e)
+		res.Reason, res.ExitCode, res.Err = exit.Reason, exit.ExitCode, err
+		s.sendFinal(exit, closeCode, fatal)
+		if !s.exitSent.Load() {
+			res.Reason = ReasonClientGone
+		}
+	}
+	close(s.halt)
+	s.cancel()
+	if err := s.stream.Close(); err != nil {
+		s.log.Error("shell teardown failed", "err", err)
+	}
+	_ = s.conn.Close() // the session is over either way
+	s.wg.Wait()
+	res.BytesIn, res.BytesOut, res.UnknownFrames = s.bytesIn.Load(), s.bytesOut.Load(), s.unknown.Load()
+	return res
+}
+
+// sendFinal enqueues [fatal ERROR], EXIT and the close frame behind
+// everything already queued, waits for the writer to send them, then waits
+// up to CloseWait for the client's close frame (§7.4).
+func (s *server) sendFinal(exit Exit, closeCode int, fatal *ErrorInfo) {
+	var final []outFrame
+	if fatal != nil {
+		if msg, err := EncodeControl(FrameError, fatal); err == nil {
+			final = append(final, outFrame{msg: msg})
+		}
+	}
+	msg, err := EncodeControl(FrameExit, exit)
+	if err != nil { // an oversized message; send the frame without it
+		exit.Message = ""
+		msg, _ = EncodeControl(FrameExit, exit)
+	}
+	final = append(final, outFrame{msg: msg}, outFrame{close: true, closeCode: closeCode, closeText: string(exit.Reason)})
+	s.out.seal(final...)
+	<-s.writerDone
+
+	t := time.NewTimer(s.opts.CloseWait)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.kind == evReaderEnded {
+				return
+			}
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// status returns the STATUS payload for state.
+func (s *server) status(state string) Status {
+	st := s.opts.Status
+	st.State = state
+	st.IdleTimeoutSecs = int(s.opts.IdleTimeout / time.Second)
+	st.MaxLifetimeSecs = int(s.opts.MaxLifetime / time.Second)
+	if st.Features == nil {
+		st.Features = []string{}
+	}
+	return st
+}
+
+// putControl enqueues a control frame; it gives up once the session is
+// being finished.
+func (s *server) putControl(t FrameType, v any) {
+	msg, err := EncodeControl(t, v)
+	if err != nil {
+		s.log.Error("shell control frame dropped", "err", err)
+		return
+	}
+	s.out.put(msg)
+}
+
+func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+func timerC(t Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+func drainC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+func stopTimer(t Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
