@@ -15,7 +15,7 @@ type Glyphs struct {
 	Up, Down              string
 	Sep, Ellipsis         string
 	BarFull, BarEmpty     string
-	VBar, Return          string
+	VBar, Return, Dot     string
 }
 
 // Unicode returns the default glyph set.
@@ -28,7 +28,7 @@ func Unicode() Glyphs {
 		Live: "●", Connecting: "◌", Offline: "✕", Polling: "◐", Off: "○",
 		OK: "✓", Info: "i", Warn: "! warning:", Error: "✕ error:",
 		Up: "↑", Down: "↓", Sep: "▸", Ellipsis: "…",
-		BarFull: "█", BarEmpty: "░", VBar: "│", Return: "⏎",
+		BarFull: "█", BarEmpty: "░", VBar: "│", Return: "⏎", Dot: "·",
 	}
 }
 
@@ -42,7 +42,7 @@ func ASCII() Glyphs {
 		Live: "*", Connecting: "~", Offline: "x", Polling: "%", Off: "-",
 		OK: "+", Info: "i", Warn: "! warning:", Error: "x error:",
 		Up: "^", Down: "v", Sep: ">", Ellipsis: "~",
-		BarFull: "#", BarEmpty: ".", VBar: "|", Return: "~",
+		BarFull: "#", BarEmpty: ".", VBar: "|", Return: `\n`, Dot: "|",
 	}
 }
 

@@ -6,6 +6,9 @@ import "github.com/charmbracelet/lipgloss"
 // once, before the program starts, and never changes.
 type Theme struct {
 	Glyphs Glyphs
+	// Plain is set without colour: no SGR at all, so reverse video is gone
+	// too and the input cursor is drawn as a character.
+	Plain bool
 
 	Header, Crumb, Dim, Bold lipgloss.Style
 	Good, Bad, Warn          lipgloss.Style
@@ -16,7 +19,7 @@ type Theme struct {
 	ToastWarn, ToastError    lipgloss.Style
 	Modal, ModalTitle, Field lipgloss.Style
 	FieldFocus, FieldError   lipgloss.Style
-	Banner                   lipgloss.Style
+	Banner, Cursor           lipgloss.Style
 }
 
 // palette is one set of colours; good and bad contrast blue with orange,
@@ -91,6 +94,7 @@ func New(kind string, glyphs Glyphs) *Theme {
 		FieldFocus:   s().Foreground(p.accent).Bold(true),
 		FieldError:   s().Foreground(p.bad),
 		Banner:       s().Foreground(p.selFg).Background(p.bad).Bold(true),
+		Cursor:       s().Reverse(true),
 	}
 }
 

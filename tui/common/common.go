@@ -1,0 +1,98 @@
+// Package common holds what every cairn-tui component shares: the Common
+// dependencies, the Screen and Modal interfaces, the read-only data view and
+// the messages screens use to reach the root model (TUI.md §4.2–4.4).
+package common
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/theme"
+)
+
+// Common is the read-only dependencies of every component. Only the root
+// model writes what Data shows.
+type Common struct {
+	Theme  *theme.Theme
+	Keys   *keys.Map
+	Config *config.Config
+	Data   Data
+}
+
+// Screen is one entry of the screen stack.
+type Screen interface {
+	Update(msg tea.Msg) (Screen, tea.Cmd)
+	View() string
+	SetSize(width, height int)
+	Crumbs() []string      // breadcrumb segments added by this screen
+	Keys() keys.Context    // bindings with enabled state and reason
+	Scopes() []store.Scope // what resync and polling re-list
+	Capturing() bool       // an input has focus; globals are inert
+}
+
+// Modal occupies the body in place of the screen: a confirmation, a typed
+// confirmation, a form, help or the messages log.
+type Modal interface {
+	Update(msg tea.Msg) (Modal, tea.Cmd)
+	View() string
+	SetSize(width, height int)
+	Hint() string
+	// Result reports that the modal finished: OK is false when cancelled.
+	Result() (Result, bool)
+}
+
+// Result is how a modal ended.
+type Result struct {
+	OK     bool
+	Values map[string]string
+	Checks map[string]bool
+}
+
+// Store is the read side of the entity store.
+type Store interface {
+	Workspace(id string) (*cairn.Workspace, bool)
+	Workspaces() []*cairn.Workspace
+	Artifact(id string) (*cairn.Artifact, bool)
+	Artifacts(workspaceID string) ([]*cairn.Artifact, bool)
+	Cached(workspaceID string) bool
+	Seeded(sc store.Scope) bool
+	ChangedAt(id string) time.Time
+	Deleted(id string) bool
+	Mounts(id string) (int, bool)
+	Counts(workspaceID string) (store.Counts, bool)
+	MissingTotal() (int64, bool)
+}
+
+// ListStatus is the state of a scope's list as the body reports it.
+type ListStatus struct {
+	Loading bool
+	Loaded  int // rows received so far
+	Err     error
+	RetryAt time.Time
+}
+
+// Data is what screens read: the store plus the root's per-row marks.
+type Data interface {
+	Store() Store
+	// Pending is the word of an operation in flight on id, or "".
+	Pending(id string) string
+	// Now is the model's time, corrected by the server clock offset.
+	Now() time.Time
+	// Frame is the spinner step.
+	Frame() int
+	List(sc store.Scope) ListStatus
+}
+
+// Changed reports whether a row shows as recently changed.
+func (c *Common) Changed(id string) bool {
+	if c.Config.Highlight <= 0 {
+		return false
+	}
+	at := c.Data.Store().ChangedAt(id)
+	return !at.IsZero() && c.Data.Now().Sub(at) < c.Config.Highlight
+}

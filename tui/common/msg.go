@@ -1,0 +1,68 @@
+package common
+
+import (
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/store"
+)
+
+// DataMsg tells screens that the store changed.
+type DataMsg struct{ Changes store.Changes }
+
+// TimeMsg tells screens that the model's time moved (ages, highlights,
+// spinners).
+type TimeMsg struct{}
+
+// NavKind is a navigation request.
+type NavKind uint8
+
+const (
+	NavPush NavKind = iota + 1
+	NavPop
+)
+
+// NavMsg asks the root to push the artifacts of a workspace or to pop.
+type NavMsg struct {
+	Kind        NavKind
+	WorkspaceID string
+}
+
+// ActionMsg asks the root to run an action on a row (guards, confirmation
+// and the operation itself live in the root).
+type ActionMsg struct {
+	ID          keys.ID
+	WorkspaceID string
+	ArtifactID  string
+}
+
+// CopyMsg asks the root to copy a value to the clipboard.
+type CopyMsg struct{ Label, Value string }
+
+// Level is a toast's severity.
+type Level uint8
+
+const (
+	LevelOK Level = iota + 1
+	LevelInfo
+	LevelWarn
+	LevelError
+)
+
+// ToastMsg asks the root to show a toast.
+type ToastMsg struct {
+	Level Level
+	Text  string
+}
+
+// RestMsg is a screen's cursor having rested; Seq names the move.
+type RestMsg struct {
+	Seq         int
+	WorkspaceID string
+	Prefetch    bool // the 400 ms rest: prefetch the artifacts
+}
+
+// FetchMsg asks the root to fetch a workspace's detail (mount count) and,
+// with Prefetch, its artifacts when they are not cached.
+type FetchMsg struct {
+	WorkspaceID string
+	Prefetch    bool
+}

@@ -1,0 +1,231 @@
+// Package table is cairn-tui's generic ID-keyed table (TUI.md §4.7): the
+// cursor is an ID, so inserts, removals, re-sorts and filters never move it
+// to another row; the order is rebuilt only when data, filter or sort
+// change; only the visible window renders, from a row cache.
+package table
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Column describes one column.
+type Column[T any] struct {
+	Title string
+	// Min is the width; a Flex column grows into the slack up to Max (0: no
+	// limit).
+	Min, Max int
+	Flex     bool
+	Right    bool
+	// Drop orders columns dropped when the width is short: 1 goes first;
+	// 0 is never dropped.
+	Drop int
+	Cell func(T) string
+	// Style colours a cell of a row that is not selected; nil uses the
+	// row's style.
+	Style func(T) (lipgloss.Style, bool)
+}
+
+// Styles are the table's looks.
+type Styles struct {
+	Header, Selected, Changed lipgloss.Style
+	Cursor, ChangedGlyph      string
+	Ellipsis                  string
+}
+
+// Model is a table of T keyed by ID.
+type Model[T any] struct {
+	id      func(T) string
+	cols    []Column[T]
+	styles  Styles
+	less    func(a, b T) bool
+	reverse bool
+	match   func(T) bool
+	// Changed marks rows drawn with the changed glyph and style.
+	Changed func(T) bool
+	// Stamp is extra cache key of a row: whatever its cells read besides the
+	// row itself (a pending word, the minute of its age).
+	Stamp func(T) string
+
+	items  map[string]T
+	ver    map[string]uint64
+	sorted []string
+	order  []string
+
+	cursor string
+	idx    int
+	offset int
+
+	width, height int
+	layout        []slot
+	layoutVer     uint64
+	cache         map[string]cachedRow
+}
+
+// New returns an empty table.
+func New[T any](id func(T) string, cols []Column[T], styles Styles) *Model[T] {
+	return &Model[T]{
+		id: id, cols: cols, styles: styles,
+		items: make(map[string]T), ver: make(map[string]uint64),
+		cache: make(map[string]cachedRow),
+	}
+}
+
+// rebuildAbove is the batch size above which a change re-sorts everything.
+const rebuildAbove = 256
+
+// SetRows replaces every row.
+func (m *Model[T]) SetRows(rows []T) {
+	clear(m.items)
+	for _, r := range rows {
+		id := m.id(r)
+		m.items[id] = r
+		m.ver[id]++
+	}
+	m.rebuild()
+}
+
+// Upsert adds or replaces rows.
+func (m *Model[T]) Upsert(rows ...T) {
+	if len(rows) > rebuildAbove {
+		for _, r := range rows {
+			id := m.id(r)
+			m.items[id] = r
+			m.ver[id]++
+		}
+		m.rebuild()
+		return
+	}
+	for _, r := range rows {
+		m.upsertOne(r)
+	}
+	m.fixCursor()
+}
+
+func (m *Model[T]) upsertOne(r T) {
+	id := m.id(r)
+	if old, ok := m.items[id]; ok {
+		m.sorted = m.without(m.sorted, old, id)
+		m.order = m.without(m.order, old, id)
+	}
+	m.items[id] = r
+	m.ver[id]++
+	m.sorted = m.insert(m.sorted, r, id)
+	if m.match == nil || m.match(r) {
+		m.order = m.insert(m.order, r, id)
+	}
+}
+
+// Remove drops rows by ID; a cursor on one moves to the row taking its
+// index.
+func (m *Model[T]) Remove(ids ...string) {
+	if len(ids) > rebuildAbove {
+		for _, id := range ids {
+			delete(m.items, id)
+			delete(m.ver, id)
+			delete(m.cache, id)
+		}
+		m.rebuild()
+		return
+	}
+	for _, id := range ids {
+		old, ok := m.items[id]
+		if !ok {
+			continue
+		}
+		m.sorted = m.without(m.sorted, old, id)
+		m.order = m.without(m.order, old, id)
+		delete(m.items, id)
+		delete(m.ver, id)
+		delete(m.cache, id)
+	}
+	m.fixCursor()
+}
+
+// SetSort sets the order; ties go by ID.
+func (m *Model[T]) SetSort(less func(a, b T) bool, reverse bool) {
+	m.less, m.reverse = less, reverse
+	m.rebuild()
+}
+
+// SetFilter keeps only rows that match (nil: all).
+func (m *Model[T]) SetFilter(match func(T) bool) {
+	m.match = match
+	m.refilter()
+}
+
+// before is the table order: the sort, reversed if asked, then ID.
+func (m *Model[T]) before(a T, aid string, b T, bid string) bool {
+	if m.less != nil {
+		if m.less(a, b) {
+			return !m.reverse
+		}
+		if m.less(b, a) {
+			return m.reverse
+		}
+	}
+	return aid < bid
+}
+
+// search returns the first index of ids not before (r, id).
+func (m *Model[T]) search(ids []string, r T, id string) int {
+	return sort.Search(len(ids), func(i int) bool {
+		return !m.before(m.items[ids[i]], ids[i], r, id)
+	})
+}
+
+func (m *Model[T]) insert(ids []string, r T, id string) []string {
+	return slices.Insert(ids, m.search(ids, r, id), id)
+}
+
+// without removes id, located by its value old (still the stored one).
+func (m *Model[T]) without(ids []string, old T, id string) []string {
+	i := m.search(ids, old, id)
+	if i < len(ids) && ids[i] == id {
+		return slices.Delete(ids, i, i+1)
+	}
+	return ids
+}
+
+func (m *Model[T]) rebuild() {
+	m.sorted = m.sorted[:0]
+	for id := range m.items {
+		m.sorted = append(m.sorted, id)
+	}
+	sort.Slice(m.sorted, func(i, j int) bool {
+		a, b := m.sorted[i], m.sorted[j]
+		return m.before(m.items[a], a, m.items[b], b)
+	})
+	m.refilter()
+}
+
+func (m *Model[T]) refilter() {
+	m.order = m.order[:0]
+	for _, id := range m.sorted {
+		if m.match == nil || m.match(m.items[id]) {
+			m.order = append(m.order, id)
+		}
+	}
+	m.fixCursor()
+}
+
+// fixCursor finds the cursor's row again; a vanished row leaves the cursor
+// on the row that took its index.
+func (m *Model[T]) fixCursor() {
+	if r, ok := m.items[m.cursor]; ok && (m.match == nil || m.match(r)) {
+		i := m.search(m.order, r, m.cursor)
+		if i < len(m.order) && m.order[i] == m.cursor {
+			m.idx = i
+			m.scroll()
+			return
+		}
+	}
+	m.idx = max(0, min(m.idx, len(m.order)-1))
+	m.cursor = ""
+	if len(m.order) > 0 {
+		m.cursor = m.order[m.idx]
+	}
+	m.scroll()
+}
