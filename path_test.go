@@ -51,3 +51,18 @@ func FuzzValidateVolumePath(f *testing.F) {
 		require.NotEqual(t, cairn.MountPath, cleaned)
 	})
 }
+
+func TestValidateVolumePathBytes(t *testing.T) {
+	t.Parallel()
+	for name, p := range map[string]string{
+		"NUL": cairn.MountPath + "/a\x00b", "ESC": cairn.MountPath + "/\x1b[2J", "DEL": cairn.MountPath + "/a\x7f",
+		"Newline": cairn.MountPath + "/a\nb", "Tab": cairn.MountPath + "/a\tb", "NotUTF8": cairn.MountPath + "/\xff",
+		"Long": cairn.MountPath + "/" + strings.Repeat("a", cairn.MaxPathBytes),
+	} {
+		err := cairn.ValidateVolumePath(p)
+		require.Equal(t, cairn.ReasonInvalidPath, cairn.ErrorReason(err), name)
+		require.NotContains(t, cairn.ErrorDetail(err), p, name+": the path is not echoed")
+	}
+	require.NoError(t, cairn.ValidateVolumePath(cairn.MountPath+"/"+strings.Repeat("a", 4000)+"/é"),
+		"a long UTF-8 path within the bound")
+}

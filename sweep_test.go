@@ -1,20 +1,22 @@
-package cairn
+package cairn_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
 )
 
 func TestSweepResultErrorsAreBounded(t *testing.T) {
 	t.Parallel()
-	var r SweepResult
+	var r cairn.SweepResult
 	for i := range 25 {
 		r.AddError(fmt.Sprint("failure ", i))
 	}
-	if len(r.Errors) != MaxSweepErrors || r.ErrorsOmitted != 5 {
-		t.Fatalf("kept %d, omitted %d; want %d and 5", len(r.Errors), r.ErrorsOmitted, MaxSweepErrors)
-	}
-	if r.Errors[0] != "failure 0" || r.Errors[MaxSweepErrors-1] != "failure 19" {
-		t.Fatalf("the first ones are kept: %q … %q", r.Errors[0], r.Errors[MaxSweepErrors-1])
-	}
+	require.Len(t, r.Errors, cairn.MaxSweepErrors)
+	require.Equal(t, 5, r.ErrorsOmitted)
+	require.Equal(t, "failure 0", r.Errors[0], "the first ones are kept")
+	require.Equal(t, "failure 19", r.Errors[cairn.MaxSweepErrors-1])
 }

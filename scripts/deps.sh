@@ -6,12 +6,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 versitygw_version=v1.8.0
+golangci_lint_version=v2.15.0
 
 need_pkgs=()
 command -v dockerd >/dev/null || need_pkgs+=(docker.io)
 command -v docker >/dev/null || need_pkgs+=(docker.io)
 [ -x /usr/bin/busybox ] || [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql)
+command -v tmux >/dev/null || need_pkgs+=(tmux)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "deps: installing ${need_pkgs[*]}"
   apt-get update -qq
@@ -22,6 +24,12 @@ if [ ! -x "$bin/versitygw" ]; then
   echo "deps: installing versitygw $versitygw_version into $bin (takes a minute or two the first time)"
   mkdir -p "$bin"
   GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+fi
+
+if [ "$("$bin/golangci-lint" version --short 2>/dev/null)" != "${golangci_lint_version#v}" ]; then
+  echo "deps: installing golangci-lint $golangci_lint_version into $bin (takes a few minutes the first time)"
+  mkdir -p "$bin"
+  GOBIN="$bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_lint_version"
 fi
 
 if ! docker info >/dev/null 2>&1; then

@@ -134,3 +134,37 @@ func (m *reconcileMetrics) observe(res *cairn.SweepResult, err error) {
 		m.lastSuccess.Set(float64(res.FinishedAt.Unix()))
 	}
 }
+
+// transferMetrics are the domain metrics of sidecars and volume transfers.
+type transferMetrics struct {
+	runs     *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	bytes    *prometheus.CounterVec
+}
+
+func newTransferMetrics(reg prometheus.Registerer, running func() int) *transferMetrics {
+	m := &transferMetrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_sidecar_runs_total", Help: "Sidecar runs, by command and result (ok, failed, timeout, error)."},
+			[]string{"command", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "cairn_sidecar_duration_seconds", Help: "How long sidecar runs took, by command.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{"command"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_transfer_bytes_total", Help: "Bytes moved by volume transfers that succeeded, by direction."},
+			[]string{"direction"}),
+	}
+	reg.MustRegister(m.runs, m.duration, m.bytes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cairn_sidecars_running", Help: "Sidecars this process runs or is starting now.",
+	}, func() float64 { return float64(running()) }))
+	return m
+}
+
+func (m *transferMetrics) sidecar(command, result string, took time.Duration) {
+	m.runs.WithLabelValues(command, result).Inc()
+	m.duration.WithLabelValues(command).Observe(took.Seconds())
+}
+
+func (m *transferMetrics) transfer(direction string, n int64) {
+	m.bytes.WithLabelValues(direction).Add(float64(n))
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairn-dev/cairn/server/auth"
 	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/events"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/reconcile"
@@ -70,6 +71,7 @@ type Server struct {
 	routes    []route.Route // every route the API listener serves
 
 	reconciler *reconcile.Reconciler
+	events     *events.Events // the live events stream; nil without an API listener
 	maintain   bool // run the reconciler's leader loop
 }
 
@@ -98,7 +100,11 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if s.docker, err = docker.Connect(); err != nil {
 		return nil, err
 	}
-	runtime := docker.New(s.docker, s.runtimeConfig())
+	var runtime *docker.Runtime
+	metrics := newTransferMetrics(s.registry, func() int { return runtime.Running() })
+	runtimeCfg := s.runtimeConfig()
+	runtimeCfg.OnSidecar = metrics.sidecar
+	runtime = docker.New(s.docker, runtimeCfg)
 	if err := runtime.CheckImage(ctx); err != nil {
 		return nil, err
 	}
@@ -113,7 +119,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if err != nil {
 		return nil, err
 	}
-	svc := service.New(s.db, runtime, objects, s.serviceConfig())
+	svcCfg := s.serviceConfig()
+	svcCfg.OnTransfer = metrics.transfer
+	svc := service.New(s.db, runtime, objects, svcCfg)
 	pinCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := svc.PinKeyPrefixes(pinCtx); err != nil {
@@ -212,6 +220,11 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		LogLevel:    logLevel(logging.LogLevel),
 		CallTimeout: requestTimeout(t),
 	})...)
+	eventsRoute, err := s.eventsRoute()
+	if err != nil {
+		return nil, err
+	}
+	s.routes = append(s.routes, eventsRoute)
 	guard, err := auth.New(s.authConfig())
 	if err != nil {
 		return nil, err
@@ -302,6 +315,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.maintain {
 		g.Go(func() error { return s.reconciler.Run(gctx) })
+	}
+	if s.events != nil {
+		g.Go(func() error { return s.events.Run(gctx) })
 	}
 	g.Go(func() error {
 		if err := s.metrics.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {

@@ -34,6 +34,10 @@ type Config struct {
 	ExtraEnv      map[string]string // transfer sidecars only; never CAIRN_*
 	MaxConcurrent int               // sidecars at once; default 8
 	Logger        *slog.Logger
+	// OnSidecar, when set, sees every sidecar run end: its command, result
+	// (ok, failed: a non-zero exit, timeout, or error: the engine failed)
+	// and how long it ran. The seam for metrics.
+	OnSidecar func(command, result string, took time.Duration)
 }
 
 // Runtime runs cairn's volumes and sidecars on one Docker Engine.

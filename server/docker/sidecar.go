@@ -40,12 +40,13 @@ const (
 // RunSidecar runs one sidecar to completion: take a slot, create, start,
 // wait (bounded by the configured timeout), read the merged output, and
 // always remove the container.
-func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error) {
+func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
 	release, err := r.takeSlot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	defer r.observe(spec.Command, time.Now(), &run, &err)
 
 	id, err := r.createSidecar(ctx, spec)
 	if err != nil {
@@ -66,6 +67,26 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*se
 	}
 	return &service.SidecarRun{ExitCode: code, Output: out}, nil
 }
+
+// observe reports a finished run to the OnSidecar hook.
+func (r *Runtime) observe(command string, start time.Time, run **service.SidecarRun, err *error) {
+	if r.cfg.OnSidecar == nil {
+		return
+	}
+	result := "ok"
+	switch {
+	case cairn.ErrorReason(*err) == cairn.ReasonSidecarTimeout:
+		result = "timeout"
+	case *err != nil:
+		result = "error"
+	case (*run).ExitCode != 0:
+		result = "failed"
+	}
+	r.cfg.OnSidecar(command, result, time.Since(start))
+}
+
+// Running is how many sidecars this runtime runs (or is starting) now.
+func (r *Runtime) Running() int { return len(r.slots) }
 
 // takeSlot bounds the sidecars running at once in this process; a wait that
 // outlasts the request is sidecar_busy.

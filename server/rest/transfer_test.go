@@ -558,6 +558,25 @@ func TestTransferRefusedBeforeSidecar(t *testing.T) {
 	t.Run("ErrVolumeNotReady", func(t *testing.T) {
 		fails(t, h.fromVolume(t, none.ID, volRoot+"/f", "n"), http.StatusBadRequest, "volume_not_ready")
 	})
+	t.Run("ErrInvalidPath", func(t *testing.T) {
+		// Values that would reach the sidecar's environment are checked
+		// first: Docker refusing them must never read as an outage.
+		quote := func(v string) string { b, _ := json.Marshal(v); return string(b) }
+		for name, p := range map[string]string{
+			"NUL": volRoot + "/a\x00b", "ESC": volRoot + "/\x1b[31mred", "DEL": volRoot + "/a\x7f",
+			"Newline": volRoot + "/a\nb", "Long": volRoot + "/" + strings.Repeat("a", 5000),
+		} {
+			for _, r := range []*response{
+				h.do(t, h.url, http.MethodPost, "/v1/workspaces/"+ws.ID+"/artifact-from-volume",
+					`{"name":"n","source_path":`+quote(p)+`}`),
+				h.do(t, h.url, http.MethodPost, "/v1/artifacts/"+a.ID+"/update-from-volume", `{"source_path":`+quote(p)+`}`),
+				h.do(t, h.url, http.MethodPost, "/v1/artifacts/"+a.ID+"/load-in-volume", `{"target_path":`+quote(p)+`}`),
+			} {
+				e := fails(t, r, http.StatusBadRequest, "invalid_path")
+				require.NotContains(t, e.Detail, p, name+": the path is not echoed")
+			}
+		}
+	})
 	t.Run("ErrBadInput", func(t *testing.T) {
 		e := fails(t, h.do(t, h.url, http.MethodPost, "/v1/workspaces/"+ws.ID+"/artifact-from-volume", `{"name":"n"}`),
 			http.StatusBadRequest, "invalid_parameters")

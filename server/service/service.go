@@ -33,6 +33,10 @@ type Config struct {
 	SidecarTimeout time.Duration
 	Logger         *slog.Logger // default: discard
 	Now            func() time.Time
+	// OnTransfer, when set, sees the bytes of every volume transfer that
+	// succeeded, by direction ("volume_to_store", "store_to_volume"). The
+	// seam for metrics.
+	OnTransfer func(direction string, bytes int64)
 }
 
 // Service implements the cairn service interfaces.
@@ -44,6 +48,8 @@ type Service struct {
 	keys    keyScheme
 	log     *slog.Logger
 	now     func() time.Time
+	// onTransfer counts moved bytes; never nil.
+	onTransfer func(direction string, bytes int64)
 
 	maxObjectSize int64
 	putURLTTL     time.Duration
@@ -73,6 +79,9 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 	}
 	if s.now == nil {
 		s.now = cairn.Now
+	}
+	if s.onTransfer = cfg.OnTransfer; s.onTransfer == nil {
+		s.onTransfer = func(string, int64) {}
 	}
 	if runtime != nil {
 		s.mounts = &mountCounter{count: runtime.MountCounts}

@@ -118,7 +118,11 @@ func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath str
 		if err != nil {
 			return err
 		}
-		return transferVerdict(sidecar.CommandDownload, res, run, url)
+		if err := transferVerdict(sidecar.CommandDownload, res, run, url); err != nil {
+			return err
+		}
+		s.onTransfer("store_to_volume", a.Size)
+		return nil
 	})
 }
 
@@ -177,6 +181,7 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 	if err := transferVerdict(sidecar.CommandUpload, res, run, url); err != nil {
 		return nil, err
 	}
+	s.onTransfer("volume_to_store", obj.size)
 	return obj, nil
 }
 
