@@ -32,8 +32,18 @@ type Workspace struct {
 	VolumeName     string          `json:"volume_name"`
 	VolumeState    VolumeState     `json:"volume_state"`
 	VolumeMetadata *VolumeMetadata `json:"volume_metadata,omitempty"`
+	ArtifactCounts ArtifactCounts  `json:"artifact_counts"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// ArtifactCounts counts a workspace's artifacts by state. The store keeps
+// them in the same transaction as every artifact insert, delete and state
+// change, so reading them costs nothing and every change of a count is also
+// a workspace change (a workspace.upserted event).
+type ArtifactCounts struct {
+	Recorded      int64 `json:"recorded"`
+	MissingObject int64 `json:"missing_object"`
 }
 
 // VolumeMetadata is a stored hint about the volume. It is never passed to

@@ -72,7 +72,7 @@ type Server struct {
 
 	reconciler *reconcile.Reconciler
 	events     *events.Events // the live events stream; nil without an API listener
-	maintain   bool // run the reconciler's leader loop
+	maintain   bool           // run the reconciler's leader loop
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the

@@ -10,13 +10,17 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
+// workspaceColumns reads a workspace row; the artifact counts are columns
+// kept by triggers (migrations/0003_events.sql), never a scan.
 const workspaceColumns = `id, name, description, volume_name, volume_state, volume_metadata,
+	artifacts_recorded, artifacts_missing_object,
 	coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0))`
 
 func scanWorkspace(row pgx.Row) (*cairn.Workspace, error) {
 	var ws cairn.Workspace
 	err := row.Scan(&ws.ID, &ws.Name, &ws.Description, &ws.VolumeName, &ws.VolumeState,
-		&ws.VolumeMetadata, &ws.CreatedAt, &ws.UpdatedAt)
+		&ws.VolumeMetadata, &ws.ArtifactCounts.Recorded, &ws.ArtifactCounts.MissingObject,
+		&ws.CreatedAt, &ws.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
