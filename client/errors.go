@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -114,10 +115,7 @@ func transportError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
 	}
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		err = ue.Err
-	}
-	return &unreachableError{what: what, err: err}
+	return &unreachableError{what: what, err: redactURL(err)}
 }
 
 // retryable reports a connection failure after which an idempotent request
@@ -137,4 +135,42 @@ func retryable(err error) bool {
 	}
 	_, isOp := errors.AsType[*net.OpError](err)
 	return isOp
+}
+
+// storeRefusal is the error of the object store's non-2xx answer to a
+// presigned request (op "upload" or "download"), classified as the server
+// classifies a sidecar's (API.md §5.5): a refused upload body is
+// source_changed, a missing object object_missing, anything else
+// store_unavailable. Only the store's error code is kept: its message may
+// name keys. Status stays 0, since cairn did not answer.
+func storeRefusal(op string, resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes)) // what arrived is enough to classify
+	code := ""
+	if m := s3Code.FindSubmatch(body); m != nil {
+		code = " " + string(m[1])
+	}
+	detail := fmt.Sprintf("the object store refused the %s (HTTP %d%s)", op, resp.StatusCode, code)
+	switch {
+	case op == "upload" && resp.StatusCode == http.StatusBadRequest:
+		return &cairn.Error{Reason: cairn.ReasonSourceChanged,
+			Detail: detail + "; the file most likely changed while it was uploaded, so its bytes no longer match the checksum the upload was signed for"}
+	case op == "download" && resp.StatusCode == http.StatusNotFound:
+		return &cairn.Error{Reason: cairn.ReasonObjectMissing, Detail: detail + "; the artifact's object is gone"}
+	case resp.StatusCode == http.StatusForbidden:
+		return &cairn.Error{Reason: cairn.ReasonStoreUnavailable,
+			Detail: detail + "; the presigned URL expired, or its signature does not match the request"}
+	}
+	return &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Detail: detail}
+}
+
+// s3Code finds the error code of an S3 error document.
+var s3Code = regexp.MustCompile(`<Code>([A-Za-z0-9.]{1,64})</Code>`)
+
+// redactURL drops the URL from a request error: a presigned URL is a
+// credential.
+func redactURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
 }

@@ -215,3 +215,7 @@ func putStaged(t testing.TB, st *cairn.Staging, body []byte, checksum string) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+func deleteInput(bucket, key string) *awss3.DeleteObjectInput {
+	return &awss3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
+}

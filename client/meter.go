@@ -1,0 +1,83 @@
+package client
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Progress is told the bytes moved so far and the total, from the
+// goroutine doing the transfer: at most every ProgressInterval while bytes
+// flow, and once more with done == total when the transfer succeeded. It
+// must return quickly.
+type Progress func(done, total int64)
+
+// ProgressInterval is the least time between two progress calls.
+const ProgressInterval = 100 * time.Millisecond
+
+// meter is a reader that counts what passes, reports progress, holds the
+// average rate to a limit, and stops when its context ends.
+type meter struct {
+	ctx      context.Context
+	r        io.Reader
+	total    int64
+	progress Progress
+	rate     int64 // bytes per second; 0: unlimited
+
+	done     int64
+	start    time.Time
+	reported time.Time
+}
+
+func newMeter(ctx context.Context, r io.Reader, total int64, progress Progress, rate int64) *meter {
+	now := time.Now()
+	return &meter{ctx: ctx, r: r, total: total, progress: progress, rate: max(rate, 0), start: now, reported: now}
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	if m.ctx.Err() != nil {
+		return 0, context.Cause(m.ctx)
+	}
+	if m.rate > 0 {
+		// Small reads keep a limited transfer smooth: about twenty a second.
+		p = p[:min(len(p), max(int(m.rate/20), 1<<10))]
+	}
+	n, err := m.r.Read(p)
+	m.done += int64(n)
+	if m.progress != nil && n > 0 {
+		if now := time.Now(); now.Sub(m.reported) >= ProgressInterval {
+			m.reported = now
+			m.progress(m.done, m.total)
+		}
+	}
+	if m.rate > 0 && n > 0 {
+		if werr := m.hold(); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+// hold waits until the average rate since the start is back at the limit.
+func (m *meter) hold() error {
+	due := m.start.Add(time.Duration(float64(m.done) / float64(m.rate) * float64(time.Second)))
+	wait := time.Until(due)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-m.ctx.Done():
+		return context.Cause(m.ctx)
+	}
+}
+
+// finish reports completion.
+func (m *meter) finish() {
+	if m.progress != nil {
+		m.progress(m.total, m.total)
+	}
+}
