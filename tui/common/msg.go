@@ -66,3 +66,7 @@ type FetchMsg struct {
 	WorkspaceID string
 	Prefetch    bool
 }
+
+// BackMsg is esc reaching the screen: it clears its filter, or asks the
+// root to pop it.
+type BackMsg struct{}

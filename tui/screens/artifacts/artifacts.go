@@ -1,0 +1,174 @@
+package artifacts
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+// Screen lists one workspace's artifacts.
+type Screen struct {
+	c           *common.Common
+	wsID        string
+	wsName      string
+	list        *pane.List[*row]
+	sortBy      int
+	reverse     bool
+	missingOnly bool
+	deleted     bool // the workspace was deleted remotely: rows stay, read-only
+}
+
+// New returns the screen of workspace wsID, filled from the store.
+func New(c *common.Common, wsID string) *Screen {
+	th := c.Theme
+	tbl := table.New(rowID, columns(c), table.Styles{
+		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
+		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
+	})
+	tbl.Changed = func(r *row) bool { return c.Changed(r.art.ID) }
+	tbl.Stamp = func(r *row) string { return stamp(c, r) }
+	s := &Screen{c: c, wsID: wsID, list: pane.New(c, tbl)}
+	s.wsName = wsID
+	if w, ok := c.Data.Store().Workspace(wsID); ok {
+		s.wsName = w.Name
+	}
+	tbl.SetSort(less(0), false)
+	arts, _ := c.Data.Store().Artifacts(wsID)
+	rows := make([]*row, len(arts))
+	for i, a := range arts {
+		rows[i] = newRow(a)
+	}
+	tbl.SetRows(rows)
+	return s
+}
+
+// WorkspaceID is the workspace the screen shows.
+func (s *Screen) WorkspaceID() string { return s.wsID }
+
+// Selected is the artifact under the cursor.
+func (s *Screen) Selected() (*cairn.Artifact, bool) {
+	r, ok := s.list.Table.Cursor()
+	if !ok {
+		return nil, false
+	}
+	return r.art, true
+}
+
+// Update handles keys and data for the screen.
+func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return s, s.key(msg)
+	case common.DataMsg:
+		s.data(msg.Changes)
+	case common.BackMsg:
+		if !s.list.ClearFilter() {
+			return s, send(common.NavMsg{Kind: common.NavPop})
+		}
+	}
+	return s, nil
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+func (s *Screen) data(ch store.Changes) {
+	st := s.c.Data.Store()
+	for _, ref := range ch.Removed {
+		if ref.Kind == store.KindWorkspace && ref.ID == s.wsID {
+			s.deleted = true
+		}
+	}
+	if w, ok := st.Workspace(s.wsID); ok {
+		s.wsName = w.Name
+	}
+	if s.deleted {
+		return // the rows stay under the banner
+	}
+	var up []*row
+	var gone []string
+	for _, ref := range append(ch.Added, ch.Updated...) {
+		if ref.Kind == store.KindArtifact && ref.WorkspaceID == s.wsID {
+			if a, ok := st.Artifact(ref.ID); ok {
+				up = append(up, newRow(a))
+			}
+		}
+	}
+	for _, ref := range ch.Removed {
+		if ref.Kind == store.KindArtifact && ref.WorkspaceID == s.wsID {
+			gone = append(gone, ref.ID)
+		}
+	}
+	s.list.Table.Upsert(up...)
+	s.list.Table.Remove(gone...)
+}
+
+func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
+	if s.list.Capturing() {
+		s.list.FilterKey(k)
+		return nil
+	}
+	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
+	if !ok {
+		id, ok = s.c.Keys.Lookup(keys.ScopeArtifacts, k.String())
+	}
+	if !ok {
+		return nil
+	}
+	if st, found := s.Keys().Find(id); found && !st.Enabled {
+		if st.Hidden {
+			return nil
+		}
+		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
+	}
+	return s.action(id)
+}
+
+func (s *Screen) action(id keys.ID) tea.Cmd {
+	if handled, _ := s.list.Nav(id); handled {
+		return nil
+	}
+	a, _ := s.Selected()
+	switch id {
+	case keys.BackNav:
+		return send(common.NavMsg{Kind: common.NavPop})
+	case keys.SortNext:
+		s.sortBy = (s.sortBy + 1) % sortCount
+		s.list.Table.SetSort(less(s.sortBy), s.reverse)
+	case keys.SortReverse:
+		s.reverse = !s.reverse
+		s.list.Table.SetSort(less(s.sortBy), s.reverse)
+	case keys.MissingOnly:
+		s.missingOnly = !s.missingOnly
+		s.list.Extra = nil
+		if s.missingOnly {
+			s.list.Extra = func(r *row) bool { return missing(r.art) }
+		}
+		s.list.ApplyFilter()
+	case keys.CopyName:
+		return send(common.CopyMsg{Label: "name", Value: a.Name})
+	case keys.CopyID:
+		return send(common.CopyMsg{Label: "ID", Value: a.ID})
+	case keys.ArtEdit, keys.ArtDelete:
+		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+	}
+	return nil
+}
+
+// SetSize lays the screen out.
+func (s *Screen) SetSize(width, height int) { s.list.SetSize(width, height) }
+
+// Capturing reports an active filter input.
+func (s *Screen) Capturing() bool { return s.list.Capturing() }
+
+// Scopes is this workspace's artifacts (none once it was deleted).
+func (s *Screen) Scopes() []store.Scope {
+	if s.deleted {
+		return nil
+	}
+	return []store.Scope{store.Artifacts(s.wsID)}
+}

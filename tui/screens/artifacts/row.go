@@ -1,0 +1,96 @@
+// Package artifacts is the screen of one workspace's artifacts, RECORDED
+// and MISSING_OBJECT alike, with a detail pane (TUI.md §1.3).
+package artifacts
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+type row struct {
+	art *cairn.Artifact
+	key string
+}
+
+func newRow(a *cairn.Artifact) *row {
+	return &row{art: a, key: strings.ToLower(a.Name + "\n" + common.FirstLine(a.Description))}
+}
+
+func (r *row) RowID() string     { return r.art.ID }
+func (r *row) FilterKey() string { return r.key }
+
+func rowID(r *row) string { return r.art.ID }
+
+func missing(a *cairn.Artifact) bool { return a.State == cairn.ArtifactMissingObject }
+
+func stateCell(c *common.Common, a *cairn.Artifact) string {
+	g := c.Theme.Glyphs
+	if word := c.Data.Pending(a.ID); word != "" {
+		return g.Frame(c.Data.Frame()) + " " + word
+	}
+	if missing(a) {
+		return g.Missing + " MISSING"
+	}
+	return g.Recorded + " RECORDED"
+}
+
+// mime is the type without parameters.
+func mime(a *cairn.Artifact) string {
+	t, _, _ := strings.Cut(a.MIMEType, ";")
+	return strings.TrimSpace(t)
+}
+
+func columns(c *common.Common) []table.Column[*row] {
+	return []table.Column[*row]{
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Cell: func(r *row) string { return r.art.Name }},
+		{Title: "STATE", Min: 11, Cell: func(r *row) string { return stateCell(c, r.art) }, Style: func(r *row) (lipgloss.Style, bool) {
+			switch {
+			case c.Data.Pending(r.art.ID) != "":
+				return c.Theme.Pending, true
+			case missing(r.art):
+				return c.Theme.Bad, true
+			}
+			return c.Theme.Good, true
+		}},
+		{Title: "SIZE", Min: 10, Right: true, Drop: 4, Cell: func(r *row) string { return common.IEC(r.art.Size) }},
+		{Title: "UPDATED", Min: 7, Drop: 3, Cell: func(r *row) string { return common.Age(c.Data.Now(), r.art.UpdatedAt) }},
+		{Title: "MIME", Min: 10, Max: 28, Flex: true, Drop: 2, Cell: func(r *row) string { return mime(r.art) }},
+		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.art.Description) }},
+	}
+}
+
+func stamp(c *common.Common, r *row) string {
+	age := common.Age(c.Data.Now(), r.art.UpdatedAt)
+	if p := c.Data.Pending(r.art.ID); p != "" {
+		return p + c.Theme.Glyphs.Frame(c.Data.Frame()) + age
+	}
+	return age
+}
+
+// sortCount is how many orders o cycles through.
+const sortCount = 5
+
+// sortName names the order: name → size → updated → created → state.
+func sortName(by int) string {
+	return [sortCount]string{"name", "size", "updated", "created", "state"}[by%sortCount]
+}
+
+func less(by int) func(a, b *row) bool {
+	switch sortName(by) {
+	case "size":
+		return func(a, b *row) bool { return a.art.Size > b.art.Size }
+	case "updated":
+		return func(a, b *row) bool { return a.art.UpdatedAt.After(b.art.UpdatedAt) }
+	case "created":
+		return func(a, b *row) bool { return a.art.CreatedAt.Before(b.art.CreatedAt) }
+	case "state":
+		// MISSING_OBJECT first: the rows that need attention.
+		return func(a, b *row) bool { return missing(a.art) && !missing(b.art) }
+	}
+	return func(a, b *row) bool { return a.art.Name < b.art.Name }
+}

@@ -1,0 +1,137 @@
+package artifacts
+
+import (
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/store"
+)
+
+// Crumbs is the workspace, then "artifacts (1 204 · 3 missing)" with the
+// missing-only mark and the filter.
+func (s *Screen) Crumbs() []string {
+	dot := " " + s.c.Theme.Glyphs.Dot + " "
+	crumb := "artifacts (" + common.Count(int64(s.list.Table.Total()))
+	if n := s.missingCount(); n > 0 {
+		crumb += dot + common.Count(int64(n)) + " missing"
+	}
+	crumb += ")"
+	if st := s.c.Data.List(store.Artifacts(s.wsID)); st.Loading {
+		crumb = "artifacts (loading " + common.Count(int64(st.Loaded)) + "…)"
+	}
+	if s.missingOnly {
+		crumb += " [missing]"
+	}
+	if f := s.list.FilterCrumb(); f != "" {
+		crumb += " " + f
+	}
+	return []string{s.wsName, crumb}
+}
+
+func (s *Screen) missingCount() int {
+	if n, ok := s.c.Data.Store().Counts(s.wsID); ok && !s.deleted {
+		return int(n.Missing)
+	}
+	return 0
+}
+
+// Keys is the navigation and artifact bindings with their state.
+func (s *Screen) Keys() keys.Context {
+	km := s.c.Keys
+	ctx := keys.Context{Name: "artifacts", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeArtifacts)...)}
+	for i := range ctx.Bindings {
+		if ctx.Bindings[i].ID == keys.Open {
+			ctx.Bindings[i].Enabled, ctx.Bindings[i].Hidden = false, true // preview is not bound yet
+		}
+	}
+	a, ok := s.Selected()
+	switch {
+	case s.deleted:
+		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse} {
+			ctx.Disable(id, "workspace deleted")
+		}
+	case !ok:
+		for _, id := range []keys.ID{keys.CopyName, keys.CopyID, keys.ArtEdit, keys.ArtDelete} {
+			ctx.Disable(id, "no artifact selected")
+		}
+	default:
+		if p := s.c.Data.Pending(a.ID); p != "" {
+			ctx.Disable(keys.ArtEdit, "busy: "+p)
+			ctx.Disable(keys.ArtDelete, "busy: "+p)
+		}
+	}
+	if !s.list.Split() {
+		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
+	}
+	if s.c.Config.ReadOnly {
+		ctx.ReadOnly()
+	}
+	return ctx
+}
+
+// View draws the list and the detail pane.
+func (s *Screen) View() string {
+	banner := ""
+	if s.deleted {
+		banner = "workspace deleted — only back and copy remain"
+	}
+	return s.list.View(banner, s.empty(), s.detail())
+}
+
+func (s *Screen) empty() string {
+	if s.list.Table.Total() > 0 {
+		if s.missingOnly && s.list.Table.Len() == 0 {
+			return "no MISSING_OBJECT artifacts — m shows all"
+		}
+		return "no artifact matches the filter — esc clears it"
+	}
+	st := s.c.Data.List(store.Artifacts(s.wsID))
+	switch {
+	case st.Err != nil:
+		return pane.Failure(s.c, "artifacts", st)
+	case !s.c.Data.Store().Cached(s.wsID) && !s.deleted:
+		return "loading artifacts…"
+	}
+	return "No artifacts in " + s.wsName + " yet."
+}
+
+func (s *Screen) detail() []string {
+	if s.list.DetailWidth() == 0 {
+		return nil
+	}
+	a, ok := s.Selected()
+	if !ok {
+		return nil
+	}
+	return Detail(s.c, a, s.list.DetailWidth())
+}
+
+// Detail renders an artifact's detail lines for width.
+func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
+	th := c.Theme
+	now := c.Data.Now()
+	state := stateCell(c, a)
+	if missing(a) {
+		state = th.Bad.Render(state)
+	}
+	lines := []string{
+		" " + th.Bold.Render(a.Name),
+		pane.Field(th, "ID", a.ID),
+		pane.Field(th, "State", state),
+	}
+	if missing(a) {
+		lines = append(lines, pane.Field(th, "", "the object is gone from the store"))
+	}
+	lines = append(lines,
+		pane.Field(th, "Size", common.IEC(a.Size)+" ("+common.Count(a.Size)+" bytes)"),
+		pane.Field(th, "MIME", a.MIMEType),
+		pane.Field(th, "Object key", a.ObjectKey),
+		pane.Field(th, "Created", pane.Stamped(now, a.CreatedAt)),
+		pane.Field(th, "Updated", pane.Stamped(now, a.UpdatedAt)),
+	)
+	if d := common.Deref(a.Description); d != "" {
+		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
+	}
+	return lines
+}

@@ -1,0 +1,39 @@
+package pane
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/theme"
+)
+
+// Field is one "Label  value" line of a detail pane.
+func Field(th *theme.Theme, label, value string) string {
+	return " " + th.Label.Render(fmt.Sprintf("%-12s", label)) + value
+}
+
+// Stamped is a local time and its age.
+func Stamped(now, t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04") + " (" + common.Age(now, t) + ")"
+}
+
+// Paragraph wraps text under a label for a detail pane of width.
+func Paragraph(th *theme.Theme, label, text string, width int) []string {
+	lines := []string{"", " " + th.Label.Render(label)}
+	for _, l := range strings.Split(theme.Wrap(text, max(1, width-2)), "\n") {
+		lines = append(lines, " "+l)
+	}
+	return lines
+}
+
+// Failure says what failed and when the next retry is.
+func Failure(c *common.Common, what string, st common.ListStatus) string {
+	text := "cannot list " + what + ": " + common.Sentence(st.Err, common.Subject{Scope: "read"})
+	if st.RetryAt.IsZero() {
+		return text + "\nr retries"
+	}
+	wait := max(0, st.RetryAt.Sub(c.Data.Now()))
+	return text + fmt.Sprintf("\nnext retry in %ds — r retries now", int((wait+time.Second-1)/time.Second))
+}

@@ -1,0 +1,162 @@
+// Package pane is what the list screens share: an ID-keyed table with a
+// filter, a detail pane beside it (width ≥ 100) or instead of it, focus and
+// zoom, the navigation keys and the cursor-rest timer (TUI.md §1.2–1.5).
+package pane
+
+import (
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+// Row is a table row with its precomputed, lower-cased filter text.
+type Row interface {
+	RowID() string
+	FilterKey() string
+}
+
+// SideBySide is the width from which list and detail share the body.
+const SideBySide = 100
+
+// List is a filtered, sorted table with a detail pane.
+type List[T Row] struct {
+	C     *common.Common
+	Table *table.Model[T]
+	// Extra is a screen's own filter (missing-only), applied with the query.
+	Extra func(T) bool
+
+	input     form.Input
+	filtering bool
+	query     string
+
+	detailFocus, zoom bool
+	width, height     int
+	restSeq           int
+}
+
+// New returns a list over tbl.
+func New[T Row](c *common.Common, tbl *table.Model[T]) *List[T] {
+	return &List[T]{C: c, Table: tbl, input: form.NewInput("", 128)}
+}
+
+// Capturing reports whether the filter input has the keys.
+func (l *List[T]) Capturing() bool { return l.filtering }
+
+// ApplyFilter re-applies the query and the extra filter.
+func (l *List[T]) ApplyFilter() {
+	q, extra := l.query, l.Extra
+	if q == "" && extra == nil {
+		l.Table.SetFilter(nil)
+		return
+	}
+	l.Table.SetFilter(func(r T) bool {
+		return (q == "" || strings.Contains(r.FilterKey(), q)) && (extra == nil || extra(r))
+	})
+}
+
+// FilterCrumb is the breadcrumb suffix of an applied or typed filter:
+// "/rep 12 of 1 204".
+func (l *List[T]) FilterCrumb() string {
+	if l.query == "" && !l.filtering {
+		return ""
+	}
+	return "/" + l.input.Value() + " " + common.Count(int64(l.Table.Len())) + " of " + common.Count(int64(l.Table.Total()))
+}
+
+// FilterKey edits the filter while it captures keys: enter keeps, esc
+// clears; every edit filters at once.
+func (l *List[T]) FilterKey(k tea.KeyMsg) {
+	switch k.String() {
+	case "enter":
+		l.filtering = false
+		return
+	case "esc":
+		l.ClearFilter()
+		return
+	}
+	if l.input.Update(k) {
+		l.query = strings.ToLower(l.input.Value())
+		l.ApplyFilter()
+	}
+}
+
+// ClearFilter drops the query; false when there was none.
+func (l *List[T]) ClearFilter() bool {
+	had := l.query != "" || l.filtering
+	l.filtering = false
+	l.query = ""
+	l.input.SetValue("")
+	l.ApplyFilter()
+	return had
+}
+
+// Nav handles a navigation action; moved reports a cursor change.
+func (l *List[T]) Nav(id keys.ID) (handled, moved bool) {
+	before := l.Table.CursorID()
+	page := l.Table.Page()
+	switch id {
+	case keys.Down:
+		l.Table.MoveBy(1)
+	case keys.Up:
+		l.Table.MoveBy(-1)
+	case keys.Top:
+		l.Table.Top()
+	case keys.Bottom:
+		l.Table.Bottom()
+	case keys.HalfDown:
+		l.Table.MoveBy(page / 2)
+	case keys.HalfUp:
+		l.Table.MoveBy(-page / 2)
+	case keys.PageDown:
+		l.Table.MoveBy(page)
+	case keys.PageUp:
+		l.Table.MoveBy(-page)
+	case keys.Filter:
+		l.filtering = true
+		l.input.SetValue(l.input.Value())
+	default:
+		return l.layoutKey(id), false
+	}
+	return true, l.Table.CursorID() != before
+}
+
+func (l *List[T]) layoutKey(id keys.ID) bool {
+	switch id {
+	case keys.FocusNext, keys.FocusPrev:
+		l.detailFocus = !l.detailFocus
+	case keys.Zoom:
+		l.zoom = !l.zoom
+	default:
+		return false
+	}
+	l.SetSize(l.width, l.height)
+	return true
+}
+
+// Rest returns the cursor-rest timers for the row under the cursor: 200 ms
+// (detail fetch) and, with prefetch, 400 ms (its artifacts).
+func (l *List[T]) Rest(workspaceID string, prefetch bool) tea.Cmd {
+	l.restSeq++
+	seq := l.restSeq
+	if workspaceID == "" {
+		return nil
+	}
+	cmds := []tea.Cmd{tea.Tick(200*time.Millisecond, func(time.Time) tea.Msg {
+		return common.RestMsg{Seq: seq, WorkspaceID: workspaceID}
+	})}
+	if prefetch {
+		cmds = append(cmds, tea.Tick(400*time.Millisecond, func(time.Time) tea.Msg {
+			return common.RestMsg{Seq: seq, WorkspaceID: workspaceID, Prefetch: true}
+		}))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Rested reports whether a rest message is for the current cursor.
+func (l *List[T]) Rested(m common.RestMsg) bool { return m.Seq == l.restSeq }

@@ -1,0 +1,43 @@
+package workspaces
+
+import (
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/keys"
+)
+
+// Keys is the navigation and workspace bindings with their state for the
+// row under the cursor.
+func (s *Screen) Keys() keys.Context {
+	km := s.c.Keys
+	ctx := keys.Context{Name: "workspaces", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeWorkspaces)...)}
+	ctx.Disable(keys.BackNav, "already at the top")
+	w, ok := s.Selected()
+	if !ok {
+		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.CopyID, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete} {
+			ctx.Disable(id, "no workspace selected")
+		}
+	} else {
+		s.guard(ctx, w)
+	}
+	if !s.list.Split() {
+		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
+	}
+	if s.c.Config.ReadOnly {
+		ctx.ReadOnly()
+	}
+	return ctx
+}
+
+// guard disables what the workspace's state forbids.
+func (s *Screen) guard(ctx keys.Context, w *cairn.Workspace) {
+	if p := s.c.Data.Pending(w.ID); p != "" {
+		for _, id := range []keys.ID{keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete} {
+			ctx.Disable(id, "busy: "+p)
+		}
+	}
+	if w.VolumeState == cairn.VolumeReady {
+		ctx.Disable(keys.WsProvision, w.Name+" already has a volume")
+	} else {
+		ctx.Disable(keys.WsTeardown, w.Name+" has no volume — v provisions one")
+	}
+}

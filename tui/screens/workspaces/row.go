@@ -1,0 +1,110 @@
+// Package workspaces is the root screen: every workspace with its volume
+// state and artifact counts, and its detail pane (TUI.md §1.2).
+package workspaces
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+// row is one workspace with its filter text.
+type row struct {
+	ws  *cairn.Workspace
+	key string
+}
+
+func newRow(w *cairn.Workspace) *row {
+	return &row{ws: w, key: strings.ToLower(w.Name + "\n" + common.FirstLine(w.Description))}
+}
+
+func (r *row) RowID() string     { return r.ws.ID }
+func (r *row) FilterKey() string { return r.key }
+
+func rowID(r *row) string { return r.ws.ID }
+
+// volumeCell is the glyph and word of the volume: a pending operation's
+// word while one runs.
+func volumeCell(c *common.Common, w *cairn.Workspace) string {
+	g := c.Theme.Glyphs
+	if word := c.Data.Pending(w.ID); word != "" {
+		return g.Frame(c.Data.Frame()) + " " + word
+	}
+	if w.VolumeState == cairn.VolumeReady {
+		return g.Ready + " READY"
+	}
+	return g.None + " NONE"
+}
+
+func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
+	n, ok := c.Data.Store().Counts(w.ID)
+	switch {
+	case !ok:
+		return "–"
+	case missing:
+		return common.Count(n.Missing)
+	}
+	return common.Count(n.Total())
+}
+
+func columns(c *common.Common) []table.Column[*row] {
+	return []table.Column[*row]{
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Cell: func(r *row) string { return r.ws.Name }},
+		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) }, Style: func(r *row) (lipgloss.Style, bool) {
+			if c.Data.Pending(r.ws.ID) != "" {
+				return c.Theme.Pending, true
+			}
+			return c.Theme.Good, r.ws.VolumeState == cairn.VolumeReady
+		}},
+		{Title: "ARTIFACTS", Min: 9, Right: true, Drop: 3, Cell: func(r *row) string { return countCell(c, r.ws, false) }},
+		{Title: "MISSING", Min: 7, Right: true, Drop: 4, Cell: func(r *row) string { return countCell(c, r.ws, true) }, Style: func(r *row) (lipgloss.Style, bool) {
+			n, ok := c.Data.Store().Counts(r.ws.ID)
+			return c.Theme.Bad, ok && n.Missing > 0
+		}},
+		{Title: "UPDATED", Min: 7, Drop: 2, Cell: func(r *row) string { return common.Age(c.Data.Now(), r.ws.UpdatedAt) }},
+		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.ws.Description) }},
+	}
+}
+
+// stamp is what a row's cells read besides the row: pending word and
+// spinner step, counts, and the age label.
+func stamp(c *common.Common, r *row) string {
+	var b strings.Builder
+	if p := c.Data.Pending(r.ws.ID); p != "" {
+		b.WriteString(p)
+		b.WriteString(c.Theme.Glyphs.Frame(c.Data.Frame()))
+	}
+	if n, ok := c.Data.Store().Counts(r.ws.ID); ok {
+		b.WriteString(common.Count(n.Recorded) + "/" + common.Count(n.Missing))
+	}
+	b.WriteString(common.Age(c.Data.Now(), r.ws.UpdatedAt))
+	return b.String()
+}
+
+// sortCount is how many orders o cycles through.
+const sortCount = 4
+
+// sortName names the order by: name → updated → created → missing.
+func sortName(by int) string {
+	return [sortCount]string{"name", "updated", "created", "missing"}[by%sortCount]
+}
+
+func less(c *common.Common, by int) func(a, b *row) bool {
+	switch sortName(by) {
+	case "updated":
+		return func(a, b *row) bool { return a.ws.UpdatedAt.After(b.ws.UpdatedAt) }
+	case "created":
+		return func(a, b *row) bool { return a.ws.CreatedAt.Before(b.ws.CreatedAt) }
+	case "missing":
+		return func(a, b *row) bool {
+			na, _ := c.Data.Store().Counts(a.ws.ID)
+			nb, _ := c.Data.Store().Counts(b.ws.ID)
+			return na.Missing > nb.Missing
+		}
+	}
+	return func(a, b *row) bool { return a.ws.Name < b.ws.Name }
+}

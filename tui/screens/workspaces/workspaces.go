@@ -1,0 +1,178 @@
+package workspaces
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+// Screen is the workspaces list.
+type Screen struct {
+	c       *common.Common
+	list    *pane.List[*row]
+	sortBy  int
+	reverse bool
+}
+
+// New returns the screen, filled from the store.
+func New(c *common.Common) *Screen {
+	th := c.Theme
+	tbl := table.New(rowID, columns(c), table.Styles{
+		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
+		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
+	})
+	tbl.Changed = func(r *row) bool { return c.Changed(r.ws.ID) }
+	tbl.Stamp = func(r *row) string { return stamp(c, r) }
+	s := &Screen{c: c, list: pane.New(c, tbl)}
+	tbl.SetSort(less(c, 0), false)
+	s.reload()
+	return s
+}
+
+func (s *Screen) reload() {
+	ws := s.c.Data.Store().Workspaces()
+	rows := make([]*row, len(ws))
+	for i, w := range ws {
+		rows[i] = newRow(w)
+	}
+	s.list.Table.SetRows(rows)
+}
+
+// Selected is the workspace under the cursor.
+func (s *Screen) Selected() (*cairn.Workspace, bool) {
+	r, ok := s.list.Table.Cursor()
+	if !ok {
+		return nil, false
+	}
+	return r.ws, true
+}
+
+// Update handles keys and data for the screen.
+func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return s, s.key(msg)
+	case common.DataMsg:
+		return s, s.data(msg.Changes)
+	case common.RestMsg:
+		if s.list.Rested(msg) {
+			return s, send(common.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
+		}
+	case common.BackMsg:
+		if !s.list.ClearFilter() {
+			return s, send(common.NavMsg{Kind: common.NavPop})
+		}
+	}
+	return s, nil
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// data applies store changes to the table; a moved cursor rests anew.
+func (s *Screen) data(ch store.Changes) tea.Cmd {
+	before := s.list.Table.CursorID()
+	var up []*row
+	var gone []string
+	st := s.c.Data.Store()
+	for _, ref := range append(ch.Added, ch.Updated...) {
+		if ref.Kind != store.KindWorkspace {
+			continue
+		}
+		if w, ok := st.Workspace(ref.ID); ok {
+			up = append(up, newRow(w))
+		}
+	}
+	for _, ref := range ch.Removed {
+		if ref.Kind == store.KindWorkspace {
+			gone = append(gone, ref.ID)
+		}
+	}
+	s.list.Table.Upsert(up...)
+	s.list.Table.Remove(gone...)
+	if id := s.list.Table.CursorID(); id != before {
+		return s.list.Rest(id, true)
+	}
+	return nil
+}
+
+func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
+	if s.list.Capturing() {
+		before := s.list.Table.CursorID()
+		s.list.FilterKey(k)
+		if id := s.list.Table.CursorID(); id != before {
+			return s.list.Rest(id, true)
+		}
+		return nil
+	}
+	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
+	if !ok {
+		id, ok = s.c.Keys.Lookup(keys.ScopeWorkspaces, k.String())
+	}
+	if !ok {
+		return nil
+	}
+	if st, found := s.Keys().Find(id); found && !st.Enabled {
+		if st.Hidden {
+			return nil
+		}
+		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
+	}
+	return s.action(id)
+}
+
+func (s *Screen) action(id keys.ID) tea.Cmd {
+	if handled, moved := s.list.Nav(id); handled {
+		if moved {
+			return s.list.Rest(s.list.Table.CursorID(), true)
+		}
+		return nil
+	}
+	w, _ := s.Selected()
+	switch id {
+	case keys.Open:
+		return send(common.NavMsg{Kind: common.NavPush, WorkspaceID: w.ID})
+	case keys.SortNext:
+		s.sortBy = (s.sortBy + 1) % sortCount
+		s.list.Table.SetSort(less(s.c, s.sortBy), s.reverse)
+	case keys.SortReverse:
+		s.reverse = !s.reverse
+		s.list.Table.SetSort(less(s.c, s.sortBy), s.reverse)
+	case keys.CopyName:
+		return send(common.CopyMsg{Label: "name", Value: w.Name})
+	case keys.CopyID:
+		return send(common.CopyMsg{Label: "ID", Value: w.ID})
+	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete:
+		target := ""
+		if w != nil {
+			target = w.ID
+		}
+		return send(common.ActionMsg{ID: id, WorkspaceID: target})
+	}
+	return nil
+}
+
+// SetSize lays the screen out.
+func (s *Screen) SetSize(width, height int) { s.list.SetSize(width, height) }
+
+// Capturing reports an active filter input.
+func (s *Screen) Capturing() bool { return s.list.Capturing() }
+
+// Scopes is the workspaces list.
+func (s *Screen) Scopes() []store.Scope { return []store.Scope{store.Workspaces()} }
+
+// Crumbs is "workspaces (12)" plus the filter.
+func (s *Screen) Crumbs() []string {
+	crumb := "workspaces (" + common.Count(int64(s.list.Table.Total())) + ")"
+	if st := s.c.Data.List(store.Workspaces()); st.Loading && st.Loaded > 0 {
+		crumb = "workspaces (loading " + common.Count(int64(st.Loaded)) + "…)"
+	}
+	if f := s.list.FilterCrumb(); f != "" {
+		crumb += " " + f
+	}
+	return []string{crumb}
+}
