@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -45,19 +44,8 @@ func (b *lockedBuffer) String() string {
 // server with tokens: no token → 401, a token lacking the route's scope →
 // 403, a token with it → neither. Tokens never show in logs or bodies.
 func TestEveryRouteNeedsItsScope(t *testing.T) {
-	pg, store := stacktest.Postgres(t), stacktest.S3(t)
-	dsn := stacktest.Database(t)
-	cfg := server.DefaultConfig()
-	cfg.AppName = stacktest.AppName(t)
-	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = pg.Host, pg.Port
-	cfg.Persistence.SQL.App.User = pg.User
-	cfg.Persistence.SQL.App.DB = dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")]
-	cfg.API.Service.ListenOn, cfg.API.Service.AppPort = "127.0.0.1", 0
-	cfg.Metrics.Service.ListenOn, cfg.Metrics.Service.AppPort = "127.0.0.1", 0
-	cfg.Artifact.S3.Endpoint, cfg.Artifact.S3.UseTLS, cfg.Artifact.S3.Region = store.Endpoint, false, "us-east-1"
-	cfg.Artifact.Store.Bucket = stacktest.Bucket(t)
-	cfg.Artifact.Sidecar.Image = stacktest.Image(t)
-	cfg.API.APIs.MCP.Enable = true
+	cfg, secrets := testConfig(t)
+	store := stacktest.S3(t)
 
 	all := []route.Scope{route.Read, route.Write, route.Admin, route.Shell, route.MCP}
 	secret := func(name string) string { return "secret-" + name + "-0123456789abcdef" }
@@ -84,18 +72,8 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	logs := &lockedBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.Open(ctx, cfg, server.Secrets{SQLPassword: pg.Password, S3AccessKey: store.AccessKey,
-		S3SecretKey: store.SecretKey}, server.Options{Migrate: true, Logger: log})
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-served
-		srv.Close()
-	})
+	srv := startServer(t, cfg, secrets, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	ctx := t.Context()
 	base := "http://" + srv.APIAddr()
 	listed, err := store.Client().ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &cfg.Artifact.Store.Bucket})
 	require.NoError(t, err)

@@ -90,17 +90,15 @@ func Routes(svc Services, cfg Config) []route.Route {
 // its clients understand; memory stays bounded whatever the client sends.
 func boundBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > maxBodyBytes {
-			tooLarge(w)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+		// Read through a MaxBytesReader, so that the server, having seen the
+		// limit hit, answers before it drops the connection.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 		if err != nil {
 			if _, big := errors.AsType[*http.MaxBytesError](err); !big {
 				return // the client went away mid-body; nobody is left to answer
 			}
 		}
-		if len(body) > maxBodyBytes || err != nil {
+		if err != nil {
 			tooLarge(w)
 			return
 		}
@@ -114,7 +112,6 @@ const maxBodyBytes = 1 << 20
 
 func tooLarge(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusRequestEntityTooLarge)
 	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"body_too_large: the request body is larger than 1 MiB"}}`+"\n")
 }

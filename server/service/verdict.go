@@ -2,7 +2,7 @@ package service
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -76,10 +76,23 @@ func noResultLine(command string, run *SidecarRun, url string) error {
 		command, run.ExitCode, sidecar.Redact(string(run.Output), url))
 }
 
-// redactError keeps a URL out of an error a runtime returned.
+// redactError keeps a URL out of an error a runtime returned, wherever the
+// *cairn.Error sits in the chain. The cause chain stays (a cancellation is
+// still a cancellation); only its text is redacted.
 func redactError(err error, url string) error {
-	if e, ok := err.(*cairn.Error); ok && url != "" {
-		return &cairn.Error{Reason: e.Reason, Detail: sidecar.Redact(e.Detail, url), Err: fmt.Errorf("%s", sidecar.Redact(e.Error(), url))}
+	e, ok := errors.AsType[*cairn.Error](err)
+	if !ok || url == "" {
+		return err
 	}
-	return err
+	return &cairn.Error{Reason: e.Reason, Detail: sidecar.Redact(e.Detail, url),
+		Err: &redacted{text: sidecar.Redact(err.Error(), url), err: err}}
 }
+
+// redacted is an error whose text had a URL taken out, over its original.
+type redacted struct {
+	text string
+	err  error
+}
+
+func (r *redacted) Error() string { return r.text }
+func (r *redacted) Unwrap() error { return r.err }
