@@ -378,8 +378,10 @@ func (s *server) handle(e *ending, ev event) {
 		}
 		s.armDrain(e)
 	case evReaderEnded:
+		// gorilla reports a connection that ended without a close frame as
+		// a CloseError with 1006.
 		reason := ReasonClientGone
-		if _, ok := errors.AsType[*websocket.CloseError](ev.err); ok {
+		if ce, ok := errors.AsType[*websocket.CloseError](ev.err); ok && ce.Code != websocket.CloseAbnormalClosure {
 			reason = ReasonClientClosed
 		}
 		e.gone, e.goneReason, e.goneErr = true, reason, ev.err
