@@ -39,10 +39,15 @@ down: ## stop the local stack and remove its state, containers and volumes
 .PHONY: run
 run: up ## install, start the local stack (the TUI will open here once it exists)
 
-.PHONY: test
-test: deps build ## every test, against real Postgres, versitygw and Docker
+.PHONY: lint
+lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness check
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
+	$(BIN)/golangci-lint run ./...
+
+.PHONY: test
+test: deps build lint ## every test, against real Postgres, versitygw and Docker
 	CI=$${CI:-true} $(GO) test -count=1 -timeout 30m ./...
 	@scripts/smoke.sh
 

@@ -61,7 +61,7 @@ func (m MetricsConfig) validate(p *configProblems) {
 }
 
 func (l ListenConfig) validate(p *configProblems, key string, localhostOK bool) {
-	if !(localhostOK && strings.EqualFold(l.ListenOn, "localhost")) {
+	if !localhostOK || !strings.EqualFold(l.ListenOn, "localhost") {
 		p.ipLiteral(key+".listenOn", l.ListenOn)
 	}
 	// Port 0 lets the kernel pick a free port; tests rely on it.
@@ -319,7 +319,7 @@ func configIsSHA256Hex(s string) bool {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

@@ -238,8 +238,10 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 			io.Copy(io.Discard, resp.Body) //nolint:errcheck // the request may finish before the hang-up
 			resp.Body.Close()
 		}
-		require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"msg":"request","method":"`+method+`"`) &&
-			strings.Contains(logs.String(), `"request_id":"`+id+`"`) }, time.Minute, 10*time.Millisecond,
+		require.Eventually(t, func() bool {
+			return strings.Contains(logs.String(), `"msg":"request","method":"`+method+`"`) &&
+				strings.Contains(logs.String(), `"request_id":"`+id+`"`)
+		}, time.Minute, 10*time.Millisecond,
 			"the server ends the request")
 		left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: appLabel})
 		require.NoError(t, err)

@@ -63,7 +63,9 @@ func startServer(t *testing.T, cfg server.Config, secrets server.Secrets, log *s
 	go func() { served <- srv.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-served
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
 		srv.Close()
 	})
 	return srv

@@ -142,11 +142,11 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 		if s.api, err = s.apiServer(svc); err != nil {
 			return nil, err
 		}
-		if s.apiLn, err = net.Listen("tcp", cfg.APIAddr()); err != nil {
+		if s.apiLn, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.APIAddr()); err != nil {
 			return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
 		}
 	}
-	if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr()); err != nil {
+	if s.metricsLn, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.MetricsAddr()); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr(), err)
 	}
 	return s, nil

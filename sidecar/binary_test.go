@@ -29,7 +29,7 @@ func buildSidecar(t *testing.T) string {
 	require.NoError(t, err, "go build: %s", out)
 	exe, err := elf.Open(bin)
 	require.NoError(t, err)
-	defer exe.Close()
+	defer func() { _ = exe.Close() }() // read-only
 	for _, prog := range exe.Progs {
 		require.NotEqual(t, elf.PT_INTERP, prog.Type, "the binary is static, for a FROM scratch image")
 	}

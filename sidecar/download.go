@@ -1,9 +1,11 @@
 package sidecar
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +16,9 @@ import (
 // an existing file), then writes it to the target, whose parent directory
 // must already exist inside the mount.
 func download(env Env) Result {
-	root, fail := mountRoot(env)
-	if fail != nil {
-		return *fail
+	root, bad := mountRoot(env)
+	if bad != nil {
+		return *bad
 	}
 	vals, f := requireEnv(env, EnvTargetPath, EnvURL)
 	if f != nil {
@@ -32,7 +34,11 @@ func download(env Env) Result {
 	if f != nil {
 		return failed(f, 0)
 	}
-	resp, err := httpClient().Get(vals[EnvURL])
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, vals[EnvURL], nil)
+	if err != nil {
+		return failed(fail(ReasonEnvInvalid, "%s is not a valid URL", EnvURL), 0)
+	}
+	resp, err := httpClient().Do(req)
 	if err != nil {
 		return failed(unreachable("download", err), 0)
 	}

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -61,7 +62,7 @@ func put(url string, file *os.File, size int64, sum, contentType, src string) (i
 	if size > 0 {
 		body = &exactReader{r: file, left: size}
 	}
-	req, err := http.NewRequest(http.MethodPut, url, body)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, url, body)
 	if err != nil {
 		return 0, fail(ReasonEnvInvalid, "%s is not a valid URL", EnvURL)
 	}

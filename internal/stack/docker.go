@@ -114,7 +114,7 @@ func buildImage(ctx context.Context, cli *client.Client, tag, sum string, tarbal
 		} else if err != nil {
 			return fmt.Errorf("build image %s: read build output: %w", tag, err)
 		}
-		out.Write([]byte(msg.Stream))
+		_, _ = out.Write([]byte(msg.Stream)) // build progress for a person; a lost line is harmless
 		if msg.ErrorDetail != nil || msg.Error != "" {
 			text := msg.Error
 			if msg.ErrorDetail != nil && msg.ErrorDetail.Message != "" {

@@ -110,7 +110,8 @@ func (pg *Postgres) start(ctx context.Context, bin string, cfg postgresConfig, c
 	if !cfg.fsync {
 		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off")
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	// The server outlives this call: Stop ends it, not ctx.
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), filepath.Join(bin, "postgres"), args...)
 	cmd.Dir = pg.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	proc, err := startProcess("postgres", cmd, log)

@@ -126,7 +126,8 @@ func StartS3(ctx context.Context, bin, dir string, log io.Writer) (*S3, error) {
 
 // start runs the gateway and waits for it; s.mu is held.
 func (s *S3) start(ctx context.Context) error {
-	cmd := exec.Command(s.bin, "--port", s.Endpoint, "--region", s.Region, "--quiet",
+	// The store outlives this call: Stop ends it, not ctx.
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), s.bin, "--port", s.Endpoint, "--region", s.Region, "--quiet",
 		"posix", filepath.Join(s.Dir, s3DataDir))
 	// Keys go in the environment, not argv, which every local user can read.
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
@@ -236,7 +237,7 @@ func isExecutable(path string) bool {
 
 // goEnv returns `go env name`, or "" if go cannot say.
 func goEnv(name string) string {
-	out, err := exec.Command("go", "env", name).Output()
+	out, err := exec.CommandContext(context.Background(), "go", "env", name).Output()
 	if err != nil {
 		return ""
 	}

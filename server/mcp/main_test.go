@@ -133,7 +133,7 @@ func connect(t testing.TB, url, version string) *client.Client {
 	c, err := client.NewStreamableHttpClient(url)
 	require.NoError(t, err)
 	require.NoError(t, c.Start(t.Context()))
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() }) // the server may already be gone
 	req := mcpgo.InitializeRequest{}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcpgo.Implementation{Name: "cairn-test", Version: "1"}

@@ -44,7 +44,7 @@ func TestToolScopes(t *testing.T) {
 			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 		require.NoError(t, err)
 		require.NoError(t, c.Start(t.Context()))
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() }) // the server may already be gone
 		req := mcpgo.InitializeRequest{}
 		req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
 		req.Params.ClientInfo = mcpgo.Implementation{Name: "cairn-test", Version: "1"}
@@ -69,7 +69,7 @@ func TestToolScopes(t *testing.T) {
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer plain-token"}))
 	require.NoError(t, err)
 	require.NoError(t, noMCP.Start(t.Context()))
-	defer noMCP.Close()
+	defer func() { _ = noMCP.Close() }() // refused at start; nothing to close cleanly
 	init := mcpgo.InitializeRequest{}
 	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
 	_, err = noMCP.Initialize(t.Context(), init)

@@ -52,7 +52,11 @@ func TestMigrate(t *testing.T) {
 		fresh := stacktest.Postgres(t)
 		name := "mig_" + uuid.NewString()[:8]
 		require.NoError(t, fresh.CreateDatabase(ctx, name, ""))
-		t.Cleanup(func() { fresh.DropDatabase(context.Background(), name) })
+		t.Cleanup(func() {
+			if err := fresh.DropDatabase(context.Background(), name); err != nil {
+				t.Errorf("drop database %s: %v", name, err)
+			}
+		})
 
 		var wg sync.WaitGroup
 		errs := make([]error, 4)

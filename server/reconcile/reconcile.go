@@ -160,7 +160,7 @@ func (r *Reconciler) report(res *cairn.SweepResult, err error) {
 		"staging_examined", res.StagingExamined, "staging_deleted", res.StagingDeleted,
 		"storage_examined", res.StorageExamined, "storage_deleted", res.StorageDeleted,
 		"artifacts_flagged", res.ArtifactsFlagged, "released_pruned", res.ReleasedPruned,
-		"containers_removed", res.ContainersRemoved, "errors", len(res.Errors)+res.ErrorsOmitted,
+		"containers_removed", res.ContainersRemoved, "errors", len(res.Errors) + res.ErrorsOmitted,
 		"duration", res.FinishedAt.Sub(res.StartedAt),
 	}
 	if err != nil {

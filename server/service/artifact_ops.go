@@ -9,7 +9,7 @@ import (
 // FindArtifacts lists a workspace's artifacts; without a state filter only
 // RECORDED ones, as the first cairn did.
 func (s *Service) FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
-	if err := f.Page.Validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	for _, name := range f.Names {

@@ -10,7 +10,7 @@ var _ cairn.AuditService = (*Service)(nil)
 
 // FindAuditEvents reads the audit trail in creation order.
 func (s *Service) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
-	if err := f.Page.Validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	list, err := s.store.FindAuditEvents(ctx, f)

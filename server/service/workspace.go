@@ -41,7 +41,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) 
 
 // FindWorkspaces lists workspaces in creation order.
 func (s *Service) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
-	if err := f.Page.Validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	for _, name := range f.Names {

@@ -51,7 +51,11 @@ func runContainer(t testing.TB, cfg *container.Config, hc *container.HostConfig)
 	if err != nil {
 		t.Fatalf("create container: %v", err)
 	}
-	defer cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+	defer func() {
+		if err := cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}); err != nil {
+			t.Errorf("remove container: %v", err)
+		}
+	}()
 	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		t.Fatalf("start container: %v", err)
 	}
