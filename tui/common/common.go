@@ -22,6 +22,14 @@ type Common struct {
 	Keys   *keys.Map
 	Config *config.Config
 	Data   Data
+	// After returns a Cmd that delivers msg() after d: tea.Tick, or a
+	// test's recorder.
+	After func(d time.Duration, msg func() tea.Msg) tea.Cmd
+}
+
+// Tick is the production After.
+func Tick(d time.Duration, msg func() tea.Msg) tea.Cmd {
+	return tea.Tick(d, func(time.Time) tea.Msg { return msg() })
 }
 
 // Screen is one entry of the screen stack.

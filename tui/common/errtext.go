@@ -34,7 +34,10 @@ func Sentence(err error, s Subject) string {
 	case http.StatusBadGateway, http.StatusServiceUnavailable:
 		return "object store unavailable — try again"
 	case 0:
-		return "cannot reach the server — " + e.Error()
+		if e.Reason == cairn.ReasonInternal {
+			return "cannot reach the server — " + e.Error()
+		}
+		return fmt.Sprintf("server error (%s) — request ID %s", e.Reason, orDash(e.RequestID))
 	}
 	return fmt.Sprintf("server error (HTTP %d) — request ID %s", e.Status, orDash(e.RequestID))
 }

@@ -93,6 +93,9 @@ func (s *Store) Workspaces() []*cairn.Workspace {
 	return out
 }
 
+// WorkspaceCount is how many workspaces are stored.
+func (s *Store) WorkspaceCount() int { return len(s.workspaces) }
+
 // Artifact returns a cached artifact.
 func (s *Store) Artifact(id string) (*cairn.Artifact, bool) {
 	e, ok := s.artifacts[id]

@@ -147,11 +147,11 @@ func (l *List[T]) Rest(workspaceID string, prefetch bool) tea.Cmd {
 	if workspaceID == "" {
 		return nil
 	}
-	cmds := []tea.Cmd{tea.Tick(200*time.Millisecond, func(time.Time) tea.Msg {
+	cmds := []tea.Cmd{l.C.After(200*time.Millisecond, func() tea.Msg {
 		return common.RestMsg{Seq: seq, WorkspaceID: workspaceID}
 	})}
 	if prefetch {
-		cmds = append(cmds, tea.Tick(400*time.Millisecond, func(time.Time) tea.Msg {
+		cmds = append(cmds, l.C.After(400*time.Millisecond, func() tea.Msg {
 			return common.RestMsg{Seq: seq, WorkspaceID: workspaceID, Prefetch: true}
 		}))
 	}

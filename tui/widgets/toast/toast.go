@@ -55,6 +55,15 @@ func (m *Model) Push(level common.Level, text string, at time.Time, requestID st
 	return t
 }
 
+// Note adds an entry to the log only (the lines behind a summary toast).
+func (m *Model) Note(level common.Level, text string, at time.Time) {
+	m.nextID++
+	m.log = append(m.log, Toast{ID: m.nextID, Level: level, Text: text, At: at})
+	if len(m.log) > LogSize {
+		m.log = m.log[len(m.log)-LogSize:]
+	}
+}
+
 // Log is the last toasts, oldest first.
 func (m *Model) Log() []Toast { return m.log }
 

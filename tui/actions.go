@@ -1,0 +1,203 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
+)
+
+// onAction runs a screen's action: guards first (the server still
+// decides), then the confirmation or form (TUI.md §3).
+func (m *Model) onAction(a common.ActionMsg) tea.Cmd {
+	if m.c.Config.ReadOnly && m.c.Keys.Action(a.ID).Mutates {
+		return m.toast(common.LevelInfo, "read-only mode")
+	}
+	if a.ID == keys.WsNew {
+		m.openModal(m.workspaceForm("New workspace", nil), intent{kind: intentCreate})
+		return nil
+	}
+	if a.ArtifactID != "" {
+		return m.artifactAction(a)
+	}
+	w, ok := m.sh.st.Workspace(a.WorkspaceID)
+	if !ok {
+		return m.toast(common.LevelInfo, "no workspace selected")
+	}
+	if p := m.sh.pending[w.ID]; p != "" {
+		return m.toast(common.LevelInfo, "busy: "+p)
+	}
+	return m.workspaceAction(a.ID, w)
+}
+
+func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
+	in := intent{wsID: w.ID}
+	switch id {
+	case keys.WsEdit:
+		in.kind = intentEditWorkspace
+		m.openModal(m.workspaceForm("Edit "+w.Name, w), in)
+	case keys.WsProvision:
+		if w.VolumeState != cairn.VolumeNone {
+			return m.toast(common.LevelInfo, w.Name+" already has a volume")
+		}
+		in.kind = intentProvision
+		m.openConfirm(in, "Provision volume", fmt.Sprintf("Provision a volume for %s (%s)?", w.Name, w.VolumeName))
+	case keys.WsTeardown:
+		if w.VolumeState != cairn.VolumeReady {
+			return m.toast(common.LevelInfo, w.Name+" has no volume")
+		}
+		return m.checkMounts(w)
+	case keys.WsDelete:
+		if w.VolumeState == cairn.VolumeReady {
+			in.kind = intentDeleteReady
+			m.openConfirm(in, "Delete workspace", fmt.Sprintf(
+				"%s still has a volume (READY); it must be torn down first. Tear down, then delete?", w.Name))
+			return nil
+		}
+		m.typedDelete(w.ID, false)
+	}
+	return nil
+}
+
+// typedDelete asks for the name; after a READY step it lists both effects.
+func (m *Model) typedDelete(wsID string, teardownFirst bool) {
+	w, ok := m.sh.st.Workspace(wsID)
+	if !ok {
+		return
+	}
+	records := "its artifact records"
+	if n, ok := m.sh.st.Counts(wsID); ok {
+		records = fmt.Sprintf("its %s artifact %s", common.Count(n.Total()), plural(n.Total(), "record", "records"))
+	}
+	text := fmt.Sprintf("Delete %s with %s? Their objects are reclaimed later by the maintainer.", w.Name, records)
+	if teardownFirst {
+		text = fmt.Sprintf("This will tear down volume %s and delete %s with %s.", w.VolumeName, w.Name, records)
+	}
+	m.openTyped(intent{kind: intentDeleteWorkspace, wsID: wsID, teardownFirst: teardownFirst}, "Delete workspace", text, w.Name)
+}
+
+// checkMounts re-fetches the mount count before a teardown may be
+// confirmed.
+func (m *Model) checkMounts(w *cairn.Workspace) tea.Cmd {
+	o := m.wsOp(opTeardown, w.ID)
+	m.tasks = append(m.tasks, task{id: o.id, label: "checking mounts of " + w.Name + "…"})
+	b, ctx := m.backend, m.ctx
+	return func() tea.Msg {
+		d, err := b.InspectWorkspace(ctx, o.wsID)
+		return mountCheckMsg{op: o, detail: d, err: err}
+	}
+}
+
+// onMountCheck refuses a teardown while mounted (or when nobody can tell)
+// and otherwise asks for the typed name.
+func (m *Model) onMountCheck(msg mountCheckMsg) tea.Cmd {
+	m.settle(msg.op)
+	if msg.err != nil {
+		return m.opFailed(msg.op, msg.err, 0)
+	}
+	w := msg.detail.Workspace
+	cmd := m.changed(m.sh.st.PutWorkspace(w, m.sh.Now()), originResync)
+	m.sh.st.SetMounts(w.ID, msg.detail.MountCount)
+	switch n := msg.detail.MountCount; {
+	case n > 0:
+		return tea.Batch(cmd, m.toast(common.LevelWarn, common.MountedSentence(n)))
+	case n < 0:
+		return tea.Batch(cmd, m.toast(common.LevelWarn, "cannot tell whether the volume is mounted (mount count unknown) — try again"))
+	}
+	m.openTyped(intent{kind: intentTeardown, wsID: w.ID}, "Tear down volume",
+		fmt.Sprintf("Tear down volume %s of %s? Its files are deleted; artifacts stay.", w.VolumeName, w.Name), w.Name)
+	return cmd
+}
+
+func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
+	art, ok := m.sh.st.Artifact(a.ArtifactID)
+	if !ok {
+		return m.toast(common.LevelInfo, "no artifact selected")
+	}
+	if p := m.sh.pending[art.ID]; p != "" {
+		return m.toast(common.LevelInfo, "busy: "+p)
+	}
+	in := intent{wsID: art.WorkspaceID, artID: art.ID}
+	switch a.ID {
+	case keys.ArtEdit:
+		in.kind = intentEditArtifact
+		m.openModal(m.artifactForm(art), in)
+	case keys.ArtDelete:
+		in.kind = intentDeleteArtifact
+		m.openConfirm(in, "Delete artifact", fmt.Sprintf(
+			"Delete %s (%s)? Its object is reclaimed later by the maintainer.", art.Name, common.IEC(art.Size)))
+	}
+	return nil
+}
+
+// workspaceForm is the create form (w nil) or the edit form.
+func (m *Model) workspaceForm(title string, w *cairn.Workspace) *form.Model {
+	st := m.sh.st
+	current := ""
+	if w != nil {
+		current = w.Name
+	}
+	name := form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Value: current,
+		Validate: validateName("workspace"),
+		Warn: func(v string) string {
+			if v != current && hasWorkspaceNamed(st, v) {
+				return "a workspace named " + v + " already exists"
+			}
+			return ""
+		},
+	}
+	desc := form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: validateDescription}
+	if w == nil {
+		return form.New(m.c.Theme, title, name, desc,
+			form.Field{Key: "provision", Label: "provision volume now", Check: true})
+	}
+	desc.Value = m.oneLine(common.Deref(w.Description))
+	return form.New(m.c.Theme, title, name, desc)
+}
+
+func (m *Model) artifactForm(a *cairn.Artifact) *form.Model {
+	return form.New(m.c.Theme, "Edit "+a.Name,
+		form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Value: a.Name, Validate: validateName("artifact")},
+		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes,
+			Value: m.oneLine(common.Deref(a.Description)), Validate: validateDescription})
+}
+
+// oneLine shows newlines as the return glyph; multiLine turns them back.
+func (m *Model) oneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", m.c.Theme.Glyphs.Return)
+}
+
+func (m *Model) multiLine(s string) string {
+	return strings.ReplaceAll(s, m.c.Theme.Glyphs.Return, "\n")
+}
+
+func validateName(kind string) func(string) string {
+	return func(v string) string {
+		if err := cairn.ValidateName(kind, v); err != nil {
+			return cairn.ErrorDetail(err)
+		}
+		return ""
+	}
+}
+
+func validateDescription(v string) string {
+	if err := cairn.ValidateDescription(&v); err != nil {
+		return cairn.ErrorDetail(err)
+	}
+	return ""
+}
+
+func hasWorkspaceNamed(st *store.Store, name string) bool {
+	for _, w := range st.Workspaces() {
+		if w.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,57 @@
+// Package tui is cairn-tui, the operator workbench over a remote cairn
+// server: Options, New (the root model) and Run, the wiring that
+// cmd/cairn-tui and the tests share (TUI.md §4).
+package tui
+
+import (
+	"context"
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/theme"
+)
+
+// Backend is everything the TUI asks of the server, met by *client.Client
+// and by tuitest's fake. Errors are *cairn.Error.
+type Backend interface {
+	cairn.WorkspaceService
+	cairn.ArtifactService
+	cairn.EventService
+}
+
+// Clipboard puts text on the operator's clipboard.
+type Clipboard interface {
+	Copy(ctx context.Context, text string) error
+}
+
+// Options is what New needs. Zero fields get defaults.
+type Options struct {
+	Config  *config.Config
+	Backend Backend
+	// Theme defaults to one built from Config (theme kind, glyphs).
+	Theme *theme.Theme
+	// Keys defaults to the registry with Config.Keys applied.
+	Keys *keys.Map
+	// Clock defaults to time.Now.
+	Clock func() time.Time
+	// Clipboard defaults to OSC 52 on Output.
+	Clipboard Clipboard
+	Output    io.Writer
+	// After schedules timers; defaults to tea.Tick (tests record them).
+	After func(d time.Duration, msg func() tea.Msg) tea.Cmd
+}
+
+// osc52 copies with one OSC 52 sequence written to the terminal, as glow
+// does; tmux needs set-clipboard on.
+type osc52 struct{ out *termenv.Output }
+
+func (c osc52) Copy(_ context.Context, text string) error {
+	c.out.Copy(text)
+	return nil
+}

@@ -1,0 +1,176 @@
+package tui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/artifacts"
+	"github.com/cairn-dev/cairn/tui/screens/workspaces"
+	"github.com/cairn-dev/cairn/tui/store"
+)
+
+// onKey routes a key by mode, first match wins: modal → focused input →
+// global → active screen (TUI.md §4.2).
+func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	if m.modal != nil {
+		return m.modalKey(k)
+	}
+	if m.tooSmall() {
+		if k.String() == "q" || k.String() == "ctrl+c" {
+			return m.quit()
+		}
+		return nil
+	}
+	if m.top().Capturing() {
+		if k.String() == "ctrl+c" {
+			return m.quit()
+		}
+		return m.toTop(k)
+	}
+	if id, ok := m.c.Keys.Lookup(keys.ScopeGlobal, k.String()); ok {
+		return m.global(id)
+	}
+	return m.toTop(k)
+}
+
+// modalKey gives the key to the modal; ctrl+c first closes it.
+func (m *Model) modalKey(k tea.KeyMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
+		m.closeModal()
+		return nil
+	}
+	var cmd tea.Cmd
+	m.modal, cmd = m.modal.Update(k)
+	return tea.Batch(cmd, m.settleModal())
+}
+
+func (m *Model) global(id keys.ID) tea.Cmd {
+	switch id {
+	case keys.Help:
+		m.openModal(m.helpModal(), intent{})
+	case keys.Messages:
+		m.openModal(m.messagesModal(), intent{})
+	case keys.Back:
+		if m.toasts.DismissError() {
+			return nil
+		}
+		return m.toTop(common.BackMsg{})
+	case keys.QuitOrBack:
+		if len(m.stack) > 1 {
+			return m.pop(len(m.stack) - 1)
+		}
+		return m.quit()
+	case keys.Quit:
+		return m.quit()
+	case keys.Refresh:
+		return m.refresh()
+	case keys.Jump1:
+		return m.pop(1)
+	case keys.Jump2:
+		return m.jumpArtifacts()
+	case keys.Suspend:
+		return tea.Suspend
+	}
+	return nil
+}
+
+// quit ends the program, asking first with confirm_quit.
+func (m *Model) quit() tea.Cmd {
+	if m.c.Config.ConfirmQuit && !m.quitting {
+		m.openConfirm(intent{kind: intentQuit}, "Quit", "Quit cairn-tui?")
+		return nil
+	}
+	m.quitting = true
+	return tea.Quit
+}
+
+// refresh is r: restart a stopped event stream, re-list every visible and
+// cached scope, retry failed lists.
+func (m *Model) refresh() tea.Cmd {
+	if m.conn.authStopped {
+		m.conn.authStopped = false
+		m.pump.Retry()
+	}
+	if !m.listed {
+		return m.startFirstList()
+	}
+	return m.startResync()
+}
+
+// navigate pushes or pops screens.
+func (m *Model) navigate(n common.NavMsg) tea.Cmd {
+	if n.Kind == common.NavPop {
+		return m.pop(len(m.stack) - 1)
+	}
+	if n.WorkspaceID == "" {
+		return nil
+	}
+	return m.push(n.WorkspaceID)
+}
+
+// push opens the artifacts of a workspace, listing them when not cached.
+func (m *Model) push(wsID string) tea.Cmd {
+	s := artifacts.New(m.c, wsID)
+	s.SetSize(m.width, m.bodyHeight())
+	m.stack = append(m.stack, s)
+	m.sh.st.Viewed(wsID)
+	m.pin()
+	sc := store.Artifacts(wsID)
+	if m.sh.st.Cached(wsID) || m.sh.st.Listing(sc) {
+		return nil
+	}
+	return m.startList(sc, originFirst)
+}
+
+// pop keeps the first n screens (at least the root).
+func (m *Model) pop(n int) tea.Cmd {
+	n = max(1, n)
+	if n < len(m.stack) {
+		m.stack = m.stack[:n]
+		m.pin()
+	}
+	return nil
+}
+
+// pin protects the artifact sets of the screens on the stack from
+// eviction.
+func (m *Model) pin() {
+	var ids []string
+	for _, s := range m.stack {
+		if a, ok := s.(*artifacts.Screen); ok {
+			ids = append(ids, a.WorkspaceID())
+		}
+	}
+	m.sh.st.Pin(ids...)
+}
+
+// jumpArtifacts goes to the artifacts on the stack, else opens those of
+// the selected workspace.
+func (m *Model) jumpArtifacts() tea.Cmd {
+	for i, s := range m.stack {
+		if _, ok := s.(*artifacts.Screen); ok {
+			return m.pop(i + 1)
+		}
+	}
+	if ws, ok := m.stack[0].(*workspaces.Screen); ok {
+		if w, ok := ws.Selected(); ok {
+			return m.push(w.ID)
+		}
+	}
+	return nil
+}
+
+// onFetch is a rested cursor on a workspace: fetch its detail and, after
+// the longer rest, prefetch its artifacts.
+func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
+	if !f.Prefetch {
+		m.selected = f.WorkspaceID
+		return m.inspect(f.WorkspaceID)
+	}
+	sc := store.Artifacts(f.WorkspaceID)
+	if m.sh.st.Cached(f.WorkspaceID) || m.sh.st.Listing(sc) {
+		return nil
+	}
+	return m.startList(sc, originPrefetch)
+}

@@ -1,0 +1,173 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/screens/workspaces"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
+)
+
+// Model is the root model. It owns the cross-cutting state: the screen
+// stack, the modal slot, toasts and tasks, the connection, the store,
+// pending operations and list requests (TUI.md §4.2).
+type Model struct {
+	c       *common.Common
+	sh      *shared
+	backend Backend
+	clip    Clipboard
+	clock   func() time.Time
+
+	// ctx is the program's lifetime; Close cancels it, ending every
+	// request, the pump and the hub wait.
+	ctx    context.Context
+	cancel context.CancelFunc
+	hub    *live.Hub
+	pump   *live.Pump
+	// armHub returns the hub wait; tests replace it.
+	armHub func() tea.Cmd
+
+	stack  []common.Screen
+	modal  common.Modal
+	intent intent
+
+	toasts toast.Model
+	tasks  []task
+
+	conn   connState
+	resync resyncState
+	listed bool // the first workspaces list was started
+
+	selected   string // workspace whose detail is fetched
+	inspectReq map[string]int
+	inspectSeq int
+
+	width, height  int
+	tick           tickState
+	highlightUntil time.Time
+	nextID         int
+	quitting       bool
+}
+
+type task struct {
+	id    int
+	label string
+}
+
+// New builds the root model. It does no I/O; Init starts the pump.
+func New(o Options) (*Model, error) {
+	if o.Config == nil || o.Backend == nil {
+		return nil, errors.New("tui: Options.Config and Options.Backend are required")
+	}
+	o, err := withDefaults(o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	now := o.Clock()
+	m := &Model{
+		backend: o.Backend, clip: o.Clipboard, clock: o.Clock,
+		ctx: ctx, cancel: cancel,
+		sh:         newShared(o.Config.CacheMaxArtifacts, now),
+		inspectReq: make(map[string]int),
+	}
+	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
+	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
+	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
+	m.conn = newConn(o.Config.EventsMode)
+	m.armHub = m.waitHub
+	m.stack = []common.Screen{workspaces.New(m.c)}
+	for _, w := range o.Config.Warnings {
+		m.toasts.Push(common.LevelWarn, w, now, "")
+	}
+	return m, nil
+}
+
+func withDefaults(o Options) (Options, error) {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.After == nil {
+		o.After = common.Tick
+	}
+	if o.Theme == nil {
+		g := theme.Unicode()
+		if o.Config.ASCII() {
+			g = theme.ASCII()
+		}
+		o.Theme = theme.New(o.Config.Theme, g)
+	}
+	if o.Keys == nil {
+		km, warnings, err := keys.New(o.Config.Keys)
+		if err != nil {
+			return o, err
+		}
+		o.Config.Warnings = append(o.Config.Warnings, warnings...)
+		o.Keys = km
+	}
+	if o.Clipboard == nil {
+		out := o.Output
+		if out == nil {
+			out = os.Stdout
+		}
+		o.Clipboard = osc52{out: termenv.NewOutput(out)}
+	}
+	return o, nil
+}
+
+// Init starts the event pump and the hub wait (or, without events, the
+// first list at once).
+func (m *Model) Init() tea.Cmd {
+	if m.c.Config.EventsMode != "ws" {
+		return func() tea.Msg { return startMsg{} }
+	}
+	pump, ctx := m.pump, m.ctx
+	return tea.Batch(
+		func() tea.Msg { pump.Start(ctx); return nil },
+		m.armHub(),
+		m.c.After(1500*time.Millisecond, func() tea.Msg { return helloTimeoutMsg{} }),
+	)
+}
+
+// Close ends everything the model started: requests, the pump and the hub
+// wait. It waits for the pump's goroutine. Safe to call twice.
+func (m *Model) Close() {
+	m.cancel()
+	m.pump.Stop()
+}
+
+func (m *Model) waitHub() tea.Cmd {
+	hub, ctx := m.hub, m.ctx
+	return func() tea.Msg {
+		b, err := hub.Wait(ctx)
+		if err != nil {
+			return nil // the program is ending
+		}
+		return hubMsg{batch: b}
+	}
+}
+
+// top is the active screen.
+func (m *Model) top() common.Screen { return m.stack[len(m.stack)-1] }
+
+func (m *Model) id() int {
+	m.nextID++
+	return m.nextID
+}
+
+// Store exposes the entity store for tests and benchmarks.
+func (m *Model) Store() *store.Store { return m.sh.st }
+
+// Config is the effective configuration.
+func (m *Model) Config() *config.Config { return m.c.Config }

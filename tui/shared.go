@@ -1,0 +1,47 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/store"
+)
+
+// shared is what screens read through common.Data; only the root writes
+// it.
+type shared struct {
+	st      *store.Store
+	pending map[string]string
+	now     time.Time
+	start   time.Time
+	offset  time.Duration // server clock minus local clock, from hello
+	lists   map[store.Scope]*listState
+}
+
+func newShared(maxArtifacts int, now time.Time) *shared {
+	return &shared{
+		st:      store.New(maxArtifacts),
+		pending: make(map[string]string),
+		now:     now, start: now,
+		lists: make(map[store.Scope]*listState),
+	}
+}
+
+func (s *shared) Store() common.Store      { return s.st }
+func (s *shared) Pending(id string) string { return s.pending[id] }
+func (s *shared) Now() time.Time           { return s.now.Add(s.offset) }
+
+// Frame is the spinner step: 0 at start, one per 100 ms.
+func (s *shared) Frame() int { return int(s.now.Sub(s.start) / (100 * time.Millisecond)) }
+
+func (s *shared) List(sc store.Scope) common.ListStatus {
+	l, ok := s.lists[sc]
+	if !ok {
+		return common.ListStatus{}
+	}
+	st := common.ListStatus{Loading: l.loading, Loaded: l.loaded, Err: l.err}
+	if !l.retryAt.IsZero() {
+		st.RetryAt = l.retryAt.Add(s.offset)
+	}
+	return st
+}

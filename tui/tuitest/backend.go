@@ -1,0 +1,176 @@
+package tuitest
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Backend is a fake of tui.Backend. Each method calls its Func field when
+// set, else the World (MintStaging and the register/replace calls, which
+// this version of the TUI does not make, fail unless set).
+type Backend struct {
+	World  *World
+	Source *Source
+
+	CreateWorkspaceFunc            func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error)
+	FindWorkspacesFunc             func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
+	InspectWorkspaceFunc           func(ctx context.Context, id string) (*cairn.WorkspaceDetail, error)
+	RenameWorkspaceFunc            func(ctx context.Context, id, name string) (*cairn.Workspace, error)
+	SetWorkspaceDescriptionFunc    func(ctx context.Context, id string, d *string) (*cairn.Workspace, error)
+	SetWorkspaceVolumeMetadataFunc func(ctx context.Context, id string, m *cairn.VolumeMetadata) (*cairn.Workspace, error)
+	DeleteWorkspaceFunc            func(ctx context.Context, id string) error
+	SetupVolumeFunc                func(ctx context.Context, id string) error
+	TeardownVolumeFunc             func(ctx context.Context, id string) error
+
+	MintStagingFunc            func(ctx context.Context, wsID string, r cairn.StagingRequest) (*cairn.Staging, error)
+	RegisterArtifactFunc       func(ctx context.Context, wsID string, c cairn.ArtifactCreate) (*cairn.Artifact, error)
+	FindArtifactsFunc          func(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
+	GetArtifactFunc            func(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error)
+	RenameArtifactFunc         func(ctx context.Context, id, name string) (*cairn.Artifact, error)
+	SetArtifactDescriptionFunc func(ctx context.Context, id string, d *string) (*cairn.Artifact, error)
+	ReplaceContentFunc         func(ctx context.Context, id, key string) (*cairn.Artifact, error)
+	DeleteArtifactFunc         func(ctx context.Context, id string) error
+
+	EventsFunc func(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error)
+}
+
+var (
+	_ cairn.WorkspaceService = (*Backend)(nil)
+	_ cairn.ArtifactService  = (*Backend)(nil)
+	_ cairn.EventService     = (*Backend)(nil)
+)
+
+// NewBackend returns a fake over a new world and event source.
+func NewBackend(clock *Clock) *Backend {
+	return &Backend{World: NewWorld(clock), Source: NewSource()}
+}
+
+func unsupported() error { return cairn.Errorf(cairn.ReasonInternal, "not faked") }
+
+func (b *Backend) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+	if b.CreateWorkspaceFunc != nil {
+		return b.CreateWorkspaceFunc(ctx, c)
+	}
+	return b.World.createWorkspace(ctx, c)
+}
+
+func (b *Backend) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+	if b.FindWorkspacesFunc != nil {
+		return b.FindWorkspacesFunc(ctx, f)
+	}
+	return b.World.findWorkspaces(ctx, f)
+}
+
+func (b *Backend) InspectWorkspace(ctx context.Context, id string) (*cairn.WorkspaceDetail, error) {
+	if b.InspectWorkspaceFunc != nil {
+		return b.InspectWorkspaceFunc(ctx, id)
+	}
+	return b.World.inspectWorkspace(ctx, id)
+}
+
+func (b *Backend) RenameWorkspace(ctx context.Context, id, name string) (*cairn.Workspace, error) {
+	if b.RenameWorkspaceFunc != nil {
+		return b.RenameWorkspaceFunc(ctx, id, name)
+	}
+	return b.World.renameWorkspace(ctx, id, name)
+}
+
+func (b *Backend) SetWorkspaceDescription(ctx context.Context, id string, d *string) (*cairn.Workspace, error) {
+	if b.SetWorkspaceDescriptionFunc != nil {
+		return b.SetWorkspaceDescriptionFunc(ctx, id, d)
+	}
+	return b.World.describeWorkspace(ctx, id, d)
+}
+
+func (b *Backend) SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *cairn.VolumeMetadata) (*cairn.Workspace, error) {
+	if b.SetWorkspaceVolumeMetadataFunc != nil {
+		return b.SetWorkspaceVolumeMetadataFunc(ctx, id, m)
+	}
+	return nil, unsupported()
+}
+
+func (b *Backend) DeleteWorkspace(ctx context.Context, id string) error {
+	if b.DeleteWorkspaceFunc != nil {
+		return b.DeleteWorkspaceFunc(ctx, id)
+	}
+	return b.World.deleteWorkspace(ctx, id)
+}
+
+func (b *Backend) SetupVolume(ctx context.Context, id string) error {
+	if b.SetupVolumeFunc != nil {
+		return b.SetupVolumeFunc(ctx, id)
+	}
+	return b.World.setVolume(id, cairn.VolumeReady)
+}
+
+func (b *Backend) TeardownVolume(ctx context.Context, id string) error {
+	if b.TeardownVolumeFunc != nil {
+		return b.TeardownVolumeFunc(ctx, id)
+	}
+	return b.World.teardown(ctx, id)
+}
+
+func (b *Backend) MintStaging(ctx context.Context, wsID string, r cairn.StagingRequest) (*cairn.Staging, error) {
+	if b.MintStagingFunc != nil {
+		return b.MintStagingFunc(ctx, wsID, r)
+	}
+	return nil, unsupported()
+}
+
+func (b *Backend) RegisterArtifact(ctx context.Context, wsID string, c cairn.ArtifactCreate) (*cairn.Artifact, error) {
+	if b.RegisterArtifactFunc != nil {
+		return b.RegisterArtifactFunc(ctx, wsID, c)
+	}
+	return nil, unsupported()
+}
+
+func (b *Backend) FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
+	if b.FindArtifactsFunc != nil {
+		return b.FindArtifactsFunc(ctx, f)
+	}
+	return b.World.findArtifacts(ctx, f)
+}
+
+func (b *Backend) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error) {
+	if b.GetArtifactFunc != nil {
+		return b.GetArtifactFunc(ctx, id, g)
+	}
+	return b.World.getArtifact(ctx, id, g)
+}
+
+func (b *Backend) RenameArtifact(ctx context.Context, id, name string) (*cairn.Artifact, error) {
+	if b.RenameArtifactFunc != nil {
+		return b.RenameArtifactFunc(ctx, id, name)
+	}
+	return b.World.renameArtifact(ctx, id, name)
+}
+
+func (b *Backend) SetArtifactDescription(ctx context.Context, id string, d *string) (*cairn.Artifact, error) {
+	if b.SetArtifactDescriptionFunc != nil {
+		return b.SetArtifactDescriptionFunc(ctx, id, d)
+	}
+	return b.World.describeArtifact(ctx, id, d)
+}
+
+func (b *Backend) ReplaceContent(ctx context.Context, id, key string) (*cairn.Artifact, error) {
+	if b.ReplaceContentFunc != nil {
+		return b.ReplaceContentFunc(ctx, id, key)
+	}
+	return nil, unsupported()
+}
+
+func (b *Backend) DeleteArtifact(ctx context.Context, id string) error {
+	if b.DeleteArtifactFunc != nil {
+		return b.DeleteArtifactFunc(ctx, id)
+	}
+	b.World.DeleteArtifact(id)
+	return nil
+}
+
+func (b *Backend) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error) {
+	if b.EventsFunc != nil {
+		return b.EventsFunc(ctx, f)
+	}
+	return b.Source.Events(ctx, f)
+}

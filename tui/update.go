@@ -1,0 +1,101 @@
+package tui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// Update applies one message. It does no I/O: every request, timer and
+// clipboard write is a returned Cmd (TUI.md §4.5).
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	return m, tea.Batch(cmd, m.scheduleTick())
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return m.onKey(msg)
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case hubMsg:
+		return m.onHub(msg.batch)
+	case listPageMsg:
+		return m.onPage(msg)
+	case entityMsg:
+		return m.onEntity(msg)
+	case retryListMsg:
+		return m.onRetry(msg)
+	case opDoneMsg:
+		return m.onOpDone(msg)
+	case mountCheckMsg:
+		return m.onMountCheck(msg)
+	case tickMsg:
+		return m.onTick(msg)
+	case pollTickMsg:
+		return m.onPoll(msg)
+	case toastExpireMsg:
+		m.toasts.Expire(msg.id)
+	case copyDoneMsg:
+		return m.onCopied(msg)
+	case startMsg:
+		return m.startFirstList()
+	case helloTimeoutMsg:
+		return m.onHelloTimeout()
+	case inspectTickMsg:
+		if msg.id == m.selected && msg.seq == m.inspectSeq {
+			return m.inspect(msg.id)
+		}
+	case tea.ResumeMsg:
+		return m.startResync()
+	case quitRequestMsg:
+		return m.quit()
+	default:
+		return m.fromScreen(msg)
+	}
+	return nil
+}
+
+// fromScreen handles what screens ask of the root; anything else goes to
+// the active screen.
+func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case common.NavMsg:
+		return m.navigate(msg)
+	case common.ActionMsg:
+		return m.onAction(msg)
+	case common.CopyMsg:
+		return m.copy(msg)
+	case common.ToastMsg:
+		return m.toast(msg.Level, msg.Text)
+	case common.FetchMsg:
+		return m.onFetch(msg)
+	}
+	return m.toTop(msg)
+}
+
+// toTop forwards a message to the active screen.
+func (m *Model) toTop(msg tea.Msg) tea.Cmd {
+	s, cmd := m.top().Update(msg)
+	m.stack[len(m.stack)-1] = s
+	return cmd
+}
+
+// resize lays out every region from the window size alone.
+func (m *Model) resize(w, h int) {
+	m.width, m.height = w, h
+	for _, s := range m.stack {
+		s.SetSize(w, m.bodyHeight())
+	}
+	if m.modal != nil {
+		m.modal.SetSize(w, m.bodyHeight())
+	}
+}
+
+// bodyHeight is the rows between the header and the hint and status
+// lines.
+func (m *Model) bodyHeight() int { return max(1, m.height-3) }
+
+// tooSmall reports a window below the 60×16 minimum.
+func (m *Model) tooSmall() bool { return m.width < 60 || m.height < 16 }

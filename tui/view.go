@@ -1,0 +1,151 @@
+package tui
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/widgets/footer"
+	"github.com/cairn-dev/cairn/tui/widgets/header"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
+)
+
+// View draws the frame: header, body (or the modal in its place), hint
+// line and status line. It only reads.
+func (m *Model) View() string {
+	if m.width == 0 && m.height == 0 {
+		return "starting…"
+	}
+	if m.tooSmall() {
+		return fmt.Sprintf("cairn-tui needs 60×16 — now %d×%d", m.width, m.height)
+	}
+	lines := []string{
+		header.View(m.c.Theme, m.crumbs(), m.badges(), m.width),
+		m.body(),
+		m.pad(m.hints()),
+		m.pad(m.status()),
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) pad(s string) string {
+	return table.Pad(s, m.width, false, m.c.Theme.Glyphs.Ellipsis)
+}
+
+func (m *Model) crumbs() []string {
+	out := []string{"cairn"}
+	for i, s := range m.stack {
+		if i == 0 && len(m.stack) > 1 {
+			continue // "cairn ▸ ws-alpha ▸ artifacts (…)": the list's count only on top
+		}
+		out = append(out, s.Crumbs()...)
+	}
+	return out
+}
+
+// body is the active screen, or the modal centred in its place.
+func (m *Model) body() string {
+	h := m.bodyHeight()
+	if m.modal == nil {
+		return m.top().View()
+	}
+	box := strings.Split(m.modal.View(), "\n")
+	if len(box) > h {
+		box = box[:h]
+	}
+	return lipgloss.Place(m.width, h, lipgloss.Center, lipgloss.Center, strings.Join(box, "\n"))
+}
+
+func (m *Model) hints() string {
+	if m.modal != nil {
+		return m.c.Theme.Hint.Render(m.modal.Hint())
+	}
+	if m.top().Capturing() {
+		return m.c.Theme.Hint.Render("type to filter · enter keeps · esc clears")
+	}
+	bindings := append(m.top().Keys().Bindings, m.globalKeys()...)
+	// help and quit close the line, as in TUI.md §1.1's sketch.
+	ordered := make([]keys.State, 0, len(bindings))
+	var last []keys.State
+	for _, b := range bindings {
+		if b.ID == keys.Help || b.ID == keys.QuitOrBack {
+			last = append(last, b)
+			continue
+		}
+		ordered = append(ordered, b)
+	}
+	return footer.View(m.c.Theme, append(ordered, last...), m.width)
+}
+
+// status is the newest toast, else the running tasks.
+func (m *Model) status() string {
+	if t, ok := m.toasts.Current(); ok {
+		return toast.Line(t, m.c.Theme)
+	}
+	if len(m.tasks) == 0 {
+		return ""
+	}
+	line := m.c.Theme.Glyphs.Frame(m.sh.Frame()) + " " + m.tasks[0].label
+	if n := len(m.tasks) - 1; n > 0 {
+		line += fmt.Sprintf(" +%d", n)
+	}
+	return m.c.Theme.Dim.Render(line)
+}
+
+// badges are missing, read-only, connection and server, right to left in
+// importance: the server goes first when space is short.
+func (m *Model) badges() []header.Badge {
+	th := m.c.Theme
+	var out []header.Badge
+	if n, ok := m.sh.st.MissingTotal(); !ok {
+		out = append(out, header.Badge{Text: th.Glyphs.Ellipsis + " missing", Style: th.Dim})
+	} else if n > 0 {
+		out = append(out, header.Badge{Text: th.Glyphs.Missing + " " + common.Count(n) + " missing", Style: th.Bad})
+	}
+	if m.c.Config.ReadOnly {
+		out = append(out, header.Badge{Text: "[read-only]", Style: th.Warn})
+	}
+	out = append(out, m.connBadge())
+	return append(out, header.Badge{Text: serverLabel(m.c.Config.Server), Style: th.Dim, Droppable: true})
+}
+
+func (m *Model) connBadge() header.Badge {
+	th, g := m.c.Theme, m.c.Theme.Glyphs
+	now := m.sh.now
+	switch m.conn.kind {
+	case connLive:
+		return header.Badge{Text: g.Live + " live", Style: th.Good}
+	case connReconnecting:
+		secs := int((max(0, m.conn.retryAt.Sub(now)) + 999_999_999) / 1_000_000_000)
+		return header.Badge{Text: fmt.Sprintf("%s reconnecting %ds", g.Connecting, secs), Style: th.Warn}
+	case connOffline:
+		text := g.Offline + " offline"
+		if !m.conn.lastGood.IsZero() {
+			text += " " + g.Dot + " " + common.Age(now, m.conn.lastGood) + " stale"
+		}
+		return header.Badge{Text: text, Style: th.Bad}
+	case connPolling:
+		return header.Badge{Text: fmt.Sprintf("%s polling %s", g.Polling, m.c.Config.PollInterval), Style: th.Warn}
+	case connOff:
+		return header.Badge{Text: g.Off + " events off", Style: th.Dim}
+	}
+	return header.Badge{Text: g.Connecting + " connecting", Style: th.Dim}
+}
+
+// serverLabel is host:port, with https:// kept for TLS.
+func serverLabel(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return ansi.Strip(server)
+	}
+	if u.Scheme == "https" {
+		return "https://" + u.Host
+	}
+	return u.Host
+}
