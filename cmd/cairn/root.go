@@ -55,6 +55,7 @@ func newRootCommand() *cobra.Command {
 			Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "cairn", version) },
 		},
 	)
+	root.AddCommand(newClientCommands()...)
 	return root
 }
 

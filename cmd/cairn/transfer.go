@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+)
+
+// rateFlag is --rate-limit: bytes per second with an optional K, M or G
+// suffix (powers of 1024; "KiB", "MB" and the like read the same).
+type rateFlag struct{ bytes int64 }
+
+func (r *rateFlag) String() string { return strconv.FormatInt(r.bytes, 10) }
+func (r *rateFlag) Type() string   { return "rate" }
+
+func (r *rateFlag) Set(s string) error {
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	r.bytes = n
+	return nil
+}
+
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 {
+		return 0, errors.New("expected bytes per second, like 1048576, 512K or 16MiB")
+	}
+	return int64(v * float64(mult)), nil
+}
+
+func artUpload(c *cli) *cobra.Command {
+	var name, desc, contentType string
+	var rate rateFlag
+	cmd := &cobra.Command{
+		Use:               "upload WS FILE [--name N] [--description D]",
+		Short:             "Upload a local file as a new artifact (named after the file unless --name)",
+		Args:              usage(cobra.ExactArgs(2)),
+		ValidArgsFunction: c.completeWorkspaceThenFile,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			wsID, err := workspaceID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			o := client.UploadOptions{Name: name, ContentType: contentType, RateLimit: rate.bytes}
+			if cmd.Flags().Changed("description") {
+				o.Description = &desc
+			}
+			var end func()
+			o.Progress, end = c.progress("upload "+filepath.Base(args[1]), "hashing…")
+			a, err := cl.Upload(cmd.Context(), wsID, args[1], o)
+			end()
+			if err != nil {
+				return err
+			}
+			return c.emit(artifactView(artPayload{a}, a))
+		}),
+	}
+	cmd.Flags().StringVar(&name, "name", "", "artifact name (default: the file name, '.' and other characters made '_')")
+	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
+	cmd.Flags().StringVar(&contentType, "content-type", "", "Content-Type to sign into the upload (the server sniffs the stored type)")
+	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	return cmd
+}
+
+func artReplace(c *cli) *cobra.Command {
+	var rate rateFlag
+	cmd := &cobra.Command{
+		Use:               "replace ART FILE",
+		Short:             "Replace an artifact's content with a local file (repairs a MISSING artifact)",
+		Args:              usage(cobra.ExactArgs(2)),
+		ValidArgsFunction: c.completeArtifacts,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			id, err := artifactID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			o := client.UploadOptions{RateLimit: rate.bytes}
+			var end func()
+			o.Progress, end = c.progress("upload "+filepath.Base(args[1]), "hashing…")
+			a, err := cl.Replace(cmd.Context(), id, args[1], o)
+			end()
+			if err != nil {
+				return err
+			}
+			return c.emit(artifactView(artPayload{a}, a))
+		}),
+	}
+	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	return cmd
+}
+
+func artDownload(c *cli) *cobra.Command {
+	var overwrite bool
+	var rate rateFlag
+	cmd := &cobra.Command{
+		Use:   "download ART [DEST|-]",
+		Short: "Download an artifact, verified against its size and SHA-256",
+		Long: `download writes the artifact to DEST (default: the artifact's name in the
+current directory; a directory DEST gets the artifact's name inside it) through
+DEST.part, verified against the artifact's size and SHA-256, then renamed. A
+mismatch removes the part file and fails. An existing DEST is refused unless
+--overwrite. DEST '-' streams to stdout and fails at the end on a mismatch.`,
+		Args:              usage(cobra.RangeArgs(1, 2)),
+		ValidArgsFunction: c.completeArtifacts,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			id, err := artifactID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes}
+			var end func()
+			o.Progress, end = c.progress("download "+args[0], "")
+			defer end()
+			if len(args) == 2 && args[1] == "-" {
+				_, err := cl.DownloadTo(cmd.Context(), id, c.stdout, o)
+				return err
+			}
+			dest, err := downloadPath(cmd, cl, id, args)
+			if err != nil {
+				return err
+			}
+			a, err := cl.Download(cmd.Context(), id, dest, o)
+			end()
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s exists; pass --overwrite to replace it", dest)
+			}
+			if err != nil {
+				return err
+			}
+			verified := "SHA-256 verified"
+			if a.SHA256B64 == nil {
+				verified = "size verified; no digest was recorded"
+			}
+			c.note("downloaded %s to %s (%s, %s)", args[0], dest, size(a.Size), verified)
+			return c.emit(view{payload: struct {
+				Artifact *cairn.Artifact `json:"artifact"`
+				Path     string          `json:"path"`
+			}{a, dest}, names: []string{dest}})
+		}),
+	}
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace an existing DEST")
+	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	return cmd
+}
+
+// downloadPath is where a download goes: DEST, DEST/<name> for a
+// directory, or ./<name>.
+func downloadPath(cmd *cobra.Command, cl *client.Client, id string, args []string) (string, error) {
+	dir := "."
+	if len(args) == 2 {
+		fi, err := os.Stat(args[1])
+		if err != nil || !fi.IsDir() {
+			return args[1], nil
+		}
+		dir = args[1]
+	}
+	d, err := cl.GetArtifact(cmd.Context(), id, cairn.ArtifactGet{})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, d.Artifact.Name), nil
+}
+
+func artSave(c *cli) *cobra.Command {
+	var name, desc string
+	cmd := &cobra.Command{
+		Use:               "save WS VOLPATH [--name N]",
+		Short:             "Save a file of the workspace volume (a path under " + cairn.MountPath + ") as a new artifact",
+		Args:              usage(cobra.ExactArgs(2)),
+		ValidArgsFunction: c.completeWorkspaces,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			wsID, err := workspaceID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			vc := cairn.VolumeArtifactCreate{SourcePath: args[1], Name: name}
+			if vc.Name == "" {
+				vc.Name = client.ArtifactName(args[1])
+			}
+			if cmd.Flags().Changed("description") {
+				vc.Description = &desc
+			}
+			a, err := cl.ArtifactFromVolume(cmd.Context(), wsID, vc)
+			if err != nil {
+				return err
+			}
+			return c.emit(artifactView(artPayload{a}, a))
+		}),
+	}
+	cmd.Flags().StringVar(&name, "name", "", "artifact name (default: the file name, '.' and other characters made '_')")
+	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
+	return cmd
+}
+
+func artLoad(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:               "load ART VOLPATH",
+		Short:             "Write an artifact to a file of its workspace volume (the directory must exist)",
+		Args:              usage(cobra.ExactArgs(2)),
+		ValidArgsFunction: c.completeArtifacts,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			id, err := artifactID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			if err := cl.LoadIntoVolume(cmd.Context(), id, args[1]); err != nil {
+				return err
+			}
+			c.note("loaded %s into %s", args[0], args[1])
+			return c.emit(view{payload: struct{}{}, names: []string{id}})
+		}),
+	}
+}
+
+func artUpdate(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:               "update ART VOLPATH",
+		Short:             "Replace an artifact's content with a file of its workspace volume",
+		Args:              usage(cobra.ExactArgs(2)),
+		ValidArgsFunction: c.completeArtifacts,
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			id, err := artifactID(cmd.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			a, err := cl.UpdateFromVolume(cmd.Context(), id, args[1])
+			if err != nil {
+				return err
+			}
+			return c.emit(artifactView(artPayload{a}, a))
+		}),
+	}
+}
