@@ -80,10 +80,28 @@ func Load(in Input) (*Config, error) {
 			return nil, err
 		}
 	}
+	c.keepFileTokenForFileServer(file.values)
 	if c.Server == "" && !c.PrintConfig && !c.Version {
 		return nil, ErrNoServer
 	}
 	return &c, nil
+}
+
+// keepFileTokenForFileServer drops a token that came from the file when
+// the server did not: as the CLI does, the file's token only ever goes to
+// the file's server.
+func (c *Config) keepFileTokenForFileServer(file map[string]sourced) {
+	if !strings.HasPrefix(c.Sources["token"], "file ") {
+		return
+	}
+	fileServer := ""
+	if v, ok := file["server"]; ok {
+		_ = setServer(&fileServer, v.value) // an invalid one already failed above
+	}
+	if fileServer != c.Server {
+		c.Token = ""
+		delete(c.Sources, "token")
+	}
 }
 
 func firstSet(vs ...string) string {

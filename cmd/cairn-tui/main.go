@@ -1,0 +1,80 @@
+// Command cairn-tui is the terminal workbench over a cairn server: flags,
+// environment and the client config file in, the TUI out (TUI.md §6).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/tui"
+	"github.com/cairn-dev/cairn/tui/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program; it returns the exit status: 0 done, 1 failed, 2
+// usage or configuration.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := config.Load(config.Input{Args: args})
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "usage: cairn-tui [flags]\n\n%s", config.FlagUsage())
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "cairn-tui:", err)
+		return 2
+	case cfg.Version:
+		fmt.Fprintln(stdout, "cairn-tui", version)
+		return 0
+	case cfg.PrintConfig:
+		if err := cfg.Print(stdout); err != nil {
+			return 1
+		}
+		return 0
+	}
+	c, err := client.New(cfg.Server, client.WithToken(cfg.Token), client.WithUserAgent("cairn-tui/"+version))
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-tui:", err)
+		return 2
+	}
+	err = tui.Run(ctx, tui.RunOptions{
+		Options:        tui.Options{Config: cfg, Backend: backend{c}},
+		StdoutTerminal: isTerminal(stdout),
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-tui:", err)
+		return 1
+	}
+	return 0
+}
+
+// backend is the client as the TUI's Backend.
+type backend struct{ *client.Client }
+
+// Events subscribes through the client once it has the events stream;
+// until then the server is treated as one without an events endpoint, and
+// the TUI polls.
+func (b backend) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error) {
+	if es, ok := any(b.Client).(cairn.EventService); ok {
+		return es.Events(ctx, f)
+	}
+	return nil, &cairn.Error{Reason: cairn.ReasonInternal, Status: 501, Detail: "this client has no events stream"}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
