@@ -15,6 +15,8 @@ const (
 	AuditUpdateArtifactObject AuditType = "UPDATE_ARTIFACT_OBJECT"
 	AuditArtifactMissing      AuditType = "ARTIFACT_MISSING_OBJECT"
 	AuditDeleteArtifact       AuditType = "DELETE_ARTIFACT"
+	AuditShellOpened          AuditType = "SHELL_OPENED"
+	AuditShellClosed          AuditType = "SHELL_CLOSED"
 )
 
 // AuditEvent records one mutation, written in the same transaction as the

@@ -58,6 +58,15 @@ const (
 	ReasonSidecarBusy         Reason = "sidecar_busy"
 	ReasonSweepBusy           Reason = "sweep_busy"
 	ReasonSidecarTimeout      Reason = "sidecar_timeout"
+	// Shell reasons (PTYSHELL.md §3.2).
+	ReasonShellDisabled       Reason = "shell_disabled"
+	ReasonServerShuttingDown  Reason = "server_shutting_down"
+	ReasonWebsocketRequired   Reason = "websocket_required"
+	ReasonSubprotocolRequired Reason = "subprotocol_required"
+	ReasonInvalidTerminal     Reason = "invalid_terminal"
+	ReasonTooManyShells       Reason = "too_many_shells"
+	ReasonVolumeMissing       Reason = "volume_missing"
+	ReasonShellImageMissing   Reason = "shell_image_missing"
 	// ReasonClientGone is never sent: it names, in the log, a request whose
 	// client hung up before the answer (status 499 there, as nginx does).
 	ReasonClientGone Reason = "client_gone"

@@ -155,6 +155,16 @@ var statuses = map[cairn.Reason]int{
 	cairn.ReasonWriteFailed:       http.StatusBadRequest,
 	cairn.ReasonSidecarRejected:   http.StatusBadRequest,
 
+	// The shell's pre-upgrade refusals (PTYSHELL.md §3.2).
+	cairn.ReasonWebsocketRequired:   http.StatusBadRequest,
+	cairn.ReasonSubprotocolRequired: http.StatusBadRequest,
+	cairn.ReasonInvalidTerminal:     http.StatusBadRequest,
+	cairn.ReasonShellDisabled:       http.StatusNotFound,
+	cairn.ReasonVolumeMissing:       http.StatusConflict,
+	cairn.ReasonTooManyShells:       http.StatusTooManyRequests,
+	cairn.ReasonServerShuttingDown:  http.StatusServiceUnavailable,
+	cairn.ReasonShellImageMissing:   http.StatusServiceUnavailable,
+
 	cairn.ReasonUnauthenticated:  http.StatusUnauthorized,
 	cairn.ReasonForbidden:        http.StatusForbidden,
 	cairn.ReasonOriginNotAllowed: http.StatusForbidden,
