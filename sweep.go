@@ -65,7 +65,8 @@ type AuditService interface {
 func ParseAuditType(s string) (AuditType, error) {
 	switch t := AuditType(s); t {
 	case AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
-		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact:
+		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
+		AuditShellOpened, AuditShellClosed:
 		return t, nil
 	}
 	return "", Errorf(ReasonInvalidQuery, "unknown audit event type %q", s)
