@@ -1,0 +1,99 @@
+package keys_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/tui/keys"
+)
+
+func TestDefaultsHaveNoConflict(t *testing.T) {
+	t.Parallel()
+	m, warnings, err := keys.New(nil)
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	id, ok := m.Lookup(keys.ScopeWorkspaces, "D")
+	require.True(t, ok)
+	require.Equal(t, keys.WsDelete, id)
+	id, _ = m.Lookup(keys.ScopeArtifacts, "delete")
+	require.Equal(t, keys.ArtDelete, id)
+}
+
+func TestOverrides(t *testing.T) {
+	t.Parallel()
+	m, warnings, err := keys.New(map[string][]string{
+		"ws_delete": {"X", "delete"},
+		"no_such":   {"z"},
+		"ws_new":    {"ctrl+bogus!"},
+		"zoom":      {"space"},
+	})
+	require.NoError(t, err)
+	require.Len(t, warnings, 2)
+	require.Contains(t, warnings[0], "no_such")
+	require.Contains(t, warnings[1], "ws_new")
+	id, ok := m.Lookup(keys.ScopeWorkspaces, "X")
+	require.True(t, ok)
+	require.Equal(t, keys.WsDelete, id)
+	_, ok = m.Lookup(keys.ScopeWorkspaces, "D")
+	require.False(t, ok, "replaced, not added")
+	require.Equal(t, []string{"n"}, m.Action(keys.WsNew).Keys, "unparsable keeps the default")
+	id, _ = m.Lookup(keys.ScopeNav, " ")
+	require.Equal(t, keys.Zoom, id)
+	require.Equal(t, "space", m.Action(keys.Zoom).KeyList())
+}
+
+func TestConflicts(t *testing.T) {
+	t.Parallel()
+	cases := map[string]map[string][]string{
+		"GlobalAndScreen": {"ws_new": {"q"}},
+		"NavAndScreen":    {"missing_only": {"j"}},
+		"SameScreen":      {"ws_edit": {"D"}},
+	}
+	for name, o := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := keys.New(o)
+			var ce *keys.ConflictError
+			require.ErrorAs(t, err, &ce)
+		})
+	}
+	t.Run("OtherScreenIsFine", func(t *testing.T) {
+		t.Parallel()
+		_, _, err := keys.New(map[string][]string{"ws_new": {"m"}}) // m is missing_only on artifacts only
+		require.NoError(t, err)
+	})
+	t.Run("IndistinctKeysRefused", func(t *testing.T) {
+		t.Parallel()
+		for _, k := range []string{"ctrl+i", "ctrl+m", "ctrl+[", "ctrl+h"} {
+			_, _, err := keys.New(map[string][]string{"zoom": {k}})
+			require.Error(t, err, k)
+		}
+	})
+}
+
+func TestContextStates(t *testing.T) {
+	t.Parallel()
+	m, _, err := keys.New(nil)
+	require.NoError(t, err)
+	ctx := keys.Context{Bindings: m.Enabled(keys.ScopeWorkspaces)}
+	ctx.Disable(keys.WsProvision, "ws-alpha already has a volume")
+	st, ok := ctx.Find(keys.WsProvision)
+	require.True(t, ok)
+	require.False(t, st.Enabled)
+	require.Equal(t, "ws-alpha already has a volume", st.Reason)
+	ctx.ReadOnly()
+	for _, b := range ctx.Bindings {
+		require.True(t, b.Hidden && !b.Enabled, b.ID)
+	}
+}
+
+// TestCheatSheetCurrent fails when keys.md drifts from the registry; run
+// `go generate ./tui/keys`.
+func TestCheatSheetCurrent(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("keys.md")
+	require.NoError(t, err)
+	require.Equal(t, keys.Markdown(), string(b), "run go generate ./tui/keys")
+}

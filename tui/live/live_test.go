@@ -1,0 +1,258 @@
+package live_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/live"
+)
+
+var t0 = time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
+
+func now() time.Time { return t0 }
+
+func wsEvent(id string, seq int64, name string) cairn.Event {
+	return cairn.Event{Seq: seq, Type: cairn.EventWorkspaceUpserted, ID: id, Workspace: &cairn.Workspace{ID: id, Name: name}}
+}
+
+func wait(t *testing.T, h *live.Hub) live.Batch {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := h.Wait(ctx)
+	require.NoError(t, err)
+	return b
+}
+
+func TestHubMerge(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 100, now)
+	h.Event(wsEvent("a", 1, "first"))
+	h.Event(wsEvent("b", 2, "other"))
+	h.Event(wsEvent("a", 3, "latest"))
+	b := wait(t, h)
+	require.Len(t, b.Events, 2)
+	require.Equal(t, "latest", b.Events[0].Workspace.Name, "latest object wins, in its first place")
+	require.Equal(t, t0, b.At)
+}
+
+func TestHubDeleteFollowsEarlierFrames(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 100, now)
+	h.Event(wsEvent("w", 1, "ws"))
+	h.Event(cairn.Event{Seq: 2, Type: cairn.EventArtifactUpserted, ID: "x", Artifact: &cairn.Artifact{ID: "x", WorkspaceID: "w"}})
+	h.Event(cairn.Event{Seq: 3, Type: cairn.EventWorkspaceDeleted, ID: "w"})
+	b := wait(t, h)
+	require.Len(t, b.Events, 2)
+	require.Equal(t, cairn.EventArtifactUpserted, b.Events[0].Type)
+	require.Equal(t, cairn.EventWorkspaceDeleted, b.Events[1].Type, "the delete tombstone comes last")
+}
+
+func TestHubBurstIsOneBatch(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(50*time.Millisecond, 50000, now)
+	for i := range 2000 {
+		h.Event(wsEvent(fmt.Sprint(i), int64(i+1), "x"))
+	}
+	h.Resync("server resync")
+	b := wait(t, h)
+	require.Len(t, b.Events, 2000)
+	require.Equal(t, []string{"server resync"}, b.Resync)
+}
+
+func TestHubOverflowAsksResync(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 10, now)
+	for i := range 11 {
+		h.Event(wsEvent(fmt.Sprint(i), int64(i+1), "x"))
+	}
+	b := wait(t, h)
+	require.Empty(t, b.Events)
+	require.Equal(t, []string{"events overflow"}, b.Resync)
+	h.Event(wsEvent("z", 12, "x"))
+	require.Len(t, wait(t, h).Events, 1, "the next batch is normal again")
+}
+
+func TestHubWriterNeverBlocks(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(time.Hour, 100, now)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			h.Event(wsEvent("a", int64(i), "x"))
+			h.Conn(live.Conn{Kind: live.ConnLost})
+		}
+	}()
+	<-done // nobody waits on the hub: the writes still return
+}
+
+func TestHubWaitEndsWithContext(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 10, now)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := h.Wait(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	b := live.NewBackoff()
+	b.Jitter = func() float64 { return 1 }
+	var got []time.Duration
+	for range 10 {
+		got = append(got, b.Next())
+	}
+	require.Equal(t, []time.Duration{
+		250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+		8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second,
+	}, got)
+	b.Reset()
+	require.Equal(t, 250*time.Millisecond, b.Next())
+	b.Jitter = nil
+	for range 100 {
+		d := b.Next()
+		require.GreaterOrEqual(t, d, 400*time.Millisecond)
+		require.LessOrEqual(t, d, 36*time.Second)
+	}
+}
+
+// script is an events service whose stream replays items, then blocks.
+type script struct {
+	mu     sync.Mutex
+	items  []item
+	opened int
+}
+
+type item struct {
+	ev  cairn.Event
+	err error
+}
+
+func (s *script) Events(context.Context, cairn.EventFilter) (cairn.EventStream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opened++
+	return &scriptStream{s: s}, nil
+}
+
+type scriptStream struct{ s *script }
+
+func (st *scriptStream) Next(ctx context.Context) (cairn.Event, error) {
+	st.s.mu.Lock()
+	if len(st.s.items) > 0 {
+		it := st.s.items[0]
+		st.s.items = st.s.items[1:]
+		st.s.mu.Unlock()
+		return it.ev, it.err
+	}
+	st.s.mu.Unlock()
+	<-ctx.Done()
+	return cairn.Event{}, ctx.Err()
+}
+
+func (st *scriptStream) Close() error { return nil }
+
+// collect runs a pump over items until want batches' worth of frames
+// arrived, and returns everything delivered.
+func collect(t *testing.T, items []item, until func(live.Batch) bool) (live.Batch, *script) {
+	t.Helper()
+	svc := &script{items: items}
+	h := live.NewHub(0, 1000, now)
+	p := live.NewPump(svc, h, now)
+	p.Start(context.Background())
+	defer p.Stop()
+	var all live.Batch
+	for !until(all) {
+		b := wait(t, h)
+		all.Events = append(all.Events, b.Events...)
+		all.Resync = append(all.Resync, b.Resync...)
+		all.Conn = append(all.Conn, b.Conn...)
+	}
+	return all, svc
+}
+
+func kinds(cs []live.Conn) []live.ConnKind {
+	out := make([]live.ConnKind, len(cs))
+	for i, c := range cs {
+		out[i] = c.Kind
+	}
+	return out
+}
+
+func TestPumpSeq(t *testing.T) {
+	t.Parallel()
+	items := []item{
+		{ev: cairn.Event{Type: cairn.EventHello, ServerTime: t0}},
+		{ev: wsEvent("a", 1, "one")},
+		{ev: wsEvent("a", 1, "duplicate")},
+		{ev: wsEvent("b", 3, "after a gap")},
+		{ev: wsEvent("c", 2, "lower")},
+	}
+	all, _ := collect(t, items, func(b live.Batch) bool { return len(b.Events) >= 2 && len(b.Resync) >= 1 })
+	require.Len(t, all.Events, 2)
+	require.Equal(t, "one", all.Events[0].Workspace.Name)
+	require.Equal(t, "after a gap", all.Events[1].Workspace.Name)
+	require.Equal(t, []string{"seq gap"}, all.Resync)
+	require.Equal(t, []live.ConnKind{live.ConnDialing, live.ConnHello}, kinds(all.Conn))
+}
+
+func TestPumpReconnect(t *testing.T) {
+	t.Parallel()
+	items := []item{
+		{ev: cairn.Event{Type: cairn.EventHello}},
+		{ev: wsEvent("a", 1, "one")},
+		{err: &cairn.DisconnectedError{RetryIn: time.Second, Err: errors.New("reset")}},
+		{ev: cairn.Event{Type: cairn.EventHello}},
+		{ev: cairn.Event{Type: cairn.EventResync}},
+		{ev: wsEvent("b", 1, "seq restarts")},
+	}
+	all, svc := collect(t, items, func(b live.Batch) bool { return len(b.Events) >= 2 })
+	require.Equal(t, []live.ConnKind{live.ConnDialing, live.ConnHello, live.ConnLost, live.ConnHello}, kinds(all.Conn))
+	require.Equal(t, time.Second, all.Conn[2].RetryIn)
+	require.Equal(t, []string{"server resync"}, all.Resync)
+	require.Equal(t, 1, svc.opened, "the stream redials itself")
+}
+
+func TestPumpUnavailable(t *testing.T) {
+	t.Parallel()
+	items := []item{{err: &cairn.DisconnectedError{RetryIn: time.Second, Err: &cairn.Error{Status: 404, Reason: cairn.ReasonInternal}}}}
+	all, _ := collect(t, items, func(b live.Batch) bool { return len(b.Conn) >= 2 })
+	require.True(t, all.Conn[1].Unavailable)
+}
+
+func TestPumpStopsOnRejectedTokenUntilRetry(t *testing.T) {
+	t.Parallel()
+	svc := &script{items: []item{{err: &cairn.Error{Reason: cairn.ReasonUnauthenticated, Status: 401}}}}
+	h := live.NewHub(0, 1000, now)
+	p := live.NewPump(svc, h, now)
+	p.Start(context.Background())
+	defer p.Stop()
+	var conns []live.Conn
+	for len(conns) < 2 {
+		conns = append(conns, wait(t, h).Conn...)
+	}
+	require.Equal(t, []live.ConnKind{live.ConnDialing, live.ConnStopped}, kinds(conns))
+	p.Retry()
+	b := wait(t, h)
+	require.Equal(t, live.ConnDialing, b.Conn[0].Kind, "r retries: a new subscription")
+	p.Stop() // the pump has opened it by the time its goroutine ends
+	svc.mu.Lock()
+	require.Equal(t, 2, svc.opened)
+	svc.mu.Unlock()
+}
+
+func TestPumpStopWithoutStart(t *testing.T) {
+	t.Parallel()
+	p := live.NewPump(&script{}, live.NewHub(0, 1, now), now)
+	p.Stop()
+	p.Stop()
+}
