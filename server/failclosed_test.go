@@ -154,18 +154,9 @@ func TestTransferMetrics(t *testing.T) {
 	cfg, secrets := testConfig(t)
 	srv := startServer(t, cfg, secrets, nil)
 	base, metrics := "http://"+srv.APIAddr(), "http://"+srv.MetricsAddr()+cfg.Metrics.MetricsEndpoint
-	status, body := call(t, "POST", base+"/v1/workspaces", `{"name":"metered"}`)
-	require.Equal(t, http.StatusOK, status, body)
-	ws := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
-	volume := regexp.MustCompile(`"volume_name":"([^"]+)"`).FindStringSubmatch(body)[1]
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/volume", "")
-	require.Equal(t, http.StatusOK, status, body)
-	stacktest.RunInVolume(t, cfg.AppName, volume, "head -c 12345 /dev/zero > /mnt/cairn/ws/f")
-
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/artifact-from-volume", `{"name":"f","source_path":"/mnt/cairn/ws/f"}`)
-	require.Equal(t, http.StatusOK, status, body)
-	art := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
-	status, body = call(t, "POST", base+"/v1/artifacts/"+art+"/load-in-volume", `{"target_path":"/mnt/cairn/ws/g"}`)
+	ws, art := savedFile(t, base, cfg.AppName, "head -c 12345 /dev/zero > /mnt/cairn/ws/f")
+	require.NotEmpty(t, ws)
+	status, body := call(t, "POST", base+"/v1/artifacts/"+art+"/load-in-volume", `{"target_path":"/mnt/cairn/ws/g"}`)
 	require.Equal(t, http.StatusOK, status, body)
 
 	_, scrape := call(t, "GET", metrics, "")
@@ -194,16 +185,7 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 	srv := startServer(t, cfg, secrets, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	base := "http://" + srv.APIAddr()
 	cli := stacktest.Docker(t)
-	status, body := call(t, "POST", base+"/v1/workspaces", `{"name":"hangups"}`)
-	require.Equal(t, http.StatusOK, status, body)
-	ws := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
-	volume := regexp.MustCompile(`"volume_name":"([^"]+)"`).FindStringSubmatch(body)[1]
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/volume", "")
-	require.Equal(t, http.StatusOK, status, body)
-	stacktest.RunInVolume(t, cfg.AppName, volume, "head -c 4000000 /dev/urandom > /mnt/cairn/ws/f")
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/artifact-from-volume", `{"name":"seed","source_path":"/mnt/cairn/ws/f"}`)
-	require.Equal(t, http.StatusOK, status, body)
-	art := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
+	ws, art := savedFile(t, base, cfg.AppName, "head -c 4000000 /dev/urandom > /mnt/cairn/ws/f")
 
 	appLabel := filters.NewArgs(filters.Arg("label", "cairn.app="+cfg.AppName))
 	// hangUp sends a request and cancels it on the nth container event of
@@ -276,4 +258,22 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 	})
 	require.NotContains(t, logs.String(), `"level":"ERROR"`, "a client hanging up is not a server error")
 	require.Contains(t, logs.String(), `"reason":"client_gone"`, "the hang-ups were seen")
+}
+
+// savedFile makes a workspace with a READY volume, runs script in it (to
+// write /mnt/cairn/ws/f), and saves that file as an artifact; it returns
+// both IDs.
+func savedFile(t *testing.T, base, app, script string) (workspaceID, artifactID string) {
+	t.Helper()
+	status, body := call(t, "POST", base+"/v1/workspaces", `{"name":"`+uuid.NewString()[:8]+`"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	workspaceID = regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
+	volume := regexp.MustCompile(`"volume_name":"([^"]+)"`).FindStringSubmatch(body)[1]
+	status, body = call(t, "POST", base+"/v1/workspaces/"+workspaceID+"/volume", "")
+	require.Equal(t, http.StatusOK, status, body)
+	stacktest.RunInVolume(t, app, volume, script)
+	status, body = call(t, "POST", base+"/v1/workspaces/"+workspaceID+"/artifact-from-volume",
+		`{"name":"f","source_path":"/mnt/cairn/ws/f"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	return workspaceID, regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(body)[1]
 }
