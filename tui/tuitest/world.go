@@ -163,3 +163,9 @@ func (w *World) findArtifacts(_ context.Context, f cairn.ArtifactFilter) ([]*cai
 	})
 	return page(out, f.Page), nil
 }
+
+// FindWorkspacesForTest lists as the default fake does, for tests that
+// wrap it in their own FindWorkspacesFunc.
+func (w *World) FindWorkspacesForTest(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+	return w.findWorkspaces(ctx, f)
+}
