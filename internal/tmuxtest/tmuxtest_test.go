@@ -32,3 +32,11 @@ func TestPane(t *testing.T) {
 	require.Equal(t, 3, p.WaitExit(10*time.Second))
 	require.True(t, strings.Contains(p.Capture(), "exit 3"))
 }
+
+// A program that ends at once still leaves its status and last screen.
+func TestPaneQuickExit(t *testing.T) {
+	t.Parallel()
+	p := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", "echo bye; exit 5")
+	require.Equal(t, 5, p.WaitExit(10*time.Second))
+	require.Contains(t, p.Capture(), "bye")
+}
