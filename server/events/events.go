@@ -37,7 +37,7 @@ type Store interface {
 
 // Defaults of Config.
 const (
-	DefaultQueueLen       = 1024
+	DefaultQueueLen       = 4096
 	DefaultPingInterval   = 20 * time.Second
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultReconnectDelay = time.Second

@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,6 +17,11 @@ import (
 // maxClientMessage bounds what a subscriber may send: it has nothing to
 // say but control frames.
 const maxClientMessage = 512
+
+// sendBuffer bounds the kernel's send buffer of a subscriber's connection.
+// Left to autotuning it grows past a megabyte on loopback, and a subscriber
+// that stopped reading would be noticed only that much later.
+const sendBuffer = 64 << 10
 
 // ServeHTTP serves one subscriber of GET /v1/events[?workspace_id=ID]
 // (API.md §14). The caller (server/auth) has checked the Origin, the Host
@@ -36,6 +42,9 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn, err := e.upgrader.Upgrade(hijacker(w), r, nil)
 	if err != nil {
 		return // the upgrader has answered
+	}
+	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(sendBuffer) // only a bound; the default works too
 	}
 	e.serve(conn, sub)
 }
