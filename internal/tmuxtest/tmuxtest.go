@@ -158,8 +158,9 @@ func (p *Pane) Exited() (bool, int) {
 	p.t.Helper()
 	out := strings.TrimSpace(p.tmux("display-message", "-p", "-t", p.target, "#{pane_dead} #{pane_dead_status}"))
 	dead, status, _ := strings.Cut(out, " ")
-	code, _ := strconv.Atoi(status)
-	return dead == "1", code
+	// tmux marks the pane dead a moment before it records the status.
+	code, err := strconv.Atoi(status)
+	return dead == "1" && err == nil, code
 }
 
 // WaitExit waits for the program to end and returns its exit status.
