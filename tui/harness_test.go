@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -201,3 +203,20 @@ func upserted(w *cairn.Workspace) cairn.Event {
 func artUpserted(a *cairn.Artifact) cairn.Event {
 	return cairn.Event{Type: cairn.EventArtifactUpserted, ID: a.ID, Artifact: a}
 }
+
+func hintLine(h *harness) string {
+	lines := strings.Split(h.view(), "\n")
+	return lines[len(lines)-2]
+}
+
+func actionMsg(id string) common.ActionMsg { return common.ActionMsg{ID: keys.ID(id)} }
+
+// stripStatus runs cmd and returns the status line after it.
+func stripStatus(h *harness, cmd tea.Cmd) string {
+	for _, msg := range h.run(cmd) {
+		h.send(msg)
+	}
+	return h.statusLine()
+}
+
+func commonSubject() common.Subject { return common.Subject{Workspace: "ws-alpha"} }

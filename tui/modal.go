@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -151,7 +152,7 @@ func (m *Model) messagesModal() common.Modal {
 	for i := len(log) - 1; i >= 0; i-- {
 		t := log[i]
 		line := t.At.Local().Format("15:04:05") + " " + toastWord(m, t.Level) + " " + t.Text
-		if t.RequestID != "" {
+		if t.RequestID != "" && !strings.Contains(t.Text, t.RequestID) {
 			line += fmt.Sprintf("  (request ID %s)", t.RequestID)
 		}
 		lines = append(lines, line)

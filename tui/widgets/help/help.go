@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
@@ -59,12 +60,20 @@ func (m *Model) SetSize(width, height int) {
 	m.offset = max(0, min(m.offset, len(m.lines)-m.rows()))
 }
 
-// View draws the visible lines.
+// View draws the visible lines, each cut to the box: a wrapped line would
+// break the scrolling.
 func (m *Model) View() string {
+	w := m.boxWidth()
 	end := min(len(m.lines), m.offset+m.rows()-2)
-	body := strings.Join(m.lines[m.offset:max(m.offset, end)], "\n")
-	return m.th.Box(m.title, body, theme.BoxWidth(m.width))
+	shown := make([]string, 0, max(0, end-m.offset))
+	for _, l := range m.lines[m.offset:max(m.offset, end)] {
+		shown = append(shown, ansi.Truncate(l, w-4, m.th.Glyphs.Ellipsis))
+	}
+	return m.th.Box(m.title, strings.Join(shown, "\n"), w)
 }
+
+// boxWidth is wider than a question's box: these lines are long.
+func (m *Model) boxWidth() int { return max(20, min(m.width-4, 110)) }
 
 // Hint is the footer while the pager shows.
 func (m *Model) Hint() string { return "j/k scroll · esc closes" }

@@ -1,0 +1,282 @@
+package tui
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/widgets/confirm"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/typed"
+)
+
+func worldWS(h *harness, id string) (*cairn.Workspace, bool) {
+	d, err := h.b.InspectWorkspace(context.Background(), id)
+	if err != nil {
+		return nil, false
+	}
+	return d.Workspace, true
+}
+
+func TestCreateWithProvision(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.seed()
+	h.key("n")
+	require.IsType(t, &form.Model{}, h.m.modal)
+	h.typeText("ws-gamma").key("tab").typeText("first try").key("tab", " ", "enter")
+	require.Nil(t, h.m.modal, "closed on success")
+	var created *cairn.Workspace
+	for _, w := range h.m.Store().Workspaces() {
+		created = w
+	}
+	require.Equal(t, "ws-gamma", created.Name)
+	require.Equal(t, "first try", *created.Description)
+	require.Equal(t, cairn.VolumeReady, created.VolumeState, "provisioned next")
+	require.Equal(t, "✓ provisioned a volume for ws-gamma", h.statusLine())
+	require.Empty(t, h.m.tasks)
+	require.Empty(t, h.m.sh.pending)
+}
+
+func TestFormErrors(t *testing.T) {
+	t.Parallel()
+	t.Run("InvalidNameStaysClientSide", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed()
+		calls := 0
+		h.b.CreateWorkspaceFunc = func(context.Context, cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+			calls++
+			return nil, nil
+		}
+		h.key("n").typeText("bad name").key("enter")
+		require.IsType(t, &form.Model{}, h.m.modal)
+		require.Contains(t, h.view(), "may only contain ASCII letters")
+		require.Zero(t, calls)
+	})
+	t.Run("NameTakenUnderTheField", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed("ws-alpha")
+		h.key("n")
+		require.NotContains(t, h.view(), "already exists")
+		h.typeText("ws-alpha")
+		require.Contains(t, h.view(), "a workspace named ws-alpha already exists", "the warning while typing")
+		h.key("enter")
+		require.IsType(t, &form.Model{}, h.m.modal, "a field error keeps the form open")
+		require.Contains(t, h.view(), "a workspace named ws-alpha already exists")
+		require.Empty(t, h.m.tasks)
+	})
+	t.Run("OtherErrorsCloseWithAToast", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed()
+		h.b.CreateWorkspaceFunc = func(context.Context, cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+			return nil, &cairn.Error{Reason: cairn.ReasonInternal, Status: 500, RequestID: "req-7"}
+		}
+		h.key("n").typeText("ws-x").key("enter")
+		require.Nil(t, h.m.modal)
+		require.Equal(t, "✕ error: server error (HTTP 500) — request ID req-7", h.statusLine())
+		require.Equal(t, "req-7", h.m.toasts.Log()[0].RequestID)
+	})
+}
+
+func TestEditSendsOnlyChangedFields(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ws := h.seed("ws-alpha")[0]
+	described := false
+	h.b.SetWorkspaceDescriptionFunc = func(context.Context, string, *string) (*cairn.Workspace, error) {
+		described = true
+		return nil, nil
+	}
+	h.key("e").key("ctrl+u").typeText("ws-omega").key("enter")
+	w, _ := worldWS(h, ws.ID)
+	require.Equal(t, "ws-omega", w.Name)
+	require.False(t, described)
+	require.Equal(t, "✓ renamed ws-alpha to ws-omega", h.statusLine())
+	require.Contains(t, h.view(), "ws-omega")
+
+	h.key("e", "enter")
+	require.Equal(t, "i nothing changed", h.statusLine())
+}
+
+func TestProvisionGuardsAndPending(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ws := h.seed("ws-alpha")[0]
+	release := make(chan struct{})
+	h.b.SetupVolumeFunc = func(context.Context, string) error { <-release; return nil }
+	h.key("v")
+	require.IsType(t, &confirm.Model{}, h.m.modal)
+	_, cmd := h.m.Update(keyMsg("y"))
+	require.Equal(t, "provisioning", h.m.sh.pending[ws.ID])
+	require.Contains(t, h.view(), "⠋ provisioning")
+	h.key("e")
+	require.Equal(t, "i busy: provisioning", h.statusLine(), "conflicting actions wait")
+	go close(release)
+	h.b.SetupVolumeFunc = nil
+	_ = h.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.VolumeState = cairn.VolumeReady })
+	for _, msg := range h.run(cmd) {
+		h.send(msg)
+	}
+	require.Empty(t, h.m.sh.pending)
+	require.Contains(t, h.view(), "● READY")
+	h.key("v")
+	require.Equal(t, "i ws-alpha already has a volume", h.statusLine())
+}
+
+func TestConfirmCancelsOnAnyOtherKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.seed("ws-alpha")
+	h.key("v", "n")
+	require.Nil(t, h.m.modal)
+	require.Equal(t, "i cancelled", h.statusLine())
+}
+
+func TestTeardown(t *testing.T) {
+	t.Parallel()
+	ready := func(t *testing.T, mounts int) (*harness, *cairn.Workspace) {
+		h := newHarness(t)
+		w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+		h.b.World.SetMounts(w.ID, mounts)
+		h.size(120, 40).hello()
+		return h, w
+	}
+	t.Run("RefusedWhileMounted", func(t *testing.T) {
+		t.Parallel()
+		h, _ := ready(t, 2)
+		h.key("V")
+		require.Nil(t, h.m.modal)
+		require.Equal(t, "! warning: volume is mounted by 2 running containers — end their shells or tool runs first", h.statusLine())
+	})
+	t.Run("RefusedWhenUnknown", func(t *testing.T) {
+		t.Parallel()
+		h, _ := ready(t, -1)
+		h.key("V")
+		require.Nil(t, h.m.modal)
+		require.Contains(t, h.statusLine(), "cannot tell whether the volume is mounted")
+	})
+	t.Run("TypedName", func(t *testing.T) {
+		t.Parallel()
+		h, w := ready(t, 0)
+		h.key("V")
+		require.IsType(t, &typed.Model{}, h.m.modal)
+		h.typeText("ws-alph").key("enter")
+		require.Contains(t, h.view(), "does not match")
+		require.NotNil(t, h.m.modal, "a mismatch stays")
+		h.typeText("a").key("enter")
+		got, _ := worldWS(h, w.ID)
+		require.Equal(t, cairn.VolumeNone, got.VolumeState)
+		require.Equal(t, "✓ tore down the volume of ws-alpha", h.statusLine())
+	})
+	t.Run("ServerRefusalIsASentence", func(t *testing.T) {
+		t.Parallel()
+		h, _ := ready(t, 0)
+		h.b.TeardownVolumeFunc = func(context.Context, string) error {
+			return &cairn.Error{Reason: cairn.ReasonVolumeInUse, Status: 409}
+		}
+		h.key("V").typeText("ws-alpha").key("enter")
+		require.Equal(t, "✕ error: volume is mounted by running containers — end their shells or tool runs first", h.statusLine())
+	})
+}
+
+func TestDelete(t *testing.T) {
+	t.Parallel()
+	t.Run("TypedForNone", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ws := h.seed("ws-alpha")[0]
+		h.key("D")
+		require.IsType(t, &typed.Model{}, h.m.modal)
+		require.Contains(t, h.view(), "Delete ws-alpha with its artifact records?")
+		h.key("esc")
+		require.Equal(t, "i cancelled", h.statusLine())
+		h.key("D").typeText("ws-alpha").key("enter")
+		_, exists := worldWS(h, ws.ID)
+		require.False(t, exists)
+		require.Equal(t, "✓ deleted ws-alpha", h.statusLine())
+		require.Contains(t, h.view(), "No workspaces yet")
+	})
+	t.Run("TwoStepsWhenReady", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+		h.size(120, 40).hello()
+		h.key("D")
+		require.IsType(t, &confirm.Model{}, h.m.modal)
+		require.Contains(t, h.view(), "ws-alpha still has a volume (READY); it must be torn down first.")
+		h.key("y")
+		require.IsType(t, &typed.Model{}, h.m.modal)
+		require.Contains(t, h.view(), "tear down volume "+w.VolumeName[:10])
+		h.typeText("ws-alpha").key("enter")
+		_, exists := worldWS(h, w.ID)
+		require.False(t, exists, "torn down, then deleted")
+		require.Equal(t, "✓ deleted ws-alpha", h.statusLine())
+	})
+	t.Run("RefusedTeardownStopsTheDelete", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+		h.b.World.SetMounts(w.ID, 1)
+		h.size(120, 40).hello()
+		h.key("D", "y").typeText("ws-alpha").key("enter")
+		_, exists := worldWS(h, w.ID)
+		require.True(t, exists)
+		require.Equal(t, "✕ error: tear down refused: volume is mounted by running containers — end their shells or tool runs first", h.statusLine())
+	})
+	t.Run("ArtifactConfirm", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		_, arts := openArtifacts(t, h, cairn.ArtifactRecorded)
+		h.key("D")
+		require.Contains(t, h.view(), "Delete report_0 (14.0 KiB)? Its object is reclaimed later by the")
+		h.key("y")
+		_, ok := h.m.Store().Artifact(arts[0].ID)
+		require.False(t, ok)
+		require.Equal(t, "✓ deleted report_0", h.statusLine())
+	})
+	t.Run("GoneMeanwhileRemovesTheRow", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed("ws-alpha")
+		h.b.DeleteWorkspaceFunc = func(context.Context, string) error {
+			return &cairn.Error{Reason: cairn.ReasonWorkspaceNotFound, Status: 404}
+		}
+		h.key("D").typeText("ws-alpha").key("enter")
+		require.Equal(t, "✕ error: ws-alpha no longer exists", h.statusLine())
+		require.Zero(t, h.m.Store().WorkspaceCount())
+	})
+}
+
+func TestArtifactEdit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, arts := openArtifacts(t, h, cairn.ArtifactRecorded)
+	h.key("e", "tab").typeText("line one").key("enter")
+	a, _ := h.m.Store().Artifact(arts[0].ID)
+	require.Equal(t, "line one", *a.Description)
+	require.Equal(t, "✓ saved the description of report_0", h.statusLine())
+}
+
+func TestReadOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.ReadOnly = true })
+	h.seed("ws-alpha")
+	require.Contains(t, h.header(), "[read-only]")
+	for _, k := range []string{"n", "e", "v", "V", "D"} {
+		h.key(k)
+		require.Nil(t, h.m.modal, k)
+	}
+	require.Empty(t, h.m.toasts.Log(), "hidden keys do nothing")
+	hints := hintLine(h)
+	for _, word := range []string{"new", "edit", "provision", "delete"} {
+		require.NotContains(t, hints, word)
+	}
+	require.Contains(t, hints, "copy")
+	require.Equal(t, "i read-only mode", stripStatus(h, h.m.onAction(actionMsg("ws_new"))))
+}
