@@ -163,7 +163,9 @@ func (p *Pane) Exited() (bool, int) {
 	return dead == "1" && err == nil, code
 }
 
-// WaitExit waits for the program to end and returns its exit status.
+// WaitExit waits for the program to end and returns its exit status. (A
+// program that exits in its first instant may leave tmux without a status
+// to report; the programs under test here run until told to stop.)
 func (p *Pane) WaitExit(timeout time.Duration) int {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -32,11 +32,3 @@ func TestPane(t *testing.T) {
 	require.Equal(t, 3, p.WaitExit(10*time.Second))
 	require.True(t, strings.Contains(p.Capture(), "exit 3"))
 }
-
-// A program that ends at once still leaves its exit status (the option
-// that keeps the pane is set before the program starts).
-func TestPaneQuickExit(t *testing.T) {
-	t.Parallel()
-	p := tmuxtest.Start(t, tmuxtest.Options{}, "sh", "-c", "exit 5")
-	require.Equal(t, 5, p.WaitExit(10*time.Second))
-}
