@@ -1,0 +1,265 @@
+package docker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+var _ service.ShellRuntime = (*Shells)(nil)
+
+// Labels of shell containers beside LabelApp, LabelWorkspace and
+// LabelInstance (PTYSHELL.md §7.2).
+const (
+	LabelKind    = "cairn.kind"
+	LabelShell   = "cairn.shell"
+	LabelToken   = "cairn.token"
+	LabelExpires = "cairn.expires"
+	// KindShell is the cairn.kind (and cairn.role) of a shell container.
+	KindShell = "shell"
+)
+
+// ShellHome is $HOME in a shell container, a tmpfs like /tmp.
+const ShellHome = "/home/cairn"
+
+// ShellConfig holds the shell containers' settings (shell.* of PTYSHELL.md
+// §9); zero values take its defaults.
+type ShellConfig struct {
+	AppName  string // default "cairn"
+	Instance string // the cairn.instance label: shell.instanceName
+	Image    string // default "cairn-shell:latest"; never pulled
+	// Entrypoint is the argv of the shell; empty means the default of §10,
+	// bash if the image has it, else sh, under Umask.
+	Entrypoint  []string
+	Umask       string   // default "0000"
+	User        string   // default "0:0"
+	Env         []string // NAME=value, after cairn's own; never CAIRN_*, TERM or HOME
+	NetworkMode string   // default "none"
+	DetachKeys  string   // default "ctrl-],ctrl-],ctrl-],ctrl-]"
+	MemoryMiB   int64    // default 512, memory and memory+swap
+	CPUs        float64  // default 1
+	Pids        int64    // default 256
+	Nofile      int64    // default 1024
+	TmpfsMiB    int64    // default 64, each of /tmp and $HOME
+	StopSecs    int      // default 3: SIGHUP, then SIGKILL
+	Logger      *slog.Logger
+}
+
+// Shells creates, lists and removes shell containers on one engine.
+type Shells struct {
+	cli *client.Client
+	cfg ShellConfig
+	log *slog.Logger
+}
+
+// NewShells returns the shell runtime over cli.
+func NewShells(cli *client.Client, cfg ShellConfig) *Shells {
+	cfg.AppName = cmp.Or(cfg.AppName, "cairn")
+	cfg.Image = cmp.Or(cfg.Image, "cairn-shell:latest")
+	cfg.Umask = cmp.Or(cfg.Umask, "0000")
+	cfg.User = cmp.Or(cfg.User, "0:0")
+	cfg.NetworkMode = cmp.Or(cfg.NetworkMode, "none")
+	cfg.DetachKeys = cmp.Or(cfg.DetachKeys, "ctrl-],ctrl-],ctrl-],ctrl-]")
+	cfg.MemoryMiB = cmp.Or(cfg.MemoryMiB, 512)
+	cfg.CPUs = cmp.Or(cfg.CPUs, 1)
+	cfg.Pids = cmp.Or(cfg.Pids, 256)
+	cfg.Nofile = cmp.Or(cfg.Nofile, 1024)
+	cfg.TmpfsMiB = cmp.Or(cfg.TmpfsMiB, 64)
+	cfg.StopSecs = cmp.Or(cfg.StopSecs, 3)
+	return &Shells{cli: cli, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
+}
+
+// CheckImage verifies that the shell image exists on the engine; cairn
+// never pulls it. The error says how to build it.
+func (s *Shells) CheckImage(ctx context.Context) error {
+	_, err := s.cli.ImageInspect(ctx, s.cfg.Image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("shell image %q is not on the docker host; build it with 'make images' "+
+			"(or 'cairn dev', which builds it), set shell.image, or turn the shell off (shell.enable: false)", s.cfg.Image)
+	default:
+		return fmt.Errorf("inspect shell image %q: %w", s.cfg.Image, err)
+	}
+}
+
+// ShellName is the container name of a shell: <app>.shell.<workspaceID>.<shellID>.
+func ShellName(app, workspaceID, shellID string) string {
+	return app + "." + KindShell + "." + workspaceID + "." + shellID
+}
+
+// CreateShell creates the container of spec, not started, and returns its
+// terminal (PTYSHELL.md §7.3 step 1). Like the sidecars' create it runs
+// detached from ctx: cut short, the engine could still make a container we
+// would never learn the ID of.
+func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
+	name := ShellName(s.cfg.AppName, spec.WorkspaceID, spec.ShellID)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	resp, err := s.cli.ContainerCreate(cctx, s.containerConfig(spec), s.hostConfig(spec), nil, nil, name)
+	if err != nil {
+		return nil, s.createError(cctx, err)
+	}
+	st := newShellStream(s, resp.ID, name)
+	if err := ctx.Err(); err != nil {
+		_ = st.Close() // the request is gone; Close logs nothing itself
+		return nil, unavailable("create the shell container", err)
+	}
+	return st, nil
+}
+
+// createError names the failure: a missing image is the operator's to fix,
+// not an outage.
+func (s *Shells) createError(ctx context.Context, err error) error {
+	if cerrdefs.IsNotFound(err) {
+		if _, ierr := s.cli.ImageInspect(ctx, s.cfg.Image); cerrdefs.IsNotFound(ierr) {
+			return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,
+				Detail: fmt.Sprintf("the shell image '%s' is not on the docker host; an operator builds it with 'make images'", s.cfg.Image)}
+		}
+		return cairn.Internal("the docker engine refused the shell container", err)
+	}
+	return unavailable("create the shell container", err)
+}
+
+func (s *Shells) containerConfig(spec service.ShellSpec) *container.Config {
+	argv := s.cfg.Entrypoint
+	if len(argv) == 0 {
+		argv = []string{"/bin/sh", "-c", "umask " + s.cfg.Umask +
+			"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+	}
+	env := []string{
+		"TERM=" + spec.Term, "LANG=C.UTF-8", "HOME=" + ShellHome,
+		"CAIRN_WORKSPACE_ID=" + spec.WorkspaceID, "CAIRN_WORKSPACE_NAME=" + spec.WorkspaceName,
+		"CAIRN_SHELL_ID=" + spec.ShellID,
+	}
+	stop := s.cfg.StopSecs
+	return &container.Config{
+		Image: s.cfg.Image,
+		// The image's own entrypoint is replaced, so the argv runs as given.
+		Entrypoint:   argv[:1],
+		Cmd:          argv[1:],
+		Env:          append(env, s.cfg.Env...),
+		WorkingDir:   cairn.MountPath,
+		User:         s.cfg.User,
+		Tty:          true,
+		OpenStdin:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		// Set on the container: the SDK drops ContainerStop's own signal
+		// below API 1.42.
+		StopSignal:  "SIGHUP",
+		StopTimeout: &stop,
+		Labels: map[string]string{
+			LabelApp: s.cfg.AppName, LabelKind: KindShell, LabelRole: KindShell,
+			LabelShell: spec.ShellID, LabelWorkspace: spec.WorkspaceID,
+			LabelInstance: s.cfg.Instance, LabelToken: spec.TokenName,
+			LabelExpires: strconv.FormatInt(spec.Expires.Unix(), 10),
+		},
+	}
+}
+
+// hostConfig is the shell's hardened posture (PTYSHELL.md §7.2): the one
+// volume, an init as PID 1, a read-only root with tmpfs scratch and home,
+// DAC_OVERRIDE only, no new privileges, bounded memory, CPU, pids and files,
+// and no log driver (with a TTY it would store every keystroke).
+func (s *Shells) hostConfig(spec service.ShellSpec) *container.HostConfig {
+	init, pids := true, s.cfg.Pids
+	mem := s.cfg.MemoryMiB << 20
+	tmpfs := fmt.Sprintf("rw,nosuid,nodev,size=%dm,mode=1777", s.cfg.TmpfsMiB)
+	return &container.HostConfig{
+		Mounts:         []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath}},
+		Init:           &init,
+		ReadonlyRootfs: true,
+		Tmpfs:          map[string]string{"/tmp": tmpfs, ShellHome: tmpfs},
+		CapDrop:        []string{"ALL"},
+		CapAdd:         []string{"DAC_OVERRIDE"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		NetworkMode:    container.NetworkMode(s.cfg.NetworkMode),
+		Resources: container.Resources{
+			Memory: mem, MemorySwap: mem, NanoCPUs: int64(math.Round(s.cfg.CPUs * 1e9)), PidsLimit: &pids,
+			Ulimits: []*container.Ulimit{{Name: "nofile", Soft: s.cfg.Nofile, Hard: s.cfg.Nofile}},
+		},
+		LogConfig:   container.LogConfig{Type: "none"},
+		ConsoleSize: [2]uint{uint(spec.Rows), uint(spec.Cols)},
+		AutoRemove:  false,
+	}
+}
+
+// ListShells lists every shell container of the app, running or not. The
+// exited ones are inspected for when they stopped.
+func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, error) {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
+		filters.Arg("label", LabelApp+"="+s.cfg.AppName),
+		filters.Arg("label", LabelKind+"="+KindShell),
+	)})
+	if err != nil {
+		return nil, unavailable("list shell containers", err)
+	}
+	out := make([]service.ShellContainer, 0, len(list))
+	for _, c := range list {
+		sc := service.ShellContainer{
+			ContainerID: c.ID, ShellID: c.Labels[LabelShell], WorkspaceID: c.Labels[LabelWorkspace],
+			Instance: c.Labels[LabelInstance], TokenName: c.Labels[LabelToken],
+			State: string(c.State), Created: time.Unix(c.Created, 0),
+		}
+		if len(c.Names) > 0 {
+			sc.Name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		if secs, err := strconv.ParseInt(c.Labels[LabelExpires], 10, 64); err == nil {
+			sc.Expires = time.Unix(secs, 0)
+		}
+		if sc.State == "exited" || sc.State == "dead" {
+			sc.FinishedAt = s.finishedAt(ctx, c.ID)
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// finishedAt reads when a container stopped; zero if that cannot be read
+// (it went meanwhile, or the engine failed: the next sweep tries again).
+func (s *Shells) finishedAt(ctx context.Context, id string) time.Time {
+	info, err := s.cli.ContainerInspect(ctx, id)
+	if err != nil || info.State == nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, info.State.FinishedAt)
+	if err != nil || t.Year() < 2000 { // the engine's zero value is 0001-01-01
+		return time.Time{}
+	}
+	return t
+}
+
+// RemoveContainer force-removes a container; an absent one is no error.
+func (s *Shells) RemoveContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	err := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return unavailable("remove a shell container", err)
+	}
+	return nil
+}
+
+// errShellClosed is what Start returns when Close came first.
+var errShellClosed = errors.New("shell closed")

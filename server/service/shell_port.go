@@ -1,0 +1,57 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairn-dev/cairn/ptyshell"
+)
+
+// ShellRuntime is the container engine as the shell needs it (PTYSHELL.md
+// §7). The volume's existence comes from Runtime.VolumeExists. Failures of
+// the engine itself are docker_unavailable.
+type ShellRuntime interface {
+	// CreateShell creates, without starting, the container of one shell
+	// with the hardened posture and labels of §7.2, and returns its
+	// terminal: Start attaches, registers the wait and starts; Close is the
+	// one teardown (stop, force remove). The create runs detached from ctx,
+	// so a cancelled request never leaves a container it cannot name.
+	// Reasons: shell_image_missing, docker_unavailable, internal.
+	CreateShell(ctx context.Context, spec ShellSpec) (ptyshell.Stream, error)
+	// ListShells lists every shell container of the app, running or not.
+	ListShells(ctx context.Context) ([]ShellContainer, error)
+	// RemoveContainer force-removes a container; an absent one is no
+	// error.
+	RemoveContainer(ctx context.Context, id string) error
+}
+
+// ShellSpec is what one shell container is made of besides the operator's
+// settings (image, entrypoint, user, limits), which the runtime holds.
+type ShellSpec struct {
+	ShellID       string
+	WorkspaceID   string
+	WorkspaceName string
+	VolumeName    string // mounted read-write at cairn.MountPath
+	TokenName     string // "" without authentication
+	Term          string
+	Cols, Rows    int
+	// Expires is when the container counts as leaked: its creation plus
+	// the maximum lifetime (the cairn.expires label).
+	Expires time.Time
+}
+
+// ShellContainer is a shell container as its labels and state describe it.
+type ShellContainer struct {
+	ContainerID string
+	Name        string
+	ShellID     string
+	WorkspaceID string
+	Instance    string // the cairn.instance of the server that made it
+	TokenName   string
+	State       string // Docker's: created, running, exited, …
+	Created     time.Time
+	Expires     time.Time // zero when the label is absent or malformed
+	// FinishedAt is when an exited or dead container stopped; zero
+	// otherwise.
+	FinishedAt time.Time
+}
