@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -220,3 +221,16 @@ func stripStatus(h *harness, cmd tea.Cmd) string {
 }
 
 func commonSubject() common.Subject { return common.Subject{Workspace: "ws-alpha"} }
+
+type ctxT = context.Context
+
+func ctxBackground() context.Context { return context.Background() }
+
+// hop delivers msg and the messages its Cmd yields at once, but runs no
+// further Cmd: an operation started there stays in flight.
+func (h *harness) hop(msg tea.Msg) {
+	_, cmd := h.m.Update(msg)
+	for _, next := range h.run(cmd) {
+		h.m.Update(next)
+	}
+}

@@ -23,7 +23,8 @@ func (m *Model) View() string {
 		return "starting…"
 	}
 	if m.tooSmall() {
-		return fmt.Sprintf("cairn-tui needs 60×16 — now %d×%d", m.width, m.height)
+		x := m.c.Theme.Glyphs.Times
+		return fmt.Sprintf("cairn-tui needs 60%s16 — now %d%s%d", x, m.width, x, m.height)
 	}
 	lines := []string{
 		header.View(m.c.Theme, m.crumbs(), m.badges(), m.width),

@@ -16,6 +16,7 @@ type Glyphs struct {
 	Sep, Ellipsis         string
 	BarFull, BarEmpty     string
 	VBar, Return, Dot     string
+	Dash, Times           string
 }
 
 // Unicode returns the default glyph set.
@@ -28,7 +29,7 @@ func Unicode() Glyphs {
 		Live: "●", Connecting: "◌", Offline: "✕", Polling: "◐", Off: "○",
 		OK: "✓", Info: "i", Warn: "! warning:", Error: "✕ error:",
 		Up: "↑", Down: "↓", Sep: "▸", Ellipsis: "…",
-		BarFull: "█", BarEmpty: "░", VBar: "│", Return: "⏎", Dot: "·",
+		BarFull: "█", BarEmpty: "░", VBar: "│", Return: "⏎", Dot: "·", Dash: "–", Times: "×",
 	}
 }
 
@@ -42,7 +43,7 @@ func ASCII() Glyphs {
 		Live: "*", Connecting: "~", Offline: "x", Polling: "%", Off: "-",
 		OK: "+", Info: "i", Warn: "! warning:", Error: "x error:",
 		Up: "^", Down: "v", Sep: ">", Ellipsis: "~",
-		BarFull: "#", BarEmpty: ".", VBar: "|", Return: `\n`, Dot: "|",
+		BarFull: "#", BarEmpty: ".", VBar: "|", Return: `\n`, Dot: "|", Dash: "-", Times: "x",
 	}
 }
 

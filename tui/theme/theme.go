@@ -64,10 +64,16 @@ func paletteFor(kind string) palette {
 	}
 }
 
-// New builds the theme: kind is auto, dark, light or high-contrast.
+// New builds the theme on the default renderer: kind is auto, dark, light
+// or high-contrast.
 func New(kind string, glyphs Glyphs) *Theme {
+	return NewFor(lipgloss.DefaultRenderer(), kind, glyphs)
+}
+
+// NewFor builds the theme on r, whose colour profile it renders with.
+func NewFor(r *lipgloss.Renderer, kind string, glyphs Glyphs) *Theme {
 	p := paletteFor(kind)
-	s := lipgloss.NewStyle
+	s := r.NewStyle
 	return &Theme{
 		Glyphs:       glyphs,
 		Header:       s().Foreground(p.fg).Bold(true),

@@ -47,7 +47,7 @@ func mime(a *cairn.Artifact) string {
 
 func columns(c *common.Common) []table.Column[*row] {
 	return []table.Column[*row]{
-		{Title: "NAME", Min: 12, Max: 48, Flex: true, Cell: func(r *row) string { return r.art.Name }},
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.art.Name }},
 		{Title: "STATE", Min: 11, Cell: func(r *row) string { return stateCell(c, r.art) }, Style: func(r *row) (lipgloss.Style, bool) {
 			switch {
 			case c.Data.Pending(r.art.ID) != "":

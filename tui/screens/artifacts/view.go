@@ -1,11 +1,14 @@
 package artifacts
 
 import (
+	"strings"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/theme"
 )
 
 // Crumbs is the workspace, then "artifacts (1 204 · 3 missing)" with the
@@ -121,7 +124,9 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		pane.Field(th, "State", state),
 	}
 	if missing(a) {
-		lines = append(lines, pane.Field(th, "", "the object is gone from the store"))
+		for _, l := range strings.Split(theme.Wrap("the object is gone from the store", max(1, width-14)), "\n") {
+			lines = append(lines, pane.Field(th, "", l))
+		}
 	}
 	lines = append(lines,
 		pane.Field(th, "Size", common.IEC(a.Size)+" ("+common.Count(a.Size)+" bytes)"),

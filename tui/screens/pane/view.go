@@ -3,13 +3,17 @@ package pane
 import (
 	"strings"
 
+	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // SetSize lays out list and detail for the body size.
 func (l *List[T]) SetSize(width, height int) {
 	l.width, l.height = width, height
-	lw, _ := l.widths()
+	lw, dw := l.widths()
+	if dw > 0 && l.Split() {
+		lw-- // a space before the bar
+	}
 	l.Table.SetSize(lw, max(1, height-l.topLines()))
 }
 
@@ -65,7 +69,7 @@ func (l *List[T]) View(banner, empty string, detail []string) string {
 	case !l.Split() && l.detailFocus:
 		return join(top, block(detail, l.width, h, th.Glyphs.Ellipsis))
 	case l.Table.Total() == 0 || (l.Table.Len() == 0 && empty != ""):
-		left = block(append([]string{l.Table.HeaderView(), ""}, indent(empty)...), lw, h, th.Glyphs.Ellipsis)
+		left = block(append([]string{l.Table.HeaderView(), ""}, indent(theme.Wrap(empty, max(1, lw-3)))...), lw, h, th.Glyphs.Ellipsis)
 	default:
 		left = strings.Split(l.Table.View(!l.detailFocus), "\n")
 	}

@@ -44,7 +44,7 @@ func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
 	n, ok := c.Data.Store().Counts(w.ID)
 	switch {
 	case !ok:
-		return "–"
+		return c.Theme.Glyphs.Dash
 	case missing:
 		return common.Count(n.Missing)
 	}
@@ -53,7 +53,7 @@ func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
 
 func columns(c *common.Common) []table.Column[*row] {
 	return []table.Column[*row]{
-		{Title: "NAME", Min: 12, Max: 48, Flex: true, Cell: func(r *row) string { return r.ws.Name }},
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.ws.Name }},
 		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) }, Style: func(r *row) (lipgloss.Style, bool) {
 			if c.Data.Pending(r.ws.ID) != "" {
 				return c.Theme.Pending, true

@@ -79,7 +79,7 @@ func mounts(c *common.Common, w *cairn.Workspace) string {
 func artifacts(c *common.Common, w *cairn.Workspace) string {
 	n, ok := c.Data.Store().Counts(w.ID)
 	if !ok {
-		return "–"
+		return c.Theme.Glyphs.Dash
 	}
 	text := common.Count(n.Total())
 	if n.Missing > 0 {

@@ -158,7 +158,7 @@ func (m *Model) View() string {
 	var b strings.Builder
 	for i, f := range m.fields {
 		if i > 0 {
-			b.WriteString("\n")
+			b.WriteString("\n\n")
 		}
 		b.WriteString(m.fieldView(i, f))
 	}

@@ -14,7 +14,11 @@ func (m *Model[T]) SetSize(width, height int) {
 		return
 	}
 	m.width, m.height = width, height
-	m.layout = m.computeLayout(width)
+	m.relayout()
+}
+
+func (m *Model[T]) relayout() {
+	m.layout = m.computeLayout(m.width)
 	m.layoutVer++
 	clear(m.cache)
 	m.scroll()
@@ -73,17 +77,35 @@ func (m *Model[T]) nextDrop(shown []bool) int {
 	return victim
 }
 
+// share gives the slack away: Fit columns up to their widest cell, then
+// the other flex columns, then Fit columns up to their Max.
 func (m *Model[T]) share(out []slot, slack int) {
+	slack = m.grow(out, slack, func(i int, c Column[T]) (int, bool) {
+		return min(limit(c), max(c.Min, m.widest[out[i].col])), c.Fit
+	})
+	slack = m.grow(out, slack, func(_ int, c Column[T]) (int, bool) { return limit(c), c.Flex && !c.Fit })
+	m.grow(out, slack, func(_ int, c Column[T]) (int, bool) { return limit(c), c.Fit })
+}
+
+// limit is a column's widest allowed width (0 Max: unlimited).
+func limit[T any](c Column[T]) int {
+	if c.Max == 0 {
+		return 1 << 20
+	}
+	return c.Max
+}
+
+// grow widens the chosen columns toward their target and returns the
+// slack left.
+func (m *Model[T]) grow(out []slot, slack int, target func(int, Column[T]) (int, bool)) int {
 	for i := range out {
-		c := m.cols[out[i].col]
-		if slack <= 0 || !c.Flex {
+		want, ok := target(i, m.cols[out[i].col])
+		if !ok || slack <= 0 {
 			continue
 		}
-		grow := slack
-		if c.Max > 0 {
-			grow = min(grow, c.Max-c.Min)
-		}
-		out[i].width += grow
-		slack -= grow
+		add := min(slack, max(0, want-out[i].width))
+		out[i].width += add
+		slack -= add
 	}
+	return slack
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Column describes one column.
@@ -18,7 +19,10 @@ type Column[T any] struct {
 	// limit).
 	Min, Max int
 	Flex     bool
-	Right    bool
+	// Fit makes a flex column take the slack first up to its widest cell,
+	// and the rest only after the other flex columns.
+	Fit   bool
+	Right bool
 	// Drop orders columns dropped when the width is short: 1 goes first;
 	// 0 is never dropped.
 	Drop int
@@ -62,6 +66,7 @@ type Model[T any] struct {
 	layout        []slot
 	layoutVer     uint64
 	cache         map[string]cachedRow
+	widest        map[int]int // Fit column → its widest cell so far
 }
 
 // New returns an empty table.
@@ -69,7 +74,7 @@ func New[T any](id func(T) string, cols []Column[T], styles Styles) *Model[T] {
 	return &Model[T]{
 		id: id, cols: cols, styles: styles,
 		items: make(map[string]T), ver: make(map[string]uint64),
-		cache: make(map[string]cachedRow),
+		cache: make(map[string]cachedRow), widest: make(map[int]int),
 	}
 }
 
@@ -79,16 +84,37 @@ const rebuildAbove = 256
 // SetRows replaces every row.
 func (m *Model[T]) SetRows(rows []T) {
 	clear(m.items)
+	clear(m.widest)
 	for _, r := range rows {
 		id := m.id(r)
 		m.items[id] = r
 		m.ver[id]++
 	}
+	m.measure(rows)
 	m.rebuild()
+}
+
+// measure grows the Fit columns' widest cells; a wider one re-lays out.
+func (m *Model[T]) measure(rows []T) {
+	grew := false
+	for i, c := range m.cols {
+		if !c.Fit {
+			continue
+		}
+		for _, r := range rows {
+			if w := ansi.StringWidth(c.Cell(r)); w > m.widest[i] {
+				m.widest[i], grew = w, true
+			}
+		}
+	}
+	if grew && m.layout != nil {
+		m.relayout()
+	}
 }
 
 // Upsert adds or replaces rows.
 func (m *Model[T]) Upsert(rows ...T) {
+	m.measure(rows)
 	if len(rows) > rebuildAbove {
 		for _, r := range rows {
 			id := m.id(r)
