@@ -18,8 +18,9 @@ deps: ## install what is missing (docker.io, busybox-static, postgresql, versity
 	@scripts/deps.sh
 
 .PHONY: build
-build: ## build bin/cairn and the static bin/cairn-sidecar
+build: ## build bin/cairn, bin/cairn-tui and the static bin/cairn-sidecar
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/cairn ./cmd/cairn
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/cairn-tui ./cmd/cairn-tui
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/cairn-sidecar ./cmd/cairn-sidecar
 
 .PHONY: images
@@ -37,7 +38,8 @@ down: ## stop the local stack and remove its state, containers and volumes
 	@scripts/down.sh
 
 .PHONY: run
-run: up ## install, start the local stack (the TUI will open here once it exists)
+run: up ## install, start the local stack if it is not up, and open cairn-tui on it (quitting leaves it running)
+	@$(BIN)/cairn-tui
 
 .PHONY: lint
 lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness check
