@@ -33,7 +33,8 @@ func newClientCommands() []*cobra.Command {
 	// Streams are bound when a command runs; a shell completion runs none,
 	// and says nothing on stderr.
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
-	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c)}
+	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c),
+		newEventsCommand(c)}
 	for _, cmd := range cmds {
 		f := cmd.PersistentFlags()
 		f.StringVar(&c.server, "server", "", "server URL (env CAIRN_URL; else the config file 'cairn dev' writes)")
