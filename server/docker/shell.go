@@ -100,17 +100,12 @@ func (s *Shells) CheckImage(ctx context.Context) error {
 	}
 }
 
-// ShellName is the container name of a shell: <app>.shell.<workspaceID>.<shellID>.
-func ShellName(app, workspaceID, shellID string) string {
-	return app + "." + KindShell + "." + workspaceID + "." + shellID
-}
-
-// CreateShell creates the container of spec, not started, and returns its
-// terminal (PTYSHELL.md §7.3 step 1). Like the sidecars' create it runs
+// CreateShell creates the container of spec, named spec.Name, not started,
+// and returns its terminal (PTYSHELL.md §7.3 step 1). Like the sidecars' create it runs
 // detached from ctx: cut short, the engine could still make a container we
 // would never learn the ID of.
 func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
-	name := ShellName(s.cfg.AppName, spec.WorkspaceID, spec.ShellID)
+	name := spec.Name
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	resp, err := s.cli.ContainerCreate(cctx, s.containerConfig(spec), s.hostConfig(spec), nil, nil, name)

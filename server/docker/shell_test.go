@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,8 +49,9 @@ func setupShells(t *testing.T, cfg docker.ShellConfig) (*docker.Shells, *shellBu
 }
 
 func (b *shellBundle) spec() service.ShellSpec {
+	id, wsID := ulid.Make().String(), uuid.NewString()
 	return service.ShellSpec{
-		ShellID: ulid.Make().String(), WorkspaceID: uuid.NewString(), WorkspaceName: "ws-alpha",
+		Name: b.app + ".shell." + wsID + "." + id, ShellID: id, WorkspaceID: wsID, WorkspaceName: "ws-alpha",
 		VolumeName: b.volume, TokenName: "ops", Term: "xterm-256color", Cols: 120, Rows: 40,
 		Expires: time.Unix(time.Now().Add(time.Hour).Unix(), 0),
 	}
@@ -107,8 +107,7 @@ func TestShellContainerSpec(t *testing.T) {
 	require.NoError(t, err)
 	cfg, hc := info.Config, info.HostConfig
 
-	require.Equal(t, "/"+docker.ShellName(b.app, spec.WorkspaceID, spec.ShellID), info.Name)
-	require.Regexp(t, "^/"+regexp.QuoteMeta(b.app+".shell."+spec.WorkspaceID+".")+`[0-9A-HJKMNP-TV-Z]{26}$`, info.Name)
+	require.Equal(t, "/"+spec.Name, info.Name)
 	for k, v := range map[string]string{
 		"cairn.app": b.app, "cairn.kind": "shell", "cairn.role": "shell", "cairn.shell": spec.ShellID,
 		"cairn.workspace": spec.WorkspaceID, "cairn.instance": b.instance, "cairn.token": "ops",
@@ -154,6 +153,7 @@ func TestShellContainerSpec(t *testing.T) {
 	require.Empty(t, hc.PortBindings)
 	require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: b.volume, Target: cairn.MountPath}}, hc.Mounts)
 
+	require.Equal(t, spec.Name, list[0].Name)
 	require.Equal(t, spec.ShellID, list[0].ShellID)
 	require.Equal(t, spec.WorkspaceID, list[0].WorkspaceID)
 	require.Equal(t, b.instance, list[0].Instance)

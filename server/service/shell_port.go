@@ -28,6 +28,9 @@ type ShellRuntime interface {
 // ShellSpec is what one shell container is made of besides the operator's
 // settings (image, entrypoint, user, limits), which the runtime holds.
 type ShellSpec struct {
+	// Name is the container's: <appName>.shell.<workspaceID>.<shellID>,
+	// the sidecars' scheme, so a leftover never collides with a new one.
+	Name          string
 	ShellID       string
 	WorkspaceID   string
 	WorkspaceName string

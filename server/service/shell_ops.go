@@ -1,0 +1,199 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+)
+
+// FindShells lists the app's shell containers from Docker, so every
+// replica sharing the daemon sees all of them, with the local registry's
+// details added (PTYSHELL.md §8.1).
+func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error) {
+	list, err := s.rt.ListShells(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cairn.Shell, 0, len(list))
+	s.mu.Lock()
+	for _, c := range list {
+		if workspaceID != "" && c.WorkspaceID != workspaceID {
+			continue
+		}
+		sh := &cairn.Shell{
+			ID: c.ShellID, WorkspaceID: c.WorkspaceID, Container: c.Name, Instance: c.Instance,
+			State: c.State, StartedAt: cairn.Timestamp(c.Created), TokenName: c.TokenName,
+		}
+		if !c.Expires.IsZero() {
+			sh.ExpiresAt = cairn.Timestamp(c.Expires)
+		}
+		if e, ok := s.entries[c.ShellID]; ok && c.Instance == s.cfg.Instance {
+			sh.Local, sh.ClientAddr = true, e.clientAddr
+			if !e.lastInput.IsZero() {
+				at := cairn.Timestamp(e.lastInput)
+				sh.LastInputAt = &at
+			}
+		}
+		out = append(out, sh)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *cairn.Shell) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return &cairn.ShellList{Enabled: s.cfg.Enabled, Shells: out}, nil
+}
+
+// KillShell ends the shell id (§8.2). A session of this process ends with
+// reason "terminated" and KillShell returns once its end is recorded (or
+// after the stop timeout plus a margin). Any other container of the app
+// with that cairn.shell label (another replica's shell, a leftover) is
+// force-removed; its server, if alive, sees it vanish and ends the session
+// the same way. Reasons: shell_not_found, docker_unavailable.
+func (s *Shells) KillShell(ctx context.Context, id string) error {
+	by := ""
+	if a := cairn.ActorFrom(ctx); a != nil {
+		by = *a
+	}
+	s.mu.Lock()
+	e, local := s.entries[id]
+	if local {
+		e.killedBy = by
+	}
+	s.mu.Unlock()
+	if local {
+		e.cancel(ptyshell.ErrTerminated)
+		s.await(ctx, e)
+		return nil
+	}
+	list, err := s.rt.ListShells(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range list {
+		if c.ShellID != id {
+			continue
+		}
+		if err := s.rt.RemoveContainer(ctx, c.ContainerID); err != nil {
+			return err
+		}
+		// The owner's own row, if it is alive, cannot name who killed it.
+		meta := map[string]any{"workspace_id": c.WorkspaceID, "shell_id": id, "container": c.Name,
+			"reason": string(ptyshell.ReasonTerminated), "instance": c.Instance, "local": false}
+		if by != "" {
+			meta["killed_by"] = by
+		}
+		if err := s.svc.audit(ctx, s.svc.store, cairn.AuditShellClosed, meta); err != nil {
+			s.log.Error("shell audit failed", "shell_id", id, "err", err)
+		}
+		s.log.Info("shell container removed", "shell_id", id, "workspace_id", c.WorkspaceID,
+			"instance", c.Instance, "token_name", by)
+		return nil
+	}
+	return cairn.ErrShellNotFound(id)
+}
+
+// await waits for e's end to be recorded, bounded by the stop timeout plus
+// the drain and a margin, and by ctx.
+func (s *Shells) await(ctx context.Context, e *shellEntry) {
+	t := time.NewTimer(s.cfg.StopTimeout + 15*time.Second)
+	defer t.Stop()
+	select {
+	case <-e.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// Shutdown ends every shell of this process (§7.8): new ones are refused
+// with server_shutting_down, every live session ends in parallel with
+// reason "server_shutdown" (stop, drain, EXIT, close 1001), and once they
+// are recorded, or ctx is done, the containers of whatever is left are
+// force-removed. net/http's Shutdown does neither: it does not track
+// hijacked connections.
+func (s *Shells) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	s.closing = true
+	live := make([]*shellEntry, 0, len(s.entries))
+	for _, e := range s.entries {
+		live = append(live, e)
+	}
+	s.mu.Unlock()
+	for _, e := range live {
+		e.cancel(ptyshell.ErrServerShutdown)
+	}
+	for _, e := range live {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+		}
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout+10*time.Second)
+	defer cancel()
+	for _, e := range live {
+		select {
+		case <-e.done:
+			continue
+		default:
+		}
+		if err := s.rt.RemoveContainer(rctx, e.container); err != nil {
+			s.log.Error("remove shell container at shutdown", "shell_id", e.id, "err", err)
+		}
+	}
+}
+
+// Reap is one pass of the server-side reaper (§7.7): it removes the
+// app's shell containers that carry this server's instance but are not in
+// its registry — a predecessor's leftovers, or a teardown that failed — and
+// counts them. A shell enters the registry before its container exists, so
+// an opening shell is never taken.
+func (s *Shells) Reap(ctx context.Context) (int, error) {
+	list, err := s.rt.ListShells(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, c := range list {
+		if c.Instance != s.cfg.Instance || s.known(c.ShellID) {
+			continue
+		}
+		if err := s.rt.RemoveContainer(ctx, c.ContainerID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+		s.log.Warn("removed a leftover shell container", "shell_id", c.ShellID, "workspace_id", c.WorkspaceID,
+			"container", c.Name)
+	}
+	s.cfg.OnReap("server", n)
+	return n, errors.Join(errs...)
+}
+
+func (s *Shells) known(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.entries[id]
+	return ok
+}
+
+// RunReaper reaps at once, then every reap interval, until ctx is done;
+// failures are logged and the loop goes on. It returns nil.
+func (s *Shells) RunReaper(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("shell reaper failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
