@@ -31,6 +31,9 @@ type Config struct {
 	// Maintenance runs on-demand reconciliation passes; nil leaves
 	// POST /v1/maintenance/sweep unmounted (a process without a reconciler).
 	Maintenance cairn.MaintenanceService
+	// Shell serves the shell routes; a nil Shell.Service leaves them
+	// unmounted.
+	Shell ShellConfig
 }
 
 // Services is what the front door calls; the service layer implements all
@@ -96,6 +99,9 @@ func (a *API) Routes() []route.Route {
 	}
 	if a.cfg.Maintenance != nil {
 		rs = append(rs, a.route("POST /v1/maintenance/sweep", route.Admin, a.sweep))
+	}
+	if a.cfg.Shell.Service != nil {
+		rs = append(rs, a.shellRoutes()...)
 	}
 	return rs
 }

@@ -31,15 +31,13 @@ type ShellSession struct {
 // ID is the shell's ID.
 func (ss *ShellSession) ID() string { return ss.e.id }
 
-// ServeFunc serves a session over the upgraded connection:
-// ptyshell.Serve, bound to that connection.
-type ServeFunc func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult
-
-// Run serves the session with serve, which closes the stream (the
-// teardown) before it returns, then records the end: the registry entry
-// and its cap slot go, the SHELL_CLOSED audit row is written, the end is
-// logged and counted (§7.5).
-func (ss *ShellSession) Run(serve ServeFunc) {
+// Run serves the session with serve — ptyshell.Serve bound to the upgraded
+// connection — which closes the stream (the teardown) before it returns,
+// then records the end: the registry entry and its cap slot go, the
+// SHELL_CLOSED audit row is written, the end is logged and counted (§7.5).
+// ctx, as serve receives it, is cancelled with a cause by KillShell and
+// Shutdown.
+func (ss *ShellSession) Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult) {
 	res := serve(ss.life, ss.stream, ss.options())
 	ss.finish(res)
 }

@@ -1,0 +1,225 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/server/route"
+)
+
+// ShellConfig is what the shell routes need (PTYSHELL.md §3, §8).
+type ShellConfig struct {
+	// Service opens, lists and ends shells; nil leaves the three shell
+	// routes unmounted.
+	Service ShellService
+	// AllowedOrigins is api.cors.allowedOrigins. server/auth has refused
+	// any other Origin already; the upgrade checks again (§3.2 row 1).
+	AllowedOrigins []string
+}
+
+// ShellService is the shell rules as the routes call them.
+type ShellService interface {
+	cairn.ShellService
+	// Admit answers §3.2 rows 5 and 6. Reasons: shell_disabled,
+	// server_shutting_down.
+	Admit() error
+	// OpenShell answers rows 10–16 and creates the container. Reasons:
+	// those of rows 5–16, workspace_busy.
+	OpenShell(ctx context.Context, o cairn.ShellOpen) (ShellSession, error)
+}
+
+// ShellSession is an opened shell whose container exists, not started.
+type ShellSession interface {
+	// Run serves the session with serve and records its end.
+	Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult)
+	// Abort tears the session down when the upgrade failed.
+	Abort()
+}
+
+// shellStatuses are the shell route's own statuses where PTYSHELL.md §3.2
+// departs from the one table: a workspace without a volume is a conflict
+// with its state here, not a malformed transfer request.
+var shellStatuses = map[cairn.Reason]int{cairn.ReasonVolumeNotReady: http.StatusConflict}
+
+// handshakeTimeout bounds the upgrade (§6.1).
+const handshakeTimeout = 10 * time.Second
+
+func (a *API) shellRoutes() []route.Route {
+	return []route.Route{
+		{Method: http.MethodGet, Path: "/v1/workspaces/{workspaceID}/shell", Scope: route.Shell,
+			Handler: http.HandlerFunc(a.openShell)},
+		a.route("GET /v1/shells", route.Read, a.listShells),
+		a.route("DELETE /v1/shells/{shellID}", route.Admin, a.killShell),
+	}
+}
+
+// openShell serves GET /v1/workspaces/{workspaceID}/shell: every refusal of
+// §3.2 rows 5–16 in order, as an envelope before any upgrade (rows 1–4 are
+// server/auth's), then the upgrade, then the session. It is not wrapped by
+// serve: once upgraded the connection belongs to the session, and nothing
+// may write an HTTP answer.
+func (a *API) openShell(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+	w.Header().Set(a.cfg.RequestIDHeader, id)
+	status := a.shellHandshake(w, r, id)
+	a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
+		"status", status, "request_id", id, "duration", time.Since(start))
+}
+
+// shellHandshake answers or upgrades, and returns the status for the log.
+// A session runs to its end inside it.
+func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) int {
+	svc := a.cfg.Shell.Service
+	if err := svc.Admit(); err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
+			"the shell is a websocket; send the Upgrade handshake"))
+	}
+	if !slices.Contains(websocket.Subprotocols(r), ptyshell.Subprotocol) {
+		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
+			"offer the subprotocol %s in Sec-WebSocket-Protocol", ptyshell.Subprotocol))
+	}
+	o, err := shellOpen(r.URL.Query())
+	if err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
+	o.WorkspaceID, o.ClientAddr = r.PathValue("workspaceID"), r.RemoteAddr
+	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
+	defer cancel()
+	sess, err := svc.OpenShell(ctx, o)
+	if err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
+	up := a.shellUpgrader(id)
+	conn, err := up.Upgrade(hijacker(w), r, http.Header{a.cfg.RequestIDHeader: {id}})
+	if err != nil {
+		sess.Abort() // the upgrader has answered
+		return http.StatusBadRequest
+	}
+	sess.Run(func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
+		return ptyshell.Serve(ctx, conn, stream, opts)
+	})
+	return http.StatusSwitchingProtocols
+}
+
+// shellOpen reads the handshake's terminal (§3.1): cols and rows required
+// integers, term optional. Reasons: invalid_terminal.
+func shellOpen(q url.Values) (cairn.ShellOpen, error) {
+	var o cairn.ShellOpen
+	for _, p := range []struct {
+		name string
+		v    *int
+	}{{"cols", &o.Cols}, {"rows", &o.Rows}} {
+		n, err := strconv.Atoi(q.Get(p.name))
+		if err != nil {
+			return o, cairn.Errorf(cairn.ReasonInvalidTerminal, "query parameter '%s' must be an integer between %d and %d",
+				p.name, cairn.MinShellDimension, cairn.MaxShellDimension)
+		}
+		*p.v = n
+	}
+	if q.Has("term") && q.Get("term") == "" {
+		return o, cairn.Errorf(cairn.ReasonInvalidTerminal, "query parameter 'term' must not be empty")
+	}
+	o.Term = q.Get("term")
+	return o, o.Validate()
+}
+
+// shellUpgrader upgrades with the subprotocol, no compression (§6.3), the
+// Origin rule of row 1 (never a blanket yes) and the envelope for a
+// handshake gorilla refuses itself.
+func (a *API) shellUpgrader(id string) *websocket.Upgrader {
+	return &websocket.Upgrader{
+		HandshakeTimeout: handshakeTimeout,
+		ReadBufferSize:   4 << 10,
+		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
+		Subprotocols:     []string{ptyshell.Subprotocol},
+		CheckOrigin:      a.shellOriginAllowed,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			err := &cairn.Error{Reason: cairn.ReasonWebsocketRequired, Detail: "malformed websocket handshake: " + reason.Error()}
+			switch status {
+			case http.StatusForbidden:
+				err = &cairn.Error{Reason: cairn.ReasonOriginNotAllowed, Detail: "Origin not allowed"}
+			case http.StatusInternalServerError:
+				err = cairn.Internal("the connection cannot be upgraded", reason)
+			}
+			a.refuseShell(w, r, id, err)
+		},
+	}
+}
+
+// shellOriginAllowed is §3.2 row 1: no Origin (the Go client sends none),
+// or one listed in api.cors.allowedOrigins.
+func (a *API) shellOriginAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	return origin == "" || slices.ContainsFunc(a.cfg.Shell.AllowedOrigins, func(o string) bool {
+		return strings.EqualFold(o, origin)
+	})
+}
+
+// refuseShell answers a refused handshake with the envelope, its message
+// the refusal's sentence, and returns the status.
+func (a *API) refuseShell(w http.ResponseWriter, r *http.Request, id string, err error) int {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return statusClientGone // nobody is left to read an answer
+	}
+	reason := cairn.ErrorReason(err)
+	status, ok := shellStatuses[reason]
+	if !ok {
+		status, _ = statusOf(reason)
+	}
+	if status >= http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "shell open failed", "request_id", id, "reason", string(reason), "err", err)
+	}
+	message := "Shell refused"
+	if d := cairn.ErrorDetail(err); d != "" {
+		message = d
+	}
+	writeJSON(w, status, failure(id, status, message, err))
+	return status
+}
+
+// listShells serves GET /v1/shells[?workspace_id=ID] (§8.1).
+func (a *API) listShells(r *http.Request) (any, error) {
+	list, err := a.cfg.Shell.Service.FindShells(r.Context(), r.URL.Query().Get("workspace_id"))
+	if err != nil {
+		return nil, failed(err, "Failed to list shells")
+	}
+	return list, nil
+}
+
+// killShell serves DELETE /v1/shells/{shellID} (§8.2).
+func (a *API) killShell(r *http.Request) (any, error) {
+	if err := a.cfg.Shell.Service.KillShell(r.Context(), r.PathValue("shellID")); err != nil {
+		return nil, failed(err, "Failed to end the shell")
+	}
+	return nil, nil
+}
+
+// hijacker finds the http.Hijacker under decorators that wrap the
+// ResponseWriter (the HTTP metrics recorder offers only Unwrap), since
+// gorilla's upgrader asks w itself.
+func hijacker(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		if _, ok := w.(http.Hijacker); ok {
+			return w
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
