@@ -24,8 +24,16 @@ type World struct {
 	arts   map[string]*cairn.Artifact
 	mounts map[string]int
 	n      int
-	// Events, when set, receives a change frame for every mutation.
+	// Events, when set, receives a change frame for every mutation; set it
+	// with SetEvents once the world is shared.
 	Events *Source
+}
+
+// SetEvents turns the change frames on (a source) or off (nil).
+func (w *World) SetEvents(s *Source) {
+	w.mu.Lock()
+	w.Events = s
+	w.mu.Unlock()
 }
 
 // NewWorld returns an empty world stamping rows with clock.

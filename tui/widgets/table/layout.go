@@ -35,12 +35,24 @@ func (m *Model[T]) computeLayout(width int) []slot {
 	}
 	avail := width - gutterWidth
 	for m.needed(shown) > avail {
-		victim := m.nextDrop(shown)
+		victim := m.nextDrop(shown, false)
 		if victim < 0 {
 			break
 		}
 		shown[victim] = false
 	}
+	for {
+		out := m.place(shown, avail)
+		victim := m.nextDrop(shown, true)
+		if !m.fitShort(out) || victim < 0 {
+			return out
+		}
+		shown[victim] = false // a whole name beats a flexible column
+	}
+}
+
+// place sizes the shown columns.
+func (m *Model[T]) place(shown []bool, avail int) []slot {
 	var out []slot
 	for i, c := range m.cols {
 		if shown[i] {
@@ -49,6 +61,17 @@ func (m *Model[T]) computeLayout(width int) []slot {
 	}
 	m.share(out, avail-m.needed(shown))
 	return out
+}
+
+// fitShort reports a Fit column narrower than its widest cell.
+func (m *Model[T]) fitShort(out []slot) bool {
+	for _, s := range out {
+		c := m.cols[s.col]
+		if c.Fit && s.width < min(limit(c), m.widest[s.col]) {
+			return true
+		}
+	}
+	return false
 }
 
 // gutterWidth is the cursor/changed glyph column.
@@ -66,10 +89,14 @@ func (m *Model[T]) needed(shown []bool) int {
 	return n
 }
 
-// nextDrop is the shown column with the lowest positive Drop, or -1.
-func (m *Model[T]) nextDrop(shown []bool) int {
+// nextDrop is the shown column with the lowest positive Drop (among the
+// flexible, non-Fit ones when flexOnly), or -1.
+func (m *Model[T]) nextDrop(shown []bool, flexOnly bool) int {
 	victim := -1
 	for i, c := range m.cols {
+		if flexOnly && (!c.Flex || c.Fit) {
+			continue
+		}
 		if shown[i] && c.Drop > 0 && (victim < 0 || c.Drop < m.cols[victim].Drop) {
 			victim = i
 		}

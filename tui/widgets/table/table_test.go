@@ -131,3 +131,18 @@ func TestPadCutsWideRunes(t *testing.T) {
 	require.Equal(t, "日本…", table.Pad("日本語テキスト", 5, false, "…"))
 	require.Equal(t, "  ab", table.Pad("ab", 4, true, "…"))
 }
+
+func TestFitColumnTakesRoomFromFlexibleOnes(t *testing.T) {
+	t.Parallel()
+	cols := []table.Column[item]{
+		{Title: "NAME", Min: 6, Max: 30, Flex: true, Fit: true, Cell: func(i item) string { return i.name }},
+		{Title: "N", Min: 4, Right: true, Drop: 2, Cell: func(i item) string { return fmt.Sprint(i.n) }},
+		{Title: "NOTE", Min: 8, Flex: true, Drop: 1, Cell: func(item) string { return "note" }},
+	}
+	tb := table.New(func(i item) string { return i.id }, cols, table.Styles{Cursor: ">", Ellipsis: "~"})
+	tb.SetRows([]item{{"1", "short", 1}})
+	tb.SetSize(26, 5)
+	require.Equal(t, "  NAME      N NOTE", strings.TrimRight(tb.HeaderView(), " "), "both fit")
+	tb.Upsert(item{"2", "a-rather-long-name", 2})
+	require.Equal(t, "  NAME                   N", strings.TrimRight(tb.HeaderView(), " "), "NOTE gave way to the whole name")
+}
