@@ -253,20 +253,37 @@ func (c *Client) DownloadTo(ctx context.Context, artifactID string, w io.Writer,
 		return nil, fmt.Errorf("artifact %s: the store holds %d bytes, %d were recorded: %w",
 			a.ID, resp.ContentLength, a.Size, ErrVerification)
 	}
-	h := sha256.New()
 	m := newMeter(ctx, io.LimitReader(resp.Body, a.Size+1), a.Size, o.Progress, o.RateLimit)
-	n, err := io.CopyBuffer(io.MultiWriter(w, h), m, make([]byte, ioBufferBytes))
+	toHash, sum := hashBehind()
+	n, err := io.CopyBuffer(io.MultiWriter(w, toHash), m, make([]byte, ioBufferBytes))
+	toHash.Close()
+	digest := <-sum
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("download artifact %s: %w", a.ID, context.Cause(ctx))
 		}
 		return nil, fmt.Errorf("download artifact %s: %w", a.ID, redactURL(err))
 	}
-	if err := verify(a, n, base64.StdEncoding.EncodeToString(h.Sum(nil))); err != nil {
+	if err := verify(a, n, digest); err != nil {
 		return nil, err
 	}
 	m.finish()
 	return a, nil
+}
+
+// hashBehind hashes what is written to the returned writer on a second
+// goroutine, one buffer behind the writer, so that a download runs at the
+// pace of the slower of network and hash rather than of both in turn.
+// Closing the writer ends the goroutine, which then sends the digest.
+func hashBehind() (io.WriteCloser, <-chan string) {
+	pr, pw := io.Pipe()
+	sum := make(chan string, 1)
+	go func() {
+		h := sha256.New()
+		_, _ = io.CopyBuffer(h, pr, make([]byte, ioBufferBytes)) // a hash never fails; the writer's close ends the copy
+		sum <- base64.StdEncoding.EncodeToString(h.Sum(nil))
+	}()
+	return pw, sum
 }
 
 func verify(a *cairn.Artifact, n int64, sum string) error {

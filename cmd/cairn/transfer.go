@@ -135,7 +135,8 @@ mismatch removes the part file and fails. An existing DEST is refused unless
 			}
 			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes}
 			var end func()
-			o.Progress, end = c.progress("download "+args[0], "")
+			_, name, _ := strings.Cut(args[0], "/")
+			o.Progress, end = c.progress("download "+firstOf(name, args[0]), "")
 			defer end()
 			if len(args) == 2 && args[1] == "-" {
 				_, err := cl.DownloadTo(cmd.Context(), id, c.stdout, o)
