@@ -209,9 +209,70 @@ type MaintenanceConfig struct {
 	ObjAgeOutSec int `yaml:"objAgeOutSec"`
 }
 
-// ShellConfig is `shell` (PTYSHELL.md). Only the switch exists so far.
+// ShellConfig is `shell` (PTYSHELL.md §9): the interactive shell, off
+// unless enabled.
 type ShellConfig struct {
 	Enable bool `yaml:"enable"`
+	// Image is a local image; it is never pulled.
+	Image string `yaml:"image"`
+	// Entrypoint is an argv list; empty means bash if the image has it,
+	// else sh (§10).
+	Entrypoint []string `yaml:"entrypoint"`
+	User       string   `yaml:"user"`  // uid:gid inside the container
+	Umask      string   `yaml:"umask"` // applied by the default entrypoint only
+	// Envs are extra variables; never CAIRN_*, TERM or HOME.
+	Envs        []EnvVar `yaml:"envs"`
+	NetworkMode string   `yaml:"networkMode"`
+	// DetachKeys is Docker's attach escape sequence, which the client never
+	// sends (§12.6).
+	DetachKeys string `yaml:"detachKeys"`
+	// InstanceName labels this server's shell containers; empty means
+	// <hostname>:<api port>, unique among live servers sharing a daemon
+	// and stable across restarts (§7.7).
+	InstanceName     string        `yaml:"instanceName"`
+	ReapIntervalSecs int           `yaml:"reapIntervalSecs"`
+	Limits           ShellLimits   `yaml:"limits"`
+	Timeouts         ShellTimeouts `yaml:"timeouts"`
+}
+
+// ShellLimits is `shell.limits`; the session caps are per server process.
+type ShellLimits struct {
+	MaxSessions             int     `yaml:"maxSessions"`
+	MaxSessionsPerWorkspace int     `yaml:"maxSessionsPerWorkspace"`
+	MemoryMiB               int     `yaml:"memoryMiB"` // memory and memory+swap
+	CPUs                    float64 `yaml:"cpus"`
+	Pids                    int     `yaml:"pids"`
+	Nofile                  int     `yaml:"nofile"`
+	TmpfsMiB                int     `yaml:"tmpfsMiB"` // each of /tmp and $HOME
+}
+
+// ShellTimeouts is `shell.timeouts`, in seconds.
+type ShellTimeouts struct {
+	OpenSecs         int `yaml:"openSecs"`
+	IdleSecs         int `yaml:"idleSecs"` // 0: no idle end
+	IdleWarningSecs  int `yaml:"idleWarningSecs"`
+	MaxLifetimeSecs  int `yaml:"maxLifetimeSecs"`
+	PingIntervalSecs int `yaml:"pingIntervalSecs"`
+	PongWaitSecs     int `yaml:"pongWaitSecs"`
+	WriteWaitSecs    int `yaml:"writeWaitSecs"`
+	StopSecs         int `yaml:"stopSecs"`
+	DrainSecs        int `yaml:"drainSecs"`
+}
+
+// DefaultShellConfig returns the defaults of PTYSHELL.md §9.
+func DefaultShellConfig() ShellConfig {
+	return ShellConfig{
+		Image:            "cairn-shell:latest",
+		User:             "0:0",
+		Umask:            "0000",
+		NetworkMode:      "none",
+		DetachKeys:       "ctrl-],ctrl-],ctrl-],ctrl-]",
+		ReapIntervalSecs: 60,
+		Limits: ShellLimits{MaxSessions: 16, MaxSessionsPerWorkspace: 4, MemoryMiB: 512, CPUs: 1,
+			Pids: 256, Nofile: 1024, TmpfsMiB: 64},
+		Timeouts: ShellTimeouts{OpenSecs: 30, IdleSecs: 1800, IdleWarningSecs: 60, MaxLifetimeSecs: 28800,
+			PingIntervalSecs: 20, PongWaitSecs: 60, WriteWaitSecs: 10, StopSecs: 3, DrainSecs: 2},
+	}
 }
 
 // Limits of §11.1 that are not defaults.
@@ -278,6 +339,7 @@ func DefaultConfig() Config {
 			},
 		},
 		Maintenance: MaintenanceConfig{SweepIntSec: 300, ObjAgeOutSec: 3600},
+		Shell:       DefaultShellConfig(),
 	}
 }
 

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// errShellExposed is the start-up rule of PTYSHELL.md §9: a shell is remote
+// code execution with the workspace mounted, so auth.insecureNoAuth does
+// not lift it.
+var errShellExposed = errors.New("the shell needs auth.tokens when any listener is not on a loopback address, " +
+	"even with auth.insecureNoAuth; configure tokens (see `cairn token new`), bind every listener to 127.0.0.1, " +
+	"or set shell.enable: false")
+
+// ShellExposed reports the refused combination: the shell enabled, no
+// tokens, and a listener off loopback.
+func (c *Config) ShellExposed() bool {
+	return c.Shell.Enable && len(c.Auth.Tokens) == 0 && !c.Loopback()
+}
+
+var (
+	shellUmask     = regexp.MustCompile(`^[0-7]{3,4}$`)
+	shellUser      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$`)
+	shellDetachKey = regexp.MustCompile(`^([a-zA-Z]|ctrl-[a-z@\[\\\]^_])$`)
+)
+
+// maxInstanceName bounds shell.instanceName, a label value.
+const maxInstanceName = 128
+
+func (s ShellConfig) validate(p *configProblems) {
+	const key = "shell"
+	p.required(key+".image", s.Image)
+	for i, a := range s.Entrypoint {
+		if a == "" && i == 0 {
+			p.add(key+".entrypoint[0]", "the program must not be empty")
+		}
+	}
+	if !shellUser.MatchString(s.User) {
+		p.add(key+".user", "must be uid:gid (or user[:group]), got %q", s.User)
+	}
+	if !shellUmask.MatchString(s.Umask) {
+		p.add(key+".umask", "must be 3 or 4 octal digits, got %q", s.Umask)
+	}
+	for i, e := range s.Envs {
+		k := fmt.Sprintf("%s.envs[%d]", key, i)
+		p.required(k+".name", e.Name)
+		switch up := strings.ToUpper(e.Name); {
+		case strings.HasPrefix(up, "CAIRN_"), up == "TERM", up == "HOME":
+			p.add(k+".name", "%q is set by cairn: CAIRN_*, TERM and HOME are reserved", e.Name)
+		case strings.ContainsAny(e.Name, "=\x00"):
+			p.add(k+".name", "%q must not contain '=' or NUL", e.Name)
+		}
+	}
+	p.required(key+".networkMode", s.NetworkMode)
+	for _, k := range strings.Split(s.DetachKeys, ",") {
+		if !shellDetachKey.MatchString(k) {
+			p.add(key+".detachKeys", "must be a comma-separated list of keys such as ctrl-], got %q", s.DetachKeys)
+			break
+		}
+	}
+	if len(s.InstanceName) > maxInstanceName || strings.IndexFunc(s.InstanceName, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		p.add(key+".instanceName", "must be at most %d printable characters", maxInstanceName)
+	}
+	p.atLeast(key+".reapIntervalSecs", s.ReapIntervalSecs, 1)
+	s.Limits.validate(p)
+	s.Timeouts.validate(p)
+}
+
+func (l ShellLimits) validate(p *configProblems) {
+	const key = "shell.limits"
+	p.atLeast(key+".maxSessions", l.MaxSessions, 1)
+	p.atLeast(key+".maxSessionsPerWorkspace", l.MaxSessionsPerWorkspace, 1)
+	p.atLeast(key+".memoryMiB", l.MemoryMiB, 1)
+	if l.CPUs <= 0 {
+		p.add(key+".cpus", "must be greater than 0, got %v", l.CPUs)
+	}
+	p.atLeast(key+".pids", l.Pids, 1)
+	p.atLeast(key+".nofile", l.Nofile, 1)
+	p.atLeast(key+".tmpfsMiB", l.TmpfsMiB, 1)
+}
+
+func (t ShellTimeouts) validate(p *configProblems) {
+	const key = "shell.timeouts"
+	p.atLeast(key+".openSecs", t.OpenSecs, 1)
+	p.atLeast(key+".idleSecs", t.IdleSecs, 0)
+	p.atLeast(key+".idleWarningSecs", t.IdleWarningSecs, 0)
+	if t.IdleSecs > 0 && t.IdleWarningSecs >= t.IdleSecs {
+		p.add(key+".idleWarningSecs", "must be less than idleSecs (%d), got %d", t.IdleSecs, t.IdleWarningSecs)
+	}
+	// The lifetime bounds how long a leaked container can live; it cannot
+	// be turned off.
+	p.atLeast(key+".maxLifetimeSecs", t.MaxLifetimeSecs, 1)
+	p.atLeast(key+".pingIntervalSecs", t.PingIntervalSecs, 1)
+	if t.PongWaitSecs <= t.PingIntervalSecs {
+		p.add(key+".pongWaitSecs", "must be greater than pingIntervalSecs (%d), got %d", t.PingIntervalSecs, t.PongWaitSecs)
+	}
+	p.atLeast(key+".writeWaitSecs", t.WriteWaitSecs, 1)
+	p.atLeast(key+".stopSecs", t.StopSecs, 1)
+	p.atLeast(key+".drainSecs", t.DrainSecs, 1)
+}
