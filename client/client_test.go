@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -166,4 +167,22 @@ func TestAuthenticationErrors(t *testing.T) {
 	_, err = prefixed.FindWorkspaces(ctx, cairn.WorkspaceFilter{})
 	ce = requireReason(t, err, "")
 	require.Equal(t, http.StatusNotFound, ce.Status, "an unknown route has no envelope: the status tells")
+}
+
+func TestTimeoutIsUnreachable(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	c, err := client.New(srv.URL, client.WithTimeout(50*time.Millisecond))
+	require.NoError(t, err)
+	_, err = c.InspectWorkspace(t.Context(), "w")
+	require.True(t, client.IsUnreachable(err), "%v", err)
+	require.ErrorContains(t, err, "no answer within 50ms")
 }

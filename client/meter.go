@@ -7,9 +7,9 @@ import (
 )
 
 // Progress is told the bytes moved so far and the total, from the
-// goroutine doing the transfer: at most every ProgressInterval while bytes
-// flow, and once more with done == total when the transfer succeeded. It
-// must return quickly.
+// goroutine moving them (for an upload, one of net/http's, not the
+// caller's): at most every ProgressInterval while bytes flow, and once more
+// with done == total when the transfer succeeded. It must return quickly.
 type Progress func(done, total int64)
 
 // ProgressInterval is the least time between two progress calls.

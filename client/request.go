@@ -30,12 +30,12 @@ type call struct {
 
 // do sends k and decodes the payload of a 2xx envelope into out (nil:
 // ignore it). A non-2xx answer is a *cairn.Error.
-func (c *Client) do(ctx context.Context, k call, out any) error {
+func (c *Client) do(parent context.Context, k call, out any) error {
 	timeout := c.timeout
 	if k.long {
 		timeout = max(timeout, LongTimeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
 	req := c.rest.R().SetContext(ctx)
@@ -54,8 +54,11 @@ func (c *Client) do(ctx context.Context, k call, out any) error {
 	}
 	what := k.method + " " + k.path
 	resp, err := req.Execute(k.method, target)
-	if err != nil {
-		return transportError(ctx, what, err)
+	switch {
+	case err != nil && parent.Err() == nil && ctx.Err() != nil:
+		return &unreachableError{what: what, err: fmt.Errorf("no answer within %s", timeout)}
+	case err != nil:
+		return transportError(parent, what, err)
 	}
 	if resp.StatusCode() < 200 || resp.StatusCode() > 299 {
 		return errorFrom(resp.StatusCode(), resp.Header(), resp.Body())
