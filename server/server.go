@@ -73,6 +73,10 @@ type Server struct {
 	reconciler *reconcile.Reconciler
 	events     *events.Events // the live events stream; nil without an API listener
 	maintain   bool           // run the reconciler's leader loop
+
+	shells        *service.Shells // the shell rules; nil without an API listener
+	shellRuntime  *docker.Shells
+	shellInstance string // shell.instanceName, resolved
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
@@ -122,6 +126,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	svcCfg := s.serviceConfig()
 	svcCfg.OnTransfer = metrics.transfer
 	svc := service.New(s.db, runtime, objects, svcCfg)
+	if err := s.openShells(ctx, svc, opts.MaintainerOnly); err != nil {
+		return nil, err
+	}
 	pinCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := svc.PinKeyPrefixes(pinCtx); err != nil {
@@ -186,6 +193,9 @@ func (s *Server) reconcileConfig() reconcile.Config {
 		SidecarTimeout: time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
 		Logger:         s.log,
 		OnPass:         newReconcileMetrics(s.registry).observe,
+		Shells:         s.shellRuntime,
+		// The sweep's "created too long" rule counts from the open timeout.
+		ShellOpenTimeout: time.Duration(s.cfg.Shell.Timeouts.OpenSecs) * time.Second,
 	}
 }
 
@@ -212,6 +222,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		HealthLogLevel:  logLevel(logging.HealthLogLevel),
 		Logger:          s.log,
 		Maintenance:     s.reconciler,
+		Shell:           s.shellREST(),
 	})
 	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,
@@ -319,6 +330,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.events != nil {
 		g.Go(func() error { return s.events.Run(gctx) })
 	}
+	g.Go(func() error { return s.runShellReaper(gctx) })
 	g.Go(func() error {
 		if err := s.metrics.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("metrics listener: %w", err)
@@ -329,6 +341,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
+		s.shutdownShells(sctx)
 		var apiErr error
 		if s.api != nil {
 			apiErr = s.api.Shutdown(sctx)

@@ -44,6 +44,10 @@ type Config struct {
 	// OnPass, when set, sees every finished pass (err is its SQL error, if
 	// any); the seam for metrics.
 	OnPass func(res *cairn.SweepResult, err error)
+	// Shells, when set, has the containers sweep take leaked shell
+	// containers too; ShellOpenTimeout is shell.timeouts.openSecs.
+	Shells           ShellContainers
+	ShellOpenTimeout time.Duration
 }
 
 // Reconciler runs reconciliation passes. It implements
@@ -269,6 +273,7 @@ func (p *pass) run(ctx context.Context) error {
 	}
 	if p.ws == nil {
 		p.sweepContainers(ctx)
+		p.sweepShells(ctx)
 	}
 	return nil
 }

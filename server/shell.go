@@ -1,0 +1,195 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// openShells applies the shell's start-up rules (PTYSHELL.md §9) and builds
+// the shell runtime, which the maintainer's sweep uses too, and — in a
+// process serving the API — the shell rules. A missing image is refused
+// only with the shell enabled.
+func (s *Server) openShells(ctx context.Context, svc *service.Service, maintainerOnly bool) error {
+	sc := s.cfg.Shell
+	s.shellInstance = shellInstanceName(sc.InstanceName, s.cfg.API.Service.AppPort)
+	s.shellRuntime = docker.NewShells(s.docker, s.dockerShellConfig())
+	if maintainerOnly {
+		return nil
+	}
+	if s.cfg.ShellExposed() {
+		return errShellExposed
+	}
+	if sc.Enable {
+		if err := s.shellRuntime.CheckImage(ctx); err != nil {
+			return err
+		}
+	}
+	m := newShellMetrics(s.registry)
+	t := sc.Timeouts
+	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	s.shells = service.NewShells(svc, s.shellRuntime, service.ShellConfig{
+		Enabled:                 sc.Enable,
+		Instance:                s.shellInstance,
+		MaxSessions:             sc.Limits.MaxSessions,
+		MaxSessionsPerWorkspace: sc.Limits.MaxSessionsPerWorkspace,
+		OpenTimeout:             sec(t.OpenSecs),
+		IdleTimeout:             sec(t.IdleSecs),
+		IdleWarning:             warning(t.IdleWarningSecs),
+		MaxLifetime:             sec(t.MaxLifetimeSecs),
+		PingInterval:            sec(t.PingIntervalSecs),
+		PongWait:                sec(t.PongWaitSecs),
+		WriteWait:               sec(t.WriteWaitSecs),
+		StopTimeout:             sec(t.StopSecs),
+		DrainTimeout:            sec(t.DrainSecs),
+		ReapInterval:            sec(sc.ReapIntervalSecs),
+		Logger:                  s.log,
+		OnOpen:                  m.open,
+		OnEnd:                   m.end,
+		OnReap:                  m.reap,
+	})
+	m.live(s.shells.Live)
+	return nil
+}
+
+// warning maps idleWarningSecs onto ptyshell's convention: 0 there means
+// the default, a negative value none.
+func warning(secs int) time.Duration {
+	if secs == 0 {
+		return -1
+	}
+	return time.Duration(secs) * time.Second
+}
+
+func (s *Server) dockerShellConfig() docker.ShellConfig {
+	sc := s.cfg.Shell
+	env := make([]string, 0, len(sc.Envs))
+	for _, e := range sc.Envs {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	return docker.ShellConfig{
+		AppName: s.cfg.AppName, Instance: s.shellInstance, Image: sc.Image, Entrypoint: sc.Entrypoint,
+		Umask: sc.Umask, User: sc.User, Env: env, NetworkMode: sc.NetworkMode, DetachKeys: sc.DetachKeys,
+		MemoryMiB: int64(sc.Limits.MemoryMiB), CPUs: sc.Limits.CPUs, Pids: int64(sc.Limits.Pids),
+		Nofile: int64(sc.Limits.Nofile), TmpfsMiB: int64(sc.Limits.TmpfsMiB), StopSecs: sc.Timeouts.StopSecs,
+		Logger: s.log,
+	}
+}
+
+// shellInstanceName is shell.instanceName, else <hostname>:<api port>:
+// unique among live servers sharing a daemon, and stable across restarts.
+// A kernel-chosen port (0) is not stable, so it gets a random suffix
+// instead: two such servers must never take each other's shells.
+func shellInstanceName(configured string, port int) string {
+	if configured != "" {
+		return configured
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	if port == 0 {
+		return net.JoinHostPort(host, "0-"+strings.ToLower(ulid.Make().String()[16:]))
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// shellREST is what the REST front door needs to serve the shell routes;
+// empty in a maintainer-only process.
+func (s *Server) shellREST() rest.ShellConfig {
+	if s.shells == nil {
+		return rest.ShellConfig{}
+	}
+	return rest.ShellConfig{Service: shellDoor{s.shells}, AllowedOrigins: s.cfg.API.CORS.AllowedOrigins}
+}
+
+// shellDoor gives the service's sessions the front door's session type.
+type shellDoor struct{ *service.Shells }
+
+func (d shellDoor) OpenShell(ctx context.Context, o cairn.ShellOpen) (rest.ShellSession, error) {
+	sess, err := d.Shells.OpenShell(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// runShellReaper is the server-side reaper; nil without the shell rules.
+func (s *Server) runShellReaper(ctx context.Context) error {
+	if s.shells == nil {
+		return nil
+	}
+	return s.shells.RunReaper(ctx)
+}
+
+// shutdownShells ends every shell before the HTTP shutdown, which neither
+// closes nor waits for hijacked connections.
+func (s *Server) shutdownShells(ctx context.Context) {
+	if s.shells != nil {
+		s.shells.Shutdown(ctx)
+	}
+}
+
+// shellMetrics are the shell's metrics (PTYSHELL.md §7.6).
+type shellMetrics struct {
+	reg      prometheus.Registerer
+	opens    *prometheus.CounterVec
+	openTime prometheus.Histogram
+	ends     *prometheus.CounterVec
+	bytes    *prometheus.CounterVec
+	reaped   *prometheus.CounterVec
+}
+
+func newShellMetrics(reg prometheus.Registerer) *shellMetrics {
+	m := &shellMetrics{
+		reg: reg,
+		opens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_shell_opens_total",
+			Help: "Shell opens by result: ok, or the reason of the refusal."}, []string{"result"}),
+		openTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cairn_shell_open_seconds",
+			Help: "Seconds from a shell request to its shell running.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 10)}),
+		ends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_shell_ends_total",
+			Help: "Shell sessions ended, by reason."}, []string{"reason"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_shell_bytes_total",
+			Help: "Bytes through shell sessions, by direction (in: typed, out: shown)."}, []string{"direction"}),
+		reaped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_shell_reaped_total",
+			Help: "Leftover shell containers removed, by reaper."}, []string{"by"}),
+	}
+	reg.MustRegister(m.opens, m.openTime, m.ends, m.bytes, m.reaped)
+	return m
+}
+
+// live registers the gauges of live sessions: cairn_shell_sessions
+// (PTYSHELL.md) and cairn_shells_live (API.md), the same count.
+func (m *shellMetrics) live(count func() int) {
+	for _, name := range []string{"cairn_shell_sessions", "cairn_shells_live"} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name,
+			Help: "Shell sessions of this process, opening ones included."}, func() float64 { return float64(count()) }))
+	}
+}
+
+func (m *shellMetrics) open(result string, took time.Duration) {
+	m.opens.WithLabelValues(cmp.Or(result, "internal")).Inc()
+	if result == "ok" {
+		m.openTime.Observe(took.Seconds())
+	}
+}
+
+func (m *shellMetrics) end(reason string, in, out int64) {
+	m.ends.WithLabelValues(reason).Inc()
+	m.bytes.WithLabelValues("in").Add(float64(in))
+	m.bytes.WithLabelValues("out").Add(float64(out))
+}
+
+func (m *shellMetrics) reap(by string, n int) { m.reaped.WithLabelValues(by).Add(float64(n)) }
