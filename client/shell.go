@@ -1,0 +1,82 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+)
+
+var _ cairn.ShellService = (*Client)(nil)
+
+// shellHandshake bounds the dial and the upgrade (PTYSHELL.md §6.1).
+const shellHandshake = 10 * time.Second
+
+// Shell opens an interactive shell in the workspace (an ID: resolve names
+// first) with the terminal's size and TERM ("" for the server's default),
+// and returns the session over it (PTYSHELL.md §12.1). It sends the token
+// in the Authorization header, never in the URL, and no Origin. A refused
+// upgrade is a *cairn.Error with the answer's status, reason and message;
+// a server that answers without the shell subprotocol is refused with an
+// error matching ptyshell.ErrUnsupportedProtocol; no answer at all is
+// unreachable (IsUnreachable).
+func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {
+	q := url.Values{"cols": {strconv.Itoa(size.Cols)}, "rows": {strconv.Itoa(size.Rows)}}
+	if term != "" {
+		q.Set("term", term)
+	}
+	d := websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		TLSClientConfig:  c.tlsConfig(),
+		HandshakeTimeout: shellHandshake,
+		Subprotocols:     []string{ptyshell.Subprotocol},
+		ReadBufferSize:   ptyshell.MaxDataPayload + 64,
+		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
+	}
+	path := pathOf("workspaces", workspaceID, "shell")
+	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, q), c.header())
+	if resp != nil && resp.Body != nil {
+		if err != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			err = decodeError(resp)
+		}
+		resp.Body.Close() //nolint:errcheck // read what was needed
+	}
+	if err != nil {
+		if _, refused := errors.AsType[*cairn.Error](err); refused {
+			return nil, err
+		}
+		return nil, transportError(ctx, "GET "+path, err)
+	}
+	return ptyshell.NewSession(conn, ptyshell.SessionOptions{})
+}
+
+// FindShells lists the shell containers of the server's app (of one
+// workspace when workspaceID is set) and whether the server has the shell
+// enabled.
+func (c *Client) FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error) {
+	var q url.Values
+	if workspaceID != "" {
+		q = url.Values{"workspace_id": {workspaceID}}
+	}
+	var out cairn.ShellList
+	if err := c.get(ctx, pathOf("shells"), q, &out); err != nil {
+		return nil, err
+	}
+	if out.Shells == nil {
+		out.Shells = []*cairn.Shell{}
+	}
+	return &out, nil
+}
+
+// KillShell ends a shell (scope admin). Not retried: a repeat answers 404
+// shell_not_found.
+func (c *Client) KillShell(ctx context.Context, id string) error {
+	return c.do(ctx, call{method: http.MethodDelete, path: pathOf("shells", id)}, nil)
+}
