@@ -37,7 +37,7 @@ type timerMsg struct{ t timer }
 // harness drives the root model synchronously: Cmds run at once (the fake
 // backend answers immediately), timers are recorded, the hub wait is off.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	m      *Model
 	b      *tuitest.Backend
 	clock  *tuitest.Clock
@@ -46,7 +46,7 @@ type harness struct {
 	quit   bool
 }
 
-func newHarness(t *testing.T, edit ...func(*config.Config)) *harness {
+func newHarness(t testing.TB, edit ...func(*config.Config)) *harness {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
 	h := &harness{t: t, b: tuitest.NewBackend(clock), clock: clock, clip: &tuitest.Clipboard{}}

@@ -64,10 +64,10 @@ func (f *fileValues) walk(prefix string, node map[string]any, src string, known 
 }
 
 func (f *fileValues) value(key string, v any, src string, known map[string]bool) error {
-	switch {
-	case key == "tui.keys":
+	switch key {
+	case "tui.keys":
 		return f.keyMap(v, src)
-	case key == "tui.preview.mime_allow":
+	case "tui.preview.mime_allow":
 		list, err := stringList(v)
 		if err != nil {
 			return &InvalidError{Key: key, Value: fmt.Sprint(v), Source: src, Err: err}

@@ -132,7 +132,8 @@ func (s *Store) trackMissing(a, old *cairn.Artifact, seeded, quiet bool, ch *Cha
 	_, indexed := s.missing[a.ID]
 	s.missing[a.ID] = a.WorkspaceID
 	wasRecorded := old != nil && old.State == cairn.ArtifactRecorded
-	if quiet || indexed || !(wasRecorded || (old == nil && seeded)) {
+	unknownInSeeded := old == nil && seeded
+	if quiet || indexed || (!wasRecorded && !unknownInSeeded) {
 		return
 	}
 	ch.Missing = append(ch.Missing, Transition{ArtifactID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name})

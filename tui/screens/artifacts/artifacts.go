@@ -37,7 +37,7 @@ func New(c *common.Common, wsID string) *Screen {
 	if w, ok := c.Data.Store().Workspace(wsID); ok {
 		s.wsName = w.Name
 	}
-	tbl.SetSort(less(0), false)
+	tbl.SetSort(order(0), false)
 	arts, _ := c.Data.Store().Artifacts(wsID)
 	rows := make([]*row, len(arts))
 	for i, a := range arts {
@@ -138,10 +138,10 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.NavMsg{Kind: common.NavPop})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
-		s.list.Table.SetSort(less(s.sortBy), s.reverse)
+		s.list.Table.SetSort(order(s.sortBy), s.reverse)
 	case keys.SortReverse:
 		s.reverse = !s.reverse
-		s.list.Table.SetSort(less(s.sortBy), s.reverse)
+		s.list.Table.SetSort(order(s.sortBy), s.reverse)
 	case keys.MissingOnly:
 		s.missingOnly = !s.missingOnly
 		s.list.Extra = nil

@@ -80,17 +80,24 @@ func sortName(by int) string {
 	return [sortCount]string{"name", "size", "updated", "created", "state"}[by%sortCount]
 }
 
-func less(by int) func(a, b *row) bool {
+// order is the sort key of sort by: largest and newest first,
+// MISSING_OBJECT before RECORDED (the rows that need attention), names and
+// creation ascending.
+func order(by int) func(*row) table.Key {
 	switch sortName(by) {
 	case "size":
-		return func(a, b *row) bool { return a.art.Size > b.art.Size }
+		return func(r *row) table.Key { return table.Key{N: -r.art.Size} }
 	case "updated":
-		return func(a, b *row) bool { return a.art.UpdatedAt.After(b.art.UpdatedAt) }
+		return func(r *row) table.Key { return table.Key{N: -r.art.UpdatedAt.UnixNano()} }
 	case "created":
-		return func(a, b *row) bool { return a.art.CreatedAt.Before(b.art.CreatedAt) }
+		return func(r *row) table.Key { return table.Key{N: r.art.CreatedAt.UnixNano()} }
 	case "state":
-		// MISSING_OBJECT first: the rows that need attention.
-		return func(a, b *row) bool { return missing(a.art) && !missing(b.art) }
+		return func(r *row) table.Key {
+			if missing(r.art) {
+				return table.Key{S: r.art.Name}
+			}
+			return table.Key{N: 1, S: r.art.Name}
+		}
 	}
-	return func(a, b *row) bool { return a.art.Name < b.art.Name }
+	return func(r *row) table.Key { return table.Key{S: r.art.Name} }
 }

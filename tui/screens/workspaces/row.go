@@ -93,18 +93,19 @@ func sortName(by int) string {
 	return [sortCount]string{"name", "updated", "created", "missing"}[by%sortCount]
 }
 
-func less(c *common.Common, by int) func(a, b *row) bool {
+// order is the sort key of sort by: newest updates and most missing first,
+// names and creation ascending.
+func order(c *common.Common, by int) func(*row) table.Key {
 	switch sortName(by) {
 	case "updated":
-		return func(a, b *row) bool { return a.ws.UpdatedAt.After(b.ws.UpdatedAt) }
+		return func(r *row) table.Key { return table.Key{N: -r.ws.UpdatedAt.UnixNano()} }
 	case "created":
-		return func(a, b *row) bool { return a.ws.CreatedAt.Before(b.ws.CreatedAt) }
+		return func(r *row) table.Key { return table.Key{N: r.ws.CreatedAt.UnixNano()} }
 	case "missing":
-		return func(a, b *row) bool {
-			na, _ := c.Data.Store().Counts(a.ws.ID)
-			nb, _ := c.Data.Store().Counts(b.ws.ID)
-			return na.Missing > nb.Missing
+		return func(r *row) table.Key {
+			n, _ := c.Data.Store().Counts(r.ws.ID)
+			return table.Key{N: -n.Missing, S: r.ws.Name}
 		}
 	}
-	return func(a, b *row) bool { return a.ws.Name < b.ws.Name }
+	return func(r *row) table.Key { return table.Key{S: r.ws.Name} }
 }

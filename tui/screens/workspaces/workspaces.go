@@ -29,7 +29,7 @@ func New(c *common.Common) *Screen {
 	tbl.Changed = func(r *row) bool { return c.Changed(r.ws.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	s := &Screen{c: c, list: pane.New(c, tbl)}
-	tbl.SetSort(less(c, 0), false)
+	tbl.SetSort(order(c, 0), false)
 	s.reload()
 	return s
 }
@@ -138,10 +138,10 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.NavMsg{Kind: common.NavPush, WorkspaceID: w.ID})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
-		s.list.Table.SetSort(less(s.c, s.sortBy), s.reverse)
+		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
 	case keys.SortReverse:
 		s.reverse = !s.reverse
-		s.list.Table.SetSort(less(s.c, s.sortBy), s.reverse)
+		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
 	case keys.CopyName:
 		return send(common.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:

@@ -5,8 +5,10 @@
 package table
 
 import (
+	"cmp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -44,7 +46,7 @@ type Model[T any] struct {
 	id      func(T) string
 	cols    []Column[T]
 	styles  Styles
-	less    func(a, b T) bool
+	key     func(T) Key
 	reverse bool
 	match   func(T) bool
 	// Changed marks rows drawn with the changed glyph and style.
@@ -132,6 +134,11 @@ func (m *Model[T]) Upsert(rows ...T) {
 
 func (m *Model[T]) upsertOne(r T) {
 	id := m.id(r)
+	if old, ok := m.items[id]; ok && m.stays(old, r, id) {
+		m.items[id] = r // same place in the order: nothing moves
+		m.ver[id]++
+		return
+	}
 	if old, ok := m.items[id]; ok {
 		m.sorted = m.without(m.sorted, old, id)
 		m.order = m.without(m.order, old, id)
@@ -142,6 +149,32 @@ func (m *Model[T]) upsertOne(r T) {
 	if m.match == nil || m.match(r) {
 		m.order = m.insert(m.order, r, id)
 	}
+}
+
+// stays reports whether r can replace old in place: its key still sits
+// between its neighbours' and the filter says the same of both.
+func (m *Model[T]) stays(old, r T, id string) bool {
+	if m.match != nil && m.match(old) != m.match(r) {
+		return false
+	}
+	i := m.search(m.sorted, old, id)
+	if i >= len(m.sorted) || m.sorted[i] != id {
+		return false
+	}
+	k := m.keyOf(r)
+	if i > 0 {
+		prev := m.sorted[i-1]
+		if m.order3(m.keyOf(m.items[prev]), prev, k, id) > 0 {
+			return false
+		}
+	}
+	if i+1 < len(m.sorted) {
+		next := m.sorted[i+1]
+		if m.order3(k, id, m.keyOf(m.items[next]), next) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Remove drops rows by ID; a cursor on one moves to the row taking its
@@ -170,10 +203,30 @@ func (m *Model[T]) Remove(ids ...string) {
 	m.fixCursor()
 }
 
-// SetSort sets the order; ties go by ID.
-func (m *Model[T]) SetSort(less func(a, b T) bool, reverse bool) {
-	m.less, m.reverse = less, reverse
+// Key is a row's sort key: rows order by N, then S, then ID.
+type Key struct {
+	N int64
+	S string
+}
+
+func (k Key) compare(o Key) int {
+	if c := cmp.Compare(k.N, o.N); c != 0 {
+		return c
+	}
+	return strings.Compare(k.S, o.S)
+}
+
+// SetSort orders rows by key (reversed if asked); ties go by ID.
+func (m *Model[T]) SetSort(key func(T) Key, reverse bool) {
+	m.key, m.reverse = key, reverse
 	m.rebuild()
+}
+
+func (m *Model[T]) keyOf(r T) Key {
+	if m.key == nil {
+		return Key{}
+	}
+	return m.key(r)
 }
 
 // SetFilter keeps only rows that match (nil: all).
@@ -182,17 +235,20 @@ func (m *Model[T]) SetFilter(match func(T) bool) {
 	m.refilter()
 }
 
-// before is the table order: the sort, reversed if asked, then ID.
-func (m *Model[T]) before(a T, aid string, b T, bid string) bool {
-	if m.less != nil {
-		if m.less(a, b) {
-			return !m.reverse
+// order3 is the table order of two keyed rows: the key, reversed if asked,
+// then the ID.
+func (m *Model[T]) order3(a Key, aid string, b Key, bid string) int {
+	if c := a.compare(b); c != 0 {
+		if m.reverse {
+			return -c
 		}
-		if m.less(b, a) {
-			return m.reverse
-		}
+		return c
 	}
-	return aid < bid
+	return strings.Compare(aid, bid)
+}
+
+func (m *Model[T]) before(a T, aid string, b T, bid string) bool {
+	return m.order3(m.keyOf(a), aid, m.keyOf(b), bid) < 0
 }
 
 // search returns the first index of ids not before (r, id).
@@ -215,15 +271,23 @@ func (m *Model[T]) without(ids []string, old T, id string) []string {
 	return ids
 }
 
+type entry struct {
+	id  string
+	key Key
+}
+
+// rebuild sorts every row once; keys are taken first, so no comparison
+// reaches into a row.
 func (m *Model[T]) rebuild() {
-	m.sorted = m.sorted[:0]
-	for id := range m.items {
-		m.sorted = append(m.sorted, id)
+	all := make([]entry, 0, len(m.items))
+	for id, r := range m.items {
+		all = append(all, entry{id, m.keyOf(r)})
 	}
-	sort.Slice(m.sorted, func(i, j int) bool {
-		a, b := m.sorted[i], m.sorted[j]
-		return m.before(m.items[a], a, m.items[b], b)
-	})
+	slices.SortFunc(all, func(a, b entry) int { return m.order3(a.key, a.id, b.key, b.id) })
+	m.sorted = m.sorted[:0]
+	for _, e := range all {
+		m.sorted = append(m.sorted, e.id)
+	}
 	m.refilter()
 }
 

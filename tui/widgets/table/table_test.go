@@ -22,7 +22,7 @@ func newTable(rows ...item) *table.Model[item] {
 		{Title: "NOTE", Min: 8, Flex: true, Drop: 1, Cell: func(item) string { return "note" }},
 	}
 	tb := table.New(func(i item) string { return i.id }, cols, table.Styles{Cursor: ">", ChangedGlyph: "*", Ellipsis: "~"})
-	tb.SetSort(func(a, b item) bool { return a.name < b.name }, false)
+	tb.SetSort(func(i item) table.Key { return table.Key{S: i.name} }, false)
 	tb.SetRows(rows)
 	tb.SetSize(40, 10)
 	return tb
@@ -38,9 +38,9 @@ func TestCursorKeptByID(t *testing.T) {
 		t.Parallel()
 		tb := newTable(abc()...)
 		tb.MoveBy(1) // bravo
-		tb.SetSort(func(a, b item) bool { return a.n < b.n }, false)
+		tb.SetSort(func(i item) table.Key { return table.Key{N: int64(i.n)} }, false)
 		require.Equal(t, "2", tb.CursorID())
-		tb.SetSort(func(a, b item) bool { return a.n < b.n }, true)
+		tb.SetSort(func(i item) table.Key { return table.Key{N: int64(i.n)} }, true)
 		require.Equal(t, "2", tb.CursorID())
 	})
 	t.Run("Insert", func(t *testing.T) {
@@ -145,4 +145,22 @@ func TestFitColumnTakesRoomFromFlexibleOnes(t *testing.T) {
 	require.Equal(t, "  NAME      N NOTE", strings.TrimRight(tb.HeaderView(), " "), "both fit")
 	tb.Upsert(item{"2", "a-rather-long-name", 2})
 	require.Equal(t, "  NAME                   N", strings.TrimRight(tb.HeaderView(), " "), "NOTE gave way to the whole name")
+}
+
+func TestUpsertInPlaceOrMoved(t *testing.T) {
+	t.Parallel()
+	tb := newTable(abc()...)
+	tb.MoveBy(1)                         // bravo
+	tb.Upsert(item{"2", "bravo", 99})    // same key: stays
+	tb.Upsert(item{"1", "beta", 3})      // still between its neighbours
+	tb.Upsert(item{"4", "able", 4})      // moves to the top
+	require.Equal(t, "2", tb.CursorID()) // bravo, wherever it is
+	tb.Top()
+	var got []string
+	for range tb.Len() {
+		r, _ := tb.Cursor()
+		got = append(got, r.name)
+		tb.MoveBy(1)
+	}
+	require.Equal(t, []string{"able", "beta", "bravo", "charlie"}, got)
 }

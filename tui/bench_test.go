@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/live"
+)
+
+// BenchmarkEventBurst10k applies one coalesced batch to a model showing
+// 10 000 artifacts at 160×50 and renders it: TUI.md §8 budgets 16 ms for
+// 100 events and 100 ms for 10 000.
+func BenchmarkEventBurst10k(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			budget := map[int]time.Duration{100: 16 * time.Millisecond, 10000: 100 * time.Millisecond}[n]
+			h, arts := burstModel(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				batch := burst(arts, n, i)
+				b.StartTimer()
+				start := time.Now()
+				h.m.Update(hubMsg{batch: batch})
+				_ = h.m.View()
+				total += time.Since(start)
+			}
+			b.StopTimer()
+			mean := total / time.Duration(b.N)
+			b.ReportMetric(float64(mean.Microseconds())/1000, "ms/batch")
+			b.ReportMetric(float64(mean)/float64(budget), "mean/budget")
+		})
+	}
+}
+
+func burstModel(b *testing.B) (*harness, []*cairn.Artifact) {
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	b.Cleanup(func() { lipgloss.SetColorProfile(termenv.Ascii) })
+	h := newHarness(b)
+	ws := h.b.World.AddWorkspace("ws-bench", cairn.VolumeReady, "")
+	arts := make([]*cairn.Artifact, 0, 10000)
+	for i := range 10000 {
+		arts = append(arts, h.b.World.AddArtifact(ws.ID, fmt.Sprintf("artifact_%05d", i), cairn.ArtifactRecorded, int64(i*977), ""))
+	}
+	h.size(160, 50).hello()
+	h.key("enter")
+	return h, arts
+}
+
+// burst is n artifact upserts, newer than round's previous ones: a size
+// change on each, a few turning MISSING_OBJECT.
+func burst(arts []*cairn.Artifact, n, round int) live.Batch {
+	at := time.Now()
+	evs := make([]cairn.Event, 0, n)
+	for i := range n {
+		a := *arts[(round*n+i)%len(arts)]
+		a.Size += int64(round + 1)
+		a.UpdatedAt = a.UpdatedAt.Add(time.Duration(round+1) * time.Second)
+		if i%50 == 0 {
+			a.State = cairn.ArtifactMissingObject
+		}
+		arts[(round*n+i)%len(arts)] = &a
+		evs = append(evs, cairn.Event{Type: cairn.EventArtifactUpserted, ID: a.ID, Artifact: &a})
+	}
+	return live.Batch{Events: evs, At: at}
+}

@@ -1,0 +1,136 @@
+package artifacts_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui"
+	"github.com/cairn-dev/cairn/tui/tuitest"
+)
+
+// budget is TUI.md §8's: Update + View for a key press under 16 ms at p99.
+const budget = 16 * time.Millisecond
+
+// seed10k makes a workspace of 10 000 realistic artifacts: 20 % described,
+// 1 % MISSING_OBJECT, sizes and types that vary.
+func seed10k(w *tuitest.World) {
+	ws := w.AddWorkspace("ws-bench", cairn.VolumeReady, "")
+	for i := range 10000 {
+		state := cairn.ArtifactRecorded
+		if i%100 == 7 {
+			state = cairn.ArtifactMissingObject
+		}
+		desc := ""
+		if i%5 == 0 {
+			desc = fmt.Sprintf("run %d of the nightly export, partition %d\nsecond line", i, i%37)
+		}
+		w.AddArtifact(ws.ID, fmt.Sprintf("artifact_%05d_%s", i, []string{"csv", "json", "parquet", "log"}[i%4]), state, int64(i*1237%9_999_999), desc)
+	}
+}
+
+// drive delivers msg and every message its Cmds yield (timers are off).
+func drive(m tea.Model, msg tea.Msg) {
+	queue := []tea.Msg{msg}
+	for len(queue) > 0 {
+		var cmd tea.Cmd
+		m, cmd = m.Update(queue[0])
+		queue = append(queue[1:], run(cmd)...)
+	}
+}
+
+func run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, run(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{msg}
+	}
+}
+
+// open10k builds the model the way Run does and opens the 10 000
+// artifacts at 160×50.
+func open10k(b *testing.B) *tui.Model {
+	b.Helper()
+	lipgloss.SetColorProfile(termenv.TrueColor) // styles rendered as a terminal would
+	clock := tuitest.NewClock(tuitest.Epoch())
+	be := tuitest.NewBackend(clock)
+	seed10k(be.World)
+	cfg := tuitest.Config()
+	cfg.EventsMode = "off"
+	m, err := tui.New(tui.Options{
+		Config: cfg, Backend: be, Clock: clock.Now, Clipboard: &tuitest.Clipboard{},
+		After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(m.Close)
+	drive(m, tea.WindowSizeMsg{Width: 160, Height: 50})
+	for _, msg := range run(m.Init()) {
+		drive(m, msg)
+	}
+	drive(m, tea.KeyMsg{Type: tea.KeyEnter})
+	if n, _ := m.Store().Artifacts(wsOf(m)); len(n) != 10000 {
+		b.Fatalf("opened %d artifacts", len(n))
+	}
+	return m
+}
+
+func wsOf(m *tui.Model) string {
+	for _, w := range m.Store().Workspaces() {
+		return w.ID
+	}
+	return ""
+}
+
+// mix is the key presses of §8: movement, sort and a filter typed and
+// cleared.
+func mix() []tea.KeyMsg {
+	k := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	return []tea.KeyMsg{
+		k("j"), k("j"), k("k"), {Type: tea.KeyCtrlD}, k("G"), k("g"), k("o"),
+		k("/"), k("4"), k("2"), k("j"), {Type: tea.KeyBackspace}, {Type: tea.KeyEnter}, {Type: tea.KeyEsc},
+	}
+}
+
+// BenchmarkKeypress10k measures Update + View per key press with 10 000
+// artifacts at 160×50, and reports p50/p99 against the 16 ms budget.
+func BenchmarkKeypress10k(b *testing.B) {
+	m := open10k(b)
+	keys := mix()
+	durations := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		m.Update(keys[i%len(keys)])
+		_ = m.View()
+		durations = append(durations, time.Since(start))
+	}
+	b.StopTimer()
+	report(b, durations)
+}
+
+func report(b *testing.B, d []time.Duration) {
+	slices.Sort(d)
+	p := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
+	b.ReportMetric(float64(p(0.50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(p(0.99))/float64(budget), "p99/budget")
+}
