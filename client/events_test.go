@@ -118,7 +118,7 @@ func TestEventsAcrossARestart(t *testing.T) {
 	require.NoError(t, err)
 	stream, err := c.Events(context.Background(), cairn.EventFilter{})
 	require.NoError(t, err)
-	defer stream.Close()
+	defer func() { _ = stream.Close() }() // nothing to report at the end
 
 	ev, err := next(t, stream)
 	require.NoError(t, err)
@@ -162,14 +162,15 @@ func TestEventsFilterAndRefusals(t *testing.T) {
 	t.Run("Filter", func(t *testing.T) {
 		all, err := c.Events(ctx, cairn.EventFilter{})
 		require.NoError(t, err)
-		defer all.Close()
-		_, err = next(t, all) // hello
+		defer func() { _ = all.Close() }() // nothing to report at the end
+		hello, err := next(t, all)
 		require.NoError(t, err)
+		require.Equal(t, cairn.EventHello, hello.Type)
 		one := seen(t, c, all)
 		other := seen(t, c, all)
 		filtered, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: one.ID})
 		require.NoError(t, err)
-		defer filtered.Close()
+		defer func() { _ = filtered.Close() }() // nothing to report at the end
 		ev, err := next(t, filtered)
 		require.NoError(t, err)
 		require.Equal(t, cairn.EventHello, ev.Type)
@@ -196,8 +197,8 @@ func TestEventsFilterAndRefusals(t *testing.T) {
 			require.NoError(t, err)
 			stream, err := cl.Events(ctx, cairn.EventFilter{})
 			require.NoError(t, err)
-			defer stream.Close()
-			for range 2 { // permanent: no redial, the same error every time
+			defer func() { _ = stream.Close() }() // nothing to report at the end
+			for range 2 {                         // permanent: no redial, the same error every time
 				_, err = next(t, stream)
 				var e *cairn.Error
 				require.ErrorAs(t, err, &e)
@@ -225,7 +226,7 @@ func fakeEvents(t *testing.T, serve func(conn *websocket.Conn)) *client.Client {
 		if err != nil {
 			return
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }() // the test is over either way
 		serve(conn)
 	}))
 	t.Cleanup(srv.Close)
@@ -247,7 +248,7 @@ func TestEventsStreamMechanics(t *testing.T) {
 		})
 		stream, err := c.Events(context.Background(), cairn.EventFilter{})
 		require.NoError(t, err)
-		defer stream.Close()
+		defer func() { _ = stream.Close() }() // nothing to report at the end
 		var types []cairn.EventType
 		for range 3 {
 			ev, err := next(t, stream)
@@ -272,7 +273,7 @@ func TestEventsStreamMechanics(t *testing.T) {
 		require.NoError(t, err)
 		stream, err := c.Events(context.Background(), cairn.EventFilter{})
 		require.NoError(t, err)
-		defer stream.Close()
+		defer func() { _ = stream.Close() }() // nothing to report at the end
 		for _, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 			_, err := next(t, stream)
 			var lost *cairn.DisconnectedError

@@ -74,7 +74,7 @@ func commitToFrame(b *testing.B, via, on *running, wsID string, n int) {
 	defer func() {
 		for _, f := range subs {
 			close(f.want)
-			f.conn.Close()
+			_ = f.conn.Close() // ending it; its reader stops
 		}
 		wg.Wait()
 	}()

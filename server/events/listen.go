@@ -229,5 +229,5 @@ func (e *Events) logListenError(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	e.log.LogAttrs(ctx, slog.LevelWarn, "events: listen connection", slog.Any("err", err))
+	e.log.LogAttrs(ctx, slog.LevelWarn, "events: listener", slog.Any("err", err))
 }

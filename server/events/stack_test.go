@@ -164,7 +164,7 @@ func subscribe(t testing.TB, base string, o dialOptions) *sub {
 	conn, resp, err := dial(context.Background(), base, o)
 	require.NoError(t, err)
 	resp.Body.Close()
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() }) // the test is over either way
 	s := &sub{conn: conn}
 	if !o.noHello {
 		s.hello(t)

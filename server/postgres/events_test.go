@@ -265,7 +265,7 @@ func TestCountsBackfill(t *testing.T) {
 	ctx := context.Background()
 	name := "backfill_" + strings.ToLower(ulid.Make().String())
 	require.NoError(t, pg.CreateDatabase(ctx, name, ""))
-	t.Cleanup(func() { pg.DropDatabase(context.Background(), name) })
+	t.Cleanup(func() { require.NoError(t, pg.DropDatabase(context.Background(), name)) })
 
 	conn, err := pgx.Connect(ctx, pg.DSN(name))
 	require.NoError(t, err)
