@@ -94,7 +94,9 @@ func (s *cliServer) waitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if resp, err := http.Get(s.url + "/liveness/ready"); err == nil {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+"/liveness/ready", nil)
+		require.NoError(t, err)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
