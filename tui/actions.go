@@ -71,11 +71,12 @@ func (m *Model) typedDelete(wsID string, teardownFirst bool) {
 	if !ok {
 		return
 	}
-	records := "its artifact records"
-	if n, ok := m.sh.st.Counts(wsID); ok {
-		records = fmt.Sprintf("its %s artifact %s", common.Count(n.Total()), plural(n.Total(), "record", "records"))
-	}
+	n, _ := m.sh.st.Counts(wsID)
+	records := fmt.Sprintf("its %s artifact %s", common.Count(n.Total()), plural(n.Total(), "record", "records"))
 	text := fmt.Sprintf("Delete %s with %s? Their objects are reclaimed later by the maintainer.", w.Name, records)
+	if n.Total() == 0 {
+		text = fmt.Sprintf("Delete %s? It has no artifacts.", w.Name)
+	}
 	if teardownFirst {
 		text = fmt.Sprintf("This will tear down volume %s and delete %s with %s.", w.VolumeName, w.Name, records)
 	}

@@ -114,8 +114,9 @@ func scenes() []scene {
 			alpha, _ := fleet(h)
 			h.key("enter")
 			a := h.b.World.AddArtifact(alpha.ID, "fresh_json", cairn.ArtifactRecorded, 2048, "")
-			h.events(artUpserted(a))
-			h.events(artUpserted(h.b.World.UpdateArtifact(a.ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })))
+			h.events(artUpserted(a), upserted(h.worldWS(alpha.ID)))
+			h.events(artUpserted(h.b.World.UpdateArtifact(a.ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })),
+				upserted(h.worldWS(alpha.ID)))
 		}},
 		{name: "modal_create", setup: func(h *harness) { fleet(h); h.key("n").typeText("ws-delta") }},
 		{name: "modal_create_error", setup: func(h *harness) { fleet(h); h.key("n").typeText("ws-beta").key("enter") }},
@@ -143,7 +144,8 @@ func missingEvent(h *harness) {
 	arts, _ := h.b.FindArtifacts(ctxBackground(), cairn.ArtifactFilter{WorkspaceID: alpha.ID})
 	for _, a := range arts {
 		if a.Name == "report_csv" {
-			h.events(artUpserted(h.b.World.UpdateArtifact(a.ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })))
+			h.events(artUpserted(h.b.World.UpdateArtifact(a.ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })),
+				upserted(h.worldWS(alpha.ID)))
 		}
 	}
 }

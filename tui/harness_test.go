@@ -234,3 +234,11 @@ func (h *harness) hop(msg tea.Msg) {
 		h.m.Update(next)
 	}
 }
+
+// worldWS is the fake server's current row of a workspace (counts
+// included), as its workspace.upserted would carry it.
+func (h *harness) worldWS(id string) *cairn.Workspace {
+	d, err := h.b.InspectWorkspace(context.Background(), id)
+	require.NoError(h.t, err)
+	return d.Workspace
+}

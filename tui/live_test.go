@@ -110,11 +110,12 @@ func TestRestFetchesDetailAndPrefetches(t *testing.T) {
 // openArtifacts seeds one workspace with artifacts and opens it.
 func openArtifacts(t *testing.T, h *harness, states ...cairn.ArtifactState) (*cairn.Workspace, []*cairn.Artifact) {
 	t.Helper()
-	ws := h.seed("ws-alpha")[0]
+	ws := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
 	var arts []*cairn.Artifact
 	for i, st := range states {
 		arts = append(arts, h.b.World.AddArtifact(ws.ID, fmt.Sprintf("report_%d", i), st, 14336, ""))
 	}
+	h.size(120, 40).hello()
 	h.key("enter")
 	require.True(t, h.m.Store().Cached(ws.ID))
 	return ws, arts
@@ -135,7 +136,7 @@ func TestMissingAlerts(t *testing.T) {
 		h := newHarness(t)
 		_, arts := openArtifacts(t, h, cairn.ArtifactRecorded, cairn.ArtifactRecorded)
 		gone := h.b.World.UpdateArtifact(arts[1].ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })
-		h.events(artUpserted(gone))
+		h.events(artUpserted(gone), upserted(h.worldWS(gone.WorkspaceID)))
 		require.Equal(t, "! warning: report_1 in ws-alpha is MISSING_OBJECT", h.statusLine())
 		require.Contains(t, h.header(), "! 1 missing")
 		require.Contains(t, h.view(), "• report_1")
@@ -149,7 +150,7 @@ func TestMissingAlerts(t *testing.T) {
 		for _, a := range arts {
 			evs = append(evs, artUpserted(h.b.World.UpdateArtifact(a.ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })))
 		}
-		h.events(evs...)
+		h.events(append(evs, upserted(h.worldWS(arts[0].WorkspaceID)))...)
 		require.Equal(t, "! warning: 5 artifacts became MISSING_OBJECT in 1 workspace — ! for details", h.statusLine())
 		require.Len(t, h.m.toasts.Log(), 6, "each still goes to the log")
 		require.Contains(t, h.header(), "! 5 missing")

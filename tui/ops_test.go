@@ -193,7 +193,7 @@ func TestDelete(t *testing.T) {
 		ws := h.seed("ws-alpha")[0]
 		h.key("D")
 		require.IsType(t, &typed.Model{}, h.m.modal)
-		require.Contains(t, h.view(), "Delete ws-alpha with its artifact records?")
+		require.Contains(t, h.view(), "Delete ws-alpha? It has no artifacts.")
 		h.key("esc")
 		require.Equal(t, "i cancelled", h.statusLine())
 		h.key("D").typeText("ws-alpha").key("enter")

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui"
 	"github.com/cairn-dev/cairn/tui/config"
@@ -51,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err = tui.Run(ctx, tui.RunOptions{
-		Options:        tui.Options{Config: cfg, Backend: backend{c}},
+		Options:        tui.Options{Config: cfg, Backend: c},
 		StdoutTerminal: isTerminal(stdout),
 	})
 	if err != nil {
@@ -59,19 +58,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// backend is the client as the TUI's Backend.
-type backend struct{ *client.Client }
-
-// Events subscribes through the client once it has the events stream;
-// until then the server is treated as one without an events endpoint, and
-// the TUI polls.
-func (b backend) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error) {
-	if es, ok := any(b.Client).(cairn.EventService); ok {
-		return es.Events(ctx, f)
-	}
-	return nil, &cairn.Error{Reason: cairn.ReasonInternal, Status: 501, Detail: "this client has no events stream"}
 }
 
 func isTerminal(w io.Writer) bool {

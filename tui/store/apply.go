@@ -11,11 +11,9 @@ import (
 func newer(stored, incoming time.Time) bool { return !stored.After(incoming) }
 
 func sameWorkspace(a, b *cairn.Workspace) bool {
-	ca, oka := rowCounts(a)
-	cb, okb := rowCounts(b)
 	return a.Name == b.Name && str(a.Description) == str(b.Description) &&
 		a.VolumeState == b.VolumeState && a.VolumeName == b.VolumeName &&
-		a.UpdatedAt.Equal(b.UpdatedAt) && ca == cb && oka == okb
+		a.UpdatedAt.Equal(b.UpdatedAt) && rowCounts(a) == rowCounts(b)
 }
 
 func sameArtifact(a, b *cairn.Artifact) bool {
@@ -63,9 +61,8 @@ func (s *Store) noteCountRise(old, w *cairn.Workspace, ch *Changes) {
 	if s.Cached(w.ID) {
 		return
 	}
-	co, ok1 := rowCounts(old)
-	cn, ok2 := rowCounts(w)
-	if ok1 && ok2 && cn.Missing > co.Missing {
+	co, cn := rowCounts(old), rowCounts(w)
+	if cn.Missing > co.Missing {
 		ch.Rises = append(ch.Rises, CountRise{WorkspaceID: w.ID, By: cn.Missing - co.Missing})
 	}
 }
@@ -93,7 +90,6 @@ func (s *Store) upsertArtifact(a *cairn.Artifact, gen int64, at time.Time, quiet
 		s.artifacts[a.ID] = e
 		s.nArtifacts++
 		st.ids[a.ID] = struct{}{}
-		st.counts = addCount(st.counts, a.State, 1)
 		if !quiet {
 			e.changedAt = at
 		}
@@ -104,21 +100,11 @@ func (s *Store) upsertArtifact(a *cairn.Artifact, gen int64, at time.Time, quiet
 	if sameArtifact(old, a) {
 		return
 	}
-	st.counts = addCount(addCount(st.counts, old.State, -1), a.State, 1)
 	e.art = a
 	if !quiet {
 		e.changedAt = at
 	}
 	ch.Updated = append(ch.Updated, ref)
-}
-
-func addCount(c Counts, state cairn.ArtifactState, n int64) Counts {
-	if state == cairn.ArtifactMissingObject {
-		c.Missing += n
-	} else {
-		c.Recorded += n
-	}
-	return c
 }
 
 // trackMissing keeps the missing index and raises a transition for an
@@ -154,7 +140,6 @@ func (s *Store) removeArtifact(id string, ch *Changes) {
 	s.nArtifacts--
 	if st, ok := s.sets[e.art.WorkspaceID]; ok {
 		delete(st.ids, id)
-		st.counts = addCount(st.counts, e.art.State, -1)
 	}
 	ch.Removed = append(ch.Removed, Ref{Kind: KindArtifact, ID: id, WorkspaceID: e.art.WorkspaceID})
 }

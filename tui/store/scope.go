@@ -101,7 +101,6 @@ func (c Counts) Total() int64 { return c.Recorded + c.Missing }
 
 // rowCounts reads the server-kept counts of a workspace row. It is the one
 // place that knows where they live on cairn.Workspace.
-func rowCounts(w *cairn.Workspace) (Counts, bool) {
-	_ = w // artifact_counts is not on cairn.Workspace yet
-	return Counts{}, false
+func rowCounts(w *cairn.Workspace) Counts {
+	return Counts{Recorded: w.ArtifactCounts.Recorded, Missing: w.ArtifactCounts.MissingObject}
 }

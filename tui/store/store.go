@@ -23,7 +23,6 @@ type artEntry struct {
 // set is a cached artifact set of one workspace.
 type set struct {
 	ids    map[string]struct{}
-	counts Counts
 	seeded bool  // a complete list was applied
 	viewed int64 // LRU clock of the last view
 	pinned bool  // on the screen stack: never evicted
@@ -165,21 +164,14 @@ func (s *Store) SetMounts(id string, n int) {
 	}
 }
 
-// Counts returns a workspace's artifact counts: the server-kept ones of its
-// row, else those of a completely cached set.
+// Counts returns the server-kept artifact counts of a workspace's row: no
+// request per workspace, and current with every workspace.upserted.
 func (s *Store) Counts(workspaceID string) (Counts, bool) {
 	e, ok := s.workspaces[workspaceID]
 	if !ok {
 		return Counts{}, false
 	}
-	if c, ok := rowCounts(e.ws); ok {
-		return c, true
-	}
-	st, ok := s.sets[workspaceID]
-	if !ok || !st.seeded {
-		return Counts{}, false
-	}
-	return st.counts, true
+	return rowCounts(e.ws), true
 }
 
 // MissingTotal is the header badge: MISSING_OBJECT artifacts over every
@@ -188,17 +180,9 @@ func (s *Store) MissingTotal() (int64, bool) {
 	if !s.seeded[Workspaces()] {
 		return 0, false
 	}
-	perWS := make(map[string]int64)
-	for _, ws := range s.missing {
-		perWS[ws]++
-	}
 	var total int64
-	for id, e := range s.workspaces {
-		if c, ok := rowCounts(e.ws); ok {
-			total += c.Missing
-			continue
-		}
-		total += perWS[id]
+	for _, e := range s.workspaces {
+		total += rowCounts(e.ws).Missing
 	}
 	return total, true
 }

@@ -221,21 +221,31 @@ func TestMissingTransitions(t *testing.T) {
 func TestCounts(t *testing.T) {
 	t.Parallel()
 	s := store.New(0)
-	listWorkspaces(s, ws("w", "ws", 1))
-	_, ok := s.Counts("w")
-	require.False(t, ok, "unknown until counted")
 	total, ok := s.MissingTotal()
-	require.True(t, ok)
-	require.Zero(t, total)
-	listArtifacts(s, "w", art("a", "w", "x", cairn.ArtifactRecorded, 1), art("b", "w", "y", cairn.ArtifactMissingObject, 1))
+	require.False(t, ok, "unknown until the workspaces were listed")
+	w := ws("w", "ws", 1)
+	w.ArtifactCounts = cairn.ArtifactCounts{Recorded: 5, MissingObject: 2}
+	listWorkspaces(s, w, ws("v", "other", 1))
 	c, ok := s.Counts("w")
 	require.True(t, ok)
-	require.Equal(t, store.Counts{Recorded: 1, Missing: 1}, c)
-	s.Apply([]cairn.Event{upsertArt(art("a", "w", "x", cairn.ArtifactMissingObject, 2))}, t0)
-	c, _ = s.Counts("w")
-	require.Equal(t, store.Counts{Recorded: 0, Missing: 2}, c)
-	total, _ = s.MissingTotal()
+	require.Equal(t, store.Counts{Recorded: 5, Missing: 2}, c)
+	total, ok = s.MissingTotal()
+	require.True(t, ok)
 	require.Equal(t, int64(2), total)
+
+	// A count change arrives as a workspace.upserted with the same updated_at.
+	moved := *w
+	moved.ArtifactCounts = cairn.ArtifactCounts{Recorded: 4, MissingObject: 3}
+	ch := s.Apply([]cairn.Event{upsert(&moved)}, t0)
+	require.Len(t, ch.Updated, 1)
+	require.Equal(t, []store.CountRise{{WorkspaceID: "w", By: 1}}, ch.Rises, "an uncached workspace's rise is its alert")
+	total, _ = s.MissingTotal()
+	require.Equal(t, int64(3), total)
+
+	listArtifacts(s, "w")
+	again := moved
+	again.ArtifactCounts.MissingObject = 4
+	require.Empty(t, s.Apply([]cairn.Event{upsert(&again)}, t0).Rises, "a cached one raises per-artifact alerts instead")
 }
 
 func TestEviction(t *testing.T) {

@@ -123,13 +123,15 @@ func (w *World) deleteWorkspace(_ context.Context, id string) error {
 func (w *World) DeleteArtifact(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.arts[id]; !ok {
+	a, ok := w.arts[id]
+	if !ok {
 		return
 	}
 	delete(w.arts, id)
 	if w.Events != nil {
 		w.Events.Emit(cairn.Event{Type: cairn.EventArtifactDeleted, ID: id})
 	}
+	w.count(a.WorkspaceID, a.State, "")
 }
 
 func (w *World) renameArtifact(_ context.Context, id, name string) (*cairn.Artifact, error) {

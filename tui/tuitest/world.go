@@ -82,7 +82,28 @@ func (w *World) AddArtifact(wsID, name string, state cairn.ArtifactState, size i
 	}
 	w.arts[a.ID] = a
 	w.emitArt(a)
+	w.count(wsID, "", state)
 	return copyArt(a)
+}
+
+// count moves a workspace's artifact counts from one state to another ("":
+// none) and, as the server's triggers do, sends the workspace with them;
+// updated_at stays.
+func (w *World) count(wsID string, from, to cairn.ArtifactState) {
+	ws, ok := w.ws[wsID]
+	if !ok || from == to {
+		return
+	}
+	c := &ws.ArtifactCounts
+	for st, n := range map[cairn.ArtifactState]int64{from: -1, to: 1} {
+		switch st {
+		case cairn.ArtifactRecorded:
+			c.Recorded += n
+		case cairn.ArtifactMissingObject:
+			c.MissingObject += n
+		}
+	}
+	w.emitWS(ws)
 }
 
 // UpdateWorkspace changes a workspace (updated_at moves) and returns a copy.
@@ -107,9 +128,11 @@ func (w *World) UpdateArtifact(id string, f func(*cairn.Artifact)) *cairn.Artifa
 	if !ok {
 		return nil
 	}
+	before := a.State
 	f(a)
 	_, a.UpdatedAt = w.next()
 	w.emitArt(a)
+	w.count(a.WorkspaceID, before, a.State)
 	return copyArt(a)
 }
 
