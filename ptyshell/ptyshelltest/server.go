@@ -240,3 +240,15 @@ func (tr Transcript) Types() []ptyshell.FrameType {
 	}
 	return types
 }
+
+// Session dials url and returns a ptyshell.Session over it. Cleanup closes
+// it.
+func Session(t testing.TB, url string) *ptyshell.Session {
+	t.Helper()
+	s, err := ptyshell.NewSession(Dial(t, url).Conn, ptyshell.SessionOptions{})
+	if err != nil {
+		t.Fatalf("session: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() }) // idempotent
+	return s
+}
