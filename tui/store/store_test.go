@@ -221,7 +221,7 @@ func TestMissingTransitions(t *testing.T) {
 func TestCounts(t *testing.T) {
 	t.Parallel()
 	s := store.New(0)
-	total, ok := s.MissingTotal()
+	_, ok := s.MissingTotal()
 	require.False(t, ok, "unknown until the workspaces were listed")
 	w := ws("w", "ws", 1)
 	w.ArtifactCounts = cairn.ArtifactCounts{Recorded: 5, MissingObject: 2}
@@ -229,7 +229,7 @@ func TestCounts(t *testing.T) {
 	c, ok := s.Counts("w")
 	require.True(t, ok)
 	require.Equal(t, store.Counts{Recorded: 5, Missing: 2}, c)
-	total, ok = s.MissingTotal()
+	total, ok := s.MissingTotal()
 	require.True(t, ok)
 	require.Equal(t, int64(2), total)
 
