@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -88,9 +89,7 @@ func New(o Options) (*Model, error) {
 	m.conn = newConn(o.Config.EventsMode)
 	m.armHub = m.waitHub
 	m.stack = []common.Screen{workspaces.New(m.c)}
-	for _, w := range o.Config.Warnings {
-		m.toasts.Push(common.LevelWarn, w, now, "")
-	}
+	m.configWarnings(o.Config.Warnings, now)
 	return m, nil
 }
 
@@ -141,10 +140,11 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // Close ends everything the model started: requests, the pump and the hub
-// wait. It waits for the pump's goroutine. Safe to call twice.
+// wait. It waits up to 2 s for the pump's goroutine (TUI.md §3.12). Safe to
+// call twice.
 func (m *Model) Close() {
 	m.cancel()
-	m.pump.Stop()
+	m.pump.StopWithin(2 * time.Second)
 }
 
 func (m *Model) waitHub() tea.Cmd {
@@ -171,3 +171,19 @@ func (m *Model) Store() *store.Store { return m.sh.st }
 
 // Config is the effective configuration.
 func (m *Model) Config() *config.Config { return m.c.Config }
+
+// configWarnings shows the configuration's warnings as one toast; each goes
+// to the log.
+func (m *Model) configWarnings(ws []string, now time.Time) {
+	switch len(ws) {
+	case 0:
+		return
+	case 1:
+		m.toasts.Push(common.LevelWarn, ws[0], now, "")
+		return
+	}
+	for _, w := range ws {
+		m.toasts.Note(common.LevelWarn, w, now)
+	}
+	m.toasts.Push(common.LevelWarn, fmt.Sprintf("%d configuration warnings — ! lists them", len(ws)), now, "")
+}

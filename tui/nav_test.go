@@ -240,3 +240,13 @@ func TestMessagesLog(t *testing.T) {
 	require.Contains(t, v, "✓ copied name ws-alpha")
 	require.Contains(t, v, "(request ID req-9)")
 }
+
+func TestConfigWarningsAreOneToast(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) {
+		c.Warnings = []string{"file: unknown key tui.colour ignored", "tui.keys.no_such: unknown action; ignored"}
+	})
+	h.size(120, 40)
+	require.Equal(t, "! warning: 2 configuration warnings — ! lists them", h.statusLine())
+	require.Len(t, h.m.toasts.Log(), 3)
+}

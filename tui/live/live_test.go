@@ -256,3 +256,25 @@ func TestPumpStopWithoutStart(t *testing.T) {
 	p.Stop()
 	p.Stop()
 }
+
+// stuck is a service whose stream ignores its context until released.
+type stuck struct{ release chan struct{} }
+
+func (s stuck) Events(context.Context, cairn.EventFilter) (cairn.EventStream, error) { return s, nil }
+func (s stuck) Next(context.Context) (cairn.Event, error) {
+	<-s.release
+	return cairn.Event{}, errors.New("released")
+}
+func (s stuck) Close() error { return nil }
+
+func TestPumpStopWithinGivesUp(t *testing.T) {
+	t.Parallel()
+	s := stuck{release: make(chan struct{})}
+	h := live.NewHub(0, 10, now)
+	p := live.NewPump(s, h, now)
+	p.Start(context.Background())
+	wait(t, h) // dialing: the pump is inside Next
+	require.False(t, p.StopWithin(10*time.Millisecond), "a stream that ignores its context cannot hold quitting")
+	close(s.release)
+	require.True(t, p.StopWithin(0))
+}

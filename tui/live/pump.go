@@ -50,13 +50,29 @@ func (p *Pump) Start(ctx context.Context) {
 }
 
 // Stop ends the pump and waits for its goroutine. Safe without Start.
-func (p *Pump) Stop() {
+func (p *Pump) Stop() { p.StopWithin(0) }
+
+// StopWithin ends the pump and waits at most d for its goroutine (0: as
+// long as it takes); false when it did not end in time. A stream whose Next
+// ignores its context is all that can hold it.
+func (p *Pump) StopWithin(d time.Duration) bool {
 	started := true
 	p.once.Do(func() { started = false; close(p.done) })
 	if started && p.cancel != nil {
 		p.cancel()
 	}
-	<-p.done
+	if d <= 0 {
+		<-p.done
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Retry restarts a stopped subscription (after a 401) or cuts a wait short.
