@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
+)
+
+// readSession reads a session's frames until its OUTPUT holds want and
+// returns the output read.
+func readSession(t *testing.T, sess *ptyshell.Session, want string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), ptyshelltest.Guard)
+	defer cancel()
+	var out strings.Builder
+	for !strings.Contains(out.String(), want) {
+		m, err := sess.Next(ctx)
+		require.NoError(t, err, "waiting for %q; output so far: %q", want, out.String())
+		out.Write(m.Output)
+	}
+	return out.String()
+}
+
+// exitOf reads a session to its end and returns its EXIT.
+func exitOf(t *testing.T, sess *ptyshell.Session) (ptyshell.Exit, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), ptyshelltest.Guard)
+	defer cancel()
+	var out strings.Builder
+	for {
+		m, err := sess.Next(ctx)
+		if err != nil {
+			res := sess.Result()
+			require.Equal(t, ptyshell.EndExit, res.Ending, "ended without EXIT: %v (output %q)", err, out.String())
+			return res.Exit, out.String()
+		}
+		out.Write(m.Output)
+	}
+}
+
+// TestShellEndToEnd runs the scenarios of PTYSHELL.md §14.5 against real
+// `cairn server` processes sharing one database, Postgres, versitygw and
+// Docker.
+func TestShellEndToEnd(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{maintainer: true})
+	ctx := t.Context()
+	size := ptyshell.Size{Cols: 120, Rows: 40}
+
+	t.Run("1EchoRoundTrip", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
+		require.NoError(t, err)
+		defer sess.Close()
+		token := strings.ToLower(ulid.Make().String())
+		_, err = sess.Write([]byte(`echo hel""lo-` + token + "\r"))
+		require.NoError(t, err)
+		readSession(t, sess, "hello-"+token)
+		status := sess.Result().Status
+		require.Equal(t, ws.ID, status.WorkspaceID)
+		require.Equal(t, ws.Name, status.WorkspaceName)
+		require.Equal(t, st.app+".shell."+ws.ID+"."+status.ShellID, status.Container)
+	})
+
+	t.Run("2SizeAndResize", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
+		require.NoError(t, err)
+		defer sess.Close()
+		_, err = sess.Write([]byte("stty size; echo sz-\"\"one\r"))
+		require.NoError(t, err)
+		require.Contains(t, readSession(t, sess, "sz-one"), "40 120")
+		require.NoError(t, sess.Resize(ptyshell.Size{Cols: 100, Rows: 30}))
+		// The resize and the typed line travel apart; the shell waits to see
+		// the new size before it reports it.
+		_, err = sess.Write([]byte(`while [ "$(stty size)" != "30 100" ]; do usleep 20000; done; stty size; echo sz-""two` + "\r"))
+		require.NoError(t, err)
+		require.Contains(t, readSession(t, sess, "sz-two"), "30 100")
+	})
+
+	t.Run("3ExitCode", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		conn, _ := a.dial(t, ws.ID, size)
+		require.NoError(t, conn.SendInput([]byte("exit 42\r")))
+		tr := conn.Collect()
+		require.Equal(t, 1, tr.Exits)
+		require.Equal(t, 42, tr.Exit.ExitCode)
+		require.Equal(t, ptyshell.ReasonExited, tr.Exit.Reason)
+		require.Equal(t, 1000, tr.CloseCode)
+		require.Zero(t, tr.AfterExit, "nothing but the close follows EXIT")
+	})
+
+	t.Run("4OutputBeforeExit", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
+		require.NoError(t, err)
+		defer sess.Close()
+		_, err = sess.Write([]byte(`i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; exit 3` + "\r"))
+		require.NoError(t, err)
+		exit, out := exitOf(t, sess)
+		require.Equal(t, 3, exit.ExitCode)
+		for _, n := range []int{0, 1, 999, 1998, 1999} {
+			require.Contains(t, out, "line"+strconv.Itoa(n)+"\r\n")
+		}
+		require.Equal(t, 2000, strings.Count(out, "\r\nline")+boolInt(strings.HasPrefix(out, "line")), "every line arrived")
+	})
+
+	t.Run("5DropWithoutCloseFrame", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		conn, status := a.dial(t, ws.ID, size)
+		_, err := conn.ReadOutput("#")
+		require.NoError(t, err)
+		require.Equal(t, 1, st.count(t, "cairn.shell="+status.ShellID))
+		start := time.Now()
+		require.NoError(t, conn.NetConn().Close(), "TCP goes, with no close frame")
+		require.Eventually(t, func() bool { return st.count(t, "cairn.shell="+status.ShellID) == 0 },
+			20*time.Second, 50*time.Millisecond, "the container goes with the connection")
+		t.Logf("container gone %s after the drop (bound: stopSecs + 5 s)", time.Since(start).Round(time.Millisecond))
+		row := a.closedRow(t, ws.ID, status.ShellID)
+		require.Equal(t, "client_gone", row["reason"])
+	})
+
+	t.Run("6TeardownRefusedWhileOpen", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		conn, _ := a.dial(t, ws.ID, size)
+		_, err := conn.ReadOutput("#")
+		require.NoError(t, err)
+		err = a.admin.TeardownVolume(ctx, ws.ID)
+		require.Equal(t, cairn.ReasonVolumeInUse, cairn.ErrorReason(err), "err: %v", err)
+		var ce *cairn.Error
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, http.StatusConflict, ce.Status)
+		d, err := a.admin.InspectWorkspace(ctx, ws.ID)
+		require.NoError(t, err)
+		require.Equal(t, cairn.VolumeReady, d.Workspace.VolumeState)
+		require.Equal(t, 1, d.MountCount, "the open shell counts as a mount")
+
+		require.NoError(t, conn.SendInput([]byte("exit\r")))
+		require.Equal(t, 1, conn.Collect().Exits)
+		require.Eventually(t, func() bool { return a.admin.TeardownVolume(ctx, ws.ID) == nil },
+			20*time.Second, 100*time.Millisecond, "teardown succeeds once the shell is gone")
+	})
+
+	t.Run("7Leftovers", func(t *testing.T) { leftovers(t, st, a) })
+
+	t.Run("8Refusals", func(t *testing.T) {
+		ready, none := a.readyWorkspace(t), a.readyWorkspace(t)
+		require.NoError(t, a.admin.TeardownVolume(ctx, none.ID))
+		disabled := st.start(t, shellServerOpts{disabled: true})
+		before := st.count(t, "cairn.app="+st.app)
+		for _, tc := range []struct {
+			name   string
+			srv    *shellServer
+			ws     string
+			set    func(r *http.Request)
+			status int
+			reason cairn.Reason
+		}{
+			{"Origin", a, ready.ID, func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, 403, cairn.ReasonOriginNotAllowed},
+			{"Host", a, ready.ID, func(r *http.Request) { r.Host = "evil.example" }, 403, cairn.ReasonHostNotAllowed},
+			{"NoToken", a, ready.ID, func(r *http.Request) { r.Header.Del("Authorization") }, 401, cairn.ReasonUnauthenticated},
+			{"NoShellScope", a, ready.ID, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+shellNoShellToken) }, 403, cairn.ReasonForbidden},
+			{"VolumeNone", a, none.ID, nil, 409, cairn.ReasonVolumeNotReady},
+			{"Disabled", disabled, ready.ID, nil, 404, cairn.ReasonShellDisabled},
+			{"NotWebsocket", a, ready.ID, func(r *http.Request) { r.Header.Del("Upgrade") }, 400, cairn.ReasonWebsocketRequired},
+			{"NoSubprotocol", a, ready.ID, func(r *http.Request) { r.Header.Set("Sec-WebSocket-Protocol", "other") }, 400, cairn.ReasonSubprotocolRequired},
+			{"BadSize", a, ready.ID, func(r *http.Request) { r.URL.RawQuery = "cols=0&rows=40" }, 400, cairn.ReasonInvalidTerminal},
+			{"NoWorkspace", a, "00000000-0000-4000-8000-000000000000", nil, 404, cairn.ReasonWorkspaceNotFound},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				status, env, hdr := tc.srv.rawShellRequest(t, "/v1/workspaces/"+tc.ws+"/shell?cols=80&rows=24", func(r *http.Request) {
+					r.Header.Set("X-Request-ID", "req-"+tc.name)
+					if tc.set != nil {
+						tc.set(r)
+					}
+				})
+				require.Equal(t, tc.status, status)
+				require.Equal(t, false, env["success"])
+				require.Equal(t, "req-"+tc.name, env["request_id"])
+				require.Equal(t, "req-"+tc.name, hdr.Get("X-Request-ID"))
+				e, _ := env["error"].(map[string]any)
+				require.Equal(t, string(tc.reason), e["reason"])
+				require.Equal(t, float64(tc.status), e["code"])
+				require.NotEmpty(t, e["message"])
+			})
+		}
+		require.Equal(t, before, st.count(t, "cairn.app="+st.app), "no refusal made a container")
+	})
+
+	t.Run("9ListAndKill", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		conn, status := a.dial(t, ws.ID, size)
+		require.NoError(t, conn.SendInput([]byte("echo ty\"\"ped\r")))
+		_, err := conn.ReadOutput("typed")
+		require.NoError(t, err)
+		list, err := a.admin.FindShells(ctx, ws.ID)
+		require.NoError(t, err)
+		require.True(t, list.Enabled)
+		require.Len(t, list.Shells, 1)
+		sh := list.Shells[0]
+		require.Equal(t, status.ShellID, sh.ID)
+		require.Equal(t, ws.ID, sh.WorkspaceID)
+		require.Equal(t, status.Container, sh.Container)
+		require.Equal(t, a.instance, sh.Instance)
+		require.Equal(t, "running", sh.State)
+		require.Equal(t, "admin", sh.TokenName)
+		require.True(t, sh.Local)
+		require.NotEmpty(t, sh.ClientAddr)
+		require.NotNil(t, sh.LastInputAt)
+		require.True(t, sh.ExpiresAt.After(sh.StartedAt))
+
+		require.NoError(t, a.admin.KillShell(ctx, status.ShellID))
+		tr := conn.Collect()
+		require.Equal(t, ptyshell.ReasonTerminated, tr.Exit.Reason)
+		require.Equal(t, ptyshell.CloseTerminated, tr.CloseCode)
+		err = a.admin.KillShell(ctx, status.ShellID)
+		require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err), "err: %v", err)
+		row := a.closedRow(t, ws.ID, status.ShellID)
+		require.Equal(t, "terminated", row["reason"])
+		require.Equal(t, "admin", row["killed_by"])
+	})
+
+	t.Run("10IdleAndLifetime", func(t *testing.T) {
+		tight := st.start(t, shellServerOpts{shell: "timeouts: {idleSecs: 2, idleWarningSecs: 1, maxLifetimeSecs: 3}"})
+		idleWS, lifeWS := a.readyWorkspace(t), a.readyWorkspace(t)
+
+		idle, _ := tight.dial(t, idleWS.ID, size)
+		tr := idle.Collect() // answers pings, sends nothing
+		require.Equal(t, ptyshell.ReasonIdleTimeout, tr.Exit.Reason)
+		require.Equal(t, ptyshell.CloseIdleTimeout, tr.CloseCode)
+		// A lifetime shorter than its 300 s warning is announced at once.
+		require.Contains(t, tr.Notices, ptyshell.Notice{Code: ptyshell.NoticeIdleWarning, SecondsLeft: 1})
+
+		life, _ := tight.dial(t, lifeWS.ID, size)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					if life.SendInput([]byte(" ")) != nil {
+						return
+					}
+				}
+			}
+		})
+		tr = life.Collect()
+		close(stop)
+		wg.Wait()
+		require.Equal(t, ptyshell.ReasonMaxLifetime, tr.Exit.Reason)
+		require.Equal(t, ptyshell.CloseMaxLifetime, tr.CloseCode)
+	})
+
+	t.Run("11ShutdownWithTwoShells", func(t *testing.T) {
+		d := st.start(t, shellServerOpts{})
+		ws := a.readyWorkspace(t)
+		one, _ := d.dial(t, ws.ID, size)
+		two, _ := d.dial(t, ws.ID, size)
+		require.Equal(t, 2, st.count(t, "cairn.instance="+d.instance))
+		require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
+		var wg sync.WaitGroup
+		trs := make([]ptyshelltest.Transcript, 2)
+		for i, c := range []*ptyshelltest.Conn{one, two} {
+			wg.Go(func() { trs[i] = c.Collect() })
+		}
+		wg.Wait()
+		for _, tr := range trs {
+			require.Equal(t, ptyshell.ReasonServerShutdown, tr.Exit.Reason)
+			require.Equal(t, 1001, tr.CloseCode)
+		}
+		require.NoError(t, d.cmd.Wait(), "output:\n%s", d.out)
+		require.Zero(t, st.count(t, "cairn.instance="+d.instance), "no shell container is left")
+	})
+
+	t.Run("12Caps", func(t *testing.T) {
+		capped := st.start(t, shellServerOpts{shell: "limits: {maxSessionsPerWorkspace: 1}"})
+		ws := a.readyWorkspace(t)
+		_, status := capped.dial(t, ws.ID, size)
+		require.Equal(t, 1, st.count(t, "cairn.workspace="+ws.ID))
+		code, env, _ := capped.rawShellRequest(t, "/v1/workspaces/"+ws.ID+"/shell?cols=80&rows=24", nil)
+		require.Equal(t, http.StatusTooManyRequests, code)
+		require.Equal(t, "too_many_shells", env["error"].(map[string]any)["reason"])
+		require.Equal(t, 1, st.count(t, "cairn.workspace="+ws.ID), "no container for the refused open")
+		require.NoError(t, capped.admin.KillShell(ctx, status.ShellID))
+		other, _ := capped.dial(t, ws.ID, size)
+		require.NoError(t, other.SendInput([]byte("exit\r")))
+		require.Equal(t, 1, other.Collect().Exits, "the slot is free again")
+	})
+
+	t.Run("13WriteTimeoutDoesNotCut", func(t *testing.T) {
+		short := st.start(t, shellServerOpts{writeTimeout: 2})
+		ws := a.readyWorkspace(t)
+		conn, _ := short.dial(t, ws.ID, size)
+		require.NoError(t, conn.SendInput([]byte("sleep 5; echo slept-\"\"ok\r")))
+		_, err := conn.ReadOutput("slept-ok")
+		require.NoError(t, err)
+		require.NoError(t, conn.SendInput([]byte("echo still-\"\"here\r")))
+		_, err = conn.ReadOutput("still-here")
+		require.NoError(t, err)
+	})
+
+	t.Run("14CrossServerKill", func(t *testing.T) {
+		b := st.start(t, shellServerOpts{})
+		ws := a.readyWorkspace(t)
+		conn, status := a.dial(t, ws.ID, size)
+		_, err := conn.ReadOutput("#")
+		require.NoError(t, err)
+		list, err := b.admin.FindShells(ctx, ws.ID)
+		require.NoError(t, err)
+		require.Len(t, list.Shells, 1)
+		require.False(t, list.Shells[0].Local, "B lists A's shell, without A's details")
+		require.Empty(t, list.Shells[0].ClientAddr)
+		require.NoError(t, b.admin.KillShell(ctx, status.ShellID))
+		tr := conn.Collect()
+		require.Equal(t, ptyshell.ReasonTerminated, tr.Exit.Reason)
+		require.Equal(t, ptyshell.CloseTerminated, tr.CloseCode)
+	})
+
+	t.Run("15FloodThenCtrlC", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		conn, _ := a.dial(t, ws.ID, size)
+		_, err := conn.ReadOutput("#")
+		require.NoError(t, err)
+		before := vmRSS(t, a.cmd.Process.Pid)
+		require.NoError(t, conn.SendInput([]byte("yes\r")))
+		// A slow client: it reads a little, then nothing while the flood
+		// fills every queue on the way.
+		_, err = conn.ReadOutput("y\r\ny\r\n")
+		require.NoError(t, err)
+		time.Sleep(time.Second) // the client being slow is the point here, not synchronisation
+		during := vmRSS(t, a.cmd.Process.Pid)
+		start := time.Now()
+		require.NoError(t, conn.SendInput([]byte{0x03}))
+		require.NoError(t, conn.SendInput([]byte("echo back-\"\"ok\r")))
+		_, err = conn.ReadOutput("back-ok")
+		require.NoError(t, err)
+		t.Logf("prompt back %s after Ctrl-C; server RSS %d KiB before, %d KiB during the flood",
+			time.Since(start).Round(time.Millisecond), before>>10, during>>10)
+		require.Less(t, during-before, int64(32<<20), "the server's memory stays bounded")
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// leftovers is scenario 7: shell containers made behind the servers'
+// backs, and which reaper takes which.
+func leftovers(t *testing.T, st *shellStack, a *shellServer) {
+	ctx := t.Context()
+	ws := a.readyWorkspace(t)
+	now := time.Now()
+	create := func(app, instance string, expires time.Time, labelled bool) string {
+		labels := map[string]string{"cairn.app": app, "cairn.kind": "shell", "cairn.shell": ulid.Make().String(),
+			"cairn.workspace": ws.ID, "cairn.instance": instance, "cairn.expires": strconv.FormatInt(expires.Unix(), 10)}
+		if !labelled {
+			labels = map[string]string{"cairn.test": st.app}
+		}
+		resp, err := st.docker.ContainerCreate(ctx, &container.Config{Image: st.image, Cmd: []string{"-c", "sleep 300"},
+			Labels: labels}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = st.docker.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) // may be gone
+		})
+		require.NoError(t, st.docker.ContainerStart(ctx, resp.ID, container.StartOptions{}))
+		return resp.ID
+	}
+	exists := func(id string) bool {
+		_, err := st.docker.ContainerInspect(ctx, id)
+		return err == nil
+	}
+	later, past := now.Add(time.Hour), now.Add(-2*time.Minute)
+	ownNotRegistered := create(st.app, a.instance, later, true)
+	otherExpired := create(st.app, "other-host:1", past, true)
+	otherLive := create(st.app, "other-host:1", later, true)
+	unlabelled := create(st.app, "", past, false)
+	otherApp := create(st.app+"x", a.instance, past, true)
+
+	require.Eventually(t, func() bool { return !exists(ownNotRegistered) }, 20*time.Second, 100*time.Millisecond,
+		"the server's reaper takes its own instance's container that is not in its registry")
+	res, err := a.admin.Sweep(ctx, "")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, res.ContainersRemoved, 1)
+	require.False(t, exists(otherExpired), "the maintainer takes an expired shell of another instance")
+	for name, id := range map[string]string{"another instance's live shell": otherLive, "an unlabelled container": unlabelled,
+		"another app's shell": otherApp} {
+		require.True(t, exists(id), "%s is left alone", name)
+	}
+	// The server's reaper has had its chance at the survivors too.
+	reaped := strings.Count(a.out.String(), "removed a leftover shell container")
+	require.Equal(t, 1, reaped, "output:\n%s", a.out)
+}

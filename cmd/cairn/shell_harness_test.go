@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	dockerclient "github.com/docker/docker/client"
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
+)
+
+// The shell servers' tokens.
+const (
+	shellAdminToken   = "shell-test-admin-0123456789abcdef01"   // read, write, admin, shell
+	shellNoShellToken = "shell-test-noshell-0123456789abcdef01" // read, write, admin
+)
+
+// shellStack is what the shell's end-to-end servers share: one database,
+// bucket and app name, so that a workspace made through one is the
+// workspace of all (as for replicas), and one Docker engine.
+type shellStack struct {
+	pg       *stack.Postgres
+	db       string
+	gw       *stack.S3
+	bucket   string
+	app      string
+	image    string
+	sidecar  string
+	docker   *dockerclient.Client
+	bin      string
+	servers  int
+	password string
+}
+
+func newShellStack(t *testing.T) *shellStack {
+	t.Helper()
+	dir, err := binaries()
+	require.NoError(t, err)
+	pg := stacktest.Postgres(t)
+	dsn := stacktest.Database(t)
+	st := &shellStack{
+		pg: pg, db: dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")], gw: stacktest.S3(t),
+		bucket: stacktest.Bucket(t), app: stacktest.AppName(t), image: stacktest.Shell(t),
+		sidecar: stacktest.Image(t), docker: stacktest.Docker(t), bin: filepath.Join(dir, "cairn"),
+		password: pg.Password,
+	}
+	// After every server is gone: no container of the app carries the
+	// shell label, whatever the scenarios did.
+	t.Cleanup(func() {
+		list, err := st.docker.ContainerList(context.Background(), container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", "cairn.app="+st.app), filters.Arg("label", "cairn.kind=shell"))})
+		if err != nil {
+			t.Errorf("list shell containers: %v", err)
+			return
+		}
+		for _, c := range list {
+			t.Errorf("shell container left behind: %v %v", c.Names, c.Labels)
+		}
+	})
+	return st
+}
+
+// shellServerOpts shape one server.
+type shellServerOpts struct {
+	disabled     bool
+	maintainer   bool
+	writeTimeout int    // api.service.timeoutSecs.write; 0: default
+	shell        string // more keys of the shell mapping, YAML flow style
+}
+
+// shellServer is one real `cairn server` process.
+type shellServer struct {
+	url      string
+	instance string
+	cmd      *exec.Cmd
+	out      *lockedLog
+	admin    *client.Client
+}
+
+func hashToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// start runs `cairn server` from the built binary on a free loopback port
+// with the shell on (unless disabled), tokens, a reap interval of 1 s and
+// its own instance name, and waits until it is ready.
+func (st *shellStack) start(t *testing.T, o shellServerOpts) *shellServer {
+	t.Helper()
+	port, err := stack.FreePort()
+	require.NoError(t, err)
+	st.servers++
+	s := &shellServer{url: "http://127.0.0.1:" + strconv.Itoa(port), out: &lockedLog{},
+		instance: fmt.Sprintf("e2e-%d-%s", st.servers, st.app)}
+	write := ""
+	if o.writeTimeout > 0 {
+		write = fmt.Sprintf(", timeoutSecs: {write: %d}", o.writeTimeout)
+	}
+	extra := ""
+	if o.shell != "" {
+		extra = ", " + o.shell
+	}
+	yaml := fmt.Sprintf(`appName: %s
+persistence: {sql: {app: {host: 127.0.0.1, port: %d, db: %s, user: %s}}}
+metrics: {service: {listenOn: 127.0.0.1, appPort: 0}}
+api: {service: {listenOn: 127.0.0.1, appPort: %d%s}}
+artifact:
+  s3: {endpoint: "%s", useTLS: false, region: us-east-1}
+  store: {bucket: %s}
+  sidecar: {image: %s, networkMode: host}
+auth:
+  tokens:
+    - {name: admin, sha256: %s, scopes: [read, write, admin, shell]}
+    - {name: noshell, sha256: %s, scopes: [read, write, admin]}
+shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
+`, st.app, st.pg.Port, st.db, st.pg.User, port, write, st.gw.Endpoint, st.bucket, st.sidecar,
+		hashToken(shellAdminToken), hashToken(shellNoShellToken), !o.disabled, st.image, s.instance, extra)
+	cfg := filepath.Join(t.TempDir(), "server.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o600))
+	args := []string{"server", "-c", cfg, "-l", "info"}
+	if o.maintainer {
+		args = append(args, "--with-maintainer")
+	}
+	s.cmd = exec.Command(st.bin, args...)
+	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+st.password,
+		"CAIRN_S3_ACCESS_KEY="+st.gw.AccessKey, "CAIRN_S3_SECRET_KEY="+st.gw.SecretKey)
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	require.NoError(t, s.cmd.Start())
+	t.Cleanup(func() { s.stop(t) })
+	s.waitReady(t)
+	s.admin, err = client.New(s.url, client.WithToken(shellAdminToken))
+	require.NoError(t, err)
+	return s
+}
+
+func (s *shellServer) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+"/liveness/ready", nil)
+		require.NoError(t, err)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if s.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)
+}
+
+// stop ends the server with SIGTERM, as an orchestrator would.
+func (s *shellServer) stop(t *testing.T) {
+	t.Helper()
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	_ = s.cmd.Wait() // the exit status of a stopped server is not what is tested here
+}
+
+// readyWorkspace creates a workspace through s and sets its volume up.
+func (s *shellServer) readyWorkspace(t *testing.T) *cairn.Workspace {
+	t.Helper()
+	ws, err := s.admin.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "ws-" + strings.ToLower(randomToken())})
+	require.NoError(t, err)
+	require.NoError(t, s.admin.SetupVolume(t.Context(), ws.ID))
+	return ws
+}
+
+func randomToken() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
+
+// shellURL is the ws:// URL of the shell of wsID with a terminal size.
+func (s *shellServer) shellURL(wsID string, size ptyshell.Size) string {
+	q := url.Values{"cols": {strconv.Itoa(size.Cols)}, "rows": {strconv.Itoa(size.Rows)}}
+	return "ws" + strings.TrimPrefix(s.url, "http") + "/v1/workspaces/" + wsID + "/shell?" + q.Encode()
+}
+
+// dial opens the shell of wsID as a raw frame connection with the admin
+// token, and reads the two STATUS frames; it returns the running STATUS.
+func (s *shellServer) dial(t *testing.T, wsID string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{ptyshell.Subprotocol}, HandshakeTimeout: 10 * time.Second}
+	conn, resp, err := d.DialContext(t.Context(), s.shellURL(wsID, size),
+		http.Header{"Authorization": {"Bearer " + shellAdminToken}})
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	require.NoError(t, err, "dial the shell")
+	t.Cleanup(func() { _ = conn.Close() }) // may be closed already
+	c := &ptyshelltest.Conn{Conn: conn}
+	var st ptyshell.Status
+	for _, state := range []string{ptyshell.StateStarting, ptyshell.StateRunning} {
+		f, err := c.Next()
+		require.NoError(t, err)
+		require.Equal(t, ptyshell.FrameStatus, f.Type, "frame %q", f.Payload)
+		require.NoError(t, ptyshell.DecodeControl(f.Payload, &st))
+		require.Equal(t, state, st.State)
+	}
+	return c, st
+}
+
+// shellContainers counts the containers carrying label=value.
+func (st *shellStack) count(t *testing.T, label string) int {
+	t.Helper()
+	list, err := st.docker.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", label))})
+	require.NoError(t, err)
+	return len(list)
+}
+
+// shellAudit returns the SHELL_CLOSED row of shellID, waiting for it (the
+// row is written after the client saw the end).
+func (s *shellServer) closedRow(t *testing.T, wsID, shellID string) map[string]any {
+	t.Helper()
+	var row map[string]any
+	require.Eventually(t, func() bool {
+		events, err := s.admin.FindAuditEvents(t.Context(), cairn.AuditFilter{WorkspaceID: wsID,
+			Types: []cairn.AuditType{cairn.AuditShellClosed}})
+		require.NoError(t, err)
+		for _, ev := range events {
+			if ev.Metadata["shell_id"] == shellID {
+				row = ev.Metadata
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "no SHELL_CLOSED row for %s", shellID)
+	return row
+}
+
+// rawShellRequest sends the shell's handshake as a plain HTTP request, so
+// that a refusal can be read whole; set edits it before it goes.
+func (s *shellServer) rawShellRequest(t *testing.T, path string, set func(r *http.Request)) (int, map[string]any, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	req.Header.Set("Sec-WebSocket-Protocol", ptyshell.Subprotocol)
+	req.Header.Set("Authorization", "Bearer "+shellAdminToken)
+	if set != nil {
+		set(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var env map[string]any
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		require.NoError(t, json.Unmarshal(body, &env), "body %q", body)
+	}
+	return resp.StatusCode, env, resp.Header
+}
+
+// vmRSS is a process's resident set in bytes.
+func vmRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	defer f.Close()
+	re := regexp.MustCompile(`^VmRSS:\s+(\d+) kB`)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			n, err := strconv.ParseInt(m[1], 10, 64)
+			require.NoError(t, err)
+			return n << 10
+		}
+	}
+	t.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}
