@@ -18,6 +18,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(terminalChildEnv); url != "" {
+		os.Exit(terminalChild(url)) // a child process of TestTerminalRealSignal
+	}
 	os.Exit(ptyshelltest.CheckLeaks(m.Run()))
 }
 

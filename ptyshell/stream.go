@@ -48,9 +48,12 @@ type Stream interface {
 	Stop(ctx context.Context) error
 
 	// Close is the teardown: it closes the attach stream, stops and removes
-	// the process, and unblocks every pending call. Serve calls it exactly
-	// once; Serve's result then says how the session ended, for the audit
-	// row.
+	// the process, and unblocks every pending call. It takes no context:
+	// it runs on its own, detached from the request, with its own deadline
+	// (stopSecs + 10 s, §7.5). Serve calls it exactly once, after the last
+	// frame was sent or the client was found gone; Serve's result then says
+	// how the session ended, for the audit row. An error is logged by Serve
+	// and left to the reapers.
 	Close() error
 }
 
