@@ -218,8 +218,7 @@ func (s *Stream) EarlyInput() bool {
 	return s.early
 }
 
-// Resizes returns the sizes applied so far; ResizeCalls counts every call,
-// failed ones included.
+// Resizes returns the sizes applied so far, in order.
 func (s *Stream) Resizes() []ptyshell.Size {
 	s.mu.Lock()
 	defer s.mu.Unlock()
