@@ -34,6 +34,7 @@ type connState struct {
 	failedDials int
 	authStopped bool
 	restFailing bool
+	restWorks   bool // a list succeeded once
 	lastGood    time.Time
 	pollGen     int
 }
@@ -81,16 +82,25 @@ func (m *Model) onLost(c live.Conn) tea.Cmd {
 	m.conn.failedDials++
 	m.conn.retryAt = c.At.Add(c.RetryIn)
 	switch {
-	case c.Unavailable || (m.conn.kind == connConnecting && m.conn.failedDials >= 3 && !m.conn.restFailing):
+	case c.Unavailable:
 		return tea.Batch(m.startPolling(), m.startFirstList())
+	case m.conn.kind == connConnecting:
+		return m.pollIfDialsFail()
 	case m.conn.kind == connLive:
 		m.conn.kind, m.conn.lostAt = connReconnecting, c.At
 	case m.conn.kind == connReconnecting && c.At.Sub(m.conn.lostAt) > offlineAfter:
 		m.conn.kind = connOffline
-	case m.conn.kind == connConnecting && m.conn.restFailing:
-		m.conn.kind = connOffline
 	}
 	return nil
+}
+
+// pollIfDialsFail polls after three failed dials, once REST is known to
+// work (TUI.md §2.7).
+func (m *Model) pollIfDialsFail() tea.Cmd {
+	if m.conn.kind != connConnecting || m.conn.failedDials < 3 || !m.conn.restWorks {
+		return nil
+	}
+	return m.startPolling()
 }
 
 // startPolling switches to polling; a loop already running keeps going.

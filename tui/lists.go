@@ -50,23 +50,24 @@ func (m *Model) startList(sc store.Scope, o origin) tea.Cmd {
 	l := m.listState(sc)
 	l.reqID, l.gen = m.id(), m.sh.st.BeginList(sc)
 	l.loading, l.loaded, l.origin = true, 0, o
-	return fetchPage(m.ctx, m.backend, sc, l.reqID, l.gen, 0)
+	return fetchPage(m.ctx, m.backend, m.clock, sc, l.reqID, l.gen, 0)
 }
 
 // fetchPage asks for one page of sc at offset.
-func fetchPage(ctx context.Context, b Backend, sc store.Scope, reqID int, gen int64, offset int) tea.Cmd {
+func fetchPage(ctx context.Context, b Backend, clock func() time.Time, sc store.Scope, reqID int, gen int64, offset int) tea.Cmd {
 	page := cairn.Page{Offset: offset, Limit: pageSize}
 	return func() tea.Msg {
 		msg := listPageMsg{scope: sc, reqID: reqID, gen: gen, offset: offset}
 		if sc.Kind == store.ScopeWorkspaces {
 			msg.ws, msg.err = b.FindWorkspaces(ctx, cairn.WorkspaceFilter{Page: page})
-			return msg
+		} else {
+			msg.arts, msg.err = b.FindArtifacts(ctx, cairn.ArtifactFilter{
+				WorkspaceID: sc.WorkspaceID,
+				States:      []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject},
+				Page:        page,
+			})
 		}
-		msg.arts, msg.err = b.FindArtifacts(ctx, cairn.ArtifactFilter{
-			WorkspaceID: sc.WorkspaceID,
-			States:      []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject},
-			Page:        page,
-		})
+		msg.at = clock()
 		return msg
 	}
 }
@@ -81,8 +82,8 @@ func (m *Model) onPage(msg listPageMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.listFailed(msg, l)
 	}
-	m.conn.restFailing = false
-	m.conn.lastGood = m.sh.now
+	m.conn.restFailing, m.conn.restWorks = false, true
+	m.conn.lastGood = msg.at
 	var ch store.Changes
 	n := len(msg.ws) + len(msg.arts)
 	if msg.scope.Kind == store.ScopeWorkspaces {
@@ -92,11 +93,11 @@ func (m *Model) onPage(msg listPageMsg) tea.Cmd {
 	}
 	l.loaded += n
 	if n == pageSize {
-		return tea.Batch(m.changed(ch, l.origin), fetchPage(m.ctx, m.backend, msg.scope, msg.reqID, msg.gen, msg.offset+n))
+		return tea.Batch(m.changed(ch, l.origin), fetchPage(m.ctx, m.backend, m.clock, msg.scope, msg.reqID, msg.gen, msg.offset+n))
 	}
 	ch.Merge(m.sh.st.FinishList(msg.scope, msg.gen))
 	l.loading, l.err, l.retryAt, l.failures = false, nil, time.Time{}, 0
-	cmds := []tea.Cmd{m.changed(ch, l.origin)}
+	cmds := []tea.Cmd{m.changed(ch, l.origin), m.pollIfDialsFail()}
 	for _, sc := range ch.Relist {
 		cmds = append(cmds, m.startList(sc, originResync))
 	}
@@ -119,7 +120,7 @@ func (m *Model) listFailed(msg listPageMsg, l *listState) tea.Cmd {
 		return m.listDone(msg.scope) // retrying cannot help: r retries
 	}
 	wait := min(30*time.Second, time.Second<<min(l.failures, 5))
-	l.retryAt = m.sh.now.Add(wait)
+	l.retryAt = msg.at.Add(wait)
 	sc, req := msg.scope, msg.reqID
 	retry := m.c.After(wait, func() tea.Msg { return retryListMsg{scope: sc, reqID: req} })
 	return tea.Batch(retry, m.listDone(msg.scope))

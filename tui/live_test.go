@@ -216,16 +216,30 @@ func TestConnectionStates(t *testing.T) {
 		h.fire(isMsg[pollTickMsg]) // the loop's last tick arrives stale
 		require.Zero(t, h.fire(isMsg[pollTickMsg]), "and schedules no other: the poll loop died")
 	})
-	t.Run("ThreeFailedDialsPoll", func(t *testing.T) {
+	t.Run("ThreeFailedDialsPollWhileRESTWorks", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		h.size(120, 40)
+		h.size(120, 40).send(helloTimeoutMsg{}) // the list works
 		for range 2 {
 			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
 			require.Contains(t, h.header(), "◌ connecting")
 		}
 		h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
 		require.Contains(t, h.header(), "◐ polling")
+	})
+	t.Run("RESTFailingTooIsOffline", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.b.FindWorkspacesFunc = func(context.Context, cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+			return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		}
+		h.size(120, 40)
+		for range 3 {
+			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
+		}
+		h.send(helloTimeoutMsg{})
+		require.Contains(t, h.header(), "✕ offline")
+		require.Contains(t, h.view(), "cannot reach the server — connection refused")
 	})
 	t.Run("RejectedTokenStops", func(t *testing.T) {
 		t.Parallel()

@@ -20,6 +20,7 @@ type (
 		ws     []*cairn.Workspace
 		arts   []*cairn.Artifact
 		err    error
+		at     time.Time // when the answer arrived
 	}
 	// entityMsg is a workspace GET with its mount count.
 	entityMsg struct {

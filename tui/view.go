@@ -119,7 +119,11 @@ func (m *Model) badges() []header.Badge {
 func (m *Model) connBadge() header.Badge {
 	th, g := m.c.Theme, m.c.Theme.Glyphs
 	now := m.sh.now
-	switch m.conn.kind {
+	kind := m.conn.kind
+	if m.conn.restFailing && kind != connLive && kind != connOff {
+		kind = connOffline // REST failing too
+	}
+	switch kind {
 	case connLive:
 		return header.Badge{Text: g.Live + " live", Style: th.Good}
 	case connReconnecting:

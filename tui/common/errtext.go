@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -23,7 +24,7 @@ type Subject struct {
 func Sentence(err error, s Subject) string {
 	var e *cairn.Error
 	if !errors.As(err, &e) {
-		return "cannot reach the server — " + err.Error()
+		return "cannot reach the server — " + cause(err)
 	}
 	if text, ok := byReason(e, s); ok {
 		return text
@@ -105,6 +106,16 @@ func scopeOf(s Subject) string {
 		return "write"
 	}
 	return s.Scope
+}
+
+// cause is the innermost part of a wrapped error's text ("connection
+// refused"), the part an operator acts on.
+func cause(err error) string {
+	text := err.Error()
+	if i := strings.LastIndex(text, ": "); i >= 0 && i+2 < len(text) {
+		return text[i+2:]
+	}
+	return text
 }
 
 func orDash(s string) string {
