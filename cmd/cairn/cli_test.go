@@ -37,7 +37,7 @@ func TestCLIWorkspaces(t *testing.T) {
 	require.Equal(t, ws.ID+"\n", s.ok(t, "ws", "get", name, "-o", "name").stdout)
 
 	table := s.ok(t, "ws", "list", "--name", name, "-o", "table").stdout
-	require.Regexp(t, `^NAME +ID +VOLUME +AGE\n`+name[:8], table)
+	require.Regexp(t, `^NAME +ID +VOLUME +ARTIFACTS +AGE\n`+name[:7]+`.* NONE +0 +\d+s\n$`, table)
 	requireFits(t, table, 80)
 	get := s.ok(t, "ws", "get", name, "-o", "table").stdout
 	require.Contains(t, get, "Description:  first")

@@ -217,10 +217,11 @@ func workspacesView(list []*cairn.Workspace) view {
 		Workspaces []*cairn.Workspace `json:"workspaces"`
 	}{list}}
 	now := time.Now()
-	t := table{headers: []string{"NAME", "ID", "VOLUME", "AGE"}}
+	t := table{headers: []string{"NAME", "ID", "VOLUME", "ARTIFACTS", "AGE"}}
 	for _, ws := range list {
 		v.names = append(v.names, ws.ID)
-		t.rows = append(t.rows, []string{ws.Name, ws.ID, string(ws.VolumeState), age(ws.CreatedAt, now)})
+		t.rows = append(t.rows, []string{ws.Name, ws.ID, string(ws.VolumeState), counts(ws.ArtifactCounts),
+			age(ws.CreatedAt, now)})
 	}
 	v.table = t.write
 	return v
@@ -232,7 +233,7 @@ func workspaceView(payload any, ws *cairn.Workspace, mounts *int) view {
 	return view{payload: payload, names: []string{ws.ID}, table: func(w io.Writer, width int) {
 		now := time.Now()
 		f := fields{{"Name", ws.Name}, {"ID", ws.ID}, {"Description", describeText(ws.Description)},
-			{"Volume", ws.VolumeName}, {"State", string(ws.VolumeState)}}
+			{"Artifacts", counts(ws.ArtifactCounts)}, {"Volume", ws.VolumeName}, {"State", string(ws.VolumeState)}}
 		if mounts != nil && *mounts >= 0 {
 			f = append(f, [2]string{"Mounted by", fmt.Sprintf("%d running container(s)", *mounts)})
 		}
@@ -242,6 +243,16 @@ func workspaceView(payload any, ws *cairn.Workspace, mounts *int) view {
 		f = append(f, [2]string{"Created", stamp(ws.CreatedAt, now)}, [2]string{"Updated", stamp(ws.UpdatedAt, now)})
 		f.write(w, width)
 	}}
+}
+
+// counts is a workspace's number of artifacts, the missing ones named:
+// "3", "3 (1 missing)".
+func counts(c cairn.ArtifactCounts) string {
+	s := fmt.Sprint(c.Recorded + c.MissingObject)
+	if c.MissingObject > 0 {
+		s += fmt.Sprintf(" (%d missing)", c.MissingObject)
+	}
+	return s
 }
 
 func describeText(d *string) string {
