@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -15,9 +13,6 @@ import (
 )
 
 var _ cairn.ShellService = (*Client)(nil)
-
-// shellHandshake bounds the dial and the upgrade (PTYSHELL.md §6.1).
-const shellHandshake = 10 * time.Second
 
 // Shell opens an interactive shell in the workspace (an ID: resolve names
 // first) with the terminal's size and TERM ("" for the server's default),
@@ -28,14 +23,11 @@ const shellHandshake = 10 * time.Second
 // error matching ptyshell.ErrUnsupportedProtocol; no answer at all is
 // unreachable (IsUnreachable).
 func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {
-	q := url.Values{"cols": {strconv.Itoa(size.Cols)}, "rows": {strconv.Itoa(size.Rows)}}
-	if term != "" {
-		q.Set("term", term)
-	}
+	q := ptyshell.Handshake{Size: size, Term: term}.Query()
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  c.tlsConfig(),
-		HandshakeTimeout: shellHandshake,
+		HandshakeTimeout: ptyshell.HandshakeTimeout,
 		Subprotocols:     []string{ptyshell.Subprotocol},
 		ReadBufferSize:   ptyshell.MaxDataPayload + 64,
 		WriteBufferSize:  ptyshell.MaxDataPayload + 64,

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/docker/docker/api/types/container"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
@@ -102,6 +105,8 @@ func TestShellEndToEnd(t *testing.T) {
 		require.Equal(t, 1000, tr.CloseCode)
 		require.Zero(t, tr.AfterExit, "nothing but the close follows EXIT")
 	})
+
+	t.Run("3CairnShellUnderAPTY", func(t *testing.T) { cairnShellUnderPTY(t, st, a) })
 
 	t.Run("4OutputBeforeExit", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
@@ -409,4 +414,106 @@ func leftovers(t *testing.T, st *shellStack, a *shellServer) {
 	// The server's reaper has had its chance at the survivors too.
 	reaped := strings.Count(a.out.String(), "removed a leftover shell container")
 	require.Equal(t, 1, reaped, "output:\n%s", a.out)
+}
+
+// cairnShellUnderPTY runs the built `cairn shell WS` on a real terminal:
+// it exits with the shell's status after restoring the terminal and
+// printing the summary; detaching exits 0; a refusal before the upgrade
+// exits like any client command, naming the reason.
+func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
+	ws := a.readyWorkspace(t)
+	run := func(t *testing.T, arg string, typed func(f *os.File, seen func(string))) (string, int) {
+		t.Helper()
+		cmd := exec.Command(st.bin, "shell", arg)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color",
+			"CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken, "XDG_CONFIG_HOME=" + t.TempDir()}
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
+		require.NoError(t, err)
+		defer f.Close()
+		var mu sync.Mutex
+		var out strings.Builder
+		changed := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			buf := make([]byte, 4096)
+			for {
+				n, err := f.Read(buf)
+				mu.Lock()
+				out.Write(buf[:n])
+				mu.Unlock()
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+				if err != nil {
+					return // EIO once the process is gone
+				}
+			}
+		}()
+		seen := func(want string) {
+			t.Helper()
+			deadline := time.After(ptyshelltest.Guard)
+			for {
+				mu.Lock()
+				ok := strings.Contains(out.String(), want)
+				mu.Unlock()
+				if ok {
+					return
+				}
+				select {
+				case <-changed:
+				case <-done:
+					mu.Lock()
+					defer mu.Unlock()
+					require.Contains(t, out.String(), want)
+					return
+				case <-deadline:
+					t.Fatalf("no %q in the terminal output", want)
+				}
+			}
+		}
+		if typed != nil {
+			typed(f, seen)
+		}
+		err = cmd.Wait()
+		<-done
+		if _, exited := err.(*exec.ExitError); err != nil && !exited {
+			require.NoError(t, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return out.String(), cmd.ProcessState.ExitCode()
+	}
+
+	t.Run("Exit42", func(t *testing.T) {
+		out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {
+			seen("ends the session")
+			seen("# ")
+			_, err := f.Write([]byte("exit 42\r"))
+			require.NoError(t, err)
+		})
+		require.Equal(t, 42, code, "terminal output: %q", out)
+		require.Contains(t, out, "cairn shell ▸ "+ws.Name+" (/mnt/cairn/ws) — Ctrl-] ends the session")
+		require.Contains(t, out, "[cairn: shell exited with status 42]")
+	})
+
+	t.Run("DetachExits0", func(t *testing.T) {
+		out, code := run(t, ws.ID, func(f *os.File, seen func(string)) {
+			seen("# ")
+			_, err := f.Write([]byte{0x1d})
+			require.NoError(t, err)
+		})
+		require.Equal(t, 0, code, "terminal output: %q", out)
+		require.Contains(t, out, "[cairn: left the shell; the server ends it]")
+	})
+
+	t.Run("RefusedExitsAsAClientCommand", func(t *testing.T) {
+		none := a.readyWorkspace(t)
+		require.NoError(t, a.admin.TeardownVolume(t.Context(), none.ID))
+		out, code := run(t, none.Name, nil)
+		require.Equal(t, int(exitConflict), code, "terminal output: %q", out)
+		require.Contains(t, out, "cairn: ")
+		require.Contains(t, out, "(volume_not_ready, HTTP 409")
+	})
 }

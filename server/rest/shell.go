@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,9 +49,6 @@ type ShellSession interface {
 // with its state here, not a malformed transfer request.
 var shellStatuses = map[cairn.Reason]int{cairn.ReasonVolumeNotReady: http.StatusConflict}
 
-// handshakeTimeout bounds the upgrade (§6.1).
-const handshakeTimeout = 10 * time.Second
-
 func (a *API) shellRoutes() []route.Route {
 	return []route.Route{
 		{Method: http.MethodGet, Path: "/v1/workspaces/{workspaceID}/shell", Scope: route.Shell,
@@ -88,15 +83,16 @@ func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) 
 		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
 			"the shell is a websocket; send the Upgrade handshake"))
 	}
-	if !slices.Contains(websocket.Subprotocols(r), ptyshell.Subprotocol) {
+	if !ptyshell.Offered(r) {
 		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
 			"offer the subprotocol %s in Sec-WebSocket-Protocol", ptyshell.Subprotocol))
 	}
-	o, err := shellOpen(r.URL.Query())
+	h, err := ptyshell.ParseHandshake(r.URL.Query())
 	if err != nil {
-		return a.refuseShell(w, r, id, err)
+		return a.refuseShell(w, r, id, &cairn.Error{Reason: cairn.ReasonInvalidTerminal, Detail: err.Error(), Err: err})
 	}
-	o.WorkspaceID, o.ClientAddr = r.PathValue("workspaceID"), r.RemoteAddr
+	o := cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"), Cols: h.Size.Cols, Rows: h.Size.Rows, Term: h.Term,
+		ClientAddr: r.RemoteAddr}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 	defer cancel()
 	sess, err := svc.OpenShell(ctx, o)
@@ -115,34 +111,12 @@ func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) 
 	return http.StatusSwitchingProtocols
 }
 
-// shellOpen reads the handshake's terminal (§3.1): cols and rows required
-// integers, term optional. Reasons: invalid_terminal.
-func shellOpen(q url.Values) (cairn.ShellOpen, error) {
-	var o cairn.ShellOpen
-	for _, p := range []struct {
-		name string
-		v    *int
-	}{{"cols", &o.Cols}, {"rows", &o.Rows}} {
-		n, err := strconv.Atoi(q.Get(p.name))
-		if err != nil {
-			return o, cairn.Errorf(cairn.ReasonInvalidTerminal, "query parameter '%s' must be an integer between %d and %d",
-				p.name, cairn.MinShellDimension, cairn.MaxShellDimension)
-		}
-		*p.v = n
-	}
-	if q.Has("term") && q.Get("term") == "" {
-		return o, cairn.Errorf(cairn.ReasonInvalidTerminal, "query parameter 'term' must not be empty")
-	}
-	o.Term = q.Get("term")
-	return o, o.Validate()
-}
-
 // shellUpgrader upgrades with the subprotocol, no compression (§6.3), the
 // Origin rule of row 1 (never a blanket yes) and the envelope for a
 // handshake gorilla refuses itself.
 func (a *API) shellUpgrader(id string) *websocket.Upgrader {
 	return &websocket.Upgrader{
-		HandshakeTimeout: handshakeTimeout,
+		HandshakeTimeout: ptyshell.HandshakeTimeout,
 		ReadBufferSize:   4 << 10,
 		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
 		Subprotocols:     []string{ptyshell.Subprotocol},
@@ -169,8 +143,8 @@ func (a *API) shellOriginAllowed(r *http.Request) bool {
 	})
 }
 
-// refuseShell answers a refused handshake with the envelope, its message
-// the refusal's sentence, and returns the status.
+// refuseShell answers a refused handshake with the envelope (its detail
+// the refusal's sentence) and returns the status.
 func (a *API) refuseShell(w http.ResponseWriter, r *http.Request, id string, err error) int {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return statusClientGone // nobody is left to read an answer
@@ -183,11 +157,7 @@ func (a *API) refuseShell(w http.ResponseWriter, r *http.Request, id string, err
 	if status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), "shell open failed", "request_id", id, "reason", string(reason), "err", err)
 	}
-	message := "Shell refused"
-	if d := cairn.ErrorDetail(err); d != "" {
-		message = d
-	}
-	writeJSON(w, status, failure(id, status, message, err))
+	writeJSON(w, status, failure(id, status, "Cannot open a shell", err))
 	return status
 }
 
