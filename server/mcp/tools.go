@@ -180,6 +180,11 @@ var (
 	workspaceItem = object{props: []property{
 		{name: "name", required: true, schema: leaf("string", "Name of the workspace.")},
 		{name: "volume_state", required: true, schema: leaf("string", "NONE (no volume yet) or READY (usable for transfers).")},
+		{name: "artifact_counts", required: true, schema: object{props: []property{
+			{name: "recorded", required: true, schema: leaf("integer", "Artifacts whose content is stored.")},
+			{name: "missing_object", required: true, schema: leaf("integer",
+				"Artifacts whose content was lost from the store; update_artifact repairs one from a volume file.")},
+		}}},
 		{name: "created_at", required: true, schema: leaf("string", "When the workspace was created (RFC 3339).")},
 	}}
 	artifactItem = object{props: []property{

@@ -13,13 +13,14 @@ import (
 // is left out on purpose: it costs a Docker call and is not an agent's
 // business.
 type workspaceView struct {
-	Name        string            `json:"name"`
-	VolumeState cairn.VolumeState `json:"volume_state"`
-	CreatedAt   time.Time         `json:"created_at"`
+	Name           string               `json:"name"`
+	VolumeState    cairn.VolumeState    `json:"volume_state"`
+	ArtifactCounts cairn.ArtifactCounts `json:"artifact_counts"`
+	CreatedAt      time.Time            `json:"created_at"`
 }
 
 func viewWorkspace(ws *cairn.Workspace) workspaceView {
-	return workspaceView{Name: ws.Name, VolumeState: ws.VolumeState, CreatedAt: ws.CreatedAt}
+	return workspaceView{Name: ws.Name, VolumeState: ws.VolumeState, ArtifactCounts: ws.ArtifactCounts, CreatedAt: ws.CreatedAt}
 }
 
 // workspace resolves a workspace name to its row.

@@ -7,21 +7,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/mcp"
 )
 
 // workspaceOut is a workspace as the read tools return it, with the keys as
 // sent.
 type workspaceOut struct {
-	Name        string    `json:"name"`
-	VolumeState string    `json:"volume_state"`
-	CreatedAt   time.Time `json:"created_at"`
+	Name           string               `json:"name"`
+	VolumeState    string               `json:"volume_state"`
+	ArtifactCounts cairn.ArtifactCounts `json:"artifact_counts"`
+	CreatedAt      time.Time            `json:"created_at"`
 }
 
 func TestGetWorkspace(t *testing.T) {
 	t.Parallel()
 	h := setup(t, mcp.Config{})
 	ws := h.workspace(t, "ws-1", false)
+	h.artifact(t, ws, "kept", "body", nil)
 	c := connect(t, h.url, "")
 
 	t.Run("OK", func(t *testing.T) {
@@ -30,11 +33,12 @@ func TestGetWorkspace(t *testing.T) {
 			Workspace map[string]json.RawMessage `json:"workspace"`
 		}
 		structured(t, res, &raw)
-		require.ElementsMatch(t, []string{"name", "volume_state", "created_at"}, keysOf(raw.Workspace),
+		require.ElementsMatch(t, []string{"name", "volume_state", "artifact_counts", "created_at"}, keysOf(raw.Workspace),
 			"no ID, no mount count")
 		var out struct{ Workspace workspaceOut }
 		structured(t, res, &out)
-		require.Equal(t, workspaceOut{Name: "ws-1", VolumeState: "NONE", CreatedAt: ws.CreatedAt}, out.Workspace)
+		require.Equal(t, workspaceOut{Name: "ws-1", VolumeState: "NONE", ArtifactCounts: cairn.ArtifactCounts{Recorded: 1},
+			CreatedAt: ws.CreatedAt}, out.Workspace)
 	})
 
 	t.Run("ErrWorkspaceNotFound", func(t *testing.T) {

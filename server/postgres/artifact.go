@@ -46,6 +46,15 @@ func (db *DB) LockArtifactRow(ctx context.Context, id string) (*cairn.Artifact, 
 	return db.findArtifact(ctx, id, " FOR UPDATE")
 }
 
+// LockArtifactRows locks a workspace's artifact rows, in ID order, for the
+// rest of the transaction.
+func (db *DB) LockArtifactRows(ctx context.Context, workspaceID string) error {
+	if _, err := db.q.Exec(ctx, `SELECT 1 FROM artifacts WHERE workspace_id = $1 ORDER BY id FOR UPDATE`, workspaceID); err != nil {
+		return internal("lock artifact rows", err)
+	}
+	return nil
+}
+
 func (db *DB) findArtifact(ctx context.Context, id, suffix string) (*cairn.Artifact, error) {
 	a, err := scanArtifact(db.q.QueryRow(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = $1`+suffix, id))
 	if errors.Is(err, pgx.ErrNoRows) {

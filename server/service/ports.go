@@ -26,6 +26,11 @@ type Store interface {
 	// LockWorkspaceRow reads a row and locks it until the transaction ends.
 	// Reasons: workspace_not_found.
 	LockWorkspaceRow(ctx context.Context, id string) (*cairn.Workspace, error)
+	// LockArtifactRows locks every artifact row of a workspace until the
+	// transaction ends. Every artifact write locks its own row, then the
+	// workspace's (its kept counts); a workspace delete takes them in that
+	// order too, or the two would deadlock.
+	LockArtifactRows(ctx context.Context, workspaceID string) error
 	// FindWorkspaces lists rows in (created_at, id) order. With no limit it
 	// returns at most MaxUnpagedListLength+1 rows so the caller can refuse.
 	FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)

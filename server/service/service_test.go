@@ -85,6 +85,7 @@ func (f *fixture) row(ws cairn.Workspace) {
 	}
 	f.store.FindWorkspaceFunc = find
 	f.store.LockWorkspaceRowFunc = find
+	f.store.LockArtifactRowsFunc = func(context.Context, string) error { return nil }
 	f.store.UpdateWorkspaceFunc = func(_ context.Context, w *cairn.Workspace) error {
 		f.updates = append(f.updates, *w)
 		return nil

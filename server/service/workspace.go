@@ -159,6 +159,11 @@ func (s *Service) DeleteWorkspace(ctx context.Context, id string) error {
 // deleteWorkspaceRow deletes the locked row, refusing while a volume exists.
 func (s *Service) deleteWorkspaceRow(ctx context.Context, id string) error {
 	return s.store.WithTx(ctx, func(st Store) error {
+		// The artifacts first: the cascade takes them after the workspace
+		// row otherwise, the reverse of every artifact write.
+		if err := st.LockArtifactRows(ctx, id); err != nil {
+			return err
+		}
 		ws, err := st.LockWorkspaceRow(ctx, id)
 		if err != nil {
 			return err

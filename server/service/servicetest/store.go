@@ -21,6 +21,7 @@ type Store struct {
 	InsertWorkspaceFunc  func(ctx context.Context, ws *cairn.Workspace) error
 	FindWorkspaceFunc    func(ctx context.Context, id string) (*cairn.Workspace, error)
 	LockWorkspaceRowFunc func(ctx context.Context, id string) (*cairn.Workspace, error)
+	LockArtifactRowsFunc func(ctx context.Context, workspaceID string) error
 	FindWorkspacesFunc   func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
 	UpdateWorkspaceFunc  func(ctx context.Context, ws *cairn.Workspace) error
 	DeleteWorkspaceFunc  func(ctx context.Context, id string, releasedAt time.Time) error
@@ -65,6 +66,13 @@ func (s *Store) FindWorkspace(ctx context.Context, id string) (*cairn.Workspace,
 		return nil, notSet("Store.FindWorkspace")
 	}
 	return s.FindWorkspaceFunc(ctx, id)
+}
+
+func (s *Store) LockArtifactRows(ctx context.Context, workspaceID string) error {
+	if s.LockArtifactRowsFunc == nil {
+		return notSet("Store.LockArtifactRows")
+	}
+	return s.LockArtifactRowsFunc(ctx, workspaceID)
 }
 
 func (s *Store) LockWorkspaceRow(ctx context.Context, id string) (*cairn.Workspace, error) {
