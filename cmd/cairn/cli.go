@@ -69,6 +69,8 @@ type clientConfig struct {
 	Server    string `yaml:"server"`
 	Token     string `yaml:"token"`
 	TokenFile string `yaml:"token_file"`
+
+	tokenFrom string // the file the token was read from
 }
 
 // clientConfigPath is $XDG_CONFIG_HOME/cairn/config.yaml, or
@@ -86,37 +88,38 @@ func clientConfigPath() (string, error) {
 }
 
 // readClientConfig reads the config file; an absent one is empty.
-func readClientConfig() (clientConfig, string, error) {
+func readClientConfig() (clientConfig, error) {
 	var cfg clientConfig
 	path, err := clientConfigPath()
 	if err != nil {
-		return cfg, "", nil //nolint:nilerr // no home directory: no file to read
+		return cfg, nil //nolint:nilerr // no home directory: no file to read
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, path, nil
+		return cfg, nil
 	}
 	if err != nil {
-		return cfg, path, err
+		return cfg, err
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, path, fmt.Errorf("%s: %w", path, err)
+		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
+	cfg.tokenFrom = path
 	if cfg.Token == "" && cfg.TokenFile != "" {
 		b, err := os.ReadFile(cfg.TokenFile)
 		if err != nil {
-			return cfg, path, fmt.Errorf("%s: token_file: %w", path, err)
+			return cfg, fmt.Errorf("%s: token_file: %w", path, err)
 		}
-		cfg.Token = strings.TrimSpace(string(b))
+		cfg.Token, cfg.tokenFrom = strings.TrimSpace(string(b)), cfg.TokenFile
 	}
-	return cfg, path, nil
+	return cfg, nil
 }
 
 // client builds the API client. Each setting comes from its flag, else its
 // environment variable, else the config file; the file's token is only
 // ever sent to the file's server.
 func (c *cli) client() (*client.Client, error) {
-	cfg, path, err := readClientConfig()
+	cfg, err := readClientConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,9 @@ func (c *cli) client() (*client.Client, error) {
 	token := firstOf(c.token, os.Getenv("CAIRN_TOKEN"))
 	if token == "" && strings.TrimRight(cfg.Server, "/") == strings.TrimRight(server, "/") {
 		token = cfg.Token
-		c.warnIfShared(path)
+		if token != "" {
+			c.warnIfShared(cfg.tokenFrom)
+		}
 	}
 	if c.token != "" && !c.quiet {
 		fmt.Fprintln(c.stderr, "warning: a token on the command line is visible to other users; prefer CAIRN_TOKEN")

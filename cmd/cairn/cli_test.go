@@ -245,6 +245,21 @@ func TestCLIConfigPrecedence(t *testing.T) {
 	r = run(map[string]string{"CAIRN_URL": other.url}, "ws", "list")
 	require.Equal(t, 5, r.code, "the file's token is not sent to another server: %s", r.stderr)
 
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(cliAdminToken+"\n"), 0o600))
+	viaFile := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(viaFile, "cairn"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(viaFile, "cairn", "config.yaml"),
+		[]byte("server: "+s.url+"\ntoken_file: "+tokenFile+"\n"), 0o644))
+	r = s.cliEnv(t, map[string]string{"XDG_CONFIG_HOME": viaFile}, "ws", "list")
+	require.Equal(t, 0, r.code, "token_file: %s", r.stderr)
+	require.NotContains(t, r.stderr, "readable by others", "the file holds no token itself")
+	require.NoError(t, os.WriteFile(filepath.Join(viaFile, "cairn", "config.yaml"),
+		[]byte("server: "+s.url+"\ntoken: "+cliAdminToken+"\n"), 0o644))
+	r = s.cliEnv(t, map[string]string{"XDG_CONFIG_HOME": viaFile}, "ws", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "holds a token and is readable by others; chmod 600 it")
+
 	r = s.cliEnv(t, map[string]string{}, "ws", "list")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "no server: pass --server, set CAIRN_URL, or run 'cairn dev'")
