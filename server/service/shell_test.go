@@ -1,0 +1,413 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
+	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/server/service/servicetest"
+)
+
+// shellFixture is what the shell tests see besides the rules: the fakes,
+// and what they saw, behind a lock since sessions run on goroutines.
+type shellFixture struct {
+	*fixture
+	rt *servicetest.ShellRuntime
+
+	mu      sync.Mutex
+	audit   []*cairn.AuditEvent
+	specs   []service.ShellSpec
+	locked  bool // a workspace lock is held
+	modes   []service.LockMode
+	removed []string
+	ends    []string
+	streams []*ptyshelltest.Stream
+}
+
+func (f *shellFixture) audits(typ cairn.AuditType) []*cairn.AuditEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*cairn.AuditEvent
+	for _, ev := range f.audit {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+const shellInstance = "host-a:44123"
+
+// setupShells returns the shell rules over fakes: the store finds ws (and
+// grants locks, noting whether one is held), the engine has its volume,
+// and CreateShell hands out in-memory streams.
+func setupShells(t *testing.T, cfg service.ShellConfig, ws cairn.Workspace) (*service.Shells, *shellFixture) {
+	t.Helper()
+	svc, base := setup(t)
+	f := &shellFixture{fixture: base, rt: &servicetest.ShellRuntime{}}
+	f.row(ws)
+	f.store.InsertAuditFunc = func(_ context.Context, ev *cairn.AuditEvent) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.audit = append(f.audit, ev)
+		return nil
+	}
+	f.store.LockWorkspaceFunc = func(_ context.Context, _ string, mode service.LockMode) (func(), error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.locked, f.modes = true, append(f.modes, mode)
+		return func() { f.mu.Lock(); f.locked = false; f.mu.Unlock() }, nil
+	}
+	f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return true, nil }
+	f.rt.CreateShellFunc = func(_ context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		require.True(t, f.locked, "the container is created under the workspace lock")
+		st := ptyshelltest.NewStream()
+		f.specs, f.streams = append(f.specs, spec), append(f.streams, st)
+		return st, nil
+	}
+	f.rt.RemoveContainerFunc = func(_ context.Context, id string) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.removed = append(f.removed, id)
+		return nil
+	}
+	cfg.Instance = shellInstance
+	cfg.OnEnd = func(reason string, _, _ int64) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.ends = append(f.ends, reason)
+	}
+	return service.NewShells(svc, f.rt, cfg), f
+}
+
+func open(ws cairn.Workspace) cairn.ShellOpen {
+	return cairn.ShellOpen{WorkspaceID: ws.ID, Cols: 120, Rows: 40, ClientAddr: "127.0.0.1:5000"}
+}
+
+// untilCancelled is a ServeFunc that runs the shell until ctx is cancelled,
+// then ends it as Serve would for the cause.
+func untilCancelled(started chan<- struct{}) func(context.Context, ptyshell.Stream, ptyshell.ServeOptions) ptyshell.ServeResult {
+	return func(ctx context.Context, st ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
+		if err := opts.Running(ctx); err != nil {
+			_ = st.Close()
+			return ptyshell.ServeResult{Reason: ptyshell.ReasonError, ExitCode: 125, Err: err}
+		}
+		opts.OnInput(time.Now(), 3)
+		close(started)
+		<-ctx.Done()
+		_ = st.Close()
+		reason := ptyshell.ReasonServerShutdown
+		if errors.Is(context.Cause(ctx), ptyshell.ErrTerminated) {
+			reason = ptyshell.ReasonTerminated
+		}
+		return ptyshell.ServeResult{Reason: reason, ExitCode: 129, Running: true, BytesIn: 3, BytesOut: 7}
+	}
+}
+
+// runUntilCancelled opens a shell on ws and serves it on a goroutine until
+// its context is cancelled; it returns once the shell runs, and the channel
+// closed when Run returned.
+func runUntilCancelled(t *testing.T, s *service.Shells, ws cairn.Workspace) (*service.ShellSession, <-chan struct{}) {
+	t.Helper()
+	sess, err := s.OpenShell(t.Context(), open(ws))
+	require.NoError(t, err)
+	started, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		sess.Run(untilCancelled(started))
+	}()
+	select {
+	case <-started:
+	case <-time.After(ptyshelltest.Guard):
+		t.Fatal("the shell did not start")
+	}
+	return sess, done
+}
+
+func TestShellOpenRefusals(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name    string
+		enabled bool
+		state   cairn.VolumeState
+		edit    func(f *shellFixture, o *cairn.ShellOpen)
+		reason  cairn.Reason
+	}{
+		{"Disabled", false, cairn.VolumeReady, nil, cairn.ReasonShellDisabled},
+		{"BadTerminal", true, cairn.VolumeReady, func(_ *shellFixture, o *cairn.ShellOpen) { o.Cols = 1001 }, cairn.ReasonInvalidTerminal},
+		{"BadTerm", true, cairn.VolumeReady, func(_ *shellFixture, o *cairn.ShellOpen) { o.Term = "a b" }, cairn.ReasonInvalidTerminal},
+		{"NoWorkspace", true, cairn.VolumeReady, func(_ *shellFixture, o *cairn.ShellOpen) { o.WorkspaceID = "nope" }, cairn.ReasonWorkspaceNotFound},
+		{"VolumeNotReady", true, cairn.VolumeNone, nil, cairn.ReasonVolumeNotReady},
+		{"VolumeMissing", true, cairn.VolumeReady, func(f *shellFixture, _ *cairn.ShellOpen) {
+			f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return false, nil }
+		}, cairn.ReasonVolumeMissing},
+		{"DockerDown", true, cairn.VolumeReady, func(f *shellFixture, _ *cairn.ShellOpen) {
+			f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) {
+				return false, cairn.Errorf(cairn.ReasonDockerUnavailable, "down")
+			}
+		}, cairn.ReasonDockerUnavailable},
+		{"ImageMissing", true, cairn.VolumeReady, func(f *shellFixture, _ *cairn.ShellOpen) {
+			f.rt.CreateShellFunc = func(context.Context, service.ShellSpec) (ptyshell.Stream, error) {
+				return nil, cairn.Errorf(cairn.ReasonShellImageMissing, "absent")
+			}
+		}, cairn.ReasonShellImageMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, base := setup(t)
+			ws := base.newWorkspace(tc.state)
+			s, f := setupShells(t, service.ShellConfig{Enabled: tc.enabled}, ws)
+			o := open(ws)
+			if tc.edit != nil {
+				tc.edit(f, &o)
+			}
+			sess, err := s.OpenShell(t.Context(), o)
+			require.Nil(t, sess)
+			require.Equal(t, tc.reason, cairn.ErrorReason(err), "err: %v", err)
+			require.Zero(t, s.Live(), "a refused open leaves no registry entry or cap slot")
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			require.False(t, f.locked, "the lock is released")
+		})
+	}
+}
+
+func TestShellOpenCreatesUnderTheSharedLock(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true, MaxLifetime: time.Hour}, ws)
+	ctx := cairn.WithActor(t.Context(), "ops")
+	sess, err := s.OpenShell(ctx, cairn.ShellOpen{WorkspaceID: ws.ID, Cols: 100, Rows: 30, Term: "vt100"})
+	require.NoError(t, err)
+	defer sess.Abort()
+	require.Equal(t, []service.LockMode{service.LockShared}, f.modes)
+	require.False(t, f.locked, "released once the container exists")
+	require.Len(t, f.specs, 1)
+	spec := f.specs[0]
+	require.Equal(t, service.ShellSpec{
+		Name: appName + ".shell." + ws.ID + "." + sess.ID(), ShellID: sess.ID(), WorkspaceID: ws.ID,
+		WorkspaceName: ws.Name, VolumeName: ws.VolumeName, TokenName: "ops", Term: "vt100", Cols: 100, Rows: 30,
+		Expires: f.now.Add(time.Hour),
+	}, spec)
+	require.Equal(t, 1, s.Live())
+}
+
+func TestShellCapsAreReservedAtomically(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, _ := setupShells(t, service.ShellConfig{Enabled: true, MaxSessionsPerWorkspace: 1}, ws)
+	const opens = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, opens)
+	sessions := make(chan *service.ShellSession, opens)
+	for range opens {
+		wg.Go(func() {
+			sess, err := s.OpenShell(t.Context(), open(ws))
+			if err != nil {
+				errs <- err
+				return
+			}
+			sessions <- sess
+		})
+	}
+	wg.Wait()
+	close(errs)
+	close(sessions)
+	require.Len(t, sessions, 1, "exactly one open takes the workspace's only slot")
+	for err := range errs {
+		require.Equal(t, cairn.ReasonTooManyShells, cairn.ErrorReason(err))
+	}
+	for sess := range sessions {
+		sess.Abort()
+	}
+	require.Zero(t, s.Live())
+	sess, err := s.OpenShell(t.Context(), open(ws))
+	require.NoError(t, err, "an aborted session frees its slot")
+	sess.Abort()
+
+	t.Run("ProcessCap", func(t *testing.T) {
+		t.Parallel()
+		_, base := setup(t)
+		ws := base.newWorkspace(cairn.VolumeReady)
+		s, _ := setupShells(t, service.ShellConfig{Enabled: true, MaxSessions: 2, MaxSessionsPerWorkspace: 5}, ws)
+		for range 2 {
+			sess, err := s.OpenShell(t.Context(), open(ws))
+			require.NoError(t, err)
+			defer sess.Abort()
+		}
+		_, err := s.OpenShell(t.Context(), open(ws))
+		require.Equal(t, cairn.ReasonTooManyShells, cairn.ErrorReason(err))
+	})
+}
+
+func TestShellRunAuditsAndReleases(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	sess, done := runUntilCancelled(t, s, ws)
+
+	opened := f.audits(cairn.AuditShellOpened)
+	require.Len(t, opened, 1)
+	require.Equal(t, map[string]any{
+		"workspace_id": ws.ID, "workspace_name": ws.Name, "shell_id": sess.ID(),
+		"container": appName + ".shell." + ws.ID + "." + sess.ID(), "token_name": "", "client_addr": "127.0.0.1:5000",
+		"cols": 120, "rows": 40, "term": "xterm-256color",
+	}, opened[0].Metadata)
+
+	list, err := func() (*cairn.ShellList, error) {
+		f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+			return []service.ShellContainer{{ShellID: sess.ID(), WorkspaceID: ws.ID, Instance: shellInstance, State: "running"}}, nil
+		}
+		return s.FindShells(t.Context(), "")
+	}()
+	require.NoError(t, err)
+	require.True(t, list.Shells[0].Local)
+	require.Equal(t, "127.0.0.1:5000", list.Shells[0].ClientAddr)
+	require.NotNil(t, list.Shells[0].LastInputAt, "the input was recorded")
+
+	require.NoError(t, s.KillShell(cairn.WithActor(t.Context(), "ops"), sess.ID()))
+	<-done
+	require.Zero(t, s.Live())
+	closed := f.audits(cairn.AuditShellClosed)
+	require.Len(t, closed, 1)
+	m := closed[0].Metadata
+	require.Equal(t, "terminated", m["reason"])
+	require.Equal(t, 129, m["exit_code"])
+	require.Equal(t, "ops", m["killed_by"])
+	require.Equal(t, int64(3), m["bytes_in"])
+	require.Equal(t, int64(7), m["bytes_out"])
+	require.Equal(t, []string{"terminated"}, f.ends)
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) { return nil, nil } // removed by the teardown
+	err = s.KillShell(t.Context(), sess.ID())
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err), "the shell is gone from the registry and from Docker")
+}
+
+func TestShellAuditFailureEndsTheShell(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	f.store.InsertAuditFunc = func(context.Context, *cairn.AuditEvent) error { return errors.New("database down") }
+	sess, err := s.OpenShell(t.Context(), open(ws))
+	require.NoError(t, err)
+	sess.Run(func(ctx context.Context, st ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
+		require.Error(t, opts.Running(ctx), "a shell that cannot be audited is not offered")
+		_ = st.Close()
+		return ptyshell.ServeResult{Reason: ptyshell.ReasonError, ExitCode: 125}
+	})
+	require.Zero(t, s.Live())
+}
+
+func TestShellKillRemote(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+		return []service.ShellContainer{{ContainerID: "c1", Name: "n1", ShellID: "sh1", WorkspaceID: ws.ID, Instance: "host-b:1"}}, nil
+	}
+	require.NoError(t, s.KillShell(cairn.WithActor(t.Context(), "ops"), "sh1"))
+	require.Equal(t, []string{"c1"}, f.removed, "another replica's shell is force-removed")
+	closed := f.audits(cairn.AuditShellClosed)
+	require.Len(t, closed, 1)
+	require.Equal(t, "ops", closed[0].Metadata["killed_by"])
+	require.Equal(t, false, closed[0].Metadata["local"])
+
+	err := s.KillShell(t.Context(), "sh2")
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err))
+}
+
+func TestShellShutdown(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	_, done1 := runUntilCancelled(t, s, ws)
+	_, done2 := runUntilCancelled(t, s, ws)
+	stuck, err := s.OpenShell(t.Context(), open(ws)) // opened, never served: its container must still go
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	s.Shutdown(ctx)
+	<-done1
+	<-done2
+	require.ElementsMatch(t, []string{"server_shutdown", "server_shutdown"}, f.ends)
+	require.Equal(t, []string{appName + ".shell." + ws.ID + "." + stuck.ID()}, f.removed,
+		"what did not end by the deadline is force-removed")
+	require.Equal(t, cairn.ReasonServerShuttingDown, cairn.ErrorReason(s.Admit()))
+	_, err = s.OpenShell(t.Context(), open(ws))
+	require.Equal(t, cairn.ReasonServerShuttingDown, cairn.ErrorReason(err))
+}
+
+func TestShellReap(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	reaped := 0
+	s, f := setupShells(t, service.ShellConfig{Enabled: true, OnReap: func(by string, n int) {
+		require.Equal(t, "server", by)
+		reaped += n
+	}}, ws)
+	live, err := s.OpenShell(t.Context(), open(ws))
+	require.NoError(t, err)
+	defer live.Abort()
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+		return []service.ShellContainer{
+			{ContainerID: "registered", ShellID: live.ID(), Instance: shellInstance},
+			{ContainerID: "leftover", ShellID: "old", Instance: shellInstance},
+			{ContainerID: "theirs", ShellID: "other", Instance: "host-b:1"},
+		}, nil
+	}
+	n, err := s.Reap(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []string{"leftover"}, f.removed, "only this instance's containers missing from the registry")
+	require.Equal(t, 1, reaped)
+}
+
+func TestFindShells(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+		return []service.ShellContainer{
+			{ShellID: "b", WorkspaceID: ws.ID, Created: t0, Instance: "x"},
+			{ShellID: "c", WorkspaceID: "other", Created: t0.Add(-time.Hour), Instance: "x"},
+			{ShellID: "a", WorkspaceID: ws.ID, Created: t0, Instance: "x", Expires: t0.Add(time.Hour)},
+		}, nil
+	}
+	all, err := s.FindShells(t.Context(), "")
+	require.NoError(t, err)
+	require.True(t, all.Enabled)
+	var ids []string
+	for _, sh := range all.Shells {
+		ids = append(ids, sh.ID)
+		require.False(t, sh.Local)
+	}
+	require.Equal(t, []string{"c", "a", "b"}, ids, "by started_at, then id")
+	one, err := s.FindShells(t.Context(), ws.ID)
+	require.NoError(t, err)
+	require.Len(t, one.Shells, 2)
+
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) { return nil, nil }
+	none, err := s.FindShells(t.Context(), "")
+	require.NoError(t, err)
+	require.NotNil(t, none.Shells, "never nil: the key is always present")
+}
