@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,4 +186,24 @@ func TestTimeoutIsUnreachable(t *testing.T) {
 	_, err = c.InspectWorkspace(t.Context(), "w")
 	require.True(t, client.IsUnreachable(err), "%v", err)
 	require.ErrorContains(t, err, "no answer within 50ms")
+}
+
+func TestAnswerTooLarge(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"success":true,"request_id":"r","workspaces":[`)
+		row := `{"id":"` + strings.Repeat("x", 1<<20) + `"},`
+		for range 17 {
+			fmt.Fprint(w, row)
+		}
+		fmt.Fprint(w, `{}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL)
+	require.NoError(t, err)
+	_, err = c.FindWorkspaces(t.Context(), cairn.WorkspaceFilter{})
+	requireReason(t, err, cairn.ReasonInternal)
+	require.False(t, client.IsUnreachable(err))
+	require.ErrorContains(t, err, "larger than")
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -57,6 +58,9 @@ func (c *Client) do(parent context.Context, k call, out any) error {
 	switch {
 	case err != nil && parent.Err() == nil && ctx.Err() != nil:
 		return &unreachableError{what: what, err: fmt.Errorf("no answer within %s", timeout)}
+	case errors.Is(err, resty.ErrResponseBodyTooLarge):
+		return &cairn.Error{Reason: cairn.ReasonInternal,
+			Detail: fmt.Sprintf("%s: the answer is larger than %d bytes", what, maxResponseBytes), Err: err}
 	case err != nil:
 		return transportError(parent, what, err)
 	}
