@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -47,12 +48,16 @@ func parseBytes(s string) (int64, error) {
 			t = t[:len(t)-1]
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 {
+	t = strings.TrimSpace(t)
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !plainNumber.MatchString(t) || v*float64(mult) > 1<<62 {
 		return 0, errors.New("expected bytes per second, like 1048576, 512K or 16MiB")
 	}
 	return int64(v * float64(mult)), nil
 }
+
+// plainNumber is a decimal without sign or exponent.
+var plainNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 func artUpload(c *cli) *cobra.Command {
 	var name, desc, contentType string
