@@ -24,9 +24,11 @@ build: ## build bin/cairn, bin/cairn-tui and the static bin/cairn-sidecar
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/cairn-sidecar ./cmd/cairn-sidecar
 
 .PHONY: images
-images: build ## build the cairn-sidecar and cairn server images locally (no registry)
+images: build ## build the cairn-sidecar, cairn-shell and cairn server images locally (no registry)
 	cp /etc/ssl/certs/ca-certificates.crt $(BIN)/
 	DOCKER_BUILDKIT=0 docker build -q -f Dockerfile.sidecar -t cairn-sidecar:latest .
+	mkdir -p $(BIN)/shell && cp /usr/bin/busybox $(BIN)/shell/busybox
+	DOCKER_BUILDKIT=0 docker build -q -f Dockerfile.shell -t cairn-shell:latest $(BIN)/shell
 	DOCKER_BUILDKIT=0 docker build -q -f Dockerfile -t cairn:latest .
 
 .PHONY: up

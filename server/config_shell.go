@@ -14,8 +14,10 @@ var errShellExposed = errors.New("the shell needs auth.tokens when any listener 
 	"even with auth.insecureNoAuth; configure tokens (see `cairn token new`), bind every listener to 127.0.0.1, " +
 	"or set shell.enable: false")
 
-// ShellExposed reports the refused combination: the shell enabled, no
-// tokens, and a listener off loopback.
+// ShellExposed reports the combination the server refuses to start with:
+// the shell enabled, no tokens, and a listener off loopback. Like the no-
+// token rule of API.md §1.6 it is checked at start, not by Validate: tokens
+// may be added after the file is read (cairn dev does).
 func (c *Config) ShellExposed() bool {
 	return c.Shell.Enable && len(c.Auth.Tokens) == 0 && !c.Loopback()
 }

@@ -33,9 +33,6 @@ func (c *Config) Validate() error {
 	c.Artifact.Sidecar.validate(&p)
 	c.Maintenance.validate(&p, c.Artifact.Store.PutURLTTLSecs)
 	c.Shell.validate(&p)
-	if c.ShellExposed() {
-		p.add("shell.enable", "%s", errShellExposed)
-	}
 	return errors.Join(p...)
 }
 

@@ -87,9 +87,10 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if err := auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth, s.log); err != nil {
 		return nil, err
 	}
+	opened := s // "return nil, err" clears s before this runs
 	defer func() {
 		if err != nil {
-			s.Close()
+			opened.Close()
 		}
 	}()
 	dsn := DatabaseURL(cfg.Persistence.SQL.App, secrets.SQLPassword)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -120,6 +121,11 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err := ensureSidecarImage(ctx, st.docker, cfg.Artifact.Sidecar.Image, dir); err != nil {
 		return err
 	}
+	if err := ensureShellImage(ctx, st.docker, cfg.Shell); err != nil {
+		return err
+	}
+	// The stack's shells carry its instance, so that purge finds them.
+	cfg.Shell.InstanceName = cmp.Or(cfg.Shell.InstanceName, instance)
 	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
 	cfg.Persistence.SQL.App.User, cfg.Persistence.SQL.App.DB = st.pg.User, st.pg.Database
 	secrets := server.Secrets{SQLPassword: st.pg.Password, S3AccessKey: st.s3.AccessKey, S3SecretKey: st.s3.SecretKey}
@@ -200,6 +206,7 @@ func devConfig(listen string, s3 *stack.S3, app, overrides string) (server.Confi
 	cfg.Artifact.Store.Bucket = devBucket
 	cfg.Artifact.Sidecar.NetworkMode = "host"
 	cfg.API.APIs.MCP.Enable = true
+	cfg.Shell.Enable = true
 	if overrides != "" {
 		data, err := os.ReadFile(overrides)
 		if err != nil {

@@ -63,6 +63,13 @@ func TestShellEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	size := ptyshell.Size{Cols: 120, Rows: 40}
 
+	t.Run("StartRefused", func(t *testing.T) {
+		exposed := st.start(t, shellServerOpts{exposed: true, refused: true})
+		require.Contains(t, exposed.out.String(), "the shell needs auth.tokens when any listener is not on a loopback address")
+		noImage := st.start(t, shellServerOpts{image: "cairn-shell:absent", refused: true})
+		require.Contains(t, noImage.out.String(), `shell image "cairn-shell:absent" is not on the docker host; build it with 'make images'`)
+	})
+
 	t.Run("1EchoRoundTrip", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
 		sess, err := a.admin.Shell(ctx, ws.ID, size, "")

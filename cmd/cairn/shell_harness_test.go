@@ -88,6 +88,9 @@ func newShellStack(t *testing.T) *shellStack {
 // shellServerOpts shape one server.
 type shellServerOpts struct {
 	disabled     bool
+	image        string // shell.image; "" the test image
+	exposed      bool   // no tokens, insecureNoAuth, the API on 0.0.0.0
+	refused      bool   // the server must refuse to start: run it to its end
 	maintainer   bool
 	writeTimeout int    // api.service.timeoutSecs.write; 0: default
 	shell        string // more keys of the shell mapping, YAML flow style
@@ -125,21 +128,28 @@ func (st *shellStack) start(t *testing.T, o shellServerOpts) *shellServer {
 	if o.shell != "" {
 		extra = ", " + o.shell
 	}
+	image, listen, auth := st.image, "127.0.0.1", fmt.Sprintf(`auth:
+  tokens:
+    - {name: admin, sha256: %s, scopes: [read, write, admin, shell]}
+    - {name: noshell, sha256: %s, scopes: [read, write, admin]}`, hashToken(shellAdminToken), hashToken(shellNoShellToken))
+	if o.image != "" {
+		image = o.image
+	}
+	if o.exposed {
+		listen, auth = "0.0.0.0", "auth: {insecureNoAuth: true}"
+	}
 	yaml := fmt.Sprintf(`appName: %s
 persistence: {sql: {app: {host: 127.0.0.1, port: %d, db: %s, user: %s}}}
 metrics: {service: {listenOn: 127.0.0.1, appPort: 0}}
-api: {service: {listenOn: 127.0.0.1, appPort: %d%s}}
+api: {service: {listenOn: %s, appPort: %d%s}}
 artifact:
   s3: {endpoint: "%s", useTLS: false, region: us-east-1}
   store: {bucket: %s}
   sidecar: {image: %s, networkMode: host}
-auth:
-  tokens:
-    - {name: admin, sha256: %s, scopes: [read, write, admin, shell]}
-    - {name: noshell, sha256: %s, scopes: [read, write, admin]}
+%s
 shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
-`, st.app, st.pg.Port, st.db, st.pg.User, port, write, st.gw.Endpoint, st.bucket, st.sidecar,
-		hashToken(shellAdminToken), hashToken(shellNoShellToken), !o.disabled, st.image, s.instance, extra)
+`, st.app, st.pg.Port, st.db, st.pg.User, listen, port, write, st.gw.Endpoint, st.bucket, st.sidecar,
+		auth, !o.disabled, image, s.instance, extra)
 	cfg := filepath.Join(t.TempDir(), "server.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o600))
 	args := []string{"server", "-c", cfg, "-l", "info"}
@@ -150,6 +160,11 @@ shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
 	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+st.password,
 		"CAIRN_S3_ACCESS_KEY="+st.gw.AccessKey, "CAIRN_S3_SECRET_KEY="+st.gw.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if o.refused {
+		err := s.cmd.Run()
+		require.Error(t, err, "the server started; output:\n%s", s.out)
+		return s
+	}
 	require.NoError(t, s.cmd.Start())
 	t.Cleanup(func() { s.stop(t) })
 	s.waitReady(t)
