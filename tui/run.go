@@ -40,7 +40,9 @@ func Run(ctx context.Context, ro RunOptions) error {
 	}
 	defer closeLog()
 	opts := []tea.ProgramOption{
-		tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(o.Output),
+		// 30 frames a second: the renderer wakes on every frame even when
+		// idle, and at the default 60 that alone is ~1 % of a core.
+		tea.WithAltScreen(), tea.WithFPS(30), tea.WithContext(ctx), tea.WithOutput(o.Output),
 		tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
 			logf("%T", msg)
 			return m.filter(msg)

@@ -59,7 +59,7 @@ func columns(c *common.Common) []table.Column[*row] {
 		}},
 		{Title: "SIZE", Min: 10, Right: true, Drop: 4, Cell: func(r *row) string { return common.IEC(r.art.Size) }},
 		{Title: "UPDATED", Min: 7, Drop: 3, Cell: func(r *row) string { return common.Age(c.Data.Now(), r.art.UpdatedAt) }},
-		{Title: "MIME", Min: 10, Max: 28, Flex: true, Drop: 2, Cell: func(r *row) string { return mime(r.art) }},
+		{Title: "MIME", Min: 10, Max: 28, Flex: true, Fit: true, Drop: 2, Cell: func(r *row) string { return mime(r.art) }},
 		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.art.Description) }},
 	}
 }

@@ -66,6 +66,8 @@ func Detail(c *common.Common, w *cairn.Workspace, width int) []string {
 func mounts(c *common.Common, w *cairn.Workspace) string {
 	n, ok := c.Data.Store().Mounts(w.ID)
 	switch {
+	case w.VolumeState != cairn.VolumeReady:
+		return "none (no volume)"
 	case !ok || n < 0:
 		return "unknown"
 	case n == 0:
