@@ -97,6 +97,7 @@ func TestRestFetchesDetailAndPrefetches(t *testing.T) {
 	h := newHarness(t)
 	ws := h.seed("ws-alpha", "ws-beta")
 	h.b.World.AddArtifact(ws[1].ID, "report_csv", cairn.ArtifactRecorded, 10, "")
+	h.b.World.UpdateWorkspace(ws[1].ID, func(w *cairn.Workspace) { w.VolumeState = cairn.VolumeReady })
 	h.b.World.SetMounts(ws[1].ID, 3)
 	h.key("j")
 	require.Positive(t, h.fire(isMsg[common.RestMsg]))
