@@ -76,33 +76,35 @@ func TestTLSConfig(t *testing.T) {
 
 func TestDecodeError(t *testing.T) {
 	t.Parallel()
-	answer := func(status int, body string) *http.Response {
-		return &http.Response{StatusCode: status, Header: http.Header{"X-Request-Id": {"hdr-id"}},
+	answer := func(status int, body string) error {
+		resp := &http.Response{StatusCode: status, Header: http.Header{"X-Request-Id": {"hdr-id"}},
 			Body: io.NopCloser(strings.NewReader(body))}
+		defer resp.Body.Close()
+		return decodeError(resp)
 	}
 	t.Run("Envelope", func(t *testing.T) {
-		err := decodeError(answer(404, `{"success":false,"request_id":"rid","error":{"code":404,`+
-			`"message":"Failed to fetch workspace x","detail":"workspace 'x' does not exist","reason":"workspace_not_found"}}`))
+		err := answer(404, `{"success":false,"request_id":"rid","error":{"code":404,`+
+			`"message":"Failed to fetch workspace x","detail":"workspace 'x' does not exist","reason":"workspace_not_found"}}`)
 		require.Equal(t, &cairn.Error{Reason: cairn.ReasonWorkspaceNotFound, Detail: "workspace 'x' does not exist",
 			Status: 404, Message: "Failed to fetch workspace x", RequestID: "rid"}, err)
 	})
 	t.Run("PlainUnknownRoute", func(t *testing.T) {
-		err := decodeError(answer(404, "404 page not found\n"))
+		err := answer(404, "404 page not found\n")
 		require.Equal(t, &cairn.Error{Detail: "404 page not found", Status: 404, Message: "HTTP 404 Not Found",
 			RequestID: "hdr-id"}, err)
 	})
 	t.Run("PlainUnauthenticated", func(t *testing.T) {
-		err := decodeError(answer(401, ""))
+		err := answer(401, "")
 		require.Equal(t, cairn.ReasonUnauthenticated, cairn.ErrorReason(err))
 		require.Equal(t, "unauthorized", cairn.ErrorDetail(err))
 	})
 	t.Run("MarkupIsNotADetail", func(t *testing.T) {
-		err := decodeError(answer(502, "<html><body>Bad Gateway</body></html>"))
+		err := answer(502, "<html><body>Bad Gateway</body></html>")
 		require.Equal(t, "bad gateway", cairn.ErrorDetail(err))
 		require.Equal(t, 502, err.(*cairn.Error).Status)
 	})
 	t.Run("LongAndControlCharactersTrimmed", func(t *testing.T) {
-		err := decodeError(answer(500, "\x1b[31m"+strings.Repeat("x", 500)))
+		err := answer(500, "\x1b[31m"+strings.Repeat("x", 500))
 		d := cairn.ErrorDetail(err)
 		require.NotContains(t, d, "\x1b")
 		require.LessOrEqual(t, len(d), maxPlainDetail+len("…"))

@@ -203,7 +203,17 @@ func TestAnswerTooLarge(t *testing.T) {
 	c, err := client.New(srv.URL)
 	require.NoError(t, err)
 	_, err = c.FindWorkspaces(t.Context(), cairn.WorkspaceFilter{})
-	requireReason(t, err, cairn.ReasonInternal)
+	_ = requireReason(t, err, cairn.ReasonInternal) // the reason is the point
 	require.False(t, client.IsUnreachable(err))
 	require.ErrorContains(t, err, "larger than")
+}
+
+func TestArtifactName(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]string{
+		"report.tar.gz": "report_tar_gz", "/tmp/dir/notes": "notes", "a b+c": "a_b_c", "é.txt": "___txt",
+		"/": "", ".": "", strings.Repeat("x", 200): strings.Repeat("x", 128),
+	} {
+		require.Equal(t, want, client.ArtifactName(path), path)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -134,7 +135,9 @@ func (b *backend) remote(t testing.TB, tune ...func(*server.Config)) string {
 	go func() { served <- srv.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-served
+		if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("serve: %v", err)
+		}
 		srv.Close()
 	})
 	return "http://" + srv.APIAddr()

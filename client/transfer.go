@@ -353,9 +353,14 @@ func ArtifactName(path string) string {
 	}
 	out := []byte(base)
 	for i, b := range out {
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
+		if !nameByte(b) {
 			out[i] = '_'
 		}
 	}
 	return string(out[:min(len(out), cairn.MaxNameLength)])
+}
+
+// nameByte reports a byte the name rule allows.
+func nameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 }
