@@ -57,7 +57,7 @@ type shellStack struct {
 	password string
 }
 
-func newShellStack(t *testing.T) *shellStack {
+func newShellStack(t testing.TB) *shellStack {
 	t.Helper()
 	dir, err := binaries()
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func hashToken(tok string) string {
 // start runs `cairn server` from the built binary on a free loopback port
 // with the shell on (unless disabled), tokens, a reap interval of 1 s and
 // its own instance name, and waits until it is ready.
-func (st *shellStack) start(t *testing.T, o shellServerOpts) *shellServer {
+func (st *shellStack) start(t testing.TB, o shellServerOpts) *shellServer {
 	t.Helper()
 	port, err := stack.FreePort()
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
 	return s
 }
 
-func (s *shellServer) waitReady(t *testing.T) {
+func (s *shellServer) waitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
@@ -194,7 +194,7 @@ func (s *shellServer) waitReady(t *testing.T) {
 }
 
 // stop ends the server with SIGTERM, as an orchestrator would.
-func (s *shellServer) stop(t *testing.T) {
+func (s *shellServer) stop(t testing.TB) {
 	t.Helper()
 	if s.cmd.ProcessState != nil {
 		return
@@ -204,7 +204,7 @@ func (s *shellServer) stop(t *testing.T) {
 }
 
 // readyWorkspace creates a workspace through s and sets its volume up.
-func (s *shellServer) readyWorkspace(t *testing.T) *cairn.Workspace {
+func (s *shellServer) readyWorkspace(t testing.TB) *cairn.Workspace {
 	t.Helper()
 	ws, err := s.admin.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "ws-" + strings.ToLower(randomToken())})
 	require.NoError(t, err)
@@ -222,7 +222,7 @@ func (s *shellServer) shellURL(wsID string, size ptyshell.Size) string {
 
 // dial opens the shell of wsID as a raw frame connection with the admin
 // token, and reads the two STATUS frames; it returns the running STATUS.
-func (s *shellServer) dial(t *testing.T, wsID string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
+func (s *shellServer) dial(t testing.TB, wsID string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
 	t.Helper()
 	d := websocket.Dialer{Subprotocols: []string{ptyshell.Subprotocol}, HandshakeTimeout: 10 * time.Second}
 	conn, resp, err := d.DialContext(t.Context(), s.shellURL(wsID, size),
@@ -245,7 +245,7 @@ func (s *shellServer) dial(t *testing.T, wsID string, size ptyshell.Size) (*ptys
 }
 
 // shellContainers counts the containers carrying label=value.
-func (st *shellStack) count(t *testing.T, label string) int {
+func (st *shellStack) count(t testing.TB, label string) int {
 	t.Helper()
 	list, err := st.docker.ContainerList(context.Background(), container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", label))})
@@ -255,7 +255,7 @@ func (st *shellStack) count(t *testing.T, label string) int {
 
 // shellAudit returns the SHELL_CLOSED row of shellID, waiting for it (the
 // row is written after the client saw the end).
-func (s *shellServer) closedRow(t *testing.T, wsID, shellID string) map[string]any {
+func (s *shellServer) closedRow(t testing.TB, wsID, shellID string) map[string]any {
 	t.Helper()
 	var row map[string]any
 	require.Eventually(t, func() bool {
@@ -275,7 +275,7 @@ func (s *shellServer) closedRow(t *testing.T, wsID, shellID string) map[string]a
 
 // rawShellRequest sends the shell's handshake as a plain HTTP request, so
 // that a refusal can be read whole; set edits it before it goes.
-func (s *shellServer) rawShellRequest(t *testing.T, path string, set func(r *http.Request)) (int, map[string]any, http.Header) {
+func (s *shellServer) rawShellRequest(t testing.TB, path string, set func(r *http.Request)) (int, map[string]any, http.Header) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+path, nil)
 	require.NoError(t, err)
@@ -301,7 +301,7 @@ func (s *shellServer) rawShellRequest(t *testing.T, path string, set func(r *htt
 }
 
 // vmRSS is a process's resident set in bytes.
-func vmRSS(t *testing.T, pid int) int64 {
+func vmRSS(t testing.TB, pid int) int64 {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	require.NoError(t, err)
