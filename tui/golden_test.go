@@ -1,14 +1,19 @@
 package tui
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
@@ -205,4 +210,48 @@ func TestViewGoldensTrueColor(t *testing.T) {
 			golden.RequireEqualEscape(t, []byte(h.view()), true)
 		})
 	}
+}
+
+// TestScreenCaptures keeps one 120×40 capture per screen under
+// testdata/screens/ for the README (plain text, as tmux capture-pane shows
+// it); -update rewrites them.
+func TestScreenCaptures(t *testing.T) {
+	want := map[string]bool{
+		"workspaces_loaded": true, "artifacts_loaded": true, "missing_alert_artifacts": true,
+		"modal_create": true, "modal_delete_ready_typed": true, "modal_help": true,
+		"badge_polling": true, "workspaces_readonly": true,
+	}
+	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
+	for _, sc := range scenes() {
+		if !want[sc.name] {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			h := newHarness(t, func(c *config.Config) {
+				if sc.edit != nil {
+					sc.edit(c)
+				}
+			})
+			sc.setup(h)
+			h.size(120, 40)
+			got := trimRight(h.view()) + "\n"
+			path := filepath.Join("testdata", "screens", sc.name+".txt")
+			if update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, string(b), got)
+		})
+	}
+}
+
+// trimRight drops trailing spaces, as a pane capture does.
+func trimRight(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
