@@ -80,7 +80,7 @@ func openToPrompt(b *testing.B, srv *shellServer, wsID string, size ptyshell.Siz
 	start := time.Now()
 	sess, err := srv.admin.Shell(b.Context(), wsID, size, "")
 	require.NoError(b, err)
-	defer sess.Close()
+	defer func() { _ = sess.Close() }() // always nil
 	var out []byte
 	for !bytes.Contains(out, shellPrompt) {
 		m, err := sess.Next(b.Context())

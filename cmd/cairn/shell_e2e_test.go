@@ -74,7 +74,7 @@ func TestShellEndToEnd(t *testing.T) {
 		ws := a.readyWorkspace(t)
 		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
 		require.NoError(t, err)
-		defer sess.Close()
+		defer func() { _ = sess.Close() }() // always nil
 		token := strings.ToLower(ulid.Make().String())
 		_, err = sess.Write([]byte(`echo hel""lo-` + token + "\r"))
 		require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestShellEndToEnd(t *testing.T) {
 		ws := a.readyWorkspace(t)
 		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
 		require.NoError(t, err)
-		defer sess.Close()
+		defer func() { _ = sess.Close() }() // always nil
 		_, err = sess.Write([]byte("stty size; echo sz-\"\"one\r"))
 		require.NoError(t, err)
 		require.Contains(t, readSession(t, sess, "sz-one"), "40 120")
@@ -119,7 +119,7 @@ func TestShellEndToEnd(t *testing.T) {
 		ws := a.readyWorkspace(t)
 		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
 		require.NoError(t, err)
-		defer sess.Close()
+		defer func() { _ = sess.Close() }() // always nil
 		_, err = sess.Write([]byte(`i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; exit 3` + "\r"))
 		require.NoError(t, err)
 		exit, out := exitOf(t, sess)

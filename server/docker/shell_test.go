@@ -283,7 +283,7 @@ func drainOnce(t *testing.T, s *docker.Shells, b *shellBundle) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }() // Serve closed it already; a second call repeats its result
 	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}})
 	tr := ptyshelltest.Dial(t, srv.URL).Collect()
 	switch {
