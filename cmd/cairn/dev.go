@@ -269,15 +269,10 @@ func devToken(dir string) (string, error) {
 // writeClientConfig records the server address and token where the CLI and
 // TUI look for them.
 func writeClientConfig(url, token string) (string, error) {
-	base := os.Getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(home, ".config")
+	path, err := clientConfigPath()
+	if err != nil {
+		return "", err
 	}
-	path := filepath.Join(base, "cairn", "config.yaml")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
