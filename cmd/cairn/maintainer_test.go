@@ -96,6 +96,7 @@ maintenance: {sweepIntSec: 1, objAgeOutSec: 70}
 		resp, err := http.Get(a.metrics + "/metrics")
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
 		t.Fatalf("no single leader; a=%v b=%v; a's metrics:\n%s", a.leader(t), b.leader(t), body)
 	}
 	leader, other := a, b
