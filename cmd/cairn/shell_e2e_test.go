@@ -147,7 +147,7 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("6TeardownRefusedWhileOpen", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, _ := a.dial(t, ws.ID, size)
+		conn, status := a.dial(t, ws.ID, size)
 		_, err := conn.ReadOutput("#")
 		require.NoError(t, err)
 		err = a.admin.TeardownVolume(ctx, ws.ID)
@@ -155,6 +155,8 @@ func TestShellEndToEnd(t *testing.T) {
 		var ce *cairn.Error
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, http.StatusConflict, ce.Status)
+		require.Contains(t, ce.Detail, status.ShellID, "the refusal names the open shell")
+		require.Contains(t, ce.Detail, "DELETE /v1/shells/{id}")
 		d, err := a.admin.InspectWorkspace(ctx, ws.ID)
 		require.NoError(t, err)
 		require.Equal(t, cairn.VolumeReady, d.Workspace.VolumeState)

@@ -60,6 +60,9 @@ type Service struct {
 	mounts      *mountCounter
 	dockerCheck cachedCheck
 	storeCheck  cachedCheck
+	// openShells names a workspace's open shells for a volume_in_use
+	// refusal; set by NewShells, nil without the shell.
+	openShells func(ctx context.Context, workspaceID string) []string
 }
 
 // New returns a Service over the given adapters.

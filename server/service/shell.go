@@ -77,7 +77,8 @@ type shellEntry struct {
 }
 
 // NewShells returns the shell rules over svc's store and runtime and the
-// shell runtime rt.
+// shell runtime rt; svc's volume teardown then names the open shells that
+// block it.
 func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 	cfg.MaxSessions = cmp.Or(cfg.MaxSessions, 16)
 	cfg.MaxSessionsPerWorkspace = cmp.Or(cfg.MaxSessionsPerWorkspace, 4)
@@ -94,12 +95,14 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 	if cfg.OnReap == nil {
 		cfg.OnReap = func(string, int) {}
 	}
-	return &Shells{
+	s := &Shells{
 		svc: svc, rt: rt, cfg: cfg,
 		log:     cmp.Or(cfg.Logger, svc.log),
 		entries: map[string]*shellEntry{},
 		perWS:   map[string]int{},
 	}
+	svc.openShells = s.shellsOf
+	return s
 }
 
 // Enabled reports shell.enable.

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -196,4 +198,34 @@ func (s *Shells) RunReaper(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// nameShells adds the workspace's open shells to a volume_in_use refusal of
+// its teardown (PTYSHELL.md §7.9): Docker refuses while a shell mounts the
+// volume, and the operator needs to know which to end.
+func (s *Service) nameShells(ctx context.Context, ws *cairn.Workspace, err error) error {
+	if cairn.ErrorReason(err) != cairn.ReasonVolumeInUse || s.openShells == nil {
+		return err
+	}
+	ids := s.openShells(ctx, ws.ID)
+	if len(ids) == 0 {
+		return err
+	}
+	return &cairn.Error{Reason: cairn.ReasonVolumeInUse, Err: err, Detail: fmt.Sprintf(
+		"workspace %s has open shells (%s); end them with DELETE /v1/shells/{id}, then tear the volume down",
+		ws.Name, strings.Join(ids, ", "))}
+}
+
+// shellsOf lists the IDs of the workspace's shell containers, from Docker,
+// so another replica's shells are named too; nil if they cannot be listed.
+func (s *Shells) shellsOf(ctx context.Context, workspaceID string) []string {
+	list, err := s.FindShells(ctx, workspaceID)
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(list.Shells))
+	for _, sh := range list.Shells {
+		ids = append(ids, sh.ID)
+	}
+	return ids
 }

@@ -34,7 +34,7 @@ func (s *Service) SetupVolume(ctx context.Context, id string) error {
 func (s *Service) TeardownVolume(ctx context.Context, id string) error {
 	return s.withVolumeLock(ctx, id, func(ws *cairn.Workspace) error {
 		if err := s.runtime.RemoveVolume(ctx, ws.VolumeName); err != nil {
-			return err
+			return s.nameShells(ctx, ws, err)
 		}
 		return s.setVolumeState(ctx, ws.ID, cairn.VolumeNone)
 	})
