@@ -32,7 +32,8 @@ func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Si
 		ReadBufferSize:   ptyshell.MaxDataPayload + 64,
 		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
 	}
-	path := pathOf("workspaces", workspaceID, "shell")
+	// websocketURL escapes the path itself; IDs are UUIDs, one segment.
+	path := "/v1/workspaces/" + workspaceID + "/shell"
 	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, q), c.header())
 	if resp != nil && resp.Body != nil {
 		if err != nil && resp.StatusCode != http.StatusSwitchingProtocols {
