@@ -31,7 +31,7 @@ func TestShellDial(t *testing.T) {
 			if err != nil {
 				return
 			}
-			defer conn.Close()
+			defer func() { _ = conn.Close() }() // the session is over either way
 			_ = ptyshelltest.WriteFrame(conn, ptyshell.FrameOutput, []byte("hello"))
 			_ = ptyshelltest.WriteExit(conn, ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited})
 		}))
