@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -43,6 +44,9 @@ type ShellSession interface {
 	// Abort tears the session down when the upgrade failed.
 	Abort()
 }
+
+// shellSendBuffer bounds the kernel's send buffer of a shell connection.
+const shellSendBuffer = 128 << 10
 
 // shellStatuses are the shell route's own statuses where PTYSHELL.md §3.2
 // departs from the one table: a workspace without a volume is a conflict
@@ -104,6 +108,11 @@ func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		sess.Abort() // the upgrader has answered
 		return http.StatusBadRequest
+	}
+	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
+		// Left to autotuning the kernel buffers megabytes of a flood on
+		// loopback, which Ctrl-C then waits behind (§6.4).
+		_ = tcp.SetWriteBuffer(shellSendBuffer) // only a bound; the default works too
 	}
 	sess.Run(func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
 		return ptyshell.Serve(ctx, conn, stream, opts)
