@@ -24,6 +24,9 @@ const pollEvery = 100 * time.Millisecond
 
 // Pane is one program running in its own tmux server.
 type Pane struct {
+	// Poll is how often WaitFor reads the screen; default 100 ms. A
+	// measurement may read it more often.
+	Poll   time.Duration
 	t      testing.TB
 	socket string
 	target string
@@ -51,7 +54,7 @@ func Start(t testing.TB, o Options, argv ...string) *Pane {
 	if o.Width == 0 {
 		o.Width, o.Height = 120, 40
 	}
-	p := &Pane{t: t, socket: "cairn-" + strings.ToLower(ulid.Make().String()), target: "main"}
+	p := &Pane{Poll: pollEvery, t: t, socket: "cairn-" + strings.ToLower(ulid.Make().String()), target: "main"}
 	// One invocation: the option is set before the program can exit.
 	args := []string{"start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
 		"new-session", "-d", "-s", p.target, "-x", strconv.Itoa(o.Width), "-y", strconv.Itoa(o.Height)}
@@ -136,7 +139,7 @@ func (p *Pane) WaitFor(what string, timeout time.Duration, ok func(screen string
 		if time.Now().After(deadline) {
 			p.t.Fatalf("waited %s for %s; the screen:\n%s", timeout, what, screen)
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(p.Poll)
 	}
 }
 
