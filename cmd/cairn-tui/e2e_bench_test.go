@@ -36,7 +36,7 @@ func BenchmarkRealBinary(b *testing.B) {
 		p.Poll = 100 * time.Millisecond
 
 		p.Keys("g", "Enter")
-		p.WaitForText(60*time.Second, "artifacts (10 000)")
+		p.WaitForText(60*time.Second, "artifacts (10 000")
 		p.Keys("G", "g", "C-d", "C-d", "o")
 		p.Keys("/")
 		p.Type("art-99")
