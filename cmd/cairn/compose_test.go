@@ -86,7 +86,9 @@ func buildFromDockerfile(t *testing.T, dockerfile string, files map[string]strin
 	tag := "cairn-compose-test:" + strings.ToLower(ulid.Make().String())
 	require.NoError(t, stack.EnsureImage(context.Background(), cli, tag, ctxFiles))
 	t.Cleanup(func() {
-		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+		if _, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("remove image %s: %v", tag, err)
+		}
 	})
 	return tag
 }

@@ -101,7 +101,11 @@ func TestMigrateCommand(t *testing.T) {
 	ctx := context.Background()
 	db := "migcmd"
 	require.NoError(t, pg.CreateDatabase(ctx, db, ""))
-	t.Cleanup(func() { pg.DropDatabase(context.Background(), db) })
+	t.Cleanup(func() {
+		if err := pg.DropDatabase(context.Background(), db); err != nil {
+			t.Errorf("drop database %s: %v", db, err)
+		}
+	})
 	cfg := writeConfig(t, minimalConfig+"persistence:\n  sql:\n    app:\n      host: 127.0.0.1\n      port: "+
 		strconv.Itoa(pg.Port)+"\n      db: "+db+"\n      user: "+pg.User+"\n")
 

@@ -140,10 +140,10 @@ func (c *Conn) NextOfType(typ ptyshell.FrameType) (ptyshell.Frame, []byte, error
 		if err != nil {
 			return f, out, err
 		}
-		switch {
-		case f.Type == typ:
+		switch f.Type {
+		case typ:
 			return f, out, nil
-		case f.Type == ptyshell.FrameOutput:
+		case ptyshell.FrameOutput:
 			out = append(out, f.Payload...)
 		default:
 			return f, out, fmt.Errorf("frame 0x%02x while waiting for 0x%02x", byte(f.Type), byte(typ))
