@@ -53,6 +53,17 @@ func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 			return m.toast(common.LevelInfo, w.Name+" has no volume")
 		}
 		return m.checkMounts(w)
+	case keys.ArtUpload:
+		in.kind = intentUpload
+		m.openModal(m.uploadForm(w), in)
+	case keys.Shell:
+		return m.openShell(w)
+	case keys.VolSave:
+		if w.VolumeState != cairn.VolumeReady {
+			return m.toast(common.LevelInfo, "needs volume READY — v provisions it")
+		}
+		in.kind = intentVolSave
+		m.openModal(m.volSaveForm(w), in)
 	case keys.WsDelete:
 		if w.VolumeState == cairn.VolumeReady {
 			in.kind = intentDeleteReady
@@ -133,6 +144,19 @@ func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
 		in.kind = intentDeleteArtifact
 		m.openConfirm(in, "Delete artifact", fmt.Sprintf(
 			"Delete %s (%s)? Its object is reclaimed later by the maintainer.", art.Name, common.IEC(art.Size)))
+	case keys.Preview:
+		return m.openPreview(art)
+	case keys.ArtReplace:
+		in.kind = intentReplace
+		m.openModal(m.replaceForm(art), in)
+	case keys.ArtDownload:
+		if art.State != cairn.ArtifactRecorded {
+			return m.toast(common.LevelInfo, art.Name+" is MISSING_OBJECT — nothing to download")
+		}
+		in.kind = intentDownload
+		m.openModal(m.downloadForm(art), in)
+	case keys.VolLoad, keys.VolUpdate:
+		return m.volumeArtifactAction(a.ID, art)
 	}
 	return nil
 }

@@ -12,8 +12,11 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -23,6 +26,31 @@ type Backend interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.EventService
+	cairn.VolumeTransferService
+	Transfers
+	Shells
+}
+
+// Transfers moves file content between this machine and the store through
+// presigned URLs (TUI.md §3.6–3.9, §1.4). Progress callbacks run on the
+// goroutine moving the bytes.
+type Transfers interface {
+	// Upload hashes, stages, PUTs and registers the file as a new artifact.
+	Upload(ctx context.Context, workspaceID, path string, o client.UploadOptions) (*cairn.Artifact, error)
+	// Replace uploads the file as the artifact's new content (repairing a
+	// MISSING_OBJECT artifact).
+	Replace(ctx context.Context, artifactID, path string, o client.UploadOptions) (*cairn.Artifact, error)
+	// Download writes the content to dest through dest.part, verified.
+	Download(ctx context.Context, artifactID, dest string, o client.DownloadOptions) (*cairn.Artifact, error)
+	// ReadHead returns at most the first n bytes and the total size.
+	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
+}
+
+// Shells opens interactive shells and says whether the server has them on
+// (PTYSHELL.md §12).
+type Shells interface {
+	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
+	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)
 }
 
 // Clipboard puts text on the operator's clipboard.
@@ -45,6 +73,9 @@ type Options struct {
 	Output    io.Writer
 	// After schedules timers; defaults to tea.Tick (tests record them).
 	After func(d time.Duration, msg func() tea.Msg) tea.Cmd
+	// ShellCommand builds what tea.Exec runs for a shell; defaults to
+	// ptyshell's Terminal (tests choose how the shell ends).
+	ShellCommand shell.Factory
 }
 
 // osc52 copies with one OSC 52 sequence written to the terminal, as glow

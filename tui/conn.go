@@ -147,7 +147,7 @@ func (m *Model) startFirstList() tea.Cmd {
 		return nil
 	}
 	m.listed = true
-	cmd := m.startList(store.Workspaces(), originFirst)
+	cmd := tea.Batch(m.startList(store.Workspaces(), originFirst), m.checkShells())
 	if m.conn.kind == connPolling && m.conn.pollGen == 0 {
 		m.conn.pollGen++
 		return tea.Batch(cmd, m.pollTick())

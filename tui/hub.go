@@ -29,6 +29,10 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 			cmds = append(cmds, m.startList(sc, originResync))
 		}
 	}
+	if len(b.Progress) > 0 {
+		m.onSamples(b.Progress)
+		cmds = append(cmds, m.transfersChanged())
+	}
 	if len(b.Resync) > 0 && m.listed {
 		cmds = append(cmds, m.startResync())
 	}

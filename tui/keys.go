@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"fmt"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
+	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -52,6 +55,9 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Messages:
 		m.openModal(m.messagesModal(), intent{})
 	case keys.Back:
+		if m.cancelShellDial() {
+			return m.toast(common.LevelInfo, "cancelled the shell")
+		}
 		if m.toasts.DismissError() {
 			return nil
 		}
@@ -69,14 +75,25 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		return m.pop(1)
 	case keys.Jump2:
 		return m.jumpArtifacts()
+	case keys.Jump3, keys.Transfers:
+		return m.openTransfers()
 	case keys.Suspend:
 		return tea.Suspend
 	}
 	return nil
 }
 
-// quit ends the program, asking first with confirm_quit.
+// quit ends the program, asking first while transfers run (quitting
+// cancels them) or with confirm_quit.
 func (m *Model) quit() tea.Cmd {
+	if n := m.activeTransfers(); n > 0 && !m.quitting {
+		text := fmt.Sprintf("%d transfers running — quit and cancel them?", n)
+		if n == 1 {
+			text = "1 transfer running — quit and cancel it?"
+		}
+		m.openConfirm(intent{kind: intentQuit}, "Quit", text)
+		return nil
+	}
 	if m.c.Config.ConfirmQuit && !m.quitting {
 		m.openConfirm(intent{kind: intentQuit}, "Quit", "Quit cairn-tui?")
 		return nil
@@ -173,4 +190,54 @@ func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
 		return nil
 	}
 	return m.startList(sc, originPrefetch)
+}
+
+// openTransfers goes to the transfers screen on the stack, else pushes it.
+func (m *Model) openTransfers() tea.Cmd {
+	for i, s := range m.stack {
+		if _, ok := s.(*transfers.Screen); ok {
+			return m.pop(i + 1)
+		}
+	}
+	s := transfers.New(m.c)
+	s.SetSize(m.width, m.bodyHeight())
+	m.stack = append(m.stack, s)
+	return nil
+}
+
+// onTransferAction is x, c or enter on the transfers screen.
+func (m *Model) onTransferAction(a transfers.ActionMsg) tea.Cmd {
+	switch a.ID {
+	case keys.TrClear:
+		return m.clearFinished()
+	case keys.TrCancel:
+		t := m.transfer(a.Transfer)
+		if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {
+			m.openConfirm(intent{kind: intentCancelTransfer, transfer: t.ID}, "Cancel transfer", fmt.Sprintf(
+				"%s is %d%% done. Cancel the %s?", t.Name, int(t.Fraction()*100), kindWord(t.Kind)))
+			return nil
+		}
+		return m.cancelTransfer(a.Transfer)
+	case keys.Open:
+		return m.goToArtifact(a.Transfer)
+	}
+	return nil
+}
+
+// goToArtifact opens the artifacts of a transfer's workspace with the
+// cursor on its artifact.
+func (m *Model) goToArtifact(id int) tea.Cmd {
+	t := m.transfer(id)
+	if t == nil || t.ArtifactID == "" {
+		return nil
+	}
+	if _, ok := m.sh.st.Workspace(t.WorkspaceID); !ok {
+		return m.toast(common.LevelInfo, "the workspace is gone")
+	}
+	m.pop(1)
+	cmd := m.push(t.WorkspaceID)
+	if a, ok := m.top().(*artifacts.Screen); ok {
+		a.Select(t.ArtifactID)
+	}
+	return cmd
 }

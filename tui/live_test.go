@@ -138,7 +138,7 @@ func TestMissingAlerts(t *testing.T) {
 		_, arts := openArtifacts(t, h, cairn.ArtifactRecorded, cairn.ArtifactRecorded)
 		gone := h.b.World.UpdateArtifact(arts[1].ID, func(a *cairn.Artifact) { a.State = cairn.ArtifactMissingObject })
 		h.events(artUpserted(gone), upserted(h.worldWS(gone.WorkspaceID)))
-		require.Equal(t, "! warning: report_1 in ws-alpha is MISSING_OBJECT", h.statusLine())
+		require.Equal(t, "! warning: report_1 in ws-alpha is MISSING_OBJECT — U replaces its content", h.statusLine())
 		require.Contains(t, h.header(), "! 1 missing")
 		require.Contains(t, h.view(), "• report_1")
 		require.Contains(t, h.view(), "! MISSING")

@@ -29,6 +29,15 @@ const (
 	intentDeleteWorkspace
 	intentDeleteArtifact
 	intentQuit
+	intentUpload
+	intentReplace        // the path form of a replace
+	intentReplaceConfirm // its (y/N)
+	intentDownload
+	intentOverwrite // the download target exists
+	intentVolSave
+	intentVolLoad
+	intentVolUpdate
+	intentCancelTransfer // past 50 %
 )
 
 // intent is the pending purpose of the open modal.
@@ -40,6 +49,12 @@ type intent struct {
 	teardownFirst bool
 	// opID is the operation a busy form waits for.
 	opID int
+	// A transfer's local path, its size, and what the form asked.
+	path       string
+	size       int64
+	name, desc string
+	repair     bool
+	transfer   int // intentCancelTransfer
 }
 
 func (m *Model) openModal(md common.Modal, in intent) {
@@ -68,6 +83,12 @@ func (m *Model) settleModal() tea.Cmd {
 	}
 	in := m.intent
 	if f, isForm := m.modal.(*form.Model); isForm && res.OK {
+		switch in.kind {
+		case intentUpload, intentReplace, intentDownload:
+			return m.submitTransferForm(f, in, res)
+		case intentVolSave, intentVolLoad, intentVolUpdate:
+			return m.submitVolumeForm(f, in, res)
+		}
 		return m.submitForm(f, in, res)
 	}
 	m.closeModal()
@@ -81,7 +102,12 @@ func (m *Model) settleModal() tea.Cmd {
 }
 
 func isForm(k intentKind) bool {
-	return k == intentCreate || k == intentEditWorkspace || k == intentEditArtifact
+	switch k {
+	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
+		intentVolSave, intentVolLoad, intentVolUpdate:
+		return true
+	}
+	return false
 }
 
 // confirmed runs what a confirmation was for.
@@ -89,6 +115,7 @@ func (m *Model) confirmed(in intent) tea.Cmd {
 	switch in.kind {
 	case intentQuit:
 		m.quitting = true
+		m.cancelAll()
 		return tea.Quit
 	case intentProvision:
 		return m.runOp(m.wsOp(opProvision, in.wsID))
@@ -105,6 +132,12 @@ func (m *Model) confirmed(in intent) tea.Cmd {
 		return m.runOp(o)
 	case intentDeleteArtifact:
 		return m.runOp(m.artOp(opDeleteArtifact, in.artID))
+	case intentReplaceConfirm:
+		return m.enqueueReplace(in)
+	case intentOverwrite:
+		return m.enqueueDownload(in, true)
+	case intentCancelTransfer:
+		return m.cancelTransfer(in.transfer)
 	}
 	return nil
 }

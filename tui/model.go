@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -15,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
+	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
@@ -54,6 +56,15 @@ type Model struct {
 	inspectReq map[string]int
 	inspectSeq int
 
+	// xfer holds the running transfers' cancels and every transfer's
+	// spec; running counts their goroutines, for Close.
+	shell        shellState
+	shellFactory shell.Factory
+
+	xfer     transferTasks
+	running  sync.WaitGroup
+	trayRows int
+
 	width, height  int
 	tick           tickState
 	highlightUntil time.Time
@@ -82,12 +93,14 @@ func New(o Options) (*Model, error) {
 		ctx: ctx, cancel: cancel,
 		sh:         newShared(o.Config.CacheMaxArtifacts, now),
 		inspectReq: make(map[string]int),
+		xfer:       transferTasks{cancels: make(map[int]context.CancelFunc), specs: make(map[int]transferSpec)},
 	}
 	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
 	m.conn = newConn(o.Config.EventsMode)
 	m.armHub = m.waitHub
+	m.shellFactory = o.ShellCommand
 	m.stack = []common.Screen{workspaces.New(m.c)}
 	m.configWarnings(o.Config.Warnings, now)
 	return m, nil
@@ -115,6 +128,9 @@ func withDefaults(o Options) (Options, error) {
 		o.Config.Warnings = append(o.Config.Warnings, warnings...)
 		o.Keys = km
 	}
+	if o.ShellCommand == nil {
+		o.ShellCommand = shell.New
+	}
 	if o.Clipboard == nil {
 		out := o.Output
 		if out == nil {
@@ -139,12 +155,22 @@ func (m *Model) Init() tea.Cmd {
 	)
 }
 
-// Close ends everything the model started: requests, the pump and the hub
-// wait. It waits up to 2 s for the pump's goroutine (TUI.md §3.12). Safe to
-// call twice.
+// Close ends everything the model started: requests, transfers, the pump
+// and the hub wait. It waits up to 2 s in all for the pump's goroutine and
+// for cancelled transfers to remove their part files (TUI.md §3.12). Safe
+// to call twice.
 func (m *Model) Close() {
 	m.cancel()
+	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
+	done := make(chan struct{})
+	go func() { m.running.Wait(); close(done) }()
+	t := time.NewTimer(max(time.Millisecond, time.Until(deadline)))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (m *Model) waitHub() tea.Cmd {

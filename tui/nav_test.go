@@ -205,9 +205,9 @@ func TestHintCounts(t *testing.T) {
 	openArtifacts(t, h, cairn.ArtifactRecorded)
 	art := h.m.top().(*artifacts.Screen)
 	require.Len(t, footer.Shown(h.m.c.Theme, append(art.Keys().Bindings, h.m.globalKeys()...), 120), 11)
-	require.Equal(t, "h back · / filter · o sort · y copy · tab detail · e edit · D delete · m missing · r refresh · ? help · q quit", strings.TrimSpace(hintLine(h)))
+	require.Equal(t, "enter preview · h back · / filter · e edit · D delete · m missing · u upload · U replace · d download · ? help · q quit", strings.TrimSpace(hintLine(h)))
 	h.key("esc")
-	require.Equal(t, "enter open · / filter · o sort · y copy · n new · e edit · v provision · D delete · r refresh · ? help · q quit", strings.TrimSpace(hintLine(h)))
+	require.Equal(t, "enter open · / filter · y copy · n new · e edit · v provision · D delete · r refresh · t transfers · ? help · q quit", strings.TrimSpace(hintLine(h)))
 	h.size(60, 16)
 	require.Equal(t, "enter open · / filter · n new · e edit · ? help · q quit", strings.TrimSpace(hintLine(h)))
 }

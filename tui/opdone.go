@@ -107,6 +107,19 @@ func doneText(d opDoneMsg) string {
 		return "provisioned a volume for " + o.wsName
 	case opTeardown:
 		return "tore down the volume of " + o.wsName
+	case opVolSave:
+		size := ""
+		if d.art != nil {
+			size = " (" + common.IEC(d.art.Size) + ")"
+		}
+		return "saved " + o.path + " as " + o.name + size
+	case opVolLoad:
+		return "loaded " + o.artName + " into " + o.path
+	case opVolUpdate:
+		if o.repair {
+			return "repaired " + o.artName + " from " + o.path
+		}
+		return "updated " + o.artName + " from " + o.path
 	}
 	return "deleted " + o.subject()
 }

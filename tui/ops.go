@@ -20,6 +20,9 @@ const (
 	opTeardown
 	opDeleteWorkspace
 	opDeleteArtifact
+	opVolSave   // a volume file as a new artifact
+	opVolLoad   // an artifact into the volume
+	opVolUpdate // an artifact's content from a volume file
 )
 
 // op is one operation, captured by value in its Cmd.
@@ -32,8 +35,10 @@ type op struct {
 	name        string  // create/rename: the new name ("" keeps it)
 	desc        *string // describe: the new description
 	setDesc     bool
-	provision   bool // create: provision the volume next
-	thenDelete  bool // teardown: delete the workspace next
+	provision   bool   // create: provision the volume next
+	thenDelete  bool   // teardown: delete the workspace next
+	path        string // volume transfers: the path inside the mount
+	repair      bool   // update from volume: the artifact was MISSING_OBJECT
 }
 
 // pendingWord is what a row shows while the op runs ("" for none).
@@ -45,6 +50,10 @@ func (o op) pendingWord() string {
 		return "tearing down"
 	case opDeleteWorkspace, opDeleteArtifact:
 		return "deleting"
+	case opVolLoad:
+		return "loading"
+	case opVolUpdate:
+		return "updating"
 	}
 	return ""
 }
@@ -66,6 +75,12 @@ func (o op) label() string {
 		return "provisioning a volume for " + o.wsName + "…"
 	case opTeardown:
 		return "tearing down the volume of " + o.wsName + "…"
+	case opVolSave:
+		return "saving " + o.path + " as " + o.name + "…"
+	case opVolLoad:
+		return "loading " + o.artName + " into " + o.path + "…"
+	case opVolUpdate:
+		return "updating " + o.artName + " from " + o.path + "…"
 	}
 	return "deleting " + o.subject() + "…"
 }
@@ -118,6 +133,12 @@ func perform(ctx context.Context, b Backend, o op) opDoneMsg {
 		done.err = b.DeleteWorkspace(ctx, o.wsID)
 	case opDeleteArtifact:
 		done.err = b.DeleteArtifact(ctx, o.artID)
+	case opVolSave:
+		done.art, done.err = b.ArtifactFromVolume(ctx, o.wsID, cairn.VolumeArtifactCreate{SourcePath: o.path, Name: o.name, Description: o.desc})
+	case opVolLoad:
+		done.err = b.LoadIntoVolume(ctx, o.artID, o.path)
+	case opVolUpdate:
+		done.art, done.err = b.UpdateFromVolume(ctx, o.artID, o.path)
 	}
 	return done
 }
@@ -183,8 +204,11 @@ func (m *Model) settle(o op) {
 // subject names what an op's error sentence talks about.
 func (o op) errSubject(mounts int) common.Subject {
 	s := common.Subject{Workspace: o.wsName, Artifact: o.artName, Name: o.name, Scope: "write", Mounts: mounts}
-	if o.kind == opCreate {
+	switch o.kind {
+	case opCreate:
 		s.Workspace = o.name
+	case opVolSave:
+		s.Artifact = o.name
 	}
 	return s
 }

@@ -73,7 +73,11 @@ func (m *Model) alertLines(ch store.Changes) ([]alertLine, int) {
 	seen := make(map[string]bool)
 	for _, t := range ch.Missing {
 		seen[t.WorkspaceID] = true
-		lines = append(lines, alertLine{text: fmt.Sprintf("%s in %s is MISSING_OBJECT", t.Name, m.wsName(t.WorkspaceID)), n: 1})
+		text := fmt.Sprintf("%s in %s is MISSING_OBJECT", t.Name, m.wsName(t.WorkspaceID))
+		if !m.c.Config.ReadOnly {
+			text += " — U replaces its content"
+		}
+		lines = append(lines, alertLine{text: text, n: 1})
 	}
 	for _, r := range ch.Rises {
 		seen[r.WorkspaceID] = true

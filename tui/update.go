@@ -4,6 +4,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screens/preview"
+	"github.com/cairn-dev/cairn/tui/screens/transfers"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
 // Update applies one message. It does no I/O: every request, timer and
@@ -51,6 +54,24 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.startResync()
 	case quitRequestMsg:
 		return m.quit()
+	case transferDoneMsg:
+		return m.onTransferDone(msg)
+	case lingerDoneMsg:
+		return m.onLingerDone(msg.id)
+	case localStatMsg:
+		return m.onLocalStat(msg)
+	case preview.Msg:
+		return m.onPreview(msg)
+	case shellsMsg:
+		m.onShells(msg)
+	case shellDialedMsg:
+		return m.onShellDialed(msg)
+	case shellExitedMsg:
+		return m.onShellExited(msg)
+	case form.CompletedMsg:
+		if m.modal != nil {
+			m.modal, _ = m.modal.Update(msg)
+		}
 	default:
 		return m.fromScreen(msg)
 	}
@@ -71,6 +92,8 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.toast(msg.Level, msg.Text)
 	case common.FetchMsg:
 		return m.onFetch(msg)
+	case transfers.ActionMsg:
+		return m.onTransferAction(msg)
 	}
 	return m.toTop(msg)
 }
@@ -85,6 +108,7 @@ func (m *Model) toTop(msg tea.Msg) tea.Cmd {
 // resize lays out every region from the window size alone.
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
+	m.trayRows = m.trayHeight()
 	for _, s := range m.stack {
 		s.SetSize(w, m.bodyHeight())
 	}
@@ -93,9 +117,9 @@ func (m *Model) resize(w, h int) {
 	}
 }
 
-// bodyHeight is the rows between the header and the hint and status
+// bodyHeight is the rows between the header and the tray, hint and status
 // lines.
-func (m *Model) bodyHeight() int { return max(1, m.height-3) }
+func (m *Model) bodyHeight() int { return max(1, m.height-3-m.trayRows) }
 
 // tooSmall reports a window below the 60×16 minimum.
 func (m *Model) tooSmall() bool { return m.width < 60 || m.height < 16 }

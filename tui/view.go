@@ -26,12 +26,9 @@ func (m *Model) View() string {
 		x := m.c.Theme.Glyphs.Times
 		return fmt.Sprintf("cairn-tui needs 60%s16 — now %d%s%d", x, m.width, x, m.height)
 	}
-	lines := []string{
-		header.View(m.c.Theme, m.crumbs(), m.badges(), m.width),
-		m.body(),
-		m.pad(m.hints()),
-		m.pad(m.status()),
-	}
+	lines := []string{header.View(m.c.Theme, m.crumbs(), m.badges(), m.width), m.body()}
+	lines = append(lines, m.trayLines()...)
+	lines = append(lines, m.pad(m.hints()), m.pad(m.status()))
 	return strings.Join(lines, "\n")
 }
 

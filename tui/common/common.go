@@ -94,6 +94,11 @@ type Data interface {
 	// Frame is the spinner step.
 	Frame() int
 	List(sc store.Scope) ListStatus
+	// Transfers is every transfer since start, oldest first.
+	Transfers() []*Transfer
+	// ShellBlocked is why no shell can open on this server ("" when it
+	// can, as far as is known): disabled, refused before.
+	ShellBlocked() string
 }
 
 // Changed reports whether a row shows as recently changed.

@@ -72,6 +72,66 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		if e.Detail != "" {
 			return e.Detail, true
 		}
+	case cairn.ReasonObjectMissing:
+		return gone(s) + " is MISSING_OBJECT — its object is gone from the store", true
+	case cairn.ReasonObjectTooLarge:
+		return "too large for the store's single upload (artifact.store.maxObjectSize)", true
+	case cairn.ReasonSidecarTimeout:
+		return "the server's transfer container ran out of time — try again", true
+	case cairn.ReasonSidecarFailed, cairn.ReasonSidecarRejected:
+		return fmt.Sprintf("the server's transfer container failed — request ID %s", orDash(e.RequestID)), true
+	case cairn.ReasonVolumeNotReady:
+		return gone(Subject{Workspace: s.Workspace}) + " has no volume — v provisions one", true
+	}
+	if text, ok := volumeText(e.Reason); ok {
+		return text, true
+	}
+	return shellText(e)
+}
+
+// volumeText is the sentence of a volume path or file refusal (API.md
+// §5), as it shows under the path field.
+func volumeText(r cairn.Reason) (string, bool) {
+	text, ok := map[cairn.Reason]string{
+		cairn.ReasonPathOutsideMount:  "the path must be absolute and inside " + cairn.MountPath,
+		cairn.ReasonPathIsMountRoot:   "that is the mount point itself — name a file inside it",
+		cairn.ReasonInvalidPath:       "the path holds a control character, is not UTF-8 or is too long",
+		cairn.ReasonSourceNotFound:    "no such file in the volume",
+		cairn.ReasonSourceIsDirectory: "that is a directory — name a single file",
+		cairn.ReasonSourceNotRegular:  "not a regular file (a FIFO, socket or device)",
+		cairn.ReasonSourceUnreadable:  "the file cannot be read in the volume",
+		cairn.ReasonSourceChanged:     "the file changed while it was being stored — retry",
+		cairn.ReasonTargetDirMissing:  "its directory does not exist in the volume — create it first (a shell can)",
+		cairn.ReasonTargetIsDirectory: "that is a directory — name a file",
+		cairn.ReasonWriteFailed:       "the file could not be written (is the volume full?)",
+	}[r]
+	return text, ok
+}
+
+// VolumeSentence is the sentence of a volume path refusal.
+func VolumeSentence(err error) string {
+	if text, ok := volumeText(cairn.ErrorReason(err)); ok {
+		return text
+	}
+	return cairn.ErrorDetail(err)
+}
+
+// shellText is the sentence of a shell refusal before the upgrade
+// (PTYSHELL.md §3.2).
+func shellText(e *cairn.Error) (string, bool) {
+	switch e.Reason {
+	case cairn.ReasonShellDisabled:
+		return "the server has the shell turned off (shell.enable)", true
+	case cairn.ReasonTooManyShells:
+		return "too many shells are open on the server — end one first", true
+	case cairn.ReasonShellImageMissing:
+		return "the shell image is missing on the server — make images builds it", true
+	case cairn.ReasonVolumeMissing:
+		return "the workspace's Docker volume is gone — v provisions it again", true
+	case cairn.ReasonServerShuttingDown:
+		return "the server is shutting down — try again later", true
+	case cairn.ReasonInvalidTerminal:
+		return "the server refused this terminal: " + e.Detail, true
 	}
 	return "", false
 }
@@ -126,13 +186,18 @@ func orDash(s string) string {
 }
 
 // FieldError reports whether err belongs under a form field (name_taken,
-// invalid_name, invalid_parameters) and which one.
+// invalid_name, invalid_parameters, the volume path and file refusals)
+// and which one.
 func FieldError(err error) (field string, ok bool) {
-	switch cairn.ErrorReason(err) {
+	switch r := cairn.ErrorReason(err); r {
 	case cairn.ReasonNameTaken, cairn.ReasonInvalidName:
 		return "name", true
 	case cairn.ReasonInvalidParameters:
 		return "description", true
+	default:
+		if _, isPath := volumeText(r); isPath {
+			return "path", true
+		}
 	}
 	return "", false
 }

@@ -70,3 +70,6 @@ type FetchMsg struct {
 // BackMsg is esc reaching the screen: it clears its filter, or asks the
 // root to pop it.
 type BackMsg struct{}
+
+// TransfersMsg tells screens that a transfer was added, moved or ended.
+type TransfersMsg struct{}

@@ -86,8 +86,12 @@ func (m *Map) index() error {
 			table[k] = a.ID
 		}
 	}
-	for _, screen := range []Scope{ScopeWorkspaces, ScopeArtifacts} {
-		if err := m.checkContext(ScopeGlobal, ScopeNav, screen); err != nil {
+	for _, screen := range Scopes() {
+		shared, ok := Screens()[screen]
+		if !ok {
+			continue
+		}
+		if err := m.checkContext(append(append([]Scope{ScopeGlobal, ScopeNav}, shared...), screen)...); err != nil {
 			return err
 		}
 	}

@@ -38,16 +38,30 @@ type Conn struct {
 	Err         error
 }
 
+// Sample is one progress report of a transfer: bytes moved and the
+// total, stamped when the hub received it, so the model's rate and ETA
+// depend on the samples alone.
+type Sample struct {
+	Transfer    int
+	Done, Total int64
+	At          time.Time
+}
+
 // Batch is everything the hub gathered since the last delivery.
 type Batch struct {
 	Events []cairn.Event // merged: the latest frame per entity, deletes kept
 	Resync []string      // reasons; non-empty means list again
 	Conn   []Conn        // transitions in order
-	At     time.Time
+	// Progress is the latest sample of each transfer that reported, in
+	// the order they first reported.
+	Progress []Sample
+	At       time.Time
 }
 
 // Empty reports a batch with nothing in it.
-func (b Batch) Empty() bool { return len(b.Events)+len(b.Resync)+len(b.Conn) == 0 }
+func (b Batch) Empty() bool {
+	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress) == 0
+}
 
 type entityKey struct {
 	workspace bool
@@ -78,6 +92,8 @@ type Hub struct {
 	resync   []string
 	conn     []Conn
 	overflow bool
+	progress []Sample
+	sampled  map[int]int // transfer → index in progress
 
 	lastDelivery time.Time // consumer side only
 }
@@ -88,8 +104,9 @@ type Hub struct {
 func NewHub(pace time.Duration, maxKeys int, now func() time.Time) *Hub {
 	return &Hub{
 		now: now, pace: pace, maxKeys: maxKeys,
-		notify: make(chan struct{}, 1),
-		index:  make(map[entityKey]int),
+		notify:  make(chan struct{}, 1),
+		index:   make(map[entityKey]int),
+		sampled: make(map[int]int),
 	}
 }
 
@@ -143,10 +160,30 @@ func (h *Hub) Conn(c Conn) {
 	h.wake()
 }
 
+// Progress records a transfer's progress; only its latest sample is kept
+// until the next delivery. It never blocks: the transfer's goroutine calls
+// it from inside the byte copy.
+func (h *Hub) Progress(s Sample) {
+	if s.At.IsZero() {
+		s.At = h.now()
+	}
+	h.mu.Lock()
+	if i, ok := h.sampled[s.Transfer]; ok {
+		h.progress[i] = s
+	} else {
+		h.sampled[s.Transfer] = len(h.progress)
+		h.progress = append(h.progress, s)
+	}
+	h.mu.Unlock()
+	h.wake()
+}
+
 func (h *Hub) take() Batch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := Batch{Resync: h.resync, Conn: h.conn}
+	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress}
+	h.progress = nil
+	clear(h.sampled)
 	for _, ev := range h.events {
 		if ev.Type != "" {
 			b.Events = append(b.Events, ev)

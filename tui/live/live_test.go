@@ -67,6 +67,21 @@ func TestHubBurstIsOneBatch(t *testing.T) {
 	require.Equal(t, []string{"server resync"}, b.Resync)
 }
 
+func TestHubProgressKeepsTheLatestSamplePerTransfer(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 100, now)
+	h.Progress(live.Sample{Transfer: 2, Done: 10, Total: 100})
+	h.Progress(live.Sample{Transfer: 1, Done: 5, Total: 50})
+	h.Progress(live.Sample{Transfer: 2, Done: 40, Total: 100, At: t0.Add(time.Second)})
+	b := wait(t, h)
+	require.Equal(t, []live.Sample{
+		{Transfer: 2, Done: 40, Total: 100, At: t0.Add(time.Second)},
+		{Transfer: 1, Done: 5, Total: 50, At: t0},
+	}, b.Progress, "one sample per transfer, the latest, stamped by the hub when unstamped")
+	h.Progress(live.Sample{Transfer: 1, Done: 50, Total: 50})
+	require.Equal(t, []live.Sample{{Transfer: 1, Done: 50, Total: 50, At: t0}}, wait(t, h).Progress, "delivered samples are gone")
+}
+
 func TestHubOverflowAsksResync(t *testing.T) {
 	t.Parallel()
 	h := live.NewHub(0, 10, now)

@@ -4,11 +4,14 @@ import (
 	"context"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // Backend is a fake of tui.Backend. Each method calls its Func field when
 // set, else the World (MintStaging and the register/replace calls, which
-// this version of the TUI does not make, fail unless set).
+// the TUI makes only through Upload and Replace, and Shell fail unless
+// set).
 type Backend struct {
 	World  *World
 	Source *Source
@@ -33,12 +36,25 @@ type Backend struct {
 	DeleteArtifactFunc         func(ctx context.Context, id string) error
 
 	EventsFunc func(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error)
+
+	UploadFunc   func(ctx context.Context, wsID, path string, o client.UploadOptions) (*cairn.Artifact, error)
+	ReplaceFunc  func(ctx context.Context, id, path string, o client.UploadOptions) (*cairn.Artifact, error)
+	DownloadFunc func(ctx context.Context, id, dest string, o client.DownloadOptions) (*cairn.Artifact, error)
+	ReadHeadFunc func(ctx context.Context, id string, n int64) ([]byte, int64, error)
+
+	ArtifactFromVolumeFunc func(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error)
+	UpdateFromVolumeFunc   func(ctx context.Context, id, path string) (*cairn.Artifact, error)
+	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
+
+	ShellFunc      func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
+	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
 }
 
 var (
-	_ cairn.WorkspaceService = (*Backend)(nil)
-	_ cairn.ArtifactService  = (*Backend)(nil)
-	_ cairn.EventService     = (*Backend)(nil)
+	_ cairn.WorkspaceService      = (*Backend)(nil)
+	_ cairn.ArtifactService       = (*Backend)(nil)
+	_ cairn.EventService          = (*Backend)(nil)
+	_ cairn.VolumeTransferService = (*Backend)(nil)
 )
 
 // NewBackend returns a fake over a new world and event source.

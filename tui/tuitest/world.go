@@ -23,7 +23,11 @@ type World struct {
 	ws     map[string]*cairn.Workspace
 	arts   map[string]*cairn.Artifact
 	mounts map[string]int
-	n      int
+	// content holds artifact bytes, volumes the files of workspace
+	// volumes by path.
+	content map[string][]byte
+	volumes map[string]map[string][]byte
+	n       int
 	// Events, when set, receives a change frame for every mutation; set it
 	// with SetEvents once the world is shared.
 	Events *Source
@@ -38,7 +42,8 @@ func (w *World) SetEvents(s *Source) {
 
 // NewWorld returns an empty world stamping rows with clock.
 func NewWorld(clock *Clock) *World {
-	return &World{clock: clock, ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{}, mounts: map[string]int{}}
+	return &World{clock: clock, ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{}, mounts: map[string]int{},
+		content: map[string][]byte{}, volumes: map[string]map[string][]byte{}}
 }
 
 func (w *World) next() (string, time.Time) {

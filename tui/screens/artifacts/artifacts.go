@@ -47,6 +47,16 @@ func New(c *common.Common, wsID string) *Screen {
 	return s
 }
 
+// Select puts the cursor on an artifact, clearing a filter that hides it.
+func (s *Screen) Select(id string) {
+	if s.list.Table.SetCursor(id); s.list.Table.CursorID() != id {
+		s.list.ClearFilter()
+		s.missingOnly, s.list.Extra = false, nil
+		s.list.ApplyFilter()
+		s.list.Table.SetCursor(id)
+	}
+}
+
 // WorkspaceID is the workspace the screen shows.
 func (s *Screen) WorkspaceID() string { return s.wsID }
 
@@ -112,10 +122,7 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 		s.list.FilterKey(k)
 		return nil
 	}
-	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopeArtifacts, k.String())
-	}
+	id, ok := lookup(s.c.Keys, k.String(), keys.ScopeNav, keys.ScopeLists, keys.ScopeArtifacts)
 	if !ok {
 		return nil
 	}
@@ -128,12 +135,28 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	return s.action(id)
 }
 
+// lookup finds the action of a key in the first scope that binds it.
+func lookup(km *keys.Map, key string, scopes ...keys.Scope) (keys.ID, bool) {
+	for _, sc := range scopes {
+		if id, ok := km.Lookup(sc, key); ok {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 func (s *Screen) action(id keys.ID) tea.Cmd {
 	if handled, _ := s.list.Nav(id); handled {
 		return nil
 	}
 	a, _ := s.Selected()
 	switch id {
+	case keys.Open, keys.Preview:
+		return send(common.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
+	case keys.ArtUpload, keys.Shell, keys.VolSave:
+		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID})
+	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
+		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.BackNav:
 		return send(common.NavMsg{Kind: common.NavPop})
 	case keys.SortNext:

@@ -42,28 +42,30 @@ func (s *Screen) missingCount() int {
 // Keys is the navigation and artifact bindings with their state.
 func (s *Screen) Keys() keys.Context {
 	km := s.c.Keys
-	ctx := keys.Context{Name: "artifacts", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeArtifacts)...)}
+	ctx := keys.Context{Name: "artifacts", Bindings: append(append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeLists)...),
+		km.Enabled(keys.ScopeArtifacts)...)}
 	for i := range ctx.Bindings {
 		if ctx.Bindings[i].ID == keys.Open {
-			ctx.Bindings[i].Enabled, ctx.Bindings[i].Hidden = false, true // preview is not bound yet
+			ctx.Bindings[i].Short, ctx.Bindings[i].Help = "preview", "preview the content"
 		}
 	}
 	a, ok := s.Selected()
 	switch {
 	case s.deleted:
-		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse} {
+		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse,
+			keys.Open, keys.Preview, keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate,
+			keys.Shell, keys.VolSave} {
 			ctx.Disable(id, "workspace deleted")
 		}
 	case !ok:
-		for _, id := range []keys.ID{keys.CopyName, keys.CopyID, keys.ArtEdit, keys.ArtDelete} {
+		for _, id := range []keys.ID{keys.CopyName, keys.CopyID, keys.ArtEdit, keys.ArtDelete, keys.Open, keys.Preview,
+			keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate} {
 			ctx.Disable(id, "no artifact selected")
 		}
 	default:
-		if p := s.c.Data.Pending(a.ID); p != "" {
-			ctx.Disable(keys.ArtEdit, "busy: "+p)
-			ctx.Disable(keys.ArtDelete, "busy: "+p)
-		}
+		s.guard(ctx, a)
 	}
+	s.guardVolume(ctx)
 	if !s.list.Split() {
 		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
 	}
@@ -71,6 +73,39 @@ func (s *Screen) Keys() keys.Context {
 		ctx.ReadOnly()
 	}
 	return ctx
+}
+
+// guard disables what the artifact's state forbids.
+func (s *Screen) guard(ctx keys.Context, a *cairn.Artifact) {
+	if p := s.c.Data.Pending(a.ID); p != "" {
+		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.ArtReplace, keys.VolUpdate, keys.VolLoad, keys.ArtDownload} {
+			ctx.Disable(id, "busy: "+p)
+		}
+	}
+	if missing(a) {
+		ctx.Disable(keys.Open, "no object to preview — U to replace")
+		ctx.Disable(keys.Preview, "no object to preview — U to replace")
+		ctx.Disable(keys.ArtDownload, a.Name+" is MISSING_OBJECT — nothing to download")
+		ctx.Disable(keys.VolLoad, a.Name+" is MISSING_OBJECT — nothing to load")
+	}
+}
+
+// guardVolume disables what needs the workspace's volume READY.
+func (s *Screen) guardVolume(ctx keys.Context) {
+	w, ok := s.c.Data.Store().Workspace(s.wsID)
+	if !ok || w.VolumeState != cairn.VolumeReady {
+		for _, id := range []keys.ID{keys.VolSave, keys.VolLoad, keys.VolUpdate} {
+			ctx.Disable(id, "needs volume READY — v provisions it")
+		}
+		ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
+		return
+	}
+	if p := s.c.Data.Pending(w.ID); p != "" {
+		ctx.Disable(keys.Shell, "busy: "+p)
+	}
+	if r := s.c.Data.ShellBlocked(); r != "" {
+		ctx.Disable(keys.Shell, r)
+	}
 }
 
 // View draws the list and the detail pane.
@@ -124,7 +159,11 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		pane.Field(th, "State", state),
 	}
 	if missing(a) {
-		for _, l := range strings.Split(theme.Wrap("the object is gone from the store", max(1, width-14)), "\n") {
+		gone := "the object is gone from the store"
+		if !c.Config.ReadOnly {
+			gone += " — U uploads new content"
+		}
+		for _, l := range strings.Split(theme.Wrap(gone, max(1, width-14)), "\n") {
 			lines = append(lines, pane.Field(th, "", l))
 		}
 	}

@@ -9,11 +9,13 @@ import (
 // row under the cursor.
 func (s *Screen) Keys() keys.Context {
 	km := s.c.Keys
-	ctx := keys.Context{Name: "workspaces", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeWorkspaces)...)}
+	ctx := keys.Context{Name: "workspaces", Bindings: append(append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeLists)...),
+		km.Enabled(keys.ScopeWorkspaces)...)}
 	ctx.Disable(keys.BackNav, "already at the top")
 	w, ok := s.Selected()
 	if !ok {
-		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.CopyID, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete} {
+		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.CopyID, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete,
+			keys.Shell, keys.VolSave} {
 			ctx.Disable(id, "no workspace selected")
 		}
 	} else {
@@ -31,13 +33,18 @@ func (s *Screen) Keys() keys.Context {
 // guard disables what the workspace's state forbids.
 func (s *Screen) guard(ctx keys.Context, w *cairn.Workspace) {
 	if p := s.c.Data.Pending(w.ID); p != "" {
-		for _, id := range []keys.ID{keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete} {
+		for _, id := range []keys.ID{keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave} {
 			ctx.Disable(id, "busy: "+p)
 		}
 	}
 	if w.VolumeState == cairn.VolumeReady {
 		ctx.Disable(keys.WsProvision, w.Name+" already has a volume")
+		if r := s.c.Data.ShellBlocked(); r != "" {
+			ctx.Disable(keys.Shell, r)
+		}
 	} else {
 		ctx.Disable(keys.WsTeardown, w.Name+" has no volume — v provisions one")
+		ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
+		ctx.Disable(keys.VolSave, "needs volume READY — v provisions it")
 	}
 }

@@ -111,6 +111,9 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	}
 	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
 	if !ok {
+		id, ok = s.c.Keys.Lookup(keys.ScopeLists, k.String())
+	}
+	if !ok {
 		id, ok = s.c.Keys.Lookup(keys.ScopeWorkspaces, k.String())
 	}
 	if !ok {
@@ -146,7 +149,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
 		return send(common.CopyMsg{Label: "ID", Value: w.ID})
-	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete:
+	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave:
 		target := ""
 		if w != nil {
 			target = w.ID

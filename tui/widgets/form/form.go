@@ -5,6 +5,7 @@
 package form
 
 import (
+	"fmt"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,13 +25,32 @@ type Field struct {
 	Validate func(string) string
 	// Warn returns a note that does not block ("" for none).
 	Warn func(string) string
+	// Note is a dim line under the field.
+	Note string
+	// Complete, when set, makes tab complete the field instead of moving
+	// on: it returns the Cmd that finds the completion (a CompletedMsg);
+	// down/up still move between fields.
+	Complete func(value string) tea.Cmd
+	// From names another field this one follows through Derive until the
+	// operator edits it (the name derived from a file path).
+	From   string
+	Derive func(string) string
+}
+
+// CompletedMsg is a completion found for a field: the new value and, when
+// more than one entry matches, the candidates. Value "" keeps the field.
+type CompletedMsg struct {
+	Key, From, Value string
+	Candidates       []string
 }
 
 type field struct {
 	Field
-	input   Input
-	checked bool
-	err     string
+	input      Input
+	checked    bool
+	err        string
+	edited     bool     // typed into by the operator
+	candidates []string // of the last completion
 }
 
 // Model is one form.
@@ -41,6 +61,7 @@ type Model struct {
 	focus     int
 	width     int
 	busy      bool
+	busyText  string
 	frame     int
 	submitted bool
 	done      bool
@@ -55,16 +76,26 @@ func New(th *theme.Theme, title string, fields ...Field) *Model {
 	return m
 }
 
-// Update handles keys; nothing is taken while busy.
+// Update handles keys; while busy only esc, which closes the form and
+// leaves the operation running.
 func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+	if c, ok := msg.(CompletedMsg); ok {
+		m.completed(c)
+		return m, nil
+	}
 	k, ok := msg.(tea.KeyMsg)
-	if !ok || m.done || m.busy {
+	if !ok || m.done || (m.busy && k.String() != "esc") {
 		return m, nil
 	}
 	switch k.String() {
 	case "esc":
 		m.done = true
-	case "tab", "down":
+	case "tab":
+		if f := &m.fields[m.focus]; f.Complete != nil {
+			return m, f.Complete(f.input.Value())
+		}
+		m.focus = (m.focus + 1) % len(m.fields)
+	case "down":
 		m.focus = (m.focus + 1) % len(m.fields)
 	case "shift+tab", "up":
 		m.focus = (m.focus + len(m.fields) - 1) % len(m.fields)
@@ -85,7 +116,44 @@ func (m *Model) edit(k tea.KeyMsg) {
 		return
 	}
 	if f.input.Update(k) {
-		f.err = ""
+		f.err, f.edited, f.candidates = "", true, nil
+		m.derive(f.Key)
+	}
+}
+
+// derive updates the fields that follow key and were not edited.
+func (m *Model) derive(key string) {
+	from := m.value(key)
+	for i := range m.fields {
+		f := &m.fields[i]
+		if f.From == key && f.Derive != nil && !f.edited {
+			f.input.SetValue(f.Derive(from))
+			f.err = ""
+		}
+	}
+}
+
+func (m *Model) value(key string) string {
+	for _, f := range m.fields {
+		if f.Key == key {
+			return f.input.Value()
+		}
+	}
+	return ""
+}
+
+// completed applies a completion unless the field moved on meanwhile.
+func (m *Model) completed(c CompletedMsg) {
+	for i := range m.fields {
+		f := &m.fields[i]
+		if f.Key != c.Key || f.input.Value() != c.From {
+			continue
+		}
+		f.candidates, f.err = c.Candidates, ""
+		if c.Value != "" && c.Value != c.From {
+			f.input.SetValue(c.Value)
+			m.derive(f.Key)
+		}
 	}
 }
 
@@ -127,17 +195,23 @@ func (m *Model) Result() (common.Result, bool) {
 }
 
 // Busy marks the form as submitted and waiting; frame is the spinner step.
-func (m *Model) Busy(frame int) { m.busy, m.frame = true, frame }
+func (m *Model) Busy(frame int) { m.BusyWith(frame, "saving…") }
 
-// Fail shows err under the field key and makes the form editable again.
+// BusyWith is Busy with its own words ("checking the file…").
+func (m *Model) BusyWith(frame int, text string) { m.busy, m.frame, m.busyText = true, frame, text }
+
+// Fail shows err under the field key (the focused one when the form has
+// no such field) and makes the form editable again.
 func (m *Model) Fail(key, err string) {
 	m.busy = false
 	for i := range m.fields {
 		if m.fields[i].Key == key {
 			m.fields[i].err = err
 			m.focus = i
+			return
 		}
 	}
+	m.fields[m.focus].err = err
 }
 
 // SetSize sets the body size the modal sits in.
@@ -150,6 +224,12 @@ func (m *Model) SetSize(width, _ int) {
 
 // Hint is the footer while the form shows.
 func (m *Model) Hint() string {
+	if m.busy {
+		return "esc closes (the operation goes on)"
+	}
+	if m.fields[m.focus].Complete != nil {
+		return "tab completes · down next field · enter submits · esc cancels"
+	}
 	return "tab next field · space toggles · enter submits · esc cancels"
 }
 
@@ -163,7 +243,7 @@ func (m *Model) View() string {
 		b.WriteString(m.fieldView(i, f))
 	}
 	if m.busy {
-		b.WriteString("\n\n" + m.th.Dim.Render(m.th.Glyphs.Frame(m.frame)+" saving…"))
+		b.WriteString("\n\n" + m.th.Dim.Render(m.th.Glyphs.Frame(m.frame)+" "+m.busyText))
 	}
 	return m.th.Box(m.title, b.String(), theme.BoxWidth(m.width))
 }
@@ -182,8 +262,14 @@ func (m *Model) fieldView(i int, f field) string {
 		return label.Render(box + " " + f.Label)
 	}
 	line := label.Render(f.Label) + "\n" + m.th.Key.Render("> ") + f.input.View(m.th, focused)
+	if f.Note != "" {
+		line += "\n" + m.th.Dim.Render(f.Note)
+	}
 	if f.err != "" {
 		return line + "\n" + m.th.FieldError.Render(f.err)
+	}
+	if len(f.candidates) > 0 {
+		line += "\n" + m.th.Dim.Render(candidateLines(f.candidates))
 	}
 	if f.Warn != nil {
 		if w := f.Warn(f.input.Value()); w != "" {
@@ -191,4 +277,16 @@ func (m *Model) fieldView(i int, f field) string {
 		}
 	}
 	return line
+}
+
+// maxCandidates is how many completion candidates show under a field.
+const maxCandidates = 6
+
+func candidateLines(cs []string) string {
+	shown := cs[:min(len(cs), maxCandidates)]
+	text := strings.Join(shown, "  ")
+	if n := len(cs) - len(shown); n > 0 {
+		text += fmt.Sprintf("  +%d more", n)
+	}
+	return text
 }

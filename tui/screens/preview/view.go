@@ -1,0 +1,99 @@
+package preview
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+// Keys is the movement, search and preview bindings; the list-only ones
+// (sort, focus, zoom, open) do nothing here.
+func (s *Screen) Keys() keys.Context {
+	km := s.c.Keys
+	ctx := keys.Context{Name: "preview", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopePreview)...)}
+	for i := range ctx.Bindings {
+		b := &ctx.Bindings[i]
+		switch b.ID {
+		case keys.Open, keys.SortNext, keys.SortReverse, keys.FocusNext, keys.FocusPrev, keys.Zoom:
+			b.Enabled, b.Hidden, b.Reason = false, true, "not in a preview"
+		case keys.Filter:
+			b.Short, b.Help = "search", "search the text; enter keeps, esc clears"
+		case keys.CopyName:
+			b.Help = "copy the artifact's name"
+		}
+	}
+	if s.state != text {
+		for _, id := range []keys.ID{keys.Filter, keys.HitNext, keys.HitPrev, keys.Wrap} {
+			ctx.Disable(id, "no text to search")
+		}
+	} else if len(s.hits) == 0 {
+		ctx.Disable(keys.HitNext, "no search hits")
+		ctx.Disable(keys.HitPrev, "no search hits")
+	}
+	return ctx
+}
+
+// View draws the banner, the search prompt and the text, or the card.
+func (s *Screen) View() string {
+	th := s.c.Theme
+	var top []string
+	if s.Truncated() {
+		top = append(top, th.Banner.Render(table.Pad(fmt.Sprintf(" first %s of %s %s d downloads all",
+			common.IEC(int64(len(s.data))), common.IEC(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
+	}
+	if s.searching || s.query != "" {
+		prompt := th.Key.Render("/") + s.input.View(th, s.searching)
+		if !s.searching && len(s.hits) > 0 {
+			prompt += th.Dim.Render(fmt.Sprintf("   hit %d of %d %s n/N", max(1, s.hit+1), len(s.hits), th.Glyphs.Dot))
+		}
+		top = append(top, table.Pad(prompt, s.width, false, th.Glyphs.Ellipsis))
+	}
+	var body string
+	switch s.state {
+	case loading:
+		body = block([]string{"", "  loading " + s.art.Name + "…"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
+	case failed:
+		body = block([]string{"", "  cannot preview " + s.art.Name + ": " + s.failure, "  esc goes back"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
+	case card:
+		body = block(s.card(), s.width, s.height-len(top), th.Glyphs.Ellipsis)
+	default:
+		body = s.vp.View(th.Glyphs.Ellipsis)
+	}
+	return strings.Join(append(top, body), "\n")
+}
+
+// card is the non-text view: MIME, size, a 256-byte hex dump, the way to
+// the bytes.
+func (s *Screen) card() []string {
+	th := s.c.Theme
+	lines := []string{
+		" " + th.Bold.Render(s.art.Name),
+		pane.Field(th, "MIME", s.art.MIMEType),
+		pane.Field(th, "Size", common.IEC(s.total)+" ("+common.Count(s.total)+" bytes)"),
+		"",
+		" " + th.Dim.Render("not shown as text: "+s.why+" — d to download"),
+		"",
+	}
+	head := s.data[:min(len(s.data), CardBytes)]
+	for _, l := range HexDump(head) {
+		lines = append(lines, " "+l)
+	}
+	return lines
+}
+
+// block pads or cuts lines to exactly w×h.
+func block(lines []string, w, h int, ellipsis string) string {
+	out := make([]string, max(0, h))
+	for i := range out {
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		out[i] = table.Pad(line, w, false, ellipsis)
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,203 @@
+// Package transfers is the screen of every upload, replace and download
+// since start, newest first, with a detail pane (TUI.md §1.6): x cancels,
+// c clears the finished ones, enter goes to the artifact, y copies the
+// local path.
+package transfers
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+	"github.com/cairn-dev/cairn/tui/widgets/transferline"
+)
+
+// ActionMsg asks the root to act on a transfer.
+type ActionMsg struct {
+	ID       keys.ID // tr_cancel, tr_clear, open (go to the artifact)
+	Transfer int
+}
+
+type row struct {
+	t   *common.Transfer
+	key string
+}
+
+func (r *row) RowID() string     { return fmt.Sprint(r.t.ID) }
+func (r *row) FilterKey() string { return r.key }
+
+func rowID(r *row) string { return r.RowID() }
+
+// Screen lists the transfers.
+type Screen struct {
+	c    *common.Common
+	list *pane.List[*row]
+}
+
+// New returns the screen, filled from the model's transfers.
+func New(c *common.Common) *Screen {
+	th := c.Theme
+	tbl := table.New(rowID, columns(c), table.Styles{
+		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
+		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
+	})
+	tbl.Stamp = func(r *row) string { return stamp(c, r.t) }
+	tbl.SetSort(func(r *row) table.Key { return table.Key{N: -int64(r.t.ID)} }, false)
+	s := &Screen{c: c, list: pane.New(c, tbl)}
+	s.reload()
+	return s
+}
+
+// stamp is what a row's cells read: everything that moves.
+func stamp(c *common.Common, t *common.Transfer) string {
+	return fmt.Sprintf("%d|%d|%d|%.0f|%t|%s|%d|%s", t.Phase, t.Done, t.Total, t.Rate, t.Cancelling, t.Name,
+		c.Data.Frame(), transferline.Short(t.Duration(c.Data.Now())))
+}
+
+func (s *Screen) reload() {
+	ts := s.c.Data.Transfers()
+	rows := make([]*row, len(ts))
+	for i, t := range ts {
+		rows[i] = &row{t: t, key: strings.ToLower(t.Name + "\n" + t.Path)}
+	}
+	s.list.Table.SetRows(rows)
+}
+
+// Selected is the transfer under the cursor.
+func (s *Screen) Selected() (*common.Transfer, bool) {
+	r, ok := s.list.Table.Cursor()
+	if !ok {
+		return nil, false
+	}
+	return r.t, true
+}
+
+// Update handles keys and transfer changes.
+func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return s, s.key(msg)
+	case common.TransfersMsg:
+		s.reload()
+	case common.BackMsg:
+		if !s.list.ClearFilter() {
+			return s, send(common.NavMsg{Kind: common.NavPop})
+		}
+	}
+	return s, nil
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
+	if s.list.Capturing() {
+		s.list.FilterKey(k)
+		return nil
+	}
+	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
+	if !ok {
+		id, ok = s.c.Keys.Lookup(keys.ScopeTransfers, k.String())
+	}
+	if !ok {
+		return nil
+	}
+	if st, found := s.Keys().Find(id); found && !st.Enabled {
+		if st.Hidden {
+			return nil
+		}
+		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
+	}
+	return s.action(id)
+}
+
+func (s *Screen) action(id keys.ID) tea.Cmd {
+	if handled, _ := s.list.Nav(id); handled {
+		return nil
+	}
+	t, _ := s.Selected()
+	switch id {
+	case keys.BackNav:
+		return send(common.NavMsg{Kind: common.NavPop})
+	case keys.CopyName:
+		return send(common.CopyMsg{Label: "path", Value: t.Path})
+	case keys.TrCancel, keys.Open:
+		return send(ActionMsg{ID: id, Transfer: t.ID})
+	case keys.TrClear:
+		return send(ActionMsg{ID: id})
+	}
+	return nil
+}
+
+// Keys is the navigation and transfer bindings with their state.
+func (s *Screen) Keys() keys.Context {
+	km := s.c.Keys
+	ctx := keys.Context{Name: "transfers", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeTransfers)...)}
+	for i := range ctx.Bindings {
+		b := &ctx.Bindings[i]
+		switch b.ID {
+		case keys.Open:
+			b.Short, b.Help = "artifact", "go to the artifact"
+		case keys.CopyName:
+			b.Short, b.Help = "copy path", "copy the local path"
+		case keys.CopyID, keys.SortNext, keys.SortReverse:
+			b.Enabled, b.Hidden, b.Reason = false, true, "not on this screen"
+		}
+	}
+	t, ok := s.Selected()
+	switch {
+	case !ok:
+		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.TrCancel} {
+			ctx.Disable(id, "no transfer selected")
+		}
+	case t.Phase.Finished():
+		ctx.Disable(keys.TrCancel, "the transfer is "+t.Phase.String())
+	}
+	if ok && t.ArtifactID == "" {
+		ctx.Disable(keys.Open, "the artifact is not registered yet")
+	}
+	finished := false
+	for _, x := range s.c.Data.Transfers() {
+		finished = finished || x.Phase.Finished()
+	}
+	if !finished {
+		ctx.Disable(keys.TrClear, "no finished transfers")
+	}
+	if !s.list.Split() {
+		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
+	}
+	return ctx
+}
+
+// SetSize lays the screen out.
+func (s *Screen) SetSize(width, height int) { s.list.SetSize(width, height) }
+
+// Capturing reports an active filter input.
+func (s *Screen) Capturing() bool { return s.list.Capturing() }
+
+// Scopes is nothing to list: transfers are the model's own.
+func (s *Screen) Scopes() []store.Scope { return nil }
+
+// Crumbs is "transfers (3 · 1 running)" plus the filter.
+func (s *Screen) Crumbs() []string {
+	running := 0
+	for _, t := range s.c.Data.Transfers() {
+		if !t.Phase.Finished() {
+			running++
+		}
+	}
+	crumb := "transfers (" + common.Count(int64(s.list.Table.Total()))
+	if running > 0 {
+		crumb += " " + s.c.Theme.Glyphs.Dot + " " + common.Count(int64(running)) + " active"
+	}
+	crumb += ")"
+	if f := s.list.FilterCrumb(); f != "" {
+		crumb += " " + f
+	}
+	return []string{crumb}
+}

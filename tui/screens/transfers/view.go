@@ -1,0 +1,103 @@
+package transfers
+
+import (
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+	"github.com/cairn-dev/cairn/tui/widgets/transferline"
+)
+
+func columns(c *common.Common) []table.Column[*row] {
+	th := c.Theme
+	return []table.Column[*row]{
+		{Title: " ", Min: 1, Cell: func(r *row) string { return transferline.Arrow(th, r.t) }},
+		{Title: "NAME", Min: 12, Max: 32, Flex: true, Fit: true, Cell: func(r *row) string { return r.t.Name }},
+		{Title: "PHASE", Min: 13, Cell: func(r *row) string { return transferline.PhaseWord(th, r.t, c.Data.Frame()) },
+			Style: func(r *row) (lipgloss.Style, bool) {
+				switch r.t.Phase {
+				case common.PhaseFailed:
+					return th.Bad, true
+				case common.PhaseDone:
+					return th.Good, true
+				}
+				return th.Pending, !r.t.Phase.Finished()
+			}},
+		{Title: "PROGRESS", Min: 17, Drop: 3, Cell: func(r *row) string { return transferline.Bar(th, r.t, 12) }},
+		{Title: "BYTES", Min: 21, Right: true, Drop: 4, Cell: func(r *row) string { return bytes(r.t) }},
+		{Title: "RATE", Min: 11, Right: true, Drop: 2, Cell: func(r *row) string { return rate(c, r.t) }},
+		{Title: "TIME", Min: 8, Right: true, Drop: 5, Cell: func(r *row) string { return timeCell(c, r.t) }},
+		{Title: "PATH", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.t.Path }},
+	}
+}
+
+func bytes(t *common.Transfer) string {
+	if t.Total <= 0 && t.Done == 0 {
+		return ""
+	}
+	if t.Phase == common.PhaseDone {
+		return common.IEC(t.Total)
+	}
+	return common.IEC(t.Done) + " / " + common.IEC(t.Total)
+}
+
+func rate(c *common.Common, t *common.Transfer) string {
+	if t.Rate <= 0 || t.Phase == common.PhaseQueued {
+		return c.Theme.Glyphs.Dash
+	}
+	return transferline.Rate(t.Rate)
+}
+
+// timeCell is the ETA while bytes move, else the duration.
+func timeCell(c *common.Common, t *common.Transfer) string {
+	if d, ok := t.ETA(); ok && t.Phase.Running() {
+		return "ETA " + transferline.Short(d)
+	}
+	if t.Started.IsZero() {
+		return c.Theme.Glyphs.Dash
+	}
+	return transferline.Short(t.Duration(c.Data.Now()))
+}
+
+// View draws the list and the detail pane.
+func (s *Screen) View() string {
+	return s.list.View("", "No transfers yet — u uploads, d downloads (on an artifacts screen).", s.detail())
+}
+
+func (s *Screen) detail() []string {
+	if s.list.DetailWidth() == 0 {
+		return nil
+	}
+	t, ok := s.Selected()
+	if !ok {
+		return nil
+	}
+	return Detail(s.c, t, s.list.DetailWidth())
+}
+
+// Detail renders a transfer's detail lines for width.
+func Detail(c *common.Common, t *common.Transfer, width int) []string {
+	th := c.Theme
+	now := c.Data.Now()
+	kind := map[common.TransferKind]string{common.Upload: "upload", common.Replace: "replace content", common.Download: "download"}[t.Kind]
+	lines := []string{
+		" " + th.Bold.Render(transferline.Arrow(th, t)+" "+t.Name),
+		pane.Field(th, "Kind", kind),
+		pane.Field(th, "Phase", transferline.PhaseWord(th, t, c.Data.Frame())),
+		pane.Field(th, "Local path", t.Path),
+		pane.Field(th, "Bytes", bytes(t)),
+		pane.Field(th, "Rate", rate(c, t)),
+	}
+	if !t.Started.IsZero() {
+		lines = append(lines, pane.Field(th, "Started", pane.Stamped(now, t.Started)),
+			pane.Field(th, "Duration", transferline.Short(t.Duration(now))))
+	}
+	if t.ArtifactID != "" {
+		lines = append(lines, pane.Field(th, "Artifact", t.ArtifactID))
+	}
+	if t.Err != "" {
+		lines = append(lines, pane.Paragraph(th, "Error", t.Err, width)...)
+	}
+	return lines
+}
