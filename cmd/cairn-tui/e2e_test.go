@@ -95,11 +95,11 @@ func TestRealTerminal(t *testing.T) {
 	require.Contains(t, lineWith(screen, "report_csv"), "! MISSING", "the row itself shows the state")
 
 	t.Log("y copies the selected name")
-	p.Keys("g") // the first row, by name: notes
-	p.WaitForText(seen, "▸ notes")
+	p.Keys("j") // from notes (first by name) to report_csv; seen before the next key
+	p.WaitForText(seen, "▸ report_csv")
 	p.Keys("y")
-	p.WaitForText(seen, "copied name notes")
-	require.Eventually(t, func() bool { return strings.Contains(p.Buffer(), "notes") }, seen, 100*time.Millisecond,
+	p.WaitForText(seen, "copied name report_csv")
+	require.Eventually(t, func() bool { return strings.Contains(p.Buffer(), "report_csv") }, seen, 100*time.Millisecond,
 		"y puts the name in the terminal's clipboard")
 
 	t.Log("back at the root, q exits 0 and leaves the terminal usable")
