@@ -56,13 +56,13 @@ type Model struct {
 	inspectReq map[string]int
 	inspectSeq int
 
-	// xfer holds the running transfers' cancels and every transfer's
-	// spec; running counts their goroutines, for Close.
 	shell        shellState
 	shellFactory shell.Factory
 
+	// xfer holds the running transfers' cancels and every transfer's
+	// spec; running tracks their goroutines, for Close.
 	xfer     transferTasks
-	running  sync.WaitGroup
+	running  *inflight
 	trayRows int
 
 	width, height  int
@@ -94,6 +94,7 @@ func New(o Options) (*Model, error) {
 		sh:         newShared(o.Config.CacheMaxArtifacts, now),
 		inspectReq: make(map[string]int),
 		xfer:       transferTasks{cancels: make(map[int]context.CancelFunc), specs: make(map[int]transferSpec)},
+		running:    &inflight{done: make(chan struct{})},
 	}
 	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
@@ -163,12 +164,56 @@ func (m *Model) Close() {
 	m.cancel()
 	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
-	done := make(chan struct{})
-	go func() { m.running.Wait(); close(done) }()
-	t := time.NewTimer(max(time.Millisecond, time.Until(deadline)))
+	m.running.closeWithin(time.Until(deadline))
+}
+
+// inflight counts the goroutines of running transfers, so that Close can
+// wait for them to remove their part files. A transfer's Cmd that starts
+// after Close does nothing.
+type inflight struct {
+	mu     sync.Mutex
+	closed bool
+	n      int
+	done   chan struct{} // closed when closed and n is 0
+}
+
+// enter registers a starting goroutine; false after Close.
+func (f *inflight) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.n++
+	return true
+}
+
+func (f *inflight) leave() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 && f.closed {
+		close(f.done)
+	}
+}
+
+// closeWithin refuses new goroutines and waits at most d for the running
+// ones. Safe to call twice.
+func (f *inflight) closeWithin(d time.Duration) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	if f.n == 0 {
+		close(f.done)
+	}
+	f.mu.Unlock()
+	t := time.NewTimer(max(time.Millisecond, d))
 	defer t.Stop()
 	select {
-	case <-done:
+	case <-f.done:
 	case <-t.C:
 	}
 }

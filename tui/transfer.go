@@ -46,8 +46,8 @@ type (
 	lingerDoneMsg struct{ id int }
 )
 
-// transferTasks tracks the Cmd goroutines of running transfers, so that
-// Close can wait for their part files to be removed.
+// transferTasks holds the cancels of running transfers and the spec of
+// every transfer.
 type transferTasks struct {
 	cancels map[int]context.CancelFunc
 	specs   map[int]transferSpec
@@ -113,10 +113,12 @@ func (m *Model) startTransfer(t *common.Transfer) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.xfer.cancels[t.ID] = cancel
-	m.running.Add(1)
-	b, hub, wg := m.backend, m.hub, &m.running
+	b, hub, track := m.backend, m.hub, m.running
 	return func() tea.Msg {
-		defer wg.Done()
+		if !track.enter() {
+			return transferDoneMsg{id: s.id, err: context.Canceled} // the program is ending
+		}
+		defer track.leave()
 		return runTransfer(ctx, b, hub, s)
 	}
 }

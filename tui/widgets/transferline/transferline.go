@@ -19,7 +19,7 @@ import (
 // Widths of the line's parts.
 const (
 	nameWidth  = 16
-	phaseWidth = 11
+	phaseWidth = 13
 	barWidth   = 16
 )
 
