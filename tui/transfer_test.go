@@ -37,7 +37,9 @@ func readyArtifacts(t *testing.T, h *harness) (ws, report, missing *cairn.Artifa
 
 // flat is the frame's words, box borders gone: wrapped modal text reads
 // as one line.
-func flat(v string) string { return strings.Join(strings.Fields(strings.ReplaceAll(v, "│", " ")), " ") }
+func flat(v string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(v, "│", " ")), " ")
+}
 
 func tempFile(t *testing.T, name, content string) string {
 	t.Helper()
