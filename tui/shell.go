@@ -104,7 +104,7 @@ func (m *Model) cancelShellDial() bool {
 // onShellDialed hands the terminal over, or toasts the refusal without
 // leaving the alt screen.
 func (m *Model) onShellDialed(d shellDialedMsg) tea.Cmd {
-	if d.dial != m.shell.dial {
+	if d.dial == 0 || d.dial != m.shell.dial {
 		if d.session != nil {
 			_ = d.session.Close() // cancelled meanwhile; Close always returns nil
 		}

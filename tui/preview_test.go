@@ -1,0 +1,148 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/screens/preview"
+)
+
+// openPreviewOf opens the preview of report_csv holding content.
+func openPreviewOf(t *testing.T, h *harness, content string, mime string) *cairn.Artifact {
+	t.Helper()
+	_, report, _ := readyArtifacts(t, h)
+	h.b.World.SetContent(report.ID, []byte(content))
+	if mime != "" {
+		h.b.World.UpdateArtifact(report.ID, func(a *cairn.Artifact) { a.MIMEType = mime })
+		h.key("r")
+	}
+	cursorOn(t, h, "report_csv")
+	h.key("enter")
+	_, ok := h.m.top().(*preview.Screen)
+	require.True(t, ok, "enter on an artifact previews it")
+	return report
+}
+
+func TestPreviewText(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	openPreviewOf(t, h, "id,name\n1,alpha\n2,beta\n", "")
+	v := h.view()
+	require.Contains(t, h.header(), "cairn ▸ ws-alpha ▸ artifacts (2 · 1 missing) ▸ report_csv ▸ preview")
+	require.Contains(t, v, "  1,alpha")
+	require.NotContains(t, v, "first ", "no banner when everything was read")
+	h.key("esc")
+	_, ok := h.m.top().(*preview.Screen)
+	require.False(t, ok, "esc goes back")
+}
+
+func TestPreviewTruncated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.PreviewMaxBytes = 8 })
+	var asked int64
+	h.b.ReadHeadFunc = func(ctx context.Context, id string, n int64) ([]byte, int64, error) {
+		asked = n
+		return []byte("id,name\n1,alpha\n")[:n], 16, nil
+	}
+	openPreviewOf(t, h, "", "")
+	require.Equal(t, int64(8), asked, "only preview.max_bytes are fetched")
+	require.Contains(t, h.view(), "first 8 B of 16 B — d downloads all")
+}
+
+func TestPreviewBinaryCard(t *testing.T) {
+	t.Parallel()
+	t.Run("ByContent", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		openPreviewOf(t, h, "PK\x03\x04\x00\x00binary", "")
+		v := h.view()
+		require.Contains(t, v, "its first bytes are not UTF-8 text — d to download")
+		require.Contains(t, v, "00000000  50 4b 03 04 00 00 62 69  6e 61 72 79")
+		require.Contains(t, v, "|PK....binary|")
+	})
+	t.Run("ByType", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		var asked int64
+		h.b.ReadHeadFunc = func(ctx context.Context, id string, n int64) ([]byte, int64, error) {
+			asked = n
+			return []byte("plain words"), 11, nil
+		}
+		openPreviewOf(t, h, "", "application/octet-stream")
+		require.Equal(t, int64(preview.CardBytes), asked, "a card needs 256 bytes only")
+		require.Contains(t, h.view(), "its type application/octet-stream is not shown as text")
+	})
+}
+
+func TestPreviewEscapesControls(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	openPreviewOf(t, h, "safe \x1b]52;c;cm0gLXJm\x07 \x1b[2J\u009b\u202eevil\r\n", "")
+	v := h.view()
+	require.NotContains(t, v, "\x1b", "nothing from the content reaches the terminal as a sequence")
+	require.NotContains(t, v, "\u009b")
+	require.NotContains(t, v, "\u202e")
+	require.Contains(t, v, `safe ^[]52;c;cm0gLXJm^G ^[[2J\x9b\u202eevil`)
+}
+
+func TestPreviewSearchAndWrap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	long := strings.Repeat("w", 200)
+	openPreviewOf(t, h, "alpha\nbeta\n"+long+"\nALPHA again\n", "")
+	h.key("/").typeText("alpha")
+	require.True(t, h.m.top().Capturing())
+	require.Contains(t, h.header(), "preview /alpha 2 hits")
+	h.key("q")
+	require.False(t, h.quit, "q types into the search")
+	h.key("backspace", "enter")
+	require.False(t, h.m.top().Capturing())
+	require.Contains(t, h.view(), "» alpha")
+	require.Contains(t, h.view(), "» ALPHA again")
+	require.Contains(t, h.view(), "hit 1 of 2")
+	h.key("n")
+	require.Contains(t, h.view(), "hit 2 of 2")
+	h.key("N")
+	require.Contains(t, h.view(), "hit 1 of 2")
+	require.Contains(t, h.view(), strings.Repeat("w", 118), "wrapped at the width")
+	h.key("w")
+	require.Contains(t, h.view(), strings.Repeat("w", 117)+"…", "cut without wrap")
+	h.key("esc")
+	require.NotContains(t, h.header(), "/alpha", "esc clears the search first")
+	_, ok := h.m.top().(*preview.Screen)
+	require.True(t, ok)
+}
+
+func TestPreviewStaleReplyDropped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := openPreviewOf(t, h, "current", "")
+	p := h.m.top().(*preview.Screen)
+	h.send(preview.Msg{ArtifactID: a.ID, UpdatedAt: p.Artifact().UpdatedAt, Req: -1, Data: []byte("stale bytes"), Total: 11})
+	require.Contains(t, h.view(), "current")
+	require.NotContains(t, h.view(), "stale bytes")
+}
+
+func TestPreviewRefusesMissing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	readyArtifacts(t, h)
+	cursorOn(t, h, "model_bin")
+	h.key("enter")
+	_, ok := h.m.top().(*preview.Screen)
+	require.False(t, ok)
+	require.Equal(t, "i no object to preview — U to replace", h.statusLine())
+}
+
+func TestPreviewDownloadKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	openPreviewOf(t, h, "x", "")
+	h.key("d")
+	require.Contains(t, h.view(), "Download report_csv")
+}

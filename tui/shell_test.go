@@ -1,0 +1,195 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/shell"
+)
+
+func TestShellGuards(t *testing.T) {
+	t.Parallel()
+	t.Run("NeedsReady", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed("ws-alpha")
+		h.key("s")
+		require.Equal(t, "i shell needs volume READY — v provisions it", h.statusLine())
+		require.NotContains(t, hintLine(h), "s shell", "disabled keys are not hinted")
+	})
+	t.Run("ServerHasItOff", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
+			return &cairn.ShellList{Enabled: false}, nil
+		}
+		h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+		h.size(120, 40).hello()
+		h.key("s")
+		require.Equal(t, "i the server has the shell turned off (shell.enable)", h.statusLine())
+		h.key("?", "G")
+		require.Contains(t, h.view(), "(volume at /mnt/cairn/ws) — the server has the shell turned o")
+	})
+	t.Run("ReadOnlyHidesIt", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, func(c *config.Config) { c.ReadOnly = true })
+		h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+		h.size(120, 40).hello()
+		h.key("s")
+		require.Empty(t, h.m.tasks)
+		require.Nil(t, h.m.modal)
+	})
+}
+
+func readyWorkspace(h *harness) *cairn.Workspace {
+	w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+	h.size(120, 40).hello()
+	return w
+}
+
+func TestShellRefusalIsAToast(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	readyWorkspace(h)
+	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) {
+		return nil, &cairn.Error{Reason: cairn.ReasonTooManyShells, Status: 429, RequestID: "req-7"}
+	}
+	h.key("s")
+	require.Equal(t, "✕ error: shell on ws-alpha: too many shells are open on the server — end one first", h.statusLine())
+	require.Empty(t, h.m.tasks)
+	require.Empty(t, h.m.sh.shellBlocked, "a 429 is not remembered")
+	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) {
+		return nil, &cairn.Error{Reason: cairn.ReasonForbidden, Status: 403}
+	}
+	h.key("s")
+	require.Equal(t, "this token lacks the shell scope", h.m.sh.shellBlocked, "a 403 is")
+	h.key("esc", "s")
+	require.Equal(t, "i this token lacks the shell scope", h.statusLine())
+}
+
+func TestShellDialSizeTermAndCancel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	readyWorkspace(h)
+	var got ptyshell.Size
+	var term string
+	h.b.ShellFunc = func(ctx context.Context, _ string, size ptyshell.Size, tm string) (*ptyshell.Session, error) {
+		got, term = size, tm
+		return nil, errors.New("refused")
+	}
+	h.key("s")
+	require.Equal(t, ptyshell.Size{Cols: 120, Rows: 40}, got)
+	require.Equal(t, "xterm-256color", term)
+
+	h.key("esc")       // the error toast
+	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
+	require.Contains(t, h.statusLine(), "opening shell on ws-alpha… (esc cancels)")
+	h.key("esc")
+	require.Equal(t, "i cancelled the shell", h.statusLine())
+	require.Empty(t, h.m.tasks)
+}
+
+// execFake is a shell Command whose session ends as chosen.
+type execFake struct {
+	result ptyshell.Result
+	err    error
+}
+
+func (f *execFake) Run() error              { return f.err }
+func (f *execFake) SetStdin(io.Reader)      {}
+func (f *execFake) SetStdout(io.Writer)     {}
+func (f *execFake) SetStderr(io.Writer)     {}
+func (f *execFake) Result() ptyshell.Result { return f.result }
+
+func TestShellHandsOverWithExec(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := readyWorkspace(h)
+	var opts ptyshell.TerminalOptions
+	h.m.shellFactory = func(_ *ptyshell.Session, o ptyshell.TerminalOptions) (shell.Command, error) {
+		opts = o
+		return &execFake{}, nil
+	}
+	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) { return nil, nil }
+	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
+	_, cmd := h.m.Update(shellDialedMsg{dial: h.m.shell.dial, wsID: w.ID, wsName: w.Name})
+	require.Equal(t, ptyshell.TerminalOptions{Workspace: "ws-alpha", DetachKey: "ctrl-]", PauseOnExit: true}, opts)
+	require.Contains(t, msgTypes(cmd), "tea.execMsg", "the terminal goes to the shell through tea.Exec")
+}
+
+func msgTypes(cmd tea.Cmd) []string {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		var out []string
+		for _, c := range msg {
+			out = append(out, msgTypes(c)...)
+		}
+		return out
+	default:
+		return []string{fmt.Sprintf("%T", msg)}
+	}
+}
+
+func TestShellExitMessages(t *testing.T) {
+	t.Parallel()
+	exit := func(code int, reason ptyshell.Reason) ptyshell.Result {
+		return ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: code, Reason: reason}}
+	}
+	for _, c := range []struct {
+		name  string
+		x     shellExitedMsg
+		level common.Level
+		text  string
+	}{
+		{"Zero", shellExitedMsg{result: exit(0, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 0 (ws-alpha)"},
+		{"Three", shellExitedMsg{result: exit(3, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 3 (ws-alpha)"},
+		{"Idle", shellExitedMsg{result: exit(129, ptyshell.ReasonIdleTimeout)}, common.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
+		{"Lost", shellExitedMsg{result: ptyshell.Result{Ending: ptyshell.EndLost}, err: errors.New("eof")}, common.LevelError,
+			"shell on ws-alpha lost its connection (no exit status)"},
+		{"Detached", shellExitedMsg{result: ptyshell.Result{Ending: ptyshell.EndDetach}}, common.LevelInfo, "left the shell on ws-alpha; the server ends it"},
+		{"NoTerminal", shellExitedMsg{err: ptyshell.ErrNotTerminal}, common.LevelError, "a shell needs a terminal (stdin and stdout)"},
+		{"NeverZeroWithoutExit", shellExitedMsg{}, common.LevelError, "shell on ws-alpha ended without an exit status"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.x.wsName = "ws-alpha"
+			level, text := shellEnd(c.x)
+			require.Equal(t, c.level, level)
+			require.Equal(t, c.text, text)
+		})
+	}
+}
+
+func TestShellReturnResyncsAndSizes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := readyWorkspace(h)
+	lists := 0
+	h.b.FindWorkspacesFunc = func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+		lists++
+		return h.b.World.FindWorkspacesForTest(ctx, f)
+	}
+	_, cmd := h.m.Update(shellExitedMsg{wsID: w.ID, wsName: w.Name,
+		result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})
+	require.Contains(t, msgTypes(cmd), "tea.windowSizeMsg", "the size is asked again")
+	for _, msg := range h.run(cmd) {
+		h.send(msg)
+	}
+	require.Positive(t, lists, "a resync ran")
+	require.Equal(t, "i shell exited: status 3 (ws-alpha)", h.statusLine())
+	h.key("j")
+	require.Equal(t, "i shell exited: status 3 (ws-alpha)", h.statusLine(), "the next key is handled like any")
+}
