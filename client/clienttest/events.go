@@ -90,7 +90,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has answered
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // the connection ends either way
 	sub := &subscriber{wsID: r.URL.Query().Get("workspace_id"), frames: make(chan cairn.Event, queueFrames), done: make(chan struct{})}
 	s.mu.Lock()
 	s.subs[sub] = struct{}{}
