@@ -158,7 +158,7 @@ func missingEvent(h *harness) {
 // TestViewGoldens renders every scene at the three layout sizes; run with
 // -update to rewrite testdata/TestViewGoldens/…, and read the diffs.
 func TestViewGoldens(t *testing.T) {
-	for _, sc := range scenes() {
+	for _, sc := range append(scenes(), partTwo()...) {
 		for _, size := range tuitest.Layouts() {
 			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, size.W, size.H), func(t *testing.T) {
 				h := newHarness(t, func(c *config.Config) {
@@ -220,9 +220,11 @@ func TestScreenCaptures(t *testing.T) {
 		"workspaces_loaded": true, "artifacts_loaded": true, "missing_alert_artifacts": true,
 		"modal_create": true, "modal_delete_ready_typed": true, "modal_help": true,
 		"badge_polling": true, "workspaces_readonly": true,
+		"transfer_uploading": true, "transfers_screen": true, "preview_text": true, "preview_binary": true,
+		"preview_escaped": true, "modal_vol_save": true, "modal_replace_confirm": true, "shell_exited": true,
 	}
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
-	for _, sc := range scenes() {
+	for _, sc := range append(scenes(), partTwo()...) {
 		if !want[sc.name] {
 			continue
 		}

@@ -93,7 +93,7 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 // §5), as it shows under the path field.
 func volumeText(r cairn.Reason) (string, bool) {
 	text, ok := map[cairn.Reason]string{
-		cairn.ReasonPathOutsideMount:  "the path must be absolute and inside " + cairn.MountPath,
+		cairn.ReasonPathOutsideMount:  "the path must be inside " + cairn.MountPath,
 		cairn.ReasonPathIsMountRoot:   "that is the mount point itself — name a file inside it",
 		cairn.ReasonInvalidPath:       "the path holds a control character, is not UTF-8 or is too long",
 		cairn.ReasonSourceNotFound:    "no such file in the volume",
