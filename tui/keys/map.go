@@ -12,6 +12,7 @@ type Map struct {
 	actions []Action
 	byID    map[ID]int
 	byKey   map[Scope]map[string]ID
+	scoped  map[Scope][]Action // InScope's answers, built once
 }
 
 // ConflictError names a key bound to two actions reachable in one context.
@@ -73,7 +74,9 @@ func (m *Map) override(overrides map[string][]string) ([]string, error) {
 // plus navigation plus one screen) reaches two actions on one key.
 func (m *Map) index() error {
 	m.byKey = make(map[Scope]map[string]ID)
+	m.scoped = make(map[Scope][]Action)
 	for _, a := range m.actions {
+		m.scoped[a.Scope] = append(m.scoped[a.Scope], a)
 		table := m.byKey[a.Scope]
 		if table == nil {
 			table = make(map[string]ID)
@@ -127,16 +130,10 @@ func (m *Map) Action(id ID) Action {
 	return m.actions[m.byID[id]]
 }
 
-// InScope returns the actions of one scope in registry order.
-func (m *Map) InScope(s Scope) []Action {
-	var out []Action
-	for _, a := range m.actions {
-		if a.Scope == s {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+// InScope returns the actions of one scope in registry order; the slice
+// is shared, so callers must not change it (it is built once: hints and
+// help ask on every frame).
+func (m *Map) InScope(s Scope) []Action { return m.scoped[s] }
 
 // KeyList renders an action's keys for hints and help: "D/delete".
 func (a Action) KeyList() string {
