@@ -162,6 +162,8 @@ func (m *Model) helpModal() common.Modal {
 		"(y/N)         only y confirms; any other key cancels",
 		"typed         the exact name, then enter; esc cancels",
 		"forms         tab/shift+tab or down/up between fields; space toggles; enter submits; esc cancels",
+		"path fields   tab completes a local path (the longest common prefix, or the candidates); ~ is home",
+		"busy forms    esc closes the form; the operation goes on and its result is a toast",
 		"", m.c.Theme.Dim.Render("y/Y copy with OSC 52; in tmux it needs set-clipboard on."))
 	return help.New(m.c.Theme, "Help", lines)
 }

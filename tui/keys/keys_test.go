@@ -47,9 +47,14 @@ func TestOverrides(t *testing.T) {
 func TestConflicts(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string][]string{
-		"GlobalAndScreen": {"ws_new": {"q"}},
-		"NavAndScreen":    {"missing_only": {"j"}},
-		"SameScreen":      {"ws_edit": {"D"}},
+		"GlobalAndScreen":  {"ws_new": {"q"}},
+		"NavAndScreen":     {"missing_only": {"j"}},
+		"SameScreen":       {"ws_edit": {"D"}},
+		"SharedAndScreen":  {"shell": {"m"}},     // s-scope lists meets missing_only on artifacts
+		"PreviewAndNav":    {"hit_next": {"j"}},  // a preview has the navigation keys
+		"TransfersAndNav":  {"tr_cancel": {"g"}}, // so do the transfers
+		"GlobalAndShared":  {"vol_save": {"t"}},  // t is global
+		"PreviewAndGlobal": {"wrap": {"r"}},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,6 +67,8 @@ func TestConflicts(t *testing.T) {
 	t.Run("OtherScreenIsFine", func(t *testing.T) {
 		t.Parallel()
 		_, _, err := keys.New(map[string][]string{"ws_new": {"m"}}) // m is missing_only on artifacts only
+		require.NoError(t, err)
+		_, _, err = keys.New(map[string][]string{"wrap": {"u"}}) // u is art_upload, never in a preview
 		require.NoError(t, err)
 	})
 	t.Run("IndistinctKeysRefused", func(t *testing.T) {
