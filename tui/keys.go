@@ -16,6 +16,9 @@ import (
 // onKey routes a key by mode, first match wins: modal → focused input →
 // global → active screen (TUI.md §4.2).
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+		return m.eachRune(k)
+	}
 	if m.modal != nil {
 		return m.modalKey(k)
 	}
@@ -35,6 +38,18 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		return m.global(id)
 	}
 	return m.toTop(k)
+}
+
+// eachRune handles keys that arrived in one read (a fast typist, key
+// repeat, a laggy SSH link) one by one, as if typed apart: Bubble Tea
+// reports them as one message, which would match no binding, and the
+// first may change where the rest go (n opens a form that takes the rest).
+func (m *Model) eachRune(k tea.KeyMsg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(k.Runes))
+	for _, r := range k.Runes {
+		cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt}))
+	}
+	return tea.Batch(cmds...)
 }
 
 // modalKey gives the key to the modal; ctrl+c first closes it.
