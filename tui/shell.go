@@ -122,7 +122,7 @@ func (m *Model) onShellDialed(d shellDialedMsg) tea.Cmd {
 			requestID(d.err))
 	}
 	cfg := m.c.Config
-	cmd, err := m.shellFactory(d.session, shell.Options(d.wsName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
+	cmd, err := m.shellFactory(d.session, shell.NewOptions(d.wsName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
 	if err != nil {
 		_ = d.session.Close() // never handed over; Close always returns nil
 		return m.toast(common.LevelError, "shell: "+err.Error())

@@ -115,15 +115,15 @@ func TestShellHandsOverWithExec(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	w := readyWorkspace(h)
-	var opts ptyshell.TerminalOptions
-	h.m.shellFactory = func(_ *ptyshell.Session, o ptyshell.TerminalOptions) (shell.Command, error) {
+	var opts shell.Options
+	h.m.shellFactory = func(_ *ptyshell.Session, o shell.Options) (shell.Command, error) {
 		opts = o
 		return &execFake{}, nil
 	}
 	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) { return nil, nil }
 	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
 	_, cmd := h.m.Update(shellDialedMsg{dial: h.m.shell.dial, wsID: w.ID, wsName: w.Name})
-	require.Equal(t, ptyshell.TerminalOptions{Workspace: "ws-alpha", DetachKey: "ctrl-]", PauseOnExit: true}, opts)
+	require.Equal(t, shell.NewOptions("ws-alpha", "ctrl+]", "auto"), opts)
 	require.Contains(t, msgTypes(cmd), "tea.execMsg", "the terminal goes to the shell through tea.Exec")
 }
 

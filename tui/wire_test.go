@@ -285,7 +285,7 @@ func TestWireShell(t *testing.T) {
 			w := newWire(t, func(s *clienttest.Server, _ *cairn.Workspace) {
 				s.AddWorkspace("ws-beta", cairn.VolumeNone)
 			}, func(o *Options) {
-				o.ShellCommand = func(s *ptyshell.Session, _ ptyshell.TerminalOptions) (shell.Command, error) {
+				o.ShellCommand = func(s *ptyshell.Session, _ shell.Options) (shell.Command, error) {
 					return &sessionShell{s: s, input: c.input}, nil
 				}
 			})

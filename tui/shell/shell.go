@@ -1,11 +1,13 @@
 // Package shell is what cairn-tui hands to tea.Exec for a shell: a
 // Command over ptyshell's Terminal, which puts the terminal in raw mode,
 // prints the banner, pumps both ways, and restores the terminal and its
-// modes on every path (PTYSHELL.md §12). Tests replace the Factory with a
-// fake that chooses how the session ends.
+// modes on every path (PTYSHELL.md §12), then waits for Enter as
+// shell.pause_on_exit says. Tests replace the Factory with a fake that
+// chooses how the session ends.
 package shell
 
 import (
+	"io"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -20,27 +22,94 @@ type Command interface {
 	Result() ptyshell.Result
 }
 
+// Options are the Terminal's options and the pause after the shell.
+type Options struct {
+	ptyshell.TerminalOptions
+	// Pause is shell.pause_on_exit: auto waits for Enter after an unclean
+	// end only (a lost connection, an idle timeout, a kill: anything but
+	// the shell exiting on its own, whatever its status), always after
+	// every end, never not at all.
+	Pause string
+}
+
 // Factory builds the Command for an open session.
-type Factory func(s *ptyshell.Session, o ptyshell.TerminalOptions) (Command, error)
+type Factory func(s *ptyshell.Session, o Options) (Command, error)
 
 // New is the production Factory: ptyshell's Terminal, which owns and
-// closes the session.
-func New(s *ptyshell.Session, o ptyshell.TerminalOptions) (Command, error) {
-	t, err := ptyshell.NewTerminal(s, o)
+// closes the session, with the pause of o.Pause after it.
+func New(s *ptyshell.Session, o Options) (Command, error) {
+	t, err := ptyshell.NewTerminal(s, o.TerminalOptions)
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return &pausing{Terminal: t, pause: o.Pause}, nil
 }
 
-// Options are the Terminal's options from the TUI config: the workspace
-// for the banner, shell.abandon_key (written "ctrl+]" like the other keys;
-// ptyshell spells it "ctrl-]") and shell.pause_on_exit — auto and always
-// both wait for Enter after an unclean end only, never does not wait.
-func Options(workspace, abandonKey, pauseOnExit string) ptyshell.TerminalOptions {
+// NewOptions are the options from the TUI config: the workspace for the
+// banner, shell.abandon_key (written "ctrl+]" like the other keys;
+// ptyshell spells it "ctrl-]") and shell.pause_on_exit.
+func NewOptions(workspace, abandonKey, pauseOnExit string) Options {
 	key := strings.ToLower(strings.TrimSpace(abandonKey))
 	if rest, ok := strings.CutPrefix(key, "ctrl+"); ok {
 		key = "ctrl-" + rest
 	}
-	return ptyshell.TerminalOptions{Workspace: workspace, DetachKey: key, PauseOnExit: pauseOnExit != "never"}
+	return Options{TerminalOptions: ptyshell.TerminalOptions{Workspace: workspace, DetachKey: key}, Pause: pauseOnExit}
+}
+
+// pausing is the Terminal with the TUI's pause after it.
+type pausing struct {
+	*ptyshell.Terminal
+	pause string
+	in    io.Reader
+	out   io.Writer
+}
+
+func (p *pausing) SetStdin(r io.Reader) {
+	p.in = r
+	p.Terminal.SetStdin(r)
+}
+
+func (p *pausing) SetStdout(w io.Writer) {
+	p.out = w
+	p.Terminal.SetStdout(w)
+}
+
+// Run runs the shell; the terminal is cooked again when it returns, so the
+// pause reads a line.
+func (p *pausing) Run() error {
+	err := p.Terminal.Run()
+	if Pauses(p.pause, p.Result()) && p.in != nil && p.out != nil {
+		_, _ = io.WriteString(p.out, "Press Enter to return to cairn-tui.") // best effort: the terminal may be gone
+		waitForEnter(p.in)
+	}
+	return err
+}
+
+// Pauses reports whether the pause mode waits after a session that ended
+// as r. A session that never ran (no terminal) does not wait.
+func Pauses(mode string, r ptyshell.Result) bool {
+	switch {
+	case r.Ending == ptyshell.EndNone || mode == "never":
+		return false
+	case mode == "always":
+		return true
+	}
+	clean := r.Ending == ptyshell.EndDetach ||
+		(r.Ending == ptyshell.EndExit && (r.Exit.Reason == ptyshell.ReasonExited || r.Exit.Reason == ""))
+	return !clean
+}
+
+func waitForEnter(r io.Reader) {
+	buf := make([]byte, 256)
+	for {
+		n, err := r.Read(buf)
+		for _, b := range buf[:n] {
+			if b == '\n' || b == '\r' {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

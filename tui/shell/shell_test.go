@@ -9,16 +9,42 @@ import (
 	"github.com/cairn-dev/cairn/tui/shell"
 )
 
-func TestOptions(t *testing.T) {
+func TestNewOptions(t *testing.T) {
 	t.Parallel()
-	o := shell.Options("ws-alpha", "ctrl+]", "auto")
-	require.Equal(t, ptyshell.TerminalOptions{Workspace: "ws-alpha", DetachKey: "ctrl-]", PauseOnExit: true}, o)
+	o := shell.NewOptions("ws-alpha", "ctrl+]", "auto")
+	require.Equal(t, ptyshell.TerminalOptions{Workspace: "ws-alpha", DetachKey: "ctrl-]"}, o.TerminalOptions,
+		"the Terminal never pauses itself: the TUI's pause_on_exit decides")
+	require.Equal(t, "auto", o.Pause)
 	key, enabled, err := ptyshell.ParseDetachKey(o.DetachKey)
 	require.NoError(t, err)
 	require.True(t, enabled)
 	require.Equal(t, byte(0x1d), key)
-	require.False(t, shell.Options("ws", "none", "never").PauseOnExit)
-	require.Equal(t, "none", shell.Options("ws", "none", "never").DetachKey)
-	_, err = shell.New(nil, shell.Options("ws", "ctrl+1", "auto"))
+	require.Equal(t, "none", shell.NewOptions("ws", "none", "never").DetachKey)
+	_, err = shell.New(nil, shell.NewOptions("ws", "ctrl+1", "auto"))
 	require.Error(t, err, "a key that sends no control byte is refused")
+}
+
+func TestPauses(t *testing.T) {
+	t.Parallel()
+	exit := func(code int, r ptyshell.Reason) ptyshell.Result {
+		return ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: code, Reason: r}}
+	}
+	lost := ptyshell.Result{Ending: ptyshell.EndLost}
+	for _, c := range []struct {
+		name string
+		mode string
+		r    ptyshell.Result
+		want bool
+	}{
+		{"AutoExitZero", "auto", exit(0, ptyshell.ReasonExited), false},
+		{"AutoExitThree", "auto", exit(3, ptyshell.ReasonExited), false},
+		{"AutoIdle", "auto", exit(129, ptyshell.ReasonIdleTimeout), true},
+		{"AutoLost", "auto", lost, true},
+		{"AutoDetach", "auto", ptyshell.Result{Ending: ptyshell.EndDetach}, false},
+		{"AlwaysExitZero", "always", exit(0, ptyshell.ReasonExited), true},
+		{"NeverLost", "never", lost, false},
+		{"NeverRan", "always", ptyshell.Result{}, false},
+	} {
+		require.Equal(t, c.want, shell.Pauses(c.mode, c.r), c.name)
+	}
 }
