@@ -235,7 +235,7 @@ func TestDownload(t *testing.T) {
 		cursorOn(t, h, "report_csv")
 		dest := filepath.Join(t.TempDir(), "no", "such", "x")
 		h.key("d", "ctrl+u").typeText(dest).key("enter")
-		require.Contains(t, h.view(), "does not exist")
+		require.Contains(t, flat(h.view()), "does not exist")
 		require.IsType(t, &form.Model{}, h.m.modal)
 	})
 	t.Run("MissingIsRefused", func(t *testing.T) {

@@ -26,9 +26,9 @@ type Command interface {
 type Options struct {
 	ptyshell.TerminalOptions
 	// Pause is shell.pause_on_exit: auto waits for Enter after an unclean
-	// end only (a lost connection, an idle timeout, a kill: anything but
-	// the shell exiting on its own, whatever its status), always after
-	// every end, never not at all.
+	// end — a non-zero status or a lost connection, as the Terminal does
+	// (PTYSHELL.md §12.3 step 8) — always after every end, never not at
+	// all.
 	Pause string
 }
 
@@ -53,10 +53,12 @@ func NewOptions(workspace, abandonKey, pauseOnExit string) Options {
 	if rest, ok := strings.CutPrefix(key, "ctrl+"); ok {
 		key = "ctrl-" + rest
 	}
-	return Options{TerminalOptions: ptyshell.TerminalOptions{Workspace: workspace, DetachKey: key}, Pause: pauseOnExit}
+	return Options{TerminalOptions: ptyshell.TerminalOptions{Workspace: workspace, DetachKey: key, PauseOnExit: pauseOnExit != "never"},
+		Pause: pauseOnExit}
 }
 
-// pausing is the Terminal with the TUI's pause after it.
+// pausing is the Terminal with the pause after a clean end that "always"
+// adds to the Terminal's own.
 type pausing struct {
 	*ptyshell.Terminal
 	pause string
@@ -78,15 +80,17 @@ func (p *pausing) SetStdout(w io.Writer) {
 // pause reads a line.
 func (p *pausing) Run() error {
 	err := p.Terminal.Run()
-	if Pauses(p.pause, p.Result()) && p.in != nil && p.out != nil {
-		_, _ = io.WriteString(p.out, "Press Enter to return to cairn-tui.") // best effort: the terminal may be gone
+	r := p.Result()
+	if Pauses(p.pause, r) && !terminalPauses(r) && p.in != nil && p.out != nil {
+		_, _ = io.WriteString(p.out, "Press Enter to return.") // best effort: the terminal may be gone
 		waitForEnter(p.in)
 	}
 	return err
 }
 
 // Pauses reports whether the pause mode waits after a session that ended
-// as r. A session that never ran (no terminal) does not wait.
+// as r, the Terminal's own pause included. A session that never ran (no
+// terminal) does not wait.
 func Pauses(mode string, r ptyshell.Result) bool {
 	switch {
 	case r.Ending == ptyshell.EndNone || mode == "never":
@@ -94,9 +98,12 @@ func Pauses(mode string, r ptyshell.Result) bool {
 	case mode == "always":
 		return true
 	}
-	clean := r.Ending == ptyshell.EndDetach ||
-		(r.Ending == ptyshell.EndExit && (r.Exit.Reason == ptyshell.ReasonExited || r.Exit.Reason == ""))
-	return !clean
+	return terminalPauses(r)
+}
+
+// terminalPauses is the Terminal's PauseOnExit rule.
+func terminalPauses(r ptyshell.Result) bool {
+	return r.Ending == ptyshell.EndLost || (r.Ending == ptyshell.EndExit && r.Exit.ExitCode != 0)
 }
 
 func waitForEnter(r io.Reader) {
