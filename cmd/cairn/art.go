@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 func newArtifactCommand(c *cli) *cobra.Command {
@@ -180,7 +181,7 @@ func artifactsView(list []*cairn.Artifact) view {
 	t := table{headers: []string{"NAME", "ID", "SIZE", "STATE", "AGE"}}
 	for _, a := range list {
 		v.names = append(v.names, a.ID)
-		t.rows = append(t.rows, []string{a.Name, a.ID, size(a.Size), stateWord(a.State), age(a.CreatedAt, now)})
+		t.rows = append(t.rows, []string{a.Name, a.ID, termkit.Size(a.Size), stateWord(a.State), termkit.Age(now, a.CreatedAt)})
 	}
 	v.table = t.write
 	return v
@@ -203,9 +204,9 @@ func artifactView(payload any, a *cairn.Artifact) view {
 		fields{
 			{"Name", a.Name}, {"ID", a.ID}, {"Workspace", a.WorkspaceID},
 			{"Description", describeText(a.Description)},
-			{"Size", fmt.Sprintf("%s (%d bytes)", size(a.Size), a.Size)},
-			{"Type", clean(a.MIMEType, false)}, {"SHA-256", digest}, {"State", string(a.State)},
-			{"Created", stamp(a.CreatedAt, now)}, {"Updated", stamp(a.UpdatedAt, now)},
+			{"Size", termkit.Size(a.Size) + " (" + termkit.Count(a.Size) + " bytes)"},
+			{"Type", termkit.Sanitize(a.MIMEType)}, {"SHA-256", digest}, {"State", string(a.State)},
+			{"Created", termkit.Stamp(now, a.CreatedAt)}, {"Updated", termkit.Stamp(now, a.UpdatedAt)},
 		}.write(w, width)
 	}}
 }

@@ -37,7 +37,7 @@ func TestCLIWorkspaces(t *testing.T) {
 	require.Equal(t, ws.ID+"\n", s.ok(t, "ws", "get", name, "-o", "name").stdout)
 
 	table := s.ok(t, "ws", "list", "--name", name, "-o", "table").stdout
-	require.Regexp(t, `^NAME +ID +VOLUME +ARTIFACTS +AGE\n`+name[:7]+`.* NONE +0 +\d+s\n$`, table)
+	require.Regexp(t, `^NAME +ID +VOLUME +ARTIFACTS +AGE\n`+name[:7]+`.* NONE +0 +now\n$`, table)
 	requireFits(t, table, 80)
 	get := s.ok(t, "ws", "get", name, "-o", "table").stdout
 	require.Contains(t, get, "Description:  first")
@@ -117,7 +117,7 @@ func TestCLIArtifacts(t *testing.T) {
 	requireSameJSON(t, s.rest(t, "GET", "/v1/workspaces/"+ws.ID+"/artifacts?state=RECORDED"),
 		s.json(t, "art", "list", ws.ID, "--state", "RECORDED"))
 	table := s.ok(t, "art", "list", wsName, "-o", "table").stdout
-	require.Regexp(t, `NAME +ID +SIZE +STATE +AGE\nreport_v1_bin +`+a.ID+` +1\.0 MiB +RECORDED +\d+s\n`, table)
+	require.Regexp(t, `NAME +ID +SIZE +STATE +AGE\nreport_v1_bin +`+a.ID+` +1\.0 MiB +RECORDED +now\n`, table)
 	requireFits(t, table, 80)
 	requireFits(t, s.ok(t, "art", "get", ref, "-o", "table").stdout, 80)
 
@@ -209,7 +209,7 @@ func TestCLISweepAndAudit(t *testing.T) {
 	require.Len(t, renames, 1)
 	require.Equal(t, "admin", *renames[0].Actor)
 	table := s.ok(t, "audit", "--ws", ws.ID, "-o", "table").stdout
-	require.Regexp(t, `^AGE +TYPE +ACTOR +SUBJECT\n\d+s +NEW_WORKSPACE +admin +`, table)
+	require.Regexp(t, `^AGE +TYPE +ACTOR +SUBJECT\nnow +NEW_WORKSPACE +admin +`, table)
 	requireFits(t, table, 80)
 
 	s.fails(t, 3, "sweep", "--ws", uniqueName("nows"))

@@ -91,8 +91,8 @@ func TestCLIInterrupt(t *testing.T) {
 	})
 	t.Run("Upload", func(t *testing.T) {
 		p := s.onTerminal(t, "art", "upload", wsName, src, "--name", "never", "--rate-limit", "8MiB")
-		p.waitProgress(t)
-		require.Regexp(t, `upload payload \[#*\.+\] +\d+%  [\d.]+ [KM]iB/32 MiB  [\d.]+ [KM]iB/s  ETA \d+s`, p.output())
+		// The time left shows once the samples span a second (termkit.Meter).
+		p.waitFor(t, regexp.MustCompile(`upload payload \[#*\.+\] +\d+%  [\d.]+ [KM]iB/32\.0 MiB  [\d.]+ [KM]iB/s  ETA \d+s`))
 		require.Equal(t, 1, p.interrupt(t), "output: %s", p.output())
 		list := s.rest(t, "GET", "/v1/workspaces/"+ws.ID+"/artifacts?name=never&state=RECORDED&state=MISSING_OBJECT")
 		require.NotContains(t, list, "artifacts", "nothing was registered")
@@ -139,14 +139,20 @@ var percent = regexp.MustCompile(`\s([1-9]\d?)%\s`)
 // finished.
 func (p *terminalRun) waitProgress(t *testing.T) {
 	t.Helper()
+	p.waitFor(t, percent)
+}
+
+// waitFor waits until the terminal's output matches re.
+func (p *terminalRun) waitFor(t *testing.T, re *regexp.Regexp) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if percent.MatchString(p.output()) {
+		if re.MatchString(p.output()) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no progress on the terminal: %q", p.output())
+	t.Fatalf("no %s on the terminal: %q", re, p.output())
 }
 
 // interrupt sends Ctrl-C and returns the exit code.

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 func main() {
@@ -16,7 +19,8 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cairn:", err)
+		// An error may quote the server, so it is sanitised like any of its text.
+		fmt.Fprintln(os.Stderr, "cairn:", strings.Join(termkit.SanitizeLines(err.Error(), nil), "\n"))
 		var exit exitError
 		if errors.As(err, &exit) {
 			os.Exit(int(exit))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 func newSweepCommand(c *cli) *cobra.Command {
@@ -59,7 +60,7 @@ func sweepFields(r *cairn.SweepResult) fields {
 		{"Containers removed", n(r.ContainersRemoved)},
 	}
 	for _, e := range r.Errors {
-		f = append(f, [2]string{"Error", clean(e, false)})
+		f = append(f, [2]string{"Error", termkit.Sanitize(e)})
 	}
 	return f
 }
@@ -112,9 +113,9 @@ func auditView(list []*cairn.AuditEvent) view {
 		v.names = append(v.names, ev.ID)
 		actor := "-"
 		if ev.Actor != nil {
-			actor = clean(*ev.Actor, false)
+			actor = termkit.Sanitize(*ev.Actor)
 		}
-		t.rows = append(t.rows, []string{age(ev.CreatedAt, now), string(ev.Type), actor, subject(ev.Metadata)})
+		t.rows = append(t.rows, []string{termkit.Age(now, ev.CreatedAt), string(ev.Type), actor, subject(ev.Metadata)})
 	}
 	v.table = t.write
 	return v
@@ -125,7 +126,7 @@ func subject(md map[string]any) string {
 	var parts []string
 	for _, k := range []string{"artifact_name", "new_artifact_name", "workspace_name", "new_workspace_name", "artifact_id", "workspace_id"} {
 		if v, ok := md[k].(string); ok && v != "" {
-			parts = append(parts, clean(v, false))
+			parts = append(parts, termkit.Sanitize(v))
 		}
 	}
 	return strings.Join(slices.Compact(parts), " ")

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -109,57 +107,4 @@ func (f fields) write(w io.Writer, _ int) {
 			fmt.Fprintf(w, "%-*s  %s\n", keyWidth+1, "", l)
 		}
 	}
-}
-
-// clean makes text from the server safe on a terminal: control characters
-// (escape sequences included) become '?'; line breaks stay when keepLines.
-func clean(s string, keepLines bool) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' && keepLines {
-			return r
-		}
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// size is n bytes in IEC units: "512 B", "3.2 MiB", "12 GiB".
-func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	suffix := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}[i]
-	if v < 10 {
-		return fmt.Sprintf("%.1f %s", v, suffix)
-	}
-	return fmt.Sprintf("%.0f %s", v, suffix)
-}
-
-// age is how long ago t was, in one unit: "45s", "12m", "5h", "3d", "2y".
-func age(t, now time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < 2*time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	case d < 730*24*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-	return fmt.Sprintf("%dy", int(d.Hours()/24/365))
-}
-
-// stamp is a timestamp with its age: "2026-08-14 15:27:00 UTC (3h ago)".
-func stamp(t, now time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04:05 MST") + " (" + age(t, now) + " ago)"
 }

@@ -14,32 +14,20 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-func TestParseBytes(t *testing.T) {
+func TestRateFlag(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]int64{
-		"0": 0, "1048576": 1 << 20, "512K": 512 << 10, "512k": 512 << 10, "16MiB": 16 << 20, "16MB": 16 << 20,
-		"16m": 16 << 20, "1.5G": 3 << 29, "2GiB": 2 << 30, " 8M ": 8 << 20,
-	} {
-		got, err := parseBytes(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"1048576", 1 << 20}, {"512K", 512 << 10}, {"16MiB", 16 << 20}, {"16MB", 16 << 20}, {" 8m ", 8 << 20}} {
+		var r rateFlag
+		require.NoError(t, r.Set(c.in), c.in)
+		require.Equal(t, c.want, r.bytes, c.in)
+		require.Equal(t, fmt.Sprint(c.want), r.String())
 	}
-	for _, bad := range []string{"", "fast", "-1", "1e9", "Inf", "NaN", "1T", "M", "99999999999G"} {
-		_, err := parseBytes(bad)
-		require.Error(t, err, bad)
-	}
-}
-
-func TestHumanUnits(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3_400_000: "3.2 MiB",
-		100 << 20: "100 MiB", 12 << 30: "12 GiB", 5 << 40: "5.0 TiB"} {
-		require.Equal(t, want, size(n), "%d", n)
-	}
-	now := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
-	for d, want := range map[time.Duration]string{-time.Second: "0s", 45 * time.Second: "45s", 3 * time.Minute: "3m",
-		5 * time.Hour: "5h", 72 * time.Hour: "3d", 800 * 24 * time.Hour: "2y"} {
-		require.Equal(t, want, age(now.Add(-d), now), "%v", d)
+	for _, bad := range []string{"", "fast", "-1", "1e9", "99999999999G"} {
+		var r rateFlag
+		require.EqualError(t, r.Set(bad), "expected bytes per second, like 1048576, 512K or 16MiB", bad)
 	}
 }
 
@@ -61,11 +49,52 @@ func TestTableFits(t *testing.T) {
 	require.Equal(t, "short", strings.Fields(lines[2])[0])
 }
 
-func TestClean(t *testing.T) {
+func TestDescribeText(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "a?[31mred?", clean("a\x1b[31mred\x07", false))
-	require.Equal(t, "two\nlines", clean("two\nlines", true))
-	require.Equal(t, "two?lines", clean("two\nlines", false))
+	for _, c := range []struct {
+		in   *string
+		want string
+	}{
+		{nil, "-"},
+		{ptr("two\nlines\n"), "two\nlines"},
+		{ptr("a\x1b[31mred\x07\r\nnext"), "a^[[31mred^G\nnext"},
+		{ptr("\u202eevil"), `\u202eevil`},
+	} {
+		require.Equal(t, c.want, describeText(c.in))
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestBar(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name    string
+		samples [][2]int64 // bytes done, milliseconds after start
+		want    string     // the last line drawn
+	}{
+		{"FirstSampleNoRate", [][2]int64{{0, 0}}, "up [........................................]   0%  0 B/32.0 MiB  0 B/s  ETA --"},
+		{"RateAndETA", [][2]int64{{0, 0}, {8 << 20, 1000}},
+			"up [########........................]  25%  8.0 MiB/32.0 MiB  8.0 MiB/s  ETA 3s"},
+		{"Done", [][2]int64{{0, 0}, {16 << 20, 1000}, {32 << 20, 2000}},
+			"up [##############################] 100%  32.0 MiB/32.0 MiB  16.0 MiB/s  ETA --"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			var at time.Time
+			b := &bar{w: &out, width: 80, label: "up", now: func() time.Time { return at }}
+			for _, s := range c.samples {
+				at = start.Add(time.Duration(s[1]) * time.Millisecond)
+				b.update(s[0], 32<<20)
+			}
+			b.end()
+			draws := strings.Split(strings.TrimSuffix(out.String(), "\x1b[K\n"), "\x1b[K")
+			require.Equal(t, "\r"+c.want, draws[len(draws)-1])
+		})
+	}
 }
 
 func TestExitCodes(t *testing.T) {

@@ -8,17 +8,20 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // bar draws one transfer's progress on a terminal's stderr: what, percent,
-// a bar, bytes, rate and time left, on one line redrawn in place.
+// a bar, bytes, rate and time left, on one line redrawn in place. The rate
+// and time left are termkit.Meter's, the same as the TUI's.
 type bar struct {
 	w     io.Writer
 	width int
 	label string
-	start time.Time
+	now   func() time.Time // stamps each sample
 
 	mu    sync.Mutex // the callback may run on the transport's goroutine
+	meter termkit.Meter
 	drawn bool
 }
 
@@ -30,9 +33,9 @@ func (c *cli) progress(label, first string) (client.Progress, func()) {
 	if c.quiet || !isTerminal(c.stderr) {
 		return nil, func() {}
 	}
-	b := &bar{w: c.stderr, width: terminalWidth(c.stderr), label: clean(label, false), start: time.Now()}
+	b := &bar{w: c.stderr, width: terminalWidth(c.stderr), label: termkit.Sanitize(label), now: time.Now}
 	if first != "" {
-		b.line(label + "  " + first)
+		b.line(b.label + "  " + first)
 	}
 	return b.update, b.end
 }
@@ -40,17 +43,17 @@ func (c *cli) progress(label, first string) (client.Progress, func()) {
 func (b *bar) update(done, total int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	elapsed := time.Since(b.start)
-	rate := float64(done) / max(elapsed.Seconds(), 0.001)
+	b.meter.Sample(done, total, b.now())
 	pct := 100.0
 	if total > 0 {
 		pct = 100 * float64(done) / float64(total)
 	}
 	eta := "--"
-	if rate > 0 && done < total {
-		eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+	if d, ok := b.meter.ETA(); ok {
+		eta = d.String()
 	}
-	tail := fmt.Sprintf(" %3.0f%%  %s/%s  %s/s  ETA %s", pct, size(done), size(total), size(int64(rate)), eta)
+	tail := fmt.Sprintf(" %3.0f%%  %s/%s  %s/s  ETA %s", pct, termkit.Size(done), termkit.Size(total),
+		termkit.Size(int64(b.meter.Rate)), eta)
 	room := b.width - len(b.label) - len(tail) - 4
 	line := b.label + tail
 	if room >= 10 {

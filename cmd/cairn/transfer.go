@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,50 +13,24 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
-// rateFlag is --rate-limit: bytes per second with an optional K, M or G
-// suffix (powers of 1024; "KiB", "MB" and the like read the same).
+// rateFlag is --rate-limit: bytes per second, as termkit.ParseSize reads
+// them ("1048576", "512K", "16MiB"; every unit a power of 1024).
 type rateFlag struct{ bytes int64 }
 
 func (r *rateFlag) String() string { return strconv.FormatInt(r.bytes, 10) }
 func (r *rateFlag) Type() string   { return "rate" }
 
 func (r *rateFlag) Set(s string) error {
-	n, err := parseBytes(s)
+	n, err := termkit.ParseSize(s)
 	if err != nil {
-		return err
+		return errors.New("expected bytes per second, like 1048576, 512K or 16MiB")
 	}
 	r.bytes = n
 	return nil
 }
-
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	mult := int64(1)
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	t = strings.TrimSpace(t)
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || !plainNumber.MatchString(t) || v*float64(mult) > 1<<62 {
-		return 0, errors.New("expected bytes per second, like 1048576, 512K or 16MiB")
-	}
-	return int64(v * float64(mult)), nil
-}
-
-// plainNumber is a decimal without sign or exponent.
-var plainNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 func artUpload(c *cli) *cobra.Command {
 	var name, desc, contentType string
@@ -163,7 +136,7 @@ mismatch removes the part file and fails. An existing DEST is refused unless
 			if a.SHA256B64 == nil {
 				verified = "size verified; no digest was recorded"
 			}
-			c.note("downloaded %s to %s (%s, %s)", args[0], dest, size(a.Size), verified)
+			c.note("downloaded %s to %s (%s, %s)", args[0], dest, termkit.Size(a.Size), verified)
 			return c.emit(view{payload: struct {
 				Artifact *cairn.Artifact `json:"artifact"`
 				Path     string          `json:"path"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 func newWorkspaceCommand(c *cli) *cobra.Command {
@@ -221,7 +222,7 @@ func workspacesView(list []*cairn.Workspace) view {
 	for _, ws := range list {
 		v.names = append(v.names, ws.ID)
 		t.rows = append(t.rows, []string{ws.Name, ws.ID, string(ws.VolumeState), counts(ws.ArtifactCounts),
-			age(ws.CreatedAt, now)})
+			termkit.Age(now, ws.CreatedAt)})
 	}
 	v.table = t.write
 	return v
@@ -238,9 +239,9 @@ func workspaceView(payload any, ws *cairn.Workspace, mounts *int) view {
 			f = append(f, [2]string{"Mounted by", fmt.Sprintf("%d running container(s)", *mounts)})
 		}
 		if ws.VolumeMetadata != nil && ws.VolumeMetadata.SizeBytes != nil {
-			f = append(f, [2]string{"Size hint", size(*ws.VolumeMetadata.SizeBytes)})
+			f = append(f, [2]string{"Size hint", termkit.Size(*ws.VolumeMetadata.SizeBytes)})
 		}
-		f = append(f, [2]string{"Created", stamp(ws.CreatedAt, now)}, [2]string{"Updated", stamp(ws.UpdatedAt, now)})
+		f = append(f, [2]string{"Created", termkit.Stamp(now, ws.CreatedAt)}, [2]string{"Updated", termkit.Stamp(now, ws.UpdatedAt)})
 		f.write(w, width)
 	}}
 }
@@ -259,5 +260,5 @@ func describeText(d *string) string {
 	if d == nil {
 		return "-"
 	}
-	return clean(*d, true)
+	return strings.Join(termkit.SanitizeLines(*d, nil), "\n")
 }
