@@ -127,3 +127,12 @@ func ErrorDetail(err error) string {
 	}
 	return "internal error"
 }
+
+// ErrorRequestID returns the request ID a server error came back with, or
+// "" for an error that is not (and does not wrap) an *Error.
+func ErrorRequestID(err error) string {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.RequestID
+	}
+	return ""
+}

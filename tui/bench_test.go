@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 // BenchmarkEventBurst10k applies one coalesced batch to a model showing
@@ -85,11 +86,11 @@ func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 	h, _ := burstModel(b)
 	ws := h.m.Store().Workspaces()[0].ID
 	for i := range 2 {
-		h.m.enqueue(transferSpec{kind: common.Upload, wsID: ws, name: fmt.Sprintf("upload_%d", i), path: "./f", size: 64 << 20})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: ws, Name: fmt.Sprintf("upload_%d", i), Path: "./f", Size: 64 << 20})
 	}
 	keys := benchKeys()
 	var keyTimes, batchTimes []time.Duration
-	ids := []int{h.m.sh.transfers[0].ID, h.m.sh.transfers[1].ID}
+	ids := []int{h.m.xfer.All()[0].ID, h.m.xfer.All()[1].ID}
 	at := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -108,8 +109,8 @@ func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 		keyTimes = append(keyTimes, time.Since(start))
 	}
 	b.StopTimer()
-	if h.m.runningTransfers() != 2 {
-		b.Fatalf("%d transfers running", h.m.runningTransfers())
+	if h.m.xfer.Running() != 2 {
+		b.Fatalf("%d transfers running", h.m.xfer.Running())
 	}
 	p50, p99 := percentiles(keyTimes)
 	b.ReportMetric(float64(p50.Microseconds())/1000, "key-p50-ms")

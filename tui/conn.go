@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
@@ -19,7 +20,8 @@ const (
 	connReconnecting
 	connOffline
 	connPolling
-	connOff // events.mode: off
+	connOff      // events.mode: off
+	connRejected // the server refused the token: no retries until r
 )
 
 // offlineAfter is how long reconnecting lasts before the badge says
@@ -32,7 +34,9 @@ type connState struct {
 	lostAt      time.Time
 	retryAt     time.Time
 	failedDials int
-	authStopped bool
+	// rejectedBy is the reason of the refusal that stopped the retries
+	// (unauthenticated or forbidden) while the state is connRejected.
+	rejectedBy  cairn.Reason
 	restFailing bool
 	restWorks   bool // a list succeeded once
 	lastGood    time.Time
@@ -57,10 +61,29 @@ func (m *Model) onConn(c live.Conn) tea.Cmd {
 	case live.ConnLost:
 		return m.onLost(c)
 	case live.ConnStopped:
-		m.conn.kind, m.conn.authStopped = connOffline, true
-		return m.toastErr(c.Err, common.Subject{Scope: "read"})
+		return m.rejected(c.Err)
 	}
 	return nil
+}
+
+// rejected is the token refused, by the events stream or a list: its own
+// state and badge, never offline, and no retries until r (TUI.md §2.7).
+func (m *Model) rejected(err error) tea.Cmd {
+	reason := cairn.ErrorReason(err)
+	if m.conn.kind == connRejected && m.conn.rejectedBy == reason {
+		return nil // said once
+	}
+	m.conn.kind, m.conn.rejectedBy = connRejected, reason
+	return m.toastErr(err, common.Subject{Scope: "read"})
+}
+
+// retryRejected is r after a refusal: dial again.
+func (m *Model) retryRejected() {
+	if m.conn.kind != connRejected {
+		return
+	}
+	m.conn.kind, m.conn.rejectedBy = connConnecting, ""
+	m.pump.Retry()
 }
 
 // onHello goes live; after a loss (or a list made without hello) it
@@ -69,7 +92,7 @@ func (m *Model) onHello(c live.Conn) tea.Cmd {
 	if !c.ServerTime.IsZero() {
 		m.sh.offset = c.ServerTime.Sub(c.At)
 	}
-	m.conn.kind, m.conn.everLive, m.conn.failedDials, m.conn.authStopped = connLive, true, 0, false
+	m.conn.kind, m.conn.everLive, m.conn.failedDials, m.conn.rejectedBy = connLive, true, 0, ""
 	m.conn.lastGood = c.At
 	m.conn.pollGen++ // a running poll loop dies
 	if !m.listed {

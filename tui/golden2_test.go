@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 // partTwo are the scenes of transfers, preview, volume transfers and the
@@ -36,24 +37,24 @@ func partTwo() []scene {
 			h.send(tickMsg{gen: h.m.tick.gen, now: h.clock.Now()})
 			a := &cairn.Artifact{ID: "01JDONE", WorkspaceID: t.WorkspaceID, Name: t.Name, Size: 64 << 20, State: cairn.ArtifactRecorded,
 				MIMEType: "application/octet-stream", CreatedAt: h.clock.Now(), UpdatedAt: h.clock.Now()}
-			h.m.Update(transferDoneMsg{id: t.ID, art: a})
+			h.m.Update(transfer.DoneMsg{ID: t.ID, Art: a})
 		}},
 		{name: "transfer_failed", setup: func(h *harness) {
 			t := fleetTransfers(h, 1)[0]
 			progress(h, t, 1<<20, 2<<20, 64<<20)
-			h.m.Update(transferDoneMsg{id: t.ID, err: &cairn.Error{Reason: cairn.ReasonSourceChanged}})
+			h.m.Update(transfer.DoneMsg{ID: t.ID, Err: &cairn.Error{Reason: cairn.ReasonSourceChanged}})
 		}},
 		{name: "transfer_cancelled", setup: func(h *harness) {
 			t := fleetTransfers(h, 1)[0]
 			progress(h, t, 1<<20, 2<<20, 64<<20)
-			h.m.cancelTransfer(t.ID)
-			h.m.Update(transferDoneMsg{id: t.ID, err: contextCanceled()})
+			h.m.xfer.Cancel(t.ID)
+			h.m.Update(transfer.DoneMsg{ID: t.ID, Err: contextCanceled()})
 		}},
 		{name: "tray_more", setup: func(h *harness) { fleetTransfers(h, 5) }},
 		{name: "transfers_screen", setup: func(h *harness) {
 			ts := fleetTransfers(h, 3)
 			progress(h, ts[0], 2<<20, 4<<20, 64<<20)
-			h.m.Update(transferDoneMsg{id: ts[1].ID, err: &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502}})
+			h.m.Update(transfer.DoneMsg{ID: ts[1].ID, Err: &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502}})
 			h.key("t")
 		}},
 		{name: "transfers_empty", setup: func(h *harness) { fleet(h); h.key("t") }},
@@ -151,16 +152,16 @@ func fleetTransfers(h *harness, n int) []*common.Transfer {
 	alpha, _ := fleet(h)
 	names := []string{"nightly_dump", "report_csv", "model_weights", "logs_tar_gz", "notes_md"}
 	for i := range n {
-		h.m.enqueue(transferSpec{kind: common.Upload, wsID: alpha.ID, name: names[i], path: "./" + names[i], size: int64(64<<20) >> i})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: alpha.ID, Name: names[i], Path: "./" + names[i], Size: int64(64<<20) >> i})
 	}
-	h.m.transfersChanged()
-	return h.m.sh.transfers
+	h.m.xfer.Cancel(0) // re-lays the tray (no such transfer)
+	return h.m.xfer.All()
 }
 
 func fleetDownload(h *harness) *common.Transfer {
 	alpha, _ := fleet(h)
-	h.m.enqueue(transferSpec{kind: common.Download, wsID: alpha.ID, artID: "01JX", name: "report_csv", path: "./report_csv", size: 14 << 20})
-	return h.m.sh.transfers[0]
+	h.m.xfer.Enqueue(transfer.Spec{Kind: common.Download, WSID: alpha.ID, ArtID: "01JX", Name: "report_csv", Path: "./report_csv", Size: 14 << 20})
+	return h.m.xfer.All()[0]
 }
 
 // progress sends two samples 1.5 s apart: done1, then done2 of total.

@@ -30,8 +30,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 		}
 	}
 	if len(b.Progress) > 0 {
-		m.onSamples(b.Progress)
-		cmds = append(cmds, m.transfersChanged())
+		m.xfer.Samples(b.Progress)
 	}
 	if len(b.Resync) > 0 && m.listed {
 		cmds = append(cmds, m.startResync())

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →
@@ -34,10 +35,44 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return m.toTop(k)
 	}
+	if cmd, ok := m.trayFocus(k); ok {
+		return cmd
+	}
 	if id, ok := m.c.Keys.Lookup(keys.ScopeGlobal, k.String()); ok {
 		return m.global(id)
 	}
 	return m.toTop(k)
+}
+
+// trayFocus moves the keys into and out of the transfers tray: tab past
+// the detail pane (shift+tab past the list) enters it; there the tray
+// takes movement, x and esc, and tab leaves it through the screen's panes
+// (TUI.md §1.5). ok is false when the key is not the tray's.
+func (m *Model) trayFocus(k tea.KeyMsg) (tea.Cmd, bool) {
+	id, ok := m.c.Keys.Lookup(keys.ScopeNav, k.String())
+	if !ok {
+		id, ok = m.c.Keys.Lookup(keys.ScopeTransfers, k.String())
+	}
+	if !ok {
+		id, _ = m.c.Keys.Lookup(keys.ScopeGlobal, k.String())
+	}
+	if m.xfer.TrayFocused() {
+		cmd, taken := m.xfer.TrayKey(id)
+		p, hasPanes := m.top().(interface{ DetailFocused() bool })
+		// Back into the panes: the list after tab, the detail after shift+tab.
+		if hasPanes && (id == keys.FocusNext && p.DetailFocused() || id == keys.FocusPrev && !p.DetailFocused()) {
+			return m.toTop(k), true
+		}
+		return cmd, taken
+	}
+	p, hasPanes := m.top().(interface{ DetailFocused() bool })
+	switch {
+	case !hasPanes || m.trayRows == 0:
+		return nil, false
+	case id == keys.FocusNext && p.DetailFocused(), id == keys.FocusPrev && !p.DetailFocused():
+		return nil, m.xfer.FocusTray()
+	}
+	return nil, false
 }
 
 // eachRune handles keys that arrived in one read (a fast typist, key
@@ -101,7 +136,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 // quit ends the program, asking first while transfers run (quitting
 // cancels them) or with confirm_quit.
 func (m *Model) quit() tea.Cmd {
-	if n := m.activeTransfers(); n > 0 && !m.quitting {
+	if n := m.xfer.Active(); n > 0 && !m.quitting {
 		text := fmt.Sprintf("%d transfers running — quit and cancel them?", n)
 		if n == 1 {
 			text = "1 transfer running — quit and cancel it?"
@@ -120,10 +155,7 @@ func (m *Model) quit() tea.Cmd {
 // refresh is r: restart a stopped event stream, re-list every visible and
 // cached scope, retry failed lists.
 func (m *Model) refresh() tea.Cmd {
-	if m.conn.authStopped {
-		m.conn.authStopped = false
-		m.pump.Retry()
-	}
+	m.retryRejected()
 	if !m.listed {
 		return m.startFirstList()
 	}
@@ -224,15 +256,9 @@ func (m *Model) openTransfers() tea.Cmd {
 func (m *Model) onTransferAction(a transfers.ActionMsg) tea.Cmd {
 	switch a.ID {
 	case keys.TrClear:
-		return m.clearFinished()
+		return m.xfer.ClearFinished()
 	case keys.TrCancel:
-		t := m.transfer(a.Transfer)
-		if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {
-			m.openConfirm(intent{kind: intentCancelTransfer, transfer: t.ID}, "Cancel transfer", fmt.Sprintf(
-				"%s is %d%% done. Cancel the %s?", t.Name, int(t.Fraction()*100), kindWord(t.Kind)))
-			return nil
-		}
-		return m.cancelTransfer(a.Transfer)
+		return m.askCancel(a.Transfer)
 	case keys.Open:
 		return m.goToArtifact(a.Transfer)
 	}
@@ -242,7 +268,7 @@ func (m *Model) onTransferAction(a transfers.ActionMsg) tea.Cmd {
 // goToArtifact opens the artifacts of a transfer's workspace with the
 // cursor on its artifact.
 func (m *Model) goToArtifact(id int) tea.Cmd {
-	t := m.transfer(id)
+	t := m.xfer.Get(id)
 	if t == nil || t.ArtifactID == "" {
 		return nil
 	}
@@ -255,4 +281,15 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 		a.Select(t.ArtifactID)
 	}
 	return cmd
+}
+
+// askCancel cancels a transfer, asking first past 50 % (TUI.md §3.2).
+func (m *Model) askCancel(id int) tea.Cmd {
+	t := m.xfer.Get(id)
+	if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {
+		m.openConfirm(intent{kind: intentCancelTransfer, transfer: t.ID}, "Cancel transfer", fmt.Sprintf(
+			"%s is %d%% done. Cancel the %s?", t.Name, int(t.Fraction()*100), transfer.KindWord(t.Kind)))
+		return nil
+	}
+	return m.xfer.Cancel(id)
 }

@@ -116,8 +116,8 @@ func (m *Model) listFailed(msg listPageMsg, l *listState) tea.Cmd {
 	if msg.scope.Kind == store.ScopeArtifacts && cairn.ErrorReason(msg.err) == cairn.ReasonWorkspaceNotFound {
 		return tea.Batch(m.changed(m.sh.st.DropWorkspace(msg.scope.WorkspaceID), originResync), m.listDone(msg.scope))
 	}
-	if r := cairn.ErrorReason(msg.err); r == cairn.ReasonUnauthenticated || r == cairn.ReasonForbidden {
-		return m.listDone(msg.scope) // retrying cannot help: r retries
+	if r := cairn.ErrorReason(msg.err); r == cairn.ReasonUnauthenticated || (r == cairn.ReasonForbidden && msg.scope.Kind == store.ScopeWorkspaces) {
+		return tea.Batch(m.rejected(msg.err), m.listDone(msg.scope)) // retrying cannot help: r retries
 	}
 	wait := min(30*time.Second, time.Second<<min(l.failures, 5))
 	l.retryAt = msg.at.Add(wait)

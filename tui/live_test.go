@@ -247,10 +247,30 @@ func TestConnectionStates(t *testing.T) {
 		h := newHarness(t)
 		h.size(120, 40)
 		h.conn(live.Conn{Kind: live.ConnStopped, Err: &cairn.Error{Reason: cairn.ReasonUnauthenticated, Status: 401}})
-		require.Contains(t, h.header(), "✕ offline")
+		require.Contains(t, h.header(), "✕ token rejected")
+		require.NotContains(t, h.header(), "offline", "a rejected token is its own state (TUI.md §2.7)")
 		require.Equal(t, "✕ error: token rejected — check CAIRN_TOKEN or the config file", h.statusLine())
+		h.clock.Advance(5 * time.Minute)
+		h.send(tickMsg{gen: h.m.tick.gen, now: h.clock.Now()})
+		require.Contains(t, h.header(), "✕ token rejected", "time passing never turns it into offline · stale")
 		h.key("r")
-		require.False(t, h.m.conn.authStopped, "r retries")
+		require.Equal(t, connConnecting, h.m.conn.kind, "r retries")
+		require.Contains(t, h.header(), "◌ connecting")
+	})
+	t.Run("RejectedByRESTToo", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.b.FindWorkspacesFunc = func(context.Context, cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
+			return nil, &cairn.Error{Reason: cairn.ReasonUnauthenticated, Status: 401}
+		}
+		h.size(120, 40)
+		for range 3 {
+			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
+		}
+		h.send(helloTimeoutMsg{})
+		require.Contains(t, h.header(), "✕ token rejected")
+		require.NotContains(t, h.header(), "offline")
+		require.Contains(t, h.view(), "token rejected — check CAIRN_TOKEN or the config file")
 	})
 	t.Run("ModePollAndOff", func(t *testing.T) {
 		t.Parallel()

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -115,7 +116,7 @@ func (m *Model) confirmed(in intent) tea.Cmd {
 	switch in.kind {
 	case intentQuit:
 		m.quitting = true
-		m.cancelAll()
+		m.xfer.CancelAll()
 		return tea.Quit
 	case intentProvision:
 		return m.runOp(m.wsOp(opProvision, in.wsID))
@@ -137,7 +138,7 @@ func (m *Model) confirmed(in intent) tea.Cmd {
 	case intentOverwrite:
 		return m.enqueueDownload(in, true)
 	case intentCancelTransfer:
-		return m.cancelTransfer(in.transfer)
+		return m.xfer.Cancel(in.transfer)
 	}
 	return nil
 }
@@ -191,6 +192,9 @@ func (m *Model) messagesModal() common.Modal {
 			line += fmt.Sprintf("  (request ID %s)", t.RequestID)
 		}
 		lines = append(lines, line)
+		if t.Detail != "" && !strings.Contains(t.Text, t.Detail) {
+			lines = append(lines, "         "+m.c.Theme.Dim.Render("server: "+termkit.Sanitize(t.Detail)))
+		}
 	}
 	if len(lines) == 0 {
 		lines = append(lines, "no messages yet")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -19,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
@@ -59,10 +59,8 @@ type Model struct {
 	shell        shellState
 	shellFactory shell.Factory
 
-	// xfer holds the running transfers' cancels and every transfer's
-	// spec; running tracks their goroutines, for Close.
-	xfer     transferTasks
-	running  *inflight
+	// xfer is the transfer queue and its tray.
+	xfer     *transfer.Queue
 	trayRows int
 
 	width, height  int
@@ -93,12 +91,12 @@ func New(o Options) (*Model, error) {
 		ctx: ctx, cancel: cancel,
 		sh:         newShared(o.Config.CacheMaxArtifacts, now),
 		inspectReq: make(map[string]int),
-		xfer:       transferTasks{cancels: make(map[int]context.CancelFunc), specs: make(map[int]transferSpec)},
-		running:    &inflight{done: make(chan struct{})},
 	}
 	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
+	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
+	m.sh.transfers = m.xfer.All
 	m.conn = newConn(o.Config.EventsMode)
 	m.armHub = m.waitHub
 	m.shellFactory = o.ShellCommand
@@ -164,58 +162,7 @@ func (m *Model) Close() {
 	m.cancel()
 	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
-	m.running.closeWithin(time.Until(deadline))
-}
-
-// inflight counts the goroutines of running transfers, so that Close can
-// wait for them to remove their part files. A transfer's Cmd that starts
-// after Close does nothing.
-type inflight struct {
-	mu     sync.Mutex
-	closed bool
-	n      int
-	done   chan struct{} // closed when closed and n is 0
-}
-
-// enter registers a starting goroutine; false after Close.
-func (f *inflight) enter() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	f.n++
-	return true
-}
-
-func (f *inflight) leave() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n--
-	if f.n == 0 && f.closed {
-		close(f.done)
-	}
-}
-
-// closeWithin refuses new goroutines and waits at most d for the running
-// ones. Safe to call twice.
-func (f *inflight) closeWithin(d time.Duration) {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return
-	}
-	f.closed = true
-	if f.n == 0 {
-		close(f.done)
-	}
-	f.mu.Unlock()
-	t := time.NewTimer(max(time.Millisecond, d))
-	defer t.Stop()
-	select {
-	case <-f.done:
-	case <-t.C:
-	}
+	m.xfer.Close(time.Until(deadline))
 }
 
 func (m *Model) waitHub() tea.Cmd {

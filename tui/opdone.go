@@ -145,7 +145,7 @@ func (m *Model) opFailed(o op, err error, mounts int) tea.Cmd {
 	if o.thenDelete {
 		sentence = "tear down refused: " + sentence
 	}
-	return tea.Batch(cmd, m.pushToast(common.LevelError, sentence, requestID(err)))
+	return tea.Batch(cmd, m.errorToast(sentence, err))
 }
 
 // closeFormOf closes the busy form waiting for o.

@@ -183,6 +183,19 @@ func TestTeardown(t *testing.T) {
 		h.key("V").typeText("ws-alpha").key("enter")
 		require.Equal(t, "✕ error: volume is mounted by running containers — end their shells or tool runs first", h.statusLine())
 	})
+	t.Run("LogKeepsWhatTheServerSaid", func(t *testing.T) {
+		t.Parallel()
+		h, _ := ready(t, 0)
+		h.b.TeardownVolumeFunc = func(context.Context, string) error {
+			return &cairn.Error{Reason: cairn.ReasonVolumeInUse, Status: 409, RequestID: "req-7f3a",
+				Message: "volume in use", Detail: "shells 4f3c2a1e, 9b77d0c2 mount it; end them with DELETE /v1/shells/{id}"}
+		}
+		h.key("V").typeText("ws-alpha").key("enter").key("!")
+		log := flat(h.view())
+		require.Contains(t, log, "volume is mounted by running containers")
+		require.Contains(t, log, "(request ID req-7f3a)")
+		require.Contains(t, log, "server: volume in use: shells 4f3c2a1e, 9b77d0c2 mount it", "the log keeps the message and detail (TUI.md §3.3)")
+	})
 }
 
 func TestDelete(t *testing.T) {

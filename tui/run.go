@@ -81,7 +81,7 @@ func prepareTerminal(o *Options, stdoutTerminal bool) {
 // filter applies confirm_quit and the running transfers to quit requests
 // that did not come from a key (a signal): they ask like q does.
 func (m *Model) filter(msg tea.Msg) tea.Msg {
-	ask := m.c.Config.ConfirmQuit || m.activeTransfers() > 0
+	ask := m.c.Config.ConfirmQuit || m.xfer.Active() > 0
 	if _, ok := msg.(tea.QuitMsg); ok && ask && !m.quitting {
 		return quitRequestMsg{}
 	}

@@ -16,8 +16,9 @@ type shared struct {
 	start   time.Time
 	offset  time.Duration // server clock minus local clock, from hello
 	lists   map[store.Scope]*listState
-	// transfers is every transfer since start, oldest first.
-	transfers []*common.Transfer
+	// transfers is every transfer since start, oldest first (the
+	// queue's).
+	transfers func() []*common.Transfer
 	// shellBlocked is why the server opens no shell ("" when unknown or
 	// fine).
 	shellBlocked string
@@ -51,6 +52,6 @@ func (s *shared) List(sc store.Scope) common.ListStatus {
 	return st
 }
 
-func (s *shared) Transfers() []*common.Transfer { return s.transfers }
+func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 
 func (s *shared) ShellBlocked() string { return s.shellBlocked }

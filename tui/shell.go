@@ -105,10 +105,7 @@ func (m *Model) cancelShellDial() bool {
 // leaving the alt screen.
 func (m *Model) onShellDialed(d shellDialedMsg) tea.Cmd {
 	if d.dial == 0 || d.dial != m.shell.dial {
-		if d.session != nil {
-			_ = d.session.Close() // cancelled meanwhile; Close always returns nil
-		}
-		return nil
+		return closeSession(d.session) // cancelled meanwhile
 	}
 	m.settle(op{id: d.dial})
 	m.shell.cancel()
@@ -118,19 +115,30 @@ func (m *Model) onShellDialed(d shellDialedMsg) tea.Cmd {
 			return nil
 		}
 		m.rememberRefusal(d.err)
-		return m.pushToast(common.LevelError, "shell on "+d.wsName+": "+common.Sentence(d.err, common.Subject{Workspace: d.wsName, Scope: "shell"}),
-			requestID(d.err))
+		return m.errorToast("shell on "+d.wsName+": "+common.Sentence(d.err, common.Subject{Workspace: d.wsName, Scope: "shell"}), d.err)
 	}
 	cfg := m.c.Config
 	cmd, err := m.shellFactory(d.session, shell.NewOptions(d.wsName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
 	if err != nil {
-		_ = d.session.Close() // never handed over; Close always returns nil
-		return m.toast(common.LevelError, "shell: "+err.Error())
+		return tea.Batch(closeSession(d.session), m.toast(common.LevelError, "shell: "+err.Error())) // never handed over
 	}
 	wsID, wsName := d.wsID, d.wsName
 	return tea.Exec(cmd, func(err error) tea.Msg {
 		return shellExitedMsg{wsID: wsID, wsName: wsName, result: cmd.Result(), err: err}
 	})
+}
+
+// closeSession ends a session that is not handed over, in a Cmd: Close
+// waits up to a second for the server's close frame, and Update never
+// blocks (TUI.md §4.5).
+func closeSession(s *ptyshell.Session) tea.Cmd {
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = s.Close() // Close always returns nil
+		return nil
+	}
 }
 
 // rememberRefusal keeps s disabled after a 403, or a 404/501 from the

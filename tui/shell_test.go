@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
@@ -192,4 +193,23 @@ func TestShellReturnResyncsAndSizes(t *testing.T) {
 	require.Equal(t, "i shell exited: status 3 (ws-alpha)", h.statusLine())
 	h.key("j")
 	require.Equal(t, "i shell exited: status 3 (ws-alpha)", h.statusLine(), "the next key is handled like any")
+}
+
+// TestCancelledDialClosesOutsideUpdate: a session that arrives after its
+// dial was cancelled is closed by a Cmd, never inside Update, where Close
+// could wait a second for the server (TUI.md §4.5).
+func TestCancelledDialClosesOutsideUpdate(t *testing.T) {
+	t.Parallel()
+	s := clienttest.New(t)
+	ws := s.AddWorkspace("ws-alpha", cairn.VolumeReady)
+	sess, err := s.Client(t).Shell(context.Background(), ws.ID, ptyshell.Size{Cols: 80, Rows: 24}, "xterm")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close() })
+
+	h := newHarness(t)
+	_, cmd := h.m.Update(shellDialedMsg{dial: 41, wsID: ws.ID, wsName: ws.Name, session: sess}) // no dial 41 is in flight
+	require.Equal(t, ptyshell.EndNone, sess.Result().Ending, "Update did not close the session")
+	require.NotNil(t, cmd)
+	h.run(cmd)
+	require.Equal(t, ptyshell.EndDetach, sess.Result().Ending, "the Cmd did")
 }

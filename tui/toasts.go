@@ -18,27 +18,46 @@ func (m *Model) toast(level common.Level, text string) tea.Cmd {
 }
 
 func (m *Model) pushToast(level common.Level, text, requestID string) tea.Cmd {
+	_, cmd := m.pushToastID(level, text, requestID)
+	return cmd
+}
+
+func (m *Model) pushToastID(level common.Level, text, requestID string) (int, tea.Cmd) {
 	t := m.toasts.Push(level, text, m.sh.Now(), requestID)
 	life := toast.Lifetime(level)
-	if life == 0 {
-		return nil
-	}
 	id := t.ID
-	return m.c.After(life, func() tea.Msg { return toastExpireMsg{id: id} })
-}
-
-// toastErr shows an error as its one sentence; the request ID goes to the
-// log with it.
-func (m *Model) toastErr(err error, s common.Subject) tea.Cmd {
-	return m.pushToast(common.LevelError, common.Sentence(err, s), requestID(err))
-}
-
-func requestID(err error) string {
-	var e *cairn.Error
-	if errors.As(err, &e) {
-		return e.RequestID
+	if life == 0 {
+		return id, nil
 	}
-	return ""
+	return id, m.c.After(life, func() tea.Msg { return toastExpireMsg{id: id} })
+}
+
+// toastErr shows an error as its one sentence; the request ID and what
+// the server said go to the log with it (TUI.md §3.3).
+func (m *Model) toastErr(err error, s common.Subject) tea.Cmd {
+	return m.errorToast(common.Sentence(err, s), err)
+}
+
+// errorToast shows sentence as an error; the log keeps err's request ID,
+// message and detail.
+func (m *Model) errorToast(sentence string, err error) tea.Cmd {
+	id, cmd := m.pushToastID(common.LevelError, sentence, cairn.ErrorRequestID(err))
+	if e, ok := errors.AsType[*cairn.Error](err); ok {
+		m.toasts.Attach(id, serverSaid(e))
+	}
+	return cmd
+}
+
+// serverSaid is the server's message and detail, each once: "conflict:
+// volume is mounted by shells 4f3c, 9a1b".
+func serverSaid(e *cairn.Error) string {
+	switch {
+	case e.Message == "" || e.Message == e.Detail:
+		return e.Detail
+	case e.Detail == "":
+		return e.Message
+	}
+	return e.Message + ": " + e.Detail
 }
 
 // alert raises the MISSING_OBJECT warnings of §2.6: up to three one by

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -64,8 +65,8 @@ func cursorOn(t *testing.T, h *harness, name string) {
 
 func only(t *testing.T, h *harness) *common.Transfer {
 	t.Helper()
-	require.Len(t, h.m.sh.transfers, 1)
-	return h.m.sh.transfers[0]
+	require.Len(t, h.m.xfer.All(), 1)
+	return h.m.xfer.All()[0]
 }
 
 func samples(h *harness, ss ...live.Sample) *harness {
@@ -94,10 +95,10 @@ func TestUploadToDone(t *testing.T) {
 	require.Contains(t, h.view(), "↑ daily_report_csv ✓ done", "the tray lingers")
 	require.Equal(t, 1, h.m.trayRows)
 	require.Equal(t, 36, h.m.bodyHeight())
-	require.Equal(t, 1, h.fire(isMsg[lingerDoneMsg]))
+	require.Equal(t, 1, h.fire(isMsg[transfer.LingerMsg]))
 	require.Zero(t, h.m.trayRows, "gone from the tray after 5 s")
 	require.Equal(t, 37, h.m.bodyHeight())
-	require.Len(t, h.m.sh.transfers, 1, "the transfers screen keeps it")
+	require.Len(t, h.m.xfer.All(), 1, "the transfers screen keeps it")
 }
 
 func TestUploadNameStopsFollowingOnceEdited(t *testing.T) {
@@ -120,7 +121,7 @@ func TestUploadFormRefusesWhatIsNotAFile(t *testing.T) {
 	require.Contains(t, flat(h.view()), "no such file: "+filepath.Join(dir, "nope.csv"))
 	h.key("ctrl+u").typeText(dir).key("enter")
 	require.Contains(t, flat(h.view()), dir+" is a directory — name a file")
-	require.Empty(t, h.m.sh.transfers)
+	require.Empty(t, h.m.xfer.All())
 }
 
 func TestUploadPhasesFromSamples(t *testing.T) {
@@ -153,7 +154,7 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	require.Equal(t, common.PhaseRegistering, tr.Phase, "every byte sent: the server registers")
 
 	a := h.b.World.AddArtifact(tr.WorkspaceID, "big_bin", cairn.ArtifactRecorded, 1000, "")
-	h.send(transferDoneMsg{id: tr.ID, art: a})
+	h.send(transfer.DoneMsg{ID: tr.ID, Art: a})
 	require.Equal(t, common.PhaseDone, tr.Phase)
 	samples(h, live.Sample{Transfer: tr.ID, Done: 10, Total: 1000})
 	require.Equal(t, common.PhaseDone, tr.Phase, "a late sample changes nothing")
@@ -172,7 +173,7 @@ func TestReplaceNamesBothSizes(t *testing.T) {
 		"Replace the content of report_csv (16 B, text/plain) with "+src+" (15.2 KiB)?")
 	h.key("n")
 	require.Equal(t, "i cancelled", h.statusLine())
-	require.Empty(t, h.m.sh.transfers)
+	require.Empty(t, h.m.xfer.All())
 }
 
 func TestReplaceRepairsMissing(t *testing.T) {
@@ -191,7 +192,7 @@ func TestReplaceRepairsMissing(t *testing.T) {
 	require.Equal(t, common.Replace, tr.Kind)
 	require.Equal(t, "replacing", h.m.sh.pending[tr.ArtifactID])
 	require.Contains(t, h.view(), "⠋ replacing")
-	h.send(runTransfer(context.Background(), h.b, h.m.hub, h.m.xfer.specs[tr.ID]))
+	h.send(transfer.Run(context.Background(), h.b, h.m.hub, h.m.xfer.Spec(tr.ID), transfer.Options{}))
 	require.Equal(t, "✓ repaired model_bin", h.statusLine())
 	require.Empty(t, h.m.sh.pending)
 	a, _ := h.m.Store().Artifact(tr.ArtifactID)
@@ -266,23 +267,23 @@ func TestTransferSentences(t *testing.T) {
 	t.Parallel()
 	up := &common.Transfer{Kind: common.Upload, Name: "report_csv", Path: "/tmp/report.csv"}
 	require.Equal(t, "report.csv changed while uploading — retry",
-		transferSentence(up, &cairn.Error{Reason: cairn.ReasonSourceChanged}))
+		transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonSourceChanged}))
 	require.Equal(t, "upload did not reach the store — retry",
-		transferSentence(up, &cairn.Error{Reason: cairn.ReasonStagingNotFound, Status: 400}))
+		transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonStagingNotFound, Status: 400}))
 	require.Equal(t, "ws-x already has an artifact named report_csv",
-		strings.Replace(transferSentence(up, &cairn.Error{Reason: cairn.ReasonNameTaken, Status: 409}), " already", "ws-x already", 1))
+		strings.Replace(transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonNameTaken, Status: 409}), " already", "ws-x already", 1))
 	down := &common.Transfer{Kind: common.Download, Name: "report_csv", Path: "./r"}
 	require.Equal(t, "report_csv is MISSING_OBJECT — nothing to download",
-		transferSentence(down, &cairn.Error{Reason: cairn.ReasonObjectMissing, Status: 409}))
+		transfer.Sentence(down, &cairn.Error{Reason: cairn.ReasonObjectMissing, Status: 409}))
 }
 
 // queue starts n uploads whose Cmds never run: they stay in flight.
 func queue(t *testing.T, h *harness, n int) []*common.Transfer {
 	t.Helper()
 	for i := range n {
-		h.m.enqueue(transferSpec{kind: common.Upload, wsID: "ws", name: fmt.Sprintf("file_%d", i), path: fmt.Sprintf("/tmp/f%d", i), size: 1000})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: "ws", Name: fmt.Sprintf("file_%d", i), Path: fmt.Sprintf("/tmp/f%d", i), Size: 1000})
 	}
-	return h.m.sh.transfers
+	return h.m.xfer.All()
 }
 
 func TestAtMostMaxParallelRun(t *testing.T) {
@@ -292,7 +293,7 @@ func TestAtMostMaxParallelRun(t *testing.T) {
 	ts := queue(t, h, 3)
 	require.Equal(t, []common.Phase{common.PhaseHashing, common.PhaseHashing, common.PhaseQueued},
 		[]common.Phase{ts[0].Phase, ts[1].Phase, ts[2].Phase})
-	h.m.Update(transferDoneMsg{id: ts[0].ID, err: &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502}})
+	h.m.Update(transfer.DoneMsg{ID: ts[0].ID, Err: &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502}})
 	require.Equal(t, common.PhaseFailed, ts[0].Phase)
 	require.Equal(t, "object store unavailable — try again", ts[0].Err)
 	require.Equal(t, common.PhaseHashing, ts[2].Phase, "the queued one starts when a slot frees")
@@ -319,7 +320,7 @@ func TestCancel(t *testing.T) {
 		require.Contains(t, h.view(), "cancelling")
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // what the cancel did to the transfer's context
-		h.send(runTransfer(ctx, blockingUpload(h), h.m.hub, h.m.xfer.specs[ts[0].ID]))
+		h.send(transfer.Run(ctx, blockingUpload(h), h.m.hub, h.m.xfer.Spec(ts[0].ID), transfer.Options{}))
 		require.Equal(t, common.PhaseCancelled, ts[0].Phase)
 	})
 	t.Run("PastHalfAsks", func(t *testing.T) {
@@ -466,4 +467,38 @@ func TestCompletionInTheForm(t *testing.T) {
 	h.typeText("ha").key("tab")
 	require.Contains(t, h.view(), dir+"/alpha.csv")
 	require.Contains(t, h.view(), "alpha_csv")
+}
+
+// TestTabReachesTheTray walks list → detail → tray → list with tab, and
+// cancels a transfer from the tray (TUI.md §1.5, §3.2).
+func TestTabReachesTheTray(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.seed("ws-alpha")
+	ts := queue(t, h, 2)
+	require.Equal(t, 2, h.m.trayRows)
+	detail := func() bool { return h.m.top().(interface{ DetailFocused() bool }).DetailFocused() }
+
+	h.key("tab")
+	require.True(t, detail())
+	require.False(t, h.m.xfer.TrayFocused())
+	h.key("tab")
+	require.True(t, h.m.xfer.TrayFocused(), "tab past the detail pane enters the tray")
+	require.Contains(t, h.view(), "transfers tray: k/j select")
+	require.Contains(t, h.view(), "▸ ↑ file_0", "the cursor is on the first transfer")
+
+	h.key("j").key("x")
+	require.False(t, ts[0].Cancelling)
+	require.True(t, ts[1].Cancelling, "x cancels the transfer under the tray's cursor")
+	require.Contains(t, h.view(), "▸ ↑ file_1")
+
+	h.key("tab")
+	require.False(t, h.m.xfer.TrayFocused())
+	require.False(t, detail(), "tab from the tray goes round to the list")
+
+	h.key("shift+tab")
+	require.True(t, h.m.xfer.TrayFocused(), "shift+tab from the list enters the tray")
+	h.key("shift+tab")
+	require.False(t, h.m.xfer.TrayFocused())
+	require.True(t, detail(), "shift+tab from the tray goes back to the detail")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
@@ -144,7 +145,7 @@ func (m *Model) onLocalStat(s localStatMsg) tea.Cmd {
 		if in.desc != "" {
 			desc = &in.desc
 		}
-		return m.enqueue(transferSpec{kind: common.Upload, wsID: in.wsID, name: in.name, desc: desc, path: in.path, size: s.size})
+		return m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: in.wsID, Name: in.name, Desc: desc, Path: in.path, Size: s.size})
 	case intentReplace:
 		return m.confirmReplace(in)
 	case intentDownload:
@@ -185,8 +186,8 @@ func (m *Model) enqueueDownload(in intent, overwrite bool) tea.Cmd {
 	if !ok {
 		return m.toast(common.LevelInfo, "the artifact is gone")
 	}
-	return m.enqueue(transferSpec{kind: common.Download, wsID: a.WorkspaceID, artID: a.ID, name: a.Name,
-		path: in.path, overwrite: overwrite, size: a.Size})
+	return m.xfer.Enqueue(transfer.Spec{Kind: common.Download, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
+		Path: in.path, Overwrite: overwrite, Size: a.Size})
 }
 
 func (m *Model) enqueueReplace(in intent) tea.Cmd {
@@ -194,6 +195,6 @@ func (m *Model) enqueueReplace(in intent) tea.Cmd {
 	if !ok {
 		return m.toast(common.LevelInfo, "the artifact is gone")
 	}
-	return m.enqueue(transferSpec{kind: common.Replace, wsID: a.WorkspaceID, artID: a.ID, name: a.Name,
-		path: in.path, repair: in.repair, size: in.size})
+	return m.xfer.Enqueue(transfer.Spec{Kind: common.Replace, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
+		Path: in.path, Repair: in.repair, Size: in.size})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
@@ -54,10 +55,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.startResync()
 	case quitRequestMsg:
 		return m.quit()
-	case transferDoneMsg:
-		return m.onTransferDone(msg)
-	case lingerDoneMsg:
-		return m.onLingerDone(msg.id)
 	case localStatMsg:
 		return m.onLocalStat(msg)
 	case preview.Msg:
@@ -73,6 +70,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.modal, _ = m.modal.Update(msg)
 		}
 	default:
+		if cmd, ok := m.xfer.Update(msg); ok {
+			return cmd
+		}
 		return m.fromScreen(msg)
 	}
 	return nil
@@ -94,6 +94,8 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.onFetch(msg)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
+	case transfer.CancelMsg:
+		return m.askCancel(msg.ID)
 	}
 	return m.toTop(msg)
 }

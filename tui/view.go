@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/footer"
@@ -27,7 +28,7 @@ func (m *Model) View() string {
 		return fmt.Sprintf("cairn-tui needs 60%s16 — now %d%s%d", x, m.width, x, m.height)
 	}
 	lines := []string{header.View(m.c.Theme, m.crumbs(), m.badges(), m.width), m.body()}
-	lines = append(lines, m.trayLines()...)
+	lines = append(lines, m.xfer.TrayView(m.width, m.height, m.sh.Frame())...)
 	lines = append(lines, m.pad(m.hints()), m.pad(m.status()))
 	return strings.Join(lines, "\n")
 }
@@ -63,6 +64,12 @@ func (m *Model) body() string {
 func (m *Model) hints() string {
 	if m.modal != nil {
 		return m.c.Theme.Hint.Render(m.modal.Hint())
+	}
+	if m.xfer.TrayFocused() {
+		ks := m.c.Keys
+		return m.c.Theme.Hint.Render(fmt.Sprintf("transfers tray: %s/%s select %s %s cancel %s %s/%s back",
+			ks.Action(keys.Up).FirstKey(), ks.Action(keys.Down).FirstKey(), m.c.Theme.Glyphs.Dot,
+			ks.Action(keys.TrCancel).FirstKey(), m.c.Theme.Glyphs.Dot, ks.Action(keys.FocusNext).FirstKey(), ks.Action(keys.Back).FirstKey()))
 	}
 	if m.top().Capturing() {
 		return m.c.Theme.Hint.Render("type to filter · enter keeps · esc clears")
@@ -117,7 +124,7 @@ func (m *Model) connBadge() header.Badge {
 	th, g := m.c.Theme, m.c.Theme.Glyphs
 	now := m.sh.now
 	kind := m.conn.kind
-	if m.conn.restFailing && kind != connLive && kind != connOff {
+	if m.conn.restFailing && kind != connLive && kind != connOff && kind != connRejected {
 		kind = connOffline // REST failing too
 	}
 	switch kind {
@@ -136,6 +143,11 @@ func (m *Model) connBadge() header.Badge {
 		return header.Badge{Text: fmt.Sprintf("%s polling %s", g.Polling, m.c.Config.PollInterval), Style: th.Warn}
 	case connOff:
 		return header.Badge{Text: g.Off + " events off", Style: th.Dim}
+	case connRejected:
+		if m.conn.rejectedBy == cairn.ReasonForbidden {
+			return header.Badge{Text: g.Offline + " token lacks read", Style: th.Bad}
+		}
+		return header.Badge{Text: g.Offline + " token rejected", Style: th.Bad}
 	}
 	return header.Badge{Text: g.Connecting + " connecting", Style: th.Dim}
 }

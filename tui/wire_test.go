@@ -90,10 +90,10 @@ func (w *wire) final() *Model {
 }
 
 func transferOf(m *Model) *common.Transfer {
-	if len(m.sh.transfers) == 0 {
+	if len(m.xfer.All()) == 0 {
 		return nil
 	}
-	return m.sh.transfers[len(m.sh.transfers)-1]
+	return m.xfer.All()[len(m.xfer.All())-1]
 }
 
 func TestWireUploadToDone(t *testing.T) {

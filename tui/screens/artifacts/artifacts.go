@@ -195,3 +195,6 @@ func (s *Screen) Scopes() []store.Scope {
 	}
 	return []store.Scope{store.Artifacts(s.wsID)}
 }
+
+// DetailFocused reports whether the detail pane has the focus.
+func (s *Screen) DetailFocused() bool { return s.list.DetailFocused() }

@@ -160,3 +160,7 @@ func (l *List[T]) Rest(workspaceID string, prefetch bool) tea.Cmd {
 
 // Rested reports whether a rest message is for the current cursor.
 func (l *List[T]) Rested(m common.RestMsg) bool { return m.Seq == l.restSeq }
+
+// DetailFocused reports whether the detail pane has the focus: the next
+// tab leaves the panes for the transfers tray (TUI.md §1.5).
+func (l *List[T]) DetailFocused() bool { return l.detailFocus }

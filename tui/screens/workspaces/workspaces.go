@@ -179,3 +179,6 @@ func (s *Screen) Crumbs() []string {
 	}
 	return []string{crumb}
 }
+
+// DetailFocused reports whether the detail pane has the focus.
+func (s *Screen) DetailFocused() bool { return s.list.DetailFocused() }

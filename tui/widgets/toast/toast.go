@@ -17,6 +17,9 @@ type Toast struct {
 	Text      string
 	At        time.Time
 	RequestID string
+	// Detail is what the server said behind a sentence — its message and
+	// detail (the shells holding a volume, say) — shown only in the log.
+	Detail string
 }
 
 // LogSize is how many toasts the log keeps.
@@ -53,6 +56,16 @@ func (m *Model) Push(level common.Level, text string, at time.Time, requestID st
 		m.log = m.log[len(m.log)-LogSize:]
 	}
 	return t
+}
+
+// Attach sets the detail of the logged toast id (the messages log shows
+// it under the sentence).
+func (m *Model) Attach(id int, detail string) {
+	for i := range m.log {
+		if m.log[i].ID == id {
+			m.log[i].Detail = detail
+		}
+	}
 }
 
 // Note adds an entry to the log only (the lines behind a summary toast).

@@ -1,0 +1,57 @@
+package tui
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// queueHost is the root's side of the transfer queue's Host.
+type queueHost struct{ m *Model }
+
+func (h queueHost) NextID() int    { return h.m.id() }
+func (h queueHost) Now() time.Time { return h.m.sh.now }
+
+func (h queueHost) Toast(level common.Level, text, requestID string) tea.Cmd {
+	return h.m.pushToast(level, text, requestID)
+}
+
+func (h queueHost) PutArtifact(a *cairn.Artifact) tea.Cmd {
+	return h.m.changed(h.m.sh.st.PutArtifact(a, h.m.sh.Now()), originResync)
+}
+
+func (h queueHost) SetPending(id, word string, on bool) {
+	switch {
+	case on:
+		h.m.sh.pending[id] = word
+	case h.m.sh.pending[id] == word:
+		delete(h.m.sh.pending, id)
+	}
+}
+
+// Changed re-lays the frame (the tray may have grown or shrunk) and tells
+// the screens.
+func (h queueHost) Changed() {
+	m := h.m
+	if m.xfer == nil {
+		return // still being built
+	}
+	if rows := m.trayHeight(); rows != m.trayRows {
+		m.trayRows = rows
+		m.resize(m.width, m.height)
+	}
+	for i, s := range m.stack {
+		m.stack[i], _ = s.Update(common.TransfersMsg{})
+	}
+}
+
+// trayHeight is the tray's rows in this window; none below the minimum.
+func (m *Model) trayHeight() int {
+	if m.tooSmall() {
+		return 0
+	}
+	return m.xfer.TrayHeight(m.height)
+}
