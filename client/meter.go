@@ -15,6 +15,59 @@ type Progress func(done, total int64)
 // ProgressInterval is the least time between two progress calls.
 const ProgressInterval = 100 * time.Millisecond
 
+// Phase is the part of a transfer a PhaseProgress report is about.
+type Phase uint8
+
+const (
+	// PhaseHashing is an upload's first read of the file, for its SHA-256;
+	// done counts the bytes read, total is the file's size.
+	PhaseHashing Phase = iota + 1
+	// PhaseUploading is the PUT to the store; done counts the bytes sent.
+	PhaseUploading
+	// PhaseDownloading is the GET from the store; done counts the bytes
+	// received, total is the artifact's size.
+	PhaseDownloading
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseHashing:
+		return "hashing"
+	case PhaseUploading:
+		return "uploading"
+	case PhaseDownloading:
+		return "downloading"
+	}
+	return "unknown"
+}
+
+// PhaseProgress is told, from the goroutine doing the work, which phase a
+// transfer is in, the bytes of that phase done so far and its total: once
+// with done == 0 when a phase starts, at most every ProgressInterval while
+// bytes flow, and once with done == total when the phase completed. An
+// upload reports PhaseHashing, then PhaseUploading (done starts again at
+// 0); registering the artifact follows the last PhaseUploading report. A
+// download reports PhaseDownloading. It must return quickly.
+type PhaseProgress func(phase Phase, done, total int64)
+
+// reporter is the meter callback of one phase: p (which hears only the
+// bytes moved to or from the store, never the hash pass) and pp.
+func reporter(phase Phase, p Progress, pp PhaseProgress) Progress {
+	if phase == PhaseHashing {
+		p = nil
+	}
+	switch {
+	case pp == nil:
+		return p
+	case p == nil:
+		return func(done, total int64) { pp(phase, done, total) }
+	}
+	return func(done, total int64) {
+		p(done, total)
+		pp(phase, done, total)
+	}
+}
+
 // meter is a reader that counts what passes, reports progress, holds the
 // average rate to a limit, and stops when its context ends.
 type meter struct {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -26,15 +27,33 @@ type UploadOptions struct {
 	// ContentType, when set, is signed into the PUT and sent with it. The
 	// server sniffs the stored type from the bytes either way.
 	ContentType string
-	Progress    Progress // optional
-	RateLimit   int64    // bytes per second; 0: unlimited
+	// Progress, optional, hears the PUT's bytes only.
+	Progress Progress
+	// PhaseProgress, optional, hears the hash pass and the PUT, each
+	// with its phase.
+	PhaseProgress PhaseProgress
+	RateLimit     int64 // bytes per second; 0: unlimited
 }
 
 // DownloadOptions shape Download and DownloadTo.
 type DownloadOptions struct {
-	Overwrite bool     // Download only: replace an existing destination file
-	Progress  Progress // optional
-	RateLimit int64    // bytes per second; 0: unlimited
+	Overwrite     bool          // Download only: replace an existing destination file
+	Progress      Progress      // optional
+	PhaseProgress PhaseProgress // optional; always PhaseDownloading
+	RateLimit     int64         // bytes per second; 0: unlimited
+	// TTL is how long the presigned GET is valid (whole seconds, rounded
+	// up); zero asks for the server's maximum.
+	TTL time.Duration
+
+	// createPart opens the part file; nil is os.OpenFile (a test seam).
+	createPart func(path string) (partFile, error)
+}
+
+// partFile is what Download writes the bytes to before the rename.
+type partFile interface {
+	io.Writer
+	Sync() error
+	Close() error
 }
 
 // ErrVerification is wrapped by the error of a download whose bytes are
@@ -111,7 +130,8 @@ func (c *Client) stageFile(ctx context.Context, workspaceID, path string, o Uplo
 		return "", err
 	}
 	defer f.Close()
-	sum, err := hashFile(ctx, f)
+	begin(o.PhaseProgress, PhaseHashing, size)
+	sum, err := hashFile(ctx, f, size, reporter(PhaseHashing, nil, o.PhaseProgress))
 	if err != nil {
 		return "", err
 	}
@@ -122,7 +142,8 @@ func (c *Client) stageFile(ctx context.Context, workspaceID, path string, o Uplo
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("rewind %s: %w", path, err)
 	}
-	m := newMeter(ctx, io.LimitReader(f, size), size, o.Progress, o.RateLimit)
+	begin(o.PhaseProgress, PhaseUploading, size)
+	m := newMeter(ctx, io.LimitReader(f, size), size, reporter(PhaseUploading, o.Progress, o.PhaseProgress), o.RateLimit)
 	if err := c.put(ctx, st.PutURL, m, size, sum, o.ContentType); err != nil {
 		return "", err
 	}
@@ -148,13 +169,23 @@ func openRegular(path string) (*os.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// hashFile is the standard padded base64 of the SHA-256 of what r holds.
-func hashFile(ctx context.Context, r io.Reader) (string, error) {
+// hashFile is the standard padded base64 of the SHA-256 of what r holds
+// (size bytes), with progress in bytes read.
+func hashFile(ctx context.Context, r io.Reader, size int64, progress Progress) (string, error) {
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, newMeter(ctx, r, 0, nil, 0), make([]byte, hashBuffer)); err != nil {
+	m := newMeter(ctx, r, size, progress, 0)
+	if _, err := io.CopyBuffer(h, m, make([]byte, hashBuffer)); err != nil {
 		return "", fmt.Errorf("hash the file: %w", err)
 	}
+	m.finish()
 	return base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+// begin reports the start of a phase.
+func begin(pp PhaseProgress, phase Phase, total int64) {
+	if pp != nil {
+		pp(phase, 0, total)
+	}
 }
 
 // put sends body to a presigned PUT with exactly the headers it was signed
@@ -175,7 +206,7 @@ func (c *Client) put(ctx context.Context, putURL string, body io.Reader, size in
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return transportError(ctx, "upload to the object store", err)
+		return storeTransportError(ctx, "upload to", putURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -187,7 +218,8 @@ func (c *Client) put(ctx context.Context, putURL string, body io.Reader, size in
 
 // Download writes the artifact's content to the file dest: through a
 // presigned GET into dest+".part", verified against the artifact's size and
-// sha256_b64, then renamed to dest. A failure, a mismatch or a cancelled
+// sha256_b64, flushed to disk (fsync), then renamed to dest, so that dest
+// never names bytes a crash could still lose. A failure, a mismatch or a cancelled
 // context removes the part file and leaves dest as it was. An existing
 // dest is refused (fs.ErrExist) unless o.Overwrite. An artifact recorded
 // before digests were kept is verified by size alone.
@@ -201,13 +233,15 @@ func (c *Client) Download(ctx context.Context, artifactID, dest string, o Downlo
 		}
 	}
 	part := dest + ".part"
-	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	f, err := o.openPart(part)
 	if err != nil {
 		return nil, err
 	}
 	a, err := c.DownloadTo(ctx, artifactID, f, o)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write %s: %w", part, cerr)
+	if err == nil {
+		err = closePart(f, part)
+	} else {
+		_ = f.Close() // the download's error is the one to report
 	}
 	if err == nil {
 		err = place(part, dest, o.Overwrite)
@@ -217,6 +251,27 @@ func (c *Client) Download(ctx context.Context, artifactID, dest string, o Downlo
 		return nil, err
 	}
 	return a, nil
+}
+
+// closePart flushes the part file to disk, then closes it: the rename
+// that follows must not publish bytes still only in the page cache.
+func closePart(f partFile, part string) error {
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("flush %s: %w", part, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", part, err)
+	}
+	return nil
+}
+
+// openPart creates (or truncates) the part file.
+func (o DownloadOptions) openPart(path string) (partFile, error) {
+	if o.createPart != nil {
+		return o.createPart(path)
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
 // place moves the finished part file to dest. Without overwrite a hard
@@ -239,7 +294,7 @@ func place(part, dest string, overwrite bool) error {
 // and verifies its size and SHA-256 at the end; on a mismatch the bytes
 // were written already, and the error wraps ErrVerification.
 func (c *Client) DownloadTo(ctx context.Context, artifactID string, w io.Writer, o DownloadOptions) (*cairn.Artifact, error) {
-	d, err := c.GetArtifact(ctx, artifactID, cairn.ArtifactGet{Presign: true})
+	d, err := c.GetArtifact(ctx, artifactID, cairn.ArtifactGet{Presign: true, TTL: o.TTL})
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +308,8 @@ func (c *Client) DownloadTo(ctx context.Context, artifactID string, w io.Writer,
 		return nil, fmt.Errorf("artifact %s: the store holds %d bytes, %d were recorded: %w",
 			a.ID, resp.ContentLength, a.Size, ErrVerification)
 	}
-	m := newMeter(ctx, io.LimitReader(resp.Body, a.Size+1), a.Size, o.Progress, o.RateLimit)
+	begin(o.PhaseProgress, PhaseDownloading, a.Size)
+	m := newMeter(ctx, io.LimitReader(resp.Body, a.Size+1), a.Size, reporter(PhaseDownloading, o.Progress, o.PhaseProgress), o.RateLimit)
 	toHash, sum := hashBehind()
 	n, err := io.CopyBuffer(io.MultiWriter(w, toHash), m, make([]byte, ioBufferBytes))
 	toHash.Close()
@@ -334,7 +390,7 @@ func (c *Client) fetch(ctx context.Context, getURL, rangeHeader string) (*http.R
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, "download from the object store", err)
+		return nil, storeTransportError(ctx, "download from", getURL, err)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 		defer resp.Body.Close()

@@ -6,15 +6,20 @@ import (
 	"errors"
 	"io/fs"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/client/clienttest"
 )
 
 // remoteSetup is a client of a real server on a fresh backend.
@@ -252,4 +257,244 @@ func requireReason(t *testing.T, err error, reason cairn.Reason) *cairn.Error {
 	require.True(t, ok, "%T is not a *cairn.Error: %v", err, err)
 	require.Equal(t, reason, ce.Reason, ce.Detail)
 	return ce
+}
+
+// fakeSetup is a client of clienttest's in-memory server with one
+// workspace.
+func fakeSetup(t *testing.T) (*client.Client, *clienttest.Server, *cairn.Workspace) {
+	t.Helper()
+	s := clienttest.New(t)
+	return s.Client(t), s, s.AddWorkspace(unique("fake"), cairn.VolumeReady)
+}
+
+// report is one PhaseProgress or Progress call; Phase 0 is Progress.
+type report struct {
+	Phase       client.Phase
+	Done, Total int64
+}
+
+// recorder collects the reports of both callbacks in the order they came.
+type recorder struct {
+	mu   sync.Mutex
+	seen []report
+}
+
+func (r *recorder) phase(p client.Phase, done, total int64) { r.add(report{p, done, total}) }
+func (r *recorder) plain(done, total int64)                 { r.add(report{0, done, total}) }
+func (r *recorder) add(x report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, x)
+}
+
+// of returns the reports of one phase (0: Progress's).
+func (r *recorder) of(p client.Phase) []report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []report
+	for _, x := range r.seen {
+		if x.Phase == p {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func TestPhaseProgress(t *testing.T) {
+	t.Parallel()
+	c, _, ws := fakeSetup(t)
+	src, body := randomFile(t, "phases.bin", 1<<20+3)
+	size := int64(len(body))
+
+	t.Run("UploadHashesThenPuts", func(t *testing.T) {
+		t.Parallel()
+		var r recorder
+		_, err := c.Upload(t.Context(), ws.ID, src, client.UploadOptions{Name: unique("up"), Progress: r.plain, PhaseProgress: r.phase})
+		require.NoError(t, err)
+		hashing, uploading := r.of(client.PhaseHashing), r.of(client.PhaseUploading)
+		require.Equal(t, report{client.PhaseHashing, 0, size}, r.seen[0], "the hash pass is announced before a byte is read")
+		require.Equal(t, report{client.PhaseHashing, size, size}, hashing[len(hashing)-1], "the hash pass ends at the whole file")
+		require.Equal(t, report{client.PhaseUploading, 0, size}, uploading[0])
+		require.Equal(t, report{client.PhaseUploading, size, size}, r.seen[len(r.seen)-1])
+		firstUpload := slices.Index(r.seen, uploading[0])
+		require.Len(t, hashing, firstUpload, "every hashing report comes before the PUT")
+		for _, x := range r.seen[:firstUpload] {
+			require.NotZero(t, x.Phase, "Progress hears nothing of the hash pass")
+		}
+		require.Equal(t, report{0, size, size}, r.of(0)[len(r.of(0))-1], "Progress still hears the PUT")
+	})
+	t.Run("ReplaceHashesThenPuts", func(t *testing.T) {
+		t.Parallel()
+		a, err := c.Upload(t.Context(), ws.ID, src, client.UploadOptions{Name: unique("rep")})
+		require.NoError(t, err)
+		var r recorder
+		_, err = c.Replace(t.Context(), a.ID, src, client.UploadOptions{PhaseProgress: r.phase})
+		require.NoError(t, err)
+		require.Equal(t, report{client.PhaseHashing, 0, size}, r.seen[0])
+		require.Contains(t, r.seen, report{client.PhaseHashing, size, size})
+		require.Equal(t, report{client.PhaseUploading, size, size}, r.seen[len(r.seen)-1])
+	})
+	t.Run("Download", func(t *testing.T) {
+		t.Parallel()
+		a, err := c.Upload(t.Context(), ws.ID, src, client.UploadOptions{Name: unique("down")})
+		require.NoError(t, err)
+		var r recorder
+		_, err = c.Download(t.Context(), a.ID, filepath.Join(t.TempDir(), "out"), client.DownloadOptions{PhaseProgress: r.phase})
+		require.NoError(t, err)
+		require.Equal(t, report{client.PhaseDownloading, 0, size}, r.seen[0])
+		require.Equal(t, report{client.PhaseDownloading, size, size}, r.seen[len(r.seen)-1])
+		require.Len(t, r.of(client.PhaseDownloading), len(r.seen))
+	})
+}
+
+func TestDownloadPresignTTL(t *testing.T) {
+	t.Parallel()
+	c, s, ws := fakeSetup(t)
+	a := s.AddArtifact(ws.ID, "ttl", []byte("short-lived"))
+	const route = "GET /v1/artifacts/{id}"
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		want string
+	}{
+		{"Configured", 300 * time.Second, "300"},
+		{"RoundedUp", 1500 * time.Millisecond, "2"},
+		{"ServerMaximum", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Not parallel: the subtests read the route's last query in turn.
+			_, err := c.Download(t.Context(), a.ID, filepath.Join(t.TempDir(), "out"), client.DownloadOptions{TTL: tc.ttl})
+			require.NoError(t, err)
+			q := s.LastQuery(route)
+			require.Equal(t, "true", q.Get("presign"))
+			require.Equal(t, tc.want, q.Get("ttl"))
+		})
+	}
+}
+
+// partRecorder is a part file that logs what Download does to it.
+type partRecorder struct {
+	f       *os.File
+	dest    string
+	syncErr error
+	t       *testing.T
+	events  []string
+}
+
+func (p *partRecorder) Write(b []byte) (int, error) {
+	if len(p.events) == 0 || p.events[len(p.events)-1] != "write" {
+		p.events = append(p.events, "write")
+	}
+	return p.f.Write(b)
+}
+
+func (p *partRecorder) Sync() error {
+	require.NoFileExists(p.t, p.dest, "fsync comes before the rename")
+	p.events = append(p.events, "sync")
+	if p.syncErr != nil {
+		return p.syncErr
+	}
+	return p.f.Sync()
+}
+
+func (p *partRecorder) Close() error {
+	p.events = append(p.events, "close")
+	return p.f.Close()
+}
+
+func TestDownloadSyncsBeforeRename(t *testing.T) {
+	t.Parallel()
+	c, s, ws := fakeSetup(t)
+	body := []byte("durable bytes")
+	a := s.AddArtifact(ws.ID, "durable", body)
+	download := func(t *testing.T, syncErr error) (*partRecorder, string, error) {
+		dest := filepath.Join(t.TempDir(), "out")
+		rec := &partRecorder{dest: dest, syncErr: syncErr, t: t}
+		o := client.WithPartFile(client.DownloadOptions{}, func(path string) (client.PartFile, error) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			rec.f = f
+			return rec, err
+		})
+		_, err := c.Download(t.Context(), a.ID, dest, o)
+		return rec, dest, err
+	}
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		rec, dest, err := download(t, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"write", "sync", "close"}, rec.events)
+		requireFile(t, dest, body)
+		require.NoFileExists(t, dest+".part")
+	})
+	t.Run("SyncFailsNothingPlaced", func(t *testing.T) {
+		t.Parallel()
+		failed := errors.New("disk said no")
+		rec, dest, err := download(t, failed)
+		require.ErrorIs(t, err, failed)
+		require.ErrorContains(t, err, "flush "+dest+".part")
+		require.Equal(t, []string{"write", "sync", "close"}, rec.events)
+		require.NoFileExists(t, dest)
+		require.NoFileExists(t, dest+".part")
+	})
+}
+
+// closedPort is a local address where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+func TestStoreUnreachable(t *testing.T) {
+	t.Parallel()
+	c, s, ws := fakeSetup(t)
+	a := s.AddArtifact(ws.ID, "far", []byte("out of reach"))
+	src, _ := randomFile(t, "near", 100)
+	host := closedPort(t)
+	s.SetStoreURL("http://" + host)
+	requireStore := func(t *testing.T, err error, op string) {
+		t.Helper()
+		su, ok := errors.AsType[*client.StoreUnreachableError](err)
+		require.True(t, ok, "%T: %v", err, err)
+		require.Equal(t, host, su.Host)
+		require.True(t, client.IsUnreachable(err), "the server is fine, but nothing answered")
+		_, answered := errors.AsType[*cairn.Error](err)
+		require.False(t, answered, "not an answer of cairn's")
+		require.ErrorContains(t, err, op+" the object store at "+host)
+		require.NotContains(t, err.Error(), "X-Amz-Signature", "the signature never shows")
+		require.NotContains(t, err.Error(), "/store/", "nor the object's key")
+	}
+	for _, tc := range []struct {
+		name string
+		op   string
+		call func(t *testing.T) error
+	}{
+		{"Upload", "upload to", func(t *testing.T) error {
+			_, err := c.Upload(t.Context(), ws.ID, src, client.UploadOptions{Name: unique("far")})
+			return err
+		}},
+		{"Replace", "upload to", func(t *testing.T) error {
+			_, err := c.Replace(t.Context(), a.ID, src, client.UploadOptions{})
+			return err
+		}},
+		{"Download", "download from", func(t *testing.T) error {
+			dest := filepath.Join(t.TempDir(), "far")
+			_, err := c.Download(t.Context(), a.ID, dest, client.DownloadOptions{})
+			require.NoFileExists(t, dest)
+			require.NoFileExists(t, dest+".part")
+			return err
+		}},
+		{"ReadHead", "download from", func(t *testing.T) error {
+			_, _, err := c.ReadHead(t.Context(), a.ID, 10)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			requireStore(t, tc.call(t), tc.op)
+		})
+	}
 }

@@ -170,7 +170,7 @@ func (s *Server) mintStaging(w http.ResponseWriter, r *http.Request) {
 	sig := signature()
 	s.sigs[key] = sig
 	reply(w, map[string]any{"staging": map[string]any{
-		"staging_object_key": key, "put_url": s.URL + "/store/" + key + "?X-Amz-Signature=" + sig,
+		"staging_object_key": key, "put_url": s.storeBase() + "/store/" + key + "?X-Amz-Signature=" + sig,
 		"expires_at": at.Add(360 * time.Second),
 	}})
 }
@@ -303,7 +303,7 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 		}
 		sig := signature()
 		s.sigs[a.ObjectKey] = sig
-		out["get_url"] = s.URL + "/store/" + a.ObjectKey + "?X-Amz-Signature=" + sig + "&response-content-disposition=attachment"
+		out["get_url"] = s.storeBase() + "/store/" + a.ObjectKey + "?X-Amz-Signature=" + sig + "&response-content-disposition=attachment"
 	}
 	reply(w, out)
 }

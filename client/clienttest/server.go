@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,8 @@ type Server struct {
 	failures map[string][]failure
 	holds    map[string]chan struct{}
 	hits     map[string]int
+	queries  map[string]url.Values // route → the last request's query
+	storeURL string                // the presigned URLs' base; "" is URL
 	subs     map[*subscriber]struct{}
 
 	shellEnabled bool
@@ -64,7 +67,7 @@ func New(t testing.TB) *Server {
 		ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{},
 		objects: map[string][]byte{}, staging: map[string]*slot{}, sigs: map[string]string{},
 		volumes: map[string]*volume{}, mounts: map[string]int{},
-		failures: map[string][]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{},
+		failures: map[string][]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
 		subs: map[*subscriber]struct{}{}, shellEnabled: true, onShell: ExitOnCommand,
 		closing: make(chan struct{}),
 	}
@@ -129,12 +132,40 @@ func (s *Server) Hits(route string) int {
 	return s.hits[route]
 }
 
+// LastQuery is the query of route's latest request (nil before the
+// first): what a test checks a client asked, such as a presign's ttl.
+func (s *Server) LastQuery(route string) url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries[route]
+}
+
+// SetStoreURL makes later presigned PUT and GET URLs start with base
+// instead of the server's URL, as a server whose
+// artifact.s3.presignEndpoint names another host does; "" restores the
+// server's own. A base where nothing listens makes the store unreachable
+// while the API answers.
+func (s *Server) SetStoreURL(base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storeURL = base
+}
+
+// storeBase is the presigned URLs' base; the caller holds mu.
+func (s *Server) storeBase() string {
+	if s.storeURL != "" {
+		return s.storeURL
+	}
+	return s.URL
+}
+
 // handle registers h for pattern behind the hold, failure and count
 // middleware.
 func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[pattern]++
+		s.queries[pattern] = r.URL.Query()
 		hold := s.holds[pattern]
 		var f *failure
 		if q := s.failures[pattern]; len(q) > 0 {
