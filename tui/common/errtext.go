@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 )
 
 // Subject is what an error sentence talks about.
@@ -22,6 +23,9 @@ type Subject struct {
 // server's message and request ID go to the log, not here (except for
 // unexpected errors, where the request ID is the only handle).
 func Sentence(err error, s Subject) string {
+	if su, ok := errors.AsType[*client.StoreUnreachableError](err); ok {
+		return StoreUnreachableSentence(su.Host)
+	}
 	var e *cairn.Error
 	if !errors.As(err, &e) {
 		return "cannot reach the server — " + cause(err)
@@ -41,6 +45,13 @@ func Sentence(err error, s Subject) string {
 		return fmt.Sprintf("server error (%s) — request ID %s", e.Reason, orDash(e.RequestID))
 	}
 	return fmt.Sprintf("server error (HTTP %d) — request ID %s", e.Status, orDash(e.RequestID))
+}
+
+// StoreUnreachableSentence is the sentence of a presigned PUT or GET that
+// could not reach the object store at host: the server presigned for an
+// endpoint this machine cannot reach.
+func StoreUnreachableSentence(host string) string {
+	return "cannot reach the object store at " + host + " — the server's artifact.s3.presignEndpoint must be reachable from clients"
 }
 
 func byReason(e *cairn.Error, s Subject) (string, bool) {

@@ -1,0 +1,63 @@
+package common_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/client/clienttest"
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// storeUnreachable is the error of a real download whose presigned GET
+// points at a port where nothing listens, as a server with a wrong
+// artifact.s3.presignEndpoint hands out.
+func storeUnreachable(t *testing.T) (error, string) {
+	t.Helper()
+	s := clienttest.New(t)
+	ws := s.AddWorkspace("ws-alpha", cairn.VolumeReady)
+	a := s.AddArtifact(ws.ID, "report_csv", []byte("a,b\n"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	host := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	s.SetStoreURL("http://" + host)
+	_, err = s.Client(t).Download(t.Context(), a.ID, filepath.Join(t.TempDir(), "report.csv"), client.DownloadOptions{})
+	require.Error(t, err)
+	return err, host
+}
+
+func TestSentence(t *testing.T) {
+	t.Parallel()
+	storeErr, host := storeUnreachable(t)
+	subject := common.Subject{Workspace: "ws-alpha", Artifact: "report_csv", Name: "report_csv"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"StoreUnreachable", storeErr,
+			"cannot reach the object store at " + host + " — the server's artifact.s3.presignEndpoint must be reachable from clients"},
+		{"StoreUnreachableWrapped", fmt.Errorf("upload report.csv: %w", storeErr),
+			"cannot reach the object store at " + host + " — the server's artifact.s3.presignEndpoint must be reachable from clients"},
+		{"ServerUnreachable", errors.New("GET /v1/workspaces: unreachable: connection refused"),
+			"cannot reach the server — connection refused"},
+		{"StoreUnavailable", &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 503},
+			"object store unavailable — try again"},
+		{"NameTaken", &cairn.Error{Reason: cairn.ReasonNameTaken, Status: 409},
+			"ws-alpha already has an artifact named report_csv"},
+		{"Other", &cairn.Error{Status: 500, RequestID: "req-7"},
+			"server error (HTTP 500) — request ID req-7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, common.Sentence(tc.err, subject))
+		})
+	}
+}
