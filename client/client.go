@@ -21,7 +21,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/go-resty/resty/v2"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // Defaults of a new Client.
@@ -36,12 +39,9 @@ const (
 	DefaultUserAgent = "cairn-go-client"
 )
 
-// Retry policy for idempotent requests after a connection failure.
-const (
-	retries      = 3
-	retryWait    = 100 * time.Millisecond
-	retryMaxWait = 2 * time.Second
-)
+// retries is how many times an idempotent request is sent again after a
+// connection failure; the waits between are termkit.Retry's.
+const retries = 3
 
 // maxResponseBytes bounds a REST answer read into memory: a page of 1 000
 // artifacts with 4 KiB descriptions is about 5 MB.
@@ -151,12 +151,31 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		SetDisableWarn(true).
 		SetResponseBodyLimit(maxResponseBytes).
 		SetRetryCount(retries).
-		SetRetryWaitTime(retryWait).
-		SetRetryMaxWaitTime(retryMaxWait).
+		SetRetryWaitTime(termkit.RetryFirst).
+		SetRetryMaxWaitTime(termkit.RetryMax).
+		SetRetryAfter(retryAfter).
 		// Requests retry only through the condition an idempotent call
 		// adds; without this, resty retries every failed request.
 		AddRetryCondition(func(*resty.Response, error) bool { return false })
 	return c, nil
+}
+
+// retryAfter is resty's wait before the next attempt of a request:
+// termkit.Retry's wait after as many failures as the request has had
+// (100 ms, 200 ms, 400 ms, ±20 %; resty keeps it within RetryFirst and
+// RetryMax). A fresh schedule per call, since requests run concurrently
+// and an ExponentialBackOff is not safe for that.
+func retryAfter(_ *resty.Client, resp *resty.Response) (time.Duration, error) {
+	return nthWait(termkit.Retry(), resp.Request.Attempt), nil
+}
+
+// nthWait is the n-th wait of schedule b (the first when n < 1).
+func nthWait(b backoff.BackOff, n int) time.Duration {
+	d := b.NextBackOff()
+	for range n - 1 {
+		d = b.NextBackOff()
+	}
+	return d
 }
 
 func parseBase(raw string) (*url.URL, error) {

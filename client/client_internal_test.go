@@ -10,14 +10,18 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-resty/resty/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 func TestNew(t *testing.T) {
@@ -121,4 +125,65 @@ func selfSignedPEM(t *testing.T) []byte {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func TestNthWait(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		attempt int
+		want    time.Duration
+	}{{0, 100 * time.Millisecond}, {1, 100 * time.Millisecond}, {2, 200 * time.Millisecond},
+		{3, 400 * time.Millisecond}, {6, 2 * time.Second}, {9, 2 * time.Second}} {
+		b := termkit.Retry()
+		b.RandomizationFactor = 0
+		require.Equal(t, c.want, nthWait(b, c.attempt), "attempt %d", c.attempt)
+	}
+	for attempt := 1; attempt <= retries; attempt++ {
+		want := 100 * time.Millisecond << (attempt - 1)
+		d, err := retryAfter(nil, &resty.Response{Request: &resty.Request{Attempt: attempt}})
+		require.NoError(t, err)
+		require.InDelta(t, want, d, 0.2*float64(want)+1, "attempt %d: ±20 %%", attempt)
+	}
+}
+
+// TestIdempotentRetry drops the connection of the first two requests: a GET
+// comes through on its third attempt, after termkit.Retry's waits; a POST
+// is never sent twice.
+func TestIdempotentRetry(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		k        call
+		attempts int32
+		ok       bool
+	}{
+		{"GETRetried", call{method: http.MethodGet, path: "/v1/workspaces", idempotent: true}, 3, true},
+		{"POSTNotRetried", call{method: http.MethodPost, path: "/v1/workspaces"}, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if n.Add(1) <= 2 {
+					conn, _, err := http.NewResponseController(w).Hijack()
+					if err == nil {
+						conn.Close()
+					}
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"success":true,"data":{}}`)) // the client's answer tells
+			}))
+			defer srv.Close()
+			cl, err := New(srv.URL)
+			require.NoError(t, err)
+			start := time.Now()
+			err = cl.do(t.Context(), c.k, nil)
+			require.Equal(t, c.ok, err == nil, "%v", err)
+			require.Equal(t, c.attempts, n.Load())
+			if c.ok {
+				require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond+160*time.Millisecond, "waited 100 ms, then 200 ms ±20 %")
+			}
+		})
+	}
 }

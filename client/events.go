@@ -5,26 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/gorilla/websocket"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 var _ cairn.EventService = (*Client)(nil)
-
-// Redial backoff of an events stream (TUI.md §2.7): from 250 ms, doubled
-// after each failure up to 30 s, each wait ±20 %; reset by a hello.
-const (
-	eventsFirstWait = 250 * time.Millisecond
-	eventsMaxWait   = 30 * time.Second
-	eventsJitter    = 0.2
-)
 
 // Limits of one events connection.
 const (
@@ -66,7 +59,7 @@ func (c *Client) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventSt
 			TLSClientConfig:  c.tlsConfig(),
 			HandshakeTimeout: eventsHandshake,
 		},
-		wait:   eventsFirstWait,
+		redial: termkit.Redial(),
 		closed: make(chan struct{}),
 		ended:  ctx.Done(),
 	}
@@ -84,12 +77,12 @@ type stream struct {
 	ended  <-chan struct{} // the Events context's Done: the stream ends with it
 
 	// Owned by Next.
-	conn    *link         // the current connection; nil between connections
-	wait    time.Duration // the next backoff before jitter
-	retryAt time.Time     // when the next dial may happen
-	lost    bool          // a disconnect was reported since the last hello
-	resync  bool          // a resync frame is due after the hello just returned
-	fatal   error         // 401, 403: returned by every call
+	conn    *link                       // the current connection; nil between connections
+	redial  *backoff.ExponentialBackOff // termkit.Redial, reset by a hello
+	retryAt time.Time                   // when the next dial may happen
+	lost    bool                        // a disconnect was reported since the last hello
+	resync  bool                        // a resync frame is due after the hello just returned
+	fatal   error                       // 401, 403: returned by every call
 
 	mu        sync.Mutex // guards current and closed's closing
 	current   *link
@@ -143,7 +136,7 @@ func (s *stream) Next(ctx context.Context) (cairn.Event, error) {
 			return cairn.Event{}, s.disconnect(fmt.Errorf("events: undecodable frame: %w", err))
 		}
 		if ev.Type == cairn.EventHello {
-			s.wait = eventsFirstWait
+			s.redial.Reset()
 			s.resync, s.lost = s.lost, false
 		}
 		return ev, nil
@@ -200,7 +193,8 @@ func (s *stream) connect(ctx context.Context) error {
 }
 
 // disconnect drops the current connection, if any, schedules the next dial
-// and returns the error Next reports once.
+// on termkit.Redial's schedule (TUI.md §2.7: 250 ms doubling to 30 s, ±20 %,
+// started over by a hello) and returns the error Next reports once.
 func (s *stream) disconnect(err error) error {
 	if s.conn != nil {
 		s.conn.close()
@@ -209,8 +203,7 @@ func (s *stream) disconnect(err error) error {
 		s.mu.Unlock()
 		s.conn = nil
 	}
-	retryIn := jitter(s.wait)
-	s.wait = min(2*s.wait, eventsMaxWait)
+	retryIn := s.redial.NextBackOff()
 	s.retryAt = time.Now().Add(retryIn)
 	s.lost = true
 	return &cairn.DisconnectedError{RetryIn: retryIn, Err: err}
@@ -284,9 +277,4 @@ func (l *link) close() {
 		close(l.done)
 		l.ws.Close() //nolint:errcheck // ending it either way
 	})
-}
-
-// jitter spreads d by ±eventsJitter.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (1 + eventsJitter*(2*rand.Float64()-1)))
 }
