@@ -118,28 +118,6 @@ func TestHubWaitEndsWithContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-func TestBackoff(t *testing.T) {
-	t.Parallel()
-	b := live.NewBackoff()
-	b.Jitter = func() float64 { return 1 }
-	var got []time.Duration
-	for range 10 {
-		got = append(got, b.Next())
-	}
-	require.Equal(t, []time.Duration{
-		250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
-		8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second,
-	}, got)
-	b.Reset()
-	require.Equal(t, 250*time.Millisecond, b.Next())
-	b.Jitter = nil
-	for range 100 {
-		d := b.Next()
-		require.GreaterOrEqual(t, d, 400*time.Millisecond)
-		require.LessOrEqual(t, d, 36*time.Second)
-	}
-}
-
 // script is an events service whose stream replays items, then blocks.
 type script struct {
 	mu     sync.Mutex
@@ -292,4 +270,45 @@ func TestPumpStopWithinGivesUp(t *testing.T) {
 	require.False(t, p.StopWithin(10*time.Millisecond), "a stream that ignores its context cannot hold quitting")
 	close(s.release)
 	require.True(t, p.StopWithin(0))
+}
+
+// TestPumpBackoff: a subscription that fails outright is retried on
+// termkit.Redial's schedule, or at its cap when the server has no events
+// endpoint. Retry cuts each wait short.
+func TestPumpBackoff(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	none := &cairn.Error{Status: 404, Reason: cairn.ReasonInternal}
+	for _, c := range []struct {
+		name string
+		errs []error
+		want []time.Duration
+	}{
+		{"Doubles", []error{boom, boom, boom}, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}},
+		{"NoEventsEndpoint", []error{none}, []time.Duration{30 * time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			svc := &script{}
+			for _, err := range c.errs {
+				svc.items = append(svc.items, item{err: err})
+			}
+			h := live.NewHub(0, 1000, now)
+			p := live.NewPump(svc, h, now)
+			p.Start(context.Background())
+			defer p.Stop()
+			var got []time.Duration
+			for len(got) < len(c.want) {
+				for _, cn := range wait(t, h).Conn {
+					if cn.Kind == live.ConnLost {
+						got = append(got, cn.RetryIn)
+						p.Retry()
+					}
+				}
+			}
+			for i, want := range c.want {
+				require.InDelta(t, want, got[i], 0.2*float64(want)+1, "wait %d: ±20 %%", i)
+			}
+		})
+	}
 }

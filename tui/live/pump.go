@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
+
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // Pump owns the events subscription: it reads frames, checks seq, and writes
@@ -19,7 +22,7 @@ type Pump struct {
 	svc     cairn.EventService
 	hub     *Hub
 	now     func() time.Time
-	backoff *Backoff
+	backoff *backoff.ExponentialBackOff // termkit.Redial
 	retry   chan struct{}
 
 	once   sync.Once
@@ -31,7 +34,7 @@ type Pump struct {
 func NewPump(svc cairn.EventService, hub *Hub, now func() time.Time) *Pump {
 	return &Pump{
 		svc: svc, hub: hub, now: now,
-		backoff: NewBackoff(),
+		backoff: termkit.Redial(),
 		retry:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -162,16 +165,16 @@ func (p *Pump) frame(ev cairn.Event, last int64) int64 {
 }
 
 // failed reports a subscription that ended with err: permanent for a
-// rejected token, otherwise retried after a backoff (the 30 s cap when the
-// server has no events endpoint).
+// rejected token, otherwise retried after termkit.Redial's next wait (its
+// 30 s cap when the server has no events endpoint).
 func (p *Pump) failed(err error) (time.Duration, bool) {
 	if permanent(err) {
 		p.hub.Conn(Conn{Kind: ConnStopped, At: p.now(), Err: err})
 		return 0, true
 	}
-	wait := p.backoff.Next()
+	wait := p.backoff.NextBackOff()
 	if unavailable(err) {
-		wait = p.backoff.Max
+		wait = termkit.RedialMax
 	}
 	p.hub.Conn(Conn{Kind: ConnLost, At: p.now(), RetryIn: wait, Unavailable: unavailable(err), Err: err})
 	return wait, false
