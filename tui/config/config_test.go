@@ -184,13 +184,33 @@ func TestPrintRedactsToken(t *testing.T) {
 	require.Contains(t, b.String(), "(set, redacted)")
 }
 
-func TestParseBytes(t *testing.T) {
+// TestSizeKeys: a size key reads what termkit.ParseSize reads, and keeps
+// its floor.
+func TestSizeKeys(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]int64{"0": 0, "512": 512, "16KiB": 16 << 10, "256 KiB": 256 << 10, "1.5MiB": 3 << 19, "2G": 2 << 30} {
-		got, err := config.ParseBytes(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
+	for _, tc := range []struct {
+		env, value string
+		want       int64
+		get        func(*config.Config) int64
+	}{
+		{"CAIRN_TUI_PREVIEW_MAX_BYTES", "256KiB", 256 << 10, func(c *config.Config) int64 { return c.PreviewMaxBytes }},
+		{"CAIRN_TUI_PREVIEW_MAX_BYTES", "512", 512, func(c *config.Config) int64 { return c.PreviewMaxBytes }},
+		{"CAIRN_TUI_PREVIEW_INLINE_MAX_BYTES", "16 KB", 16 << 10, func(c *config.Config) int64 { return c.PreviewInlineMaxBytes }},
+		{"CAIRN_TUI_PREVIEW_INLINE_MAX_BYTES", "0", 0, func(c *config.Config) int64 { return c.PreviewInlineMaxBytes }},
+		{"CAIRN_TUI_TRANSFER_RATE_LIMIT", "1.5MiB", 3 << 19, func(c *config.Config) int64 { return c.RateLimit }},
+		{"CAIRN_TUI_TRANSFER_RATE_LIMIT", "2G", 2 << 30, func(c *config.Config) int64 { return c.RateLimit }},
+	} {
+		c, err := config.Load(setup(t, devFile, 0o600, map[string]string{tc.env: tc.value}))
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, tc.get(c), tc.value)
 	}
-	_, err := config.ParseBytes("lots")
-	require.Error(t, err)
+	for _, bad := range []map[string]string{
+		{"CAIRN_TUI_PREVIEW_MAX_BYTES": "lots"},
+		{"CAIRN_TUI_PREVIEW_MAX_BYTES": "0"},
+		{"CAIRN_TUI_TRANSFER_RATE_LIMIT": "-1"},
+	} {
+		_, err := config.Load(setup(t, devFile, 0o600, bad))
+		var inv *config.InvalidError
+		require.ErrorAs(t, err, &inv, "%v", bad)
+	}
 }

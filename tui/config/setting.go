@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // setting is one scalar key: its file path, its environment variable and
@@ -108,7 +110,7 @@ func integer(field func(*Config) *int, least int) func(*Config, string) error {
 
 func bytes(field func(*Config) *int64, least int64) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		n, err := ParseBytes(v)
+		n, err := termkit.ParseSize(v)
 		if err != nil || n < least {
 			return fmt.Errorf("want a size such as 256KiB (at least %d)", least)
 		}
@@ -122,24 +124,4 @@ func text(field func(*Config) *string) func(*Config, string) error {
 		*field(c) = v
 		return nil
 	}
-}
-
-// ParseBytes reads a size: a plain number of bytes or one with a unit (B,
-// KiB, MiB, GiB; KB, MB, GB are read as their IEC counterparts).
-func ParseBytes(v string) (int64, error) {
-	v = strings.TrimSpace(v)
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"KB", 10}, {"MB", 20}, {"GB", 30}, {"K", 10}, {"M", 20}, {"G", 30}, {"B", 0}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(v, u.suffix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f < 0 {
-				return 0, fmt.Errorf("bad size %q", v)
-			}
-			return int64(f * float64(int64(1)<<u.shift)), nil
-		}
-	}
-	return strconv.ParseInt(v, 10, 64)
 }
