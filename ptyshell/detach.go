@@ -12,10 +12,11 @@ const DefaultDetachKey = "ctrl-]"
 // DetachNone disables the detach key.
 const DetachNone = "none"
 
-// ParseDetachKey parses a detach key as the TUI config (shell.detach_key)
-// and `cairn shell --detach-key` spell it: "ctrl-" followed by a letter or
-// one of @ [ \ ] ^ _, case-insensitive; "none" disables it (enabled false);
-// "" means DefaultDetachKey. It returns the byte the key sends.
+// ParseDetachKey parses a detach key as `cairn shell --detach-key` and the
+// TUI config (tui.shell.abandon_key, written like its other keys) spell
+// it: "ctrl-" or "ctrl+" followed by a letter or one of @ [ \ ] ^ _,
+// case-insensitive; "none" disables it (enabled false); "" means
+// DefaultDetachKey. It returns the byte the key sends.
 func ParseDetachKey(s string) (key byte, enabled bool, err error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	switch s {
@@ -25,6 +26,9 @@ func ParseDetachKey(s string) (key byte, enabled bool, err error) {
 		return 0, false, nil
 	}
 	rest, ok := strings.CutPrefix(s, "ctrl-")
+	if !ok {
+		rest, ok = strings.CutPrefix(s, "ctrl+")
+	}
 	if !ok || len(rest) != 1 {
 		return 0, false, fmt.Errorf("detach key %q: want ctrl-<key> or %q", s, DetachNone)
 	}

@@ -106,6 +106,13 @@ func (t *Terminal) Result() Result {
 	return t.result
 }
 
+// Starting is the line Run shows after the banner until the container
+// runs (STATUS running); then it is erased (eraseLine).
+const Starting = "starting container…"
+
+// eraseLine returns to the start of the line and clears it.
+const eraseLine = "\r\x1b[2K"
+
 // Banner is the line Run prints before entering raw mode.
 func (t *Terminal) Banner() string {
 	ws := t.opts.Workspace
@@ -156,7 +163,7 @@ func (t *Terminal) Run() error {
 		defer signal.Stop(ch)
 		signals = ch
 	}
-	if _, err := fmt.Fprint(t.stdout, t.Banner()+"\r\n"); err != nil {
+	if _, err := fmt.Fprint(t.stdout, t.Banner()+"\r\n"+Starting); err != nil {
 		return fmt.Errorf("terminal output: %w", err)
 	}
 	state, err := term.MakeRaw(int(in.Fd()))
@@ -259,21 +266,28 @@ func (t *Terminal) readStdin(reader *stdinReader) endEvent {
 }
 
 // writeOutput writes OUTPUT straight to the terminal, so a slow terminal
-// slows the reading (§6.4), rings the bell on NOTICE and ends on EXIT or
-// when the connection does.
+// slows the reading (§6.4), erases the Starting line once the container
+// runs, rings the bell on NOTICE and ends on EXIT or when the connection
+// does.
 func (t *Terminal) writeOutput(ctx context.Context) endEvent {
+	starting := true
 	for {
 		m, err := t.session.Next(ctx)
 		if err != nil {
 			return endEvent{kind: endSession}
 		}
 		var werr error
-		switch m.Type {
-		case FrameOutput:
+		if starting && (m.Type == FrameOutput || (m.Type == FrameStatus && m.Status.State == StateRunning)) {
+			starting = false
+			_, werr = io.WriteString(t.stdout, eraseLine)
+		}
+		switch {
+		case werr != nil:
+		case m.Type == FrameOutput:
 			_, werr = t.stdout.Write(m.Output)
-		case FrameNotice:
+		case m.Type == FrameNotice:
 			_, werr = io.WriteString(t.stdout, "\a")
-		case FrameExit:
+		case m.Type == FrameExit:
 			return endEvent{kind: endSession}
 		}
 		if werr != nil {
@@ -378,12 +392,9 @@ func (t *Terminal) leave(fd int, state *term.State, end endEvent) {
 		panic(end.panic)
 	}
 	res := t.Result()
-	var lines string
-	if res.Ending == EndExit && res.Exit.Reason != ReasonExited && res.Exit.Message != "" {
-		lines = "cairn: " + res.Exit.Message + "\r\n"
-	}
-	// Best effort: the terminal may be gone.
-	_, _ = io.WriteString(t.stdout, modeResets+"\r\n"+lines+res.Summary()+"\r\n")
+	// Best effort: the terminal may be gone. The summary is the one end
+	// line (§12.3 step 7); the server's message stays in Result.
+	_, _ = io.WriteString(t.stdout, modeResets+"\r\n"+res.Summary()+"\r\n")
 	if t.opts.PauseOnExit && (res.Ending == EndLost || (res.Ending == EndExit && res.Exit.ExitCode != 0)) {
 		_, _ = io.WriteString(t.stdout, "Press Enter to return.")
 		waitForEnter(t.stdin)

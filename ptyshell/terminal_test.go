@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -350,7 +351,8 @@ func TestTerminalNoticeAndServerEnd(t *testing.T) {
 	r.restored(t)
 	shown := r.pty.waitOutput(t, "[cairn: shell ended: idle timeout after 30 min (status 129); warned 1 min before]")
 	require.Contains(t, shown, "prompt$ \aafter", "the bell, not the notice, on screen")
-	require.Contains(t, shown, "cairn: closed after 30 minutes without input")
+	require.NotContains(t, shown, "closed after 30 minutes", "one end line: the server's message stays in Result")
+	require.Equal(t, "closed after 30 minutes without input", r.terminal.Result().Exit.Message)
 	require.Equal(t, 129, r.terminal.Result().ExitStatus())
 }
 
@@ -446,7 +448,8 @@ func TestTerminalNeedsATerminal(t *testing.T) {
 
 func TestParseDetachKey(t *testing.T) {
 	t.Parallel()
-	ok := map[string]byte{"": 0x1d, "ctrl-]": 0x1d, "Ctrl-]": 0x1d, "ctrl-a": 0x01, "CTRL-X": 0x18, "ctrl-@": 0x00, "ctrl-_": 0x1f, "ctrl-\\": 0x1c}
+	ok := map[string]byte{"": 0x1d, "ctrl-]": 0x1d, "Ctrl-]": 0x1d, "ctrl-a": 0x01, "CTRL-X": 0x18, "ctrl-@": 0x00, "ctrl-_": 0x1f, "ctrl-\\": 0x1c,
+		"ctrl+]": 0x1d, "Ctrl+X": 0x18}
 	for in, want := range ok {
 		key, enabled, err := ptyshell.ParseDetachKey(in)
 		require.NoError(t, err, in)
@@ -456,8 +459,61 @@ func TestParseDetachKey(t *testing.T) {
 	_, enabled, err := ptyshell.ParseDetachKey("none")
 	require.NoError(t, err)
 	require.False(t, enabled)
-	for _, in := range []string{"ctrl-", "ctrl-ab", "alt-x", "]", "ctrl-1", "ctrl-é"} {
+	for _, in := range []string{"ctrl-", "ctrl-ab", "alt-x", "]", "ctrl-1", "ctrl-é", "ctrl+", "ctrl+1", "shift+x"} {
 		_, _, err := ptyshell.ParseDetachKey(in)
 		require.Error(t, err, in)
+	}
+}
+
+// csi matches the control sequences the Terminal writes around its lines:
+// erase-line, the mode resets and the keypad reset.
+var csi = regexp.MustCompile(`\x1b\[[?=>]?[0-9;]*[A-Za-z]|\x1b>`)
+
+// screenText is what the terminal showed without control sequences, the
+// CR of the tty's NL→CRNL folded back.
+func screenText(shown string) string {
+	return strings.ReplaceAll(csi.ReplaceAllString(shown, ""), "\r\r\n", "\r\n")
+}
+
+// TestTerminalLines: the exact lines of PTYSHELL.md §12.3 — the banner,
+// then "starting container…" until STATUS running erases it, the shell's
+// own output, then one summary line.
+func TestTerminalLines(t *testing.T) {
+	t.Parallel()
+	banner := "cairn shell ▸ ws-alpha (/mnt/cairn/ws) — Ctrl-] ends the session\r\n"
+	for _, tc := range []struct {
+		name   string
+		script func(c *websocket.Conn)
+		want   string
+	}{
+		{"Exit", func(c *websocket.Conn) {
+			_ = ptyshelltest.WriteControl(c, ptyshell.FrameStatus, ptyshell.Status{State: ptyshell.StateStarting})
+			_ = ptyshelltest.WriteControl(c, ptyshell.FrameStatus, ptyshell.Status{State: ptyshell.StateRunning})
+			_ = ptyshelltest.WriteFrame(c, ptyshell.FrameOutput, []byte("prompt$ "))
+			_ = ptyshelltest.WriteExit(c, ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited, Message: "the shell exited with status 3"})
+		}, banner + "starting container…\rprompt$ \r\n[cairn: shell exited with status 3]\r\n"},
+		{"IdleTimeout", func(c *websocket.Conn) {
+			_ = ptyshelltest.WriteControl(c, ptyshell.FrameStatus, ptyshell.Status{State: ptyshell.StateRunning, IdleTimeoutSecs: 1800})
+			_ = ptyshelltest.WriteExit(c, ptyshell.Exit{ExitCode: 129, Reason: ptyshell.ReasonIdleTimeout, Message: "closed after 30 minutes without input"})
+		}, banner + "starting container…\r\r\n[cairn: shell ended: idle timeout after 30 min (status 129)]\r\n"},
+		{"LostWhileStarting", func(c *websocket.Conn) {
+			_ = ptyshelltest.WriteControl(c, ptyshell.FrameStatus, ptyshell.Status{State: ptyshell.StateStarting})
+			_ = c.Close()
+		}, banner + "starting container…\r\n[cairn: connection lost — the shell was probably ended]\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := ptyshelltest.ScriptServer(t, nil, func(c *websocket.Conn) {
+				tc.script(c)
+				_, _, _ = c.ReadMessage()
+			})
+			r := startTerminal(t, rigOptions{url: url})
+			_ = r.wait(t)
+			shown := r.pty.waitOutput(t, "]\r\r\n") // the tty turns NL into CR NL
+			require.Equal(t, tc.want, screenText(shown))
+			if tc.name != "LostWhileStarting" {
+				require.Contains(t, shown, "starting container…\r\x1b[2K", "erased once the container runs")
+			}
+		})
 	}
 }
