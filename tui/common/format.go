@@ -1,60 +1,26 @@
 package common
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // Age renders how long ago t was: now, 12m, 3h, 5d, 2y.
-func Age(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "now"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	case d < 24*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
-	case d < 365*24*time.Hour:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
-	}
-	return strconv.Itoa(int(d/(365*24*time.Hour))) + "y"
-}
+//
+// Deprecated: use termkit.Age.
+func Age(now, t time.Time) string { return termkit.Age(now, t) }
 
 // IEC renders a size: 512 B, 14.0 KiB, 3.2 MiB.
-func IEC(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v := float64(n) / 1024
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
+//
+// Deprecated: use termkit.Size.
+func IEC(n int64) string { return termkit.Size(n) }
 
 // Count renders a number with a space every three digits: 1 204.
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+//
+// Deprecated: use termkit.Count.
+func Count(n int64) string { return termkit.Count(n) }
 
 // FirstLine is a description's first line.
 func FirstLine(p *string) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -57,15 +58,15 @@ func columns(c *common.Common) []table.Column[*row] {
 			}
 			return c.Theme.Good, true
 		}},
-		{Title: "SIZE", Min: 10, Right: true, Drop: 4, Cell: func(r *row) string { return common.IEC(r.art.Size) }},
-		{Title: "UPDATED", Min: 7, Drop: 3, Cell: func(r *row) string { return common.Age(c.Data.Now(), r.art.UpdatedAt) }},
+		{Title: "SIZE", Min: 10, Right: true, Drop: 4, Cell: func(r *row) string { return termkit.Size(r.art.Size) }},
+		{Title: "UPDATED", Min: 7, Drop: 3, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.art.UpdatedAt) }},
 		{Title: "MIME", Min: 10, Max: 28, Flex: true, Fit: true, Drop: 2, Cell: func(r *row) string { return mime(r.art) }},
 		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.art.Description) }},
 	}
 }
 
 func stamp(c *common.Common, r *row) string {
-	age := common.Age(c.Data.Now(), r.art.UpdatedAt)
+	age := termkit.Age(c.Data.Now(), r.art.UpdatedAt)
 	if p := c.Data.Pending(r.art.ID); p != "" {
 		return p + c.Theme.Glyphs.Frame(c.Data.Frame()) + age
 	}

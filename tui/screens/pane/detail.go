@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
@@ -16,7 +17,7 @@ func Field(th *theme.Theme, label, value string) string {
 
 // Stamped is a local time and its age.
 func Stamped(now, t time.Time) string {
-	return t.Local().Format("2006-01-02 15:04") + " (" + common.Age(now, t) + ")"
+	return t.Local().Format("2006-01-02 15:04") + " (" + termkit.Age(now, t) + ")"
 }
 
 // Paragraph wraps text under a label for a detail pane of width.

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -66,7 +67,7 @@ func (l *List[T]) FilterCrumb() string {
 	if l.query == "" && !l.filtering {
 		return ""
 	}
-	return "/" + l.input.Value() + " " + common.Count(int64(l.Table.Len())) + " of " + common.Count(int64(l.Table.Total()))
+	return "/" + l.input.Value() + " " + termkit.Count(int64(l.Table.Len())) + " of " + termkit.Count(int64(l.Table.Total()))
 }
 
 // FilterKey edits the filter while it captures keys: enter keeps, esc

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
@@ -191,9 +192,9 @@ func (s *Screen) Crumbs() []string {
 			running++
 		}
 	}
-	crumb := "transfers (" + common.Count(int64(s.list.Table.Total()))
+	crumb := "transfers (" + termkit.Count(int64(s.list.Table.Total()))
 	if running > 0 {
-		crumb += " " + s.c.Theme.Glyphs.Dot + " " + common.Count(int64(running)) + " active"
+		crumb += " " + s.c.Theme.Glyphs.Dot + " " + termkit.Count(int64(running)) + " active"
 	}
 	crumb += ")"
 	if f := s.list.FilterCrumb(); f != "" {

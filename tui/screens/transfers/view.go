@@ -3,6 +3,7 @@ package transfers
 import (
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -37,9 +38,9 @@ func bytes(t *common.Transfer) string {
 		return ""
 	}
 	if t.Phase == common.PhaseDone {
-		return common.IEC(t.Total)
+		return termkit.Size(t.Total)
 	}
-	return common.IEC(t.Done) + " / " + common.IEC(t.Total)
+	return termkit.Size(t.Done) + " / " + termkit.Size(t.Total)
 }
 
 func rate(c *common.Common, t *common.Transfer) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -46,9 +47,9 @@ func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
 	case !ok:
 		return c.Theme.Glyphs.Dash
 	case missing:
-		return common.Count(n.Missing)
+		return termkit.Count(n.Missing)
 	}
-	return common.Count(n.Total())
+	return termkit.Count(n.Total())
 }
 
 func columns(c *common.Common) []table.Column[*row] {
@@ -65,7 +66,7 @@ func columns(c *common.Common) []table.Column[*row] {
 			n, ok := c.Data.Store().Counts(r.ws.ID)
 			return c.Theme.Bad, ok && n.Missing > 0
 		}},
-		{Title: "UPDATED", Min: 7, Drop: 2, Cell: func(r *row) string { return common.Age(c.Data.Now(), r.ws.UpdatedAt) }},
+		{Title: "UPDATED", Min: 7, Drop: 2, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.ws.UpdatedAt) }},
 		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.ws.Description) }},
 	}
 }
@@ -79,9 +80,9 @@ func stamp(c *common.Common, r *row) string {
 		b.WriteString(c.Theme.Glyphs.Frame(c.Data.Frame()))
 	}
 	if n, ok := c.Data.Store().Counts(r.ws.ID); ok {
-		b.WriteString(common.Count(n.Recorded) + "/" + common.Count(n.Missing))
+		b.WriteString(termkit.Count(n.Recorded) + "/" + termkit.Count(n.Missing))
 	}
-	b.WriteString(common.Age(c.Data.Now(), r.ws.UpdatedAt))
+	b.WriteString(termkit.Age(c.Data.Now(), r.ws.UpdatedAt))
 	return b.String()
 }
 

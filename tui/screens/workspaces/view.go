@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
@@ -83,9 +84,9 @@ func artifacts(c *common.Common, w *cairn.Workspace) string {
 	if !ok {
 		return c.Theme.Glyphs.Dash
 	}
-	text := common.Count(n.Total())
+	text := termkit.Count(n.Total())
 	if n.Missing > 0 {
-		text += " " + c.Theme.Glyphs.Dot + " " + c.Theme.Bad.Render(c.Theme.Glyphs.Missing+" "+common.Count(n.Missing)+" missing")
+		text += " " + c.Theme.Glyphs.Dot + " " + c.Theme.Bad.Render(c.Theme.Glyphs.Missing+" "+termkit.Count(n.Missing)+" missing")
 	}
 	return text
 }

@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
@@ -170,9 +171,9 @@ func (s *Screen) Scopes() []store.Scope { return []store.Scope{store.Workspaces(
 
 // Crumbs is "workspaces (12)" plus the filter.
 func (s *Screen) Crumbs() []string {
-	crumb := "workspaces (" + common.Count(int64(s.list.Table.Total())) + ")"
+	crumb := "workspaces (" + termkit.Count(int64(s.list.Table.Total())) + ")"
 	if st := s.c.Data.List(store.Workspaces()); st.Loading && st.Loaded > 0 {
-		crumb = "workspaces (loading " + common.Count(int64(st.Loaded)) + "…)"
+		crumb = "workspaces (loading " + termkit.Count(int64(st.Loaded)) + "…)"
 	}
 	if f := s.list.FilterCrumb(); f != "" {
 		crumb += " " + f
