@@ -1,5 +1,7 @@
 package keys
 
+import "github.com/charmbracelet/bubbles/key"
+
 // State is an action as one context offers it right now.
 type State struct {
 	Action
@@ -8,12 +10,36 @@ type State struct {
 	Hidden  bool   // read-only mode: neither hinted nor listed as usable
 }
 
+// Binding is the action's key.Binding as this context offers it: its hint
+// word is the context's Short (a preview calls filter "search"), and it is
+// disabled when the action is disabled or hidden, so key.Matches skips it
+// and bubbles' help leaves it out.
+func (s State) Binding() key.Binding {
+	b := s.Action.Binding
+	b.SetHelp(s.FirstKey(), s.Short)
+	b.SetEnabled(s.Enabled && !s.Hidden)
+	return b
+}
+
 // Context is the set of bindings a screen (or the root) offers now; it
 // feeds the hint line, the help overlay and the disabled-key toasts.
 type Context struct {
 	Name     string
 	Bindings []State
 }
+
+// ShortHelp is the context's bindings for bubbles' help.Model (it drops
+// disabled ones itself): Context is a help.KeyMap.
+func (c Context) ShortHelp() []key.Binding {
+	out := make([]key.Binding, len(c.Bindings))
+	for i, b := range c.Bindings {
+		out[i] = b.Binding()
+	}
+	return out
+}
+
+// FullHelp is ShortHelp as one column.
+func (c Context) FullHelp() [][]key.Binding { return [][]key.Binding{c.ShortHelp()} }
 
 // Enabled returns the states of a scope with every action enabled.
 func (m *Map) Enabled(s Scope) []State {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/tui/keys"
@@ -38,7 +40,7 @@ func TestOverrides(t *testing.T) {
 	require.Equal(t, keys.WsDelete, id)
 	_, ok = m.Lookup(keys.ScopeWorkspaces, "D")
 	require.False(t, ok, "replaced, not added")
-	require.Equal(t, []string{"n"}, m.Action(keys.WsNew).Keys, "unparsable keeps the default")
+	require.Equal(t, []string{"n"}, m.Action(keys.WsNew).Keys(), "unparsable keeps the default")
 	id, _ = m.Lookup(keys.ScopeNav, " ")
 	require.Equal(t, keys.Zoom, id)
 	require.Equal(t, "space", m.Action(keys.Zoom).KeyList())
@@ -94,6 +96,47 @@ func TestContextStates(t *testing.T) {
 	for _, b := range ctx.Bindings {
 		require.True(t, b.Hidden && !b.Enabled, b.ID)
 	}
+}
+
+func TestBindings(t *testing.T) {
+	t.Parallel()
+	m, _, err := keys.New(map[string][]string{"ws_delete": {"X", "delete"}, "zoom": {"space"}})
+	require.NoError(t, err)
+	t.Run("OverrideMatches", func(t *testing.T) {
+		t.Parallel()
+		b := m.Binding(keys.WsDelete)
+		require.True(t, key.Matches(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("X")}, b))
+		require.True(t, key.Matches(tea.KeyMsg{Type: tea.KeyDelete}, b))
+		require.False(t, key.Matches(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("D")}, b), "replaced, not added")
+		require.Equal(t, key.Help{Key: "X", Desc: "delete"}, b.Help())
+	})
+	t.Run("SpaceShowsByName", func(t *testing.T) {
+		t.Parallel()
+		b := m.Binding(keys.Zoom)
+		require.True(t, key.Matches(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}, b))
+		require.Equal(t, "space", b.Help().Key)
+	})
+	t.Run("StateDisablesAndRelabels", func(t *testing.T) {
+		t.Parallel()
+		ctx := keys.Context{Bindings: m.Enabled(keys.ScopeNav)}
+		ctx.Disable(keys.Down, "nothing below")
+		st, _ := ctx.Find(keys.Down)
+		require.False(t, st.Binding().Enabled())
+		require.False(t, key.Matches(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")}, st.Binding()))
+		st, _ = ctx.Find(keys.Filter)
+		st.Short = "search"
+		require.True(t, st.Binding().Enabled())
+		require.Equal(t, key.Help{Key: "/", Desc: "search"}, st.Binding().Help())
+		require.Equal(t, "filter", m.Binding(keys.Filter).Help().Desc, "the registry's own binding is untouched")
+	})
+	t.Run("HiddenIsDisabled", func(t *testing.T) {
+		t.Parallel()
+		ctx := keys.Context{Bindings: m.Enabled(keys.ScopeWorkspaces)}
+		ctx.ReadOnly()
+		for _, b := range ctx.ShortHelp() {
+			require.False(t, b.Enabled(), b.Help())
+		}
+	})
 }
 
 // TestCheatSheetCurrent fails when keys.md drifts from the registry; run

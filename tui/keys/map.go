@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
 )
 
 // Map is the resolved registry: defaults with the user's overrides applied
@@ -38,6 +40,10 @@ func New(overrides map[string][]string) (*Map, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
+	for i := range m.actions {
+		a := &m.actions[i]
+		a.Binding.SetHelp(a.FirstKey(), a.Short)
+	}
 	if err := m.index(); err != nil {
 		return nil, warnings, err
 	}
@@ -65,7 +71,7 @@ func (m *Map) override(overrides map[string][]string) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("tui.keys.%s: %v; keeping the default", id, err))
 			continue
 		}
-		m.actions[i].Keys = keys
+		m.actions[i].Binding.SetKeys(keys...)
 	}
 	return warnings, nil
 }
@@ -82,7 +88,7 @@ func (m *Map) index() error {
 			table = make(map[string]ID)
 			m.byKey[a.Scope] = table
 		}
-		for _, k := range a.Keys {
+		for _, k := range a.Keys() {
 			if other, dup := table[k]; dup {
 				return &ConflictError{Key: k, A: other, B: a.ID}
 			}
@@ -108,7 +114,7 @@ func (m *Map) checkContext(scopes ...Scope) error {
 			if a.Scope != s {
 				continue
 			}
-			for _, k := range a.Keys {
+			for _, k := range a.Keys() {
 				if other, dup := seen[k]; dup && other != a.ID {
 					return &ConflictError{Key: k, A: other, B: a.ID}
 				}
@@ -130,15 +136,23 @@ func (m *Map) Action(id ID) Action {
 	return m.actions[m.byID[id]]
 }
 
+// Binding returns id's resolved key.Binding: its keys and its hint, for
+// key.Matches and for bubbles components that take a KeyMap.
+func (m *Map) Binding(id ID) key.Binding { return m.Action(id).Binding }
+
 // InScope returns the actions of one scope in registry order; the slice
 // is shared, so callers must not change it (it is built once: hints and
 // help ask on every frame).
 func (m *Map) InScope(s Scope) []Action { return m.scoped[s] }
 
+// Keys are the keys that trigger the action, as Bubble Tea names them.
+func (a Action) Keys() []string { return a.Binding.Keys() }
+
 // KeyList renders an action's keys for hints and help: "D/delete".
 func (a Action) KeyList() string {
-	names := make([]string, len(a.Keys))
-	for i, k := range a.Keys {
+	keys := a.Keys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
 		names[i] = Display(k)
 	}
 	return strings.Join(names, "/")
@@ -146,8 +160,8 @@ func (a Action) KeyList() string {
 
 // FirstKey is the key shown in hints.
 func (a Action) FirstKey() string {
-	if len(a.Keys) == 0 {
-		return ""
+	if keys := a.Keys(); len(keys) > 0 {
+		return Display(keys[0])
 	}
-	return Display(a.Keys[0])
+	return ""
 }

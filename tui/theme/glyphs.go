@@ -3,11 +3,15 @@
 // depends on colour.
 package theme
 
+import "github.com/charmbracelet/bubbles/spinner"
+
 // Glyphs is one glyph set: unicode (default) or ascii.
 type Glyphs struct {
-	Cursor, Changed, Hit  string
-	Ready, None           string
-	Spinner               []string
+	Cursor, Changed, Hit string
+	Ready, None          string
+	// Spinner is one of bubbles' frame sets; its FPS is unused: the frame
+	// shown is the model's Frame(), which moves only on tick messages.
+	Spinner               spinner.Spinner
 	Recorded, Missing     string
 	Live, Connecting      string
 	Offline, Polling, Off string
@@ -24,7 +28,7 @@ func Unicode() Glyphs {
 	return Glyphs{
 		Cursor: "▸", Changed: "•", Hit: "»",
 		Ready: "●", None: "○",
-		Spinner:  []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+		Spinner:  spinner.MiniDot, // ⠋ ⠙ ⠹ ⠸ ⠼ ⠴ ⠦ ⠧ ⠇ ⠏
 		Recorded: "✓", Missing: "!",
 		Live: "●", Connecting: "◌", Offline: "✕", Polling: "◐", Off: "○",
 		OK: "✓", Info: "i", Warn: "! warning:", Error: "✕ error:",
@@ -38,7 +42,7 @@ func ASCII() Glyphs {
 	return Glyphs{
 		Cursor: ">", Changed: "*", Hit: ">>",
 		Ready: "*", None: "-",
-		Spinner:  []string{"|", "/", "-", `\`},
+		Spinner:  spinner.Line, // | / - \
 		Recorded: "+", Missing: "!",
 		Live: "*", Connecting: "~", Offline: "x", Polling: "%", Off: "-",
 		OK: "+", Info: "i", Warn: "! warning:", Error: "x error:",
@@ -47,10 +51,12 @@ func ASCII() Glyphs {
 	}
 }
 
-// Frame returns the spinner frame for step n (tests pin 0).
+// Frame returns the spinner frame for step n (tests pin 0). The caller's
+// clock picks n, not a spinner.TickMsg loop: nothing animates when idle
+// (TUI.md §0), and a golden can name its frame.
 func (g Glyphs) Frame(n int) string {
 	if n < 0 {
 		n = -n
 	}
-	return g.Spinner[n%len(g.Spinner)]
+	return g.Spinner.Frames[n%len(g.Spinner.Frames)]
 }

@@ -20,12 +20,19 @@ type Theme struct {
 	Modal, ModalTitle, Field lipgloss.Style
 	FieldFocus, FieldError   lipgloss.Style
 	Banner, Cursor           lipgloss.Style
+
+	renderer *lipgloss.Renderer
+	kind     string
+	// barFull and barEmpty colour the progress bar, which bubbles draws
+	// through termenv rather than a lipgloss style.
+	barFull, barEmpty lipgloss.AdaptiveColor
 }
 
 // palette is one set of colours; good and bad contrast blue with orange,
 // never red with green alone.
 type palette struct {
 	fg, dim, accent, good, bad, warn, selFg, selBg lipgloss.TerminalColor
+	goodPair, dimPair                              lipgloss.AdaptiveColor
 }
 
 func adaptive(light, dark string) lipgloss.AdaptiveColor {
@@ -50,17 +57,20 @@ func paletteFor(kind string) palette {
 			fg: lipgloss.Color("15"), dim: lipgloss.Color("7"), accent: lipgloss.Color("14"),
 			good: lipgloss.Color("12"), bad: lipgloss.Color("208"), warn: lipgloss.Color("11"),
 			selFg: lipgloss.Color("0"), selBg: lipgloss.Color("15"),
+			goodPair: adaptive("12", "12"), dimPair: adaptive("7", "7"),
 		}
 	}
+	good, dim := adaptive("25", "39"), adaptive("244", "243")
 	return palette{
-		fg:     pick(kind, adaptive("235", "252")),
-		dim:    pick(kind, adaptive("244", "243")),
-		accent: pick(kind, adaptive("25", "75")),
-		good:   pick(kind, adaptive("25", "39")),
-		bad:    pick(kind, adaptive("166", "208")),
-		warn:   pick(kind, adaptive("130", "214")),
-		selFg:  pick(kind, adaptive("255", "16")),
-		selBg:  pick(kind, adaptive("25", "75")),
+		fg:       pick(kind, adaptive("235", "252")),
+		dim:      pick(kind, dim),
+		accent:   pick(kind, adaptive("25", "75")),
+		good:     pick(kind, good),
+		bad:      pick(kind, adaptive("166", "208")),
+		warn:     pick(kind, adaptive("130", "214")),
+		selFg:    pick(kind, adaptive("255", "16")),
+		selBg:    pick(kind, adaptive("25", "75")),
+		goodPair: good, dimPair: dim,
 	}
 }
 
@@ -101,6 +111,7 @@ func NewFor(r *lipgloss.Renderer, kind string, glyphs Glyphs) *Theme {
 		FieldError:   s().Foreground(p.bad),
 		Banner:       s().Foreground(p.selFg).Background(p.bad).Bold(true),
 		Cursor:       s().Reverse(true),
+		renderer:     r, kind: kind, barFull: p.goodPair, barEmpty: p.dimPair,
 	}
 }
 

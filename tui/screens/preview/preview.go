@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -59,12 +61,12 @@ type Screen struct {
 	lines     []string // sanitised source lines
 	plain     []string // the same, unstyled and lower-cased
 	wrap      bool
-	vp        pager
+	vp        viewport.Model
 	rendered  renderKey
 	pieces    [][]string // display rows of each source line at the rendered width
 	firstRow  []int      // first display row of each source line
 	searching bool
-	input     form.Input
+	input     textinput.Model
 	query     string
 	hits      []int // source lines holding the query
 	hit       int   // index into hits of the current one, -1 before n
@@ -81,7 +83,7 @@ type renderKey struct {
 // MIME type may show as text.
 func New(c *common.Common, a *cairn.Artifact, req int, text bool) *Screen {
 	return &Screen{c: c, art: a, req: req, text: text, wrap: true, hit: -1,
-		input: form.NewInput("", 256)}
+		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
 }
 
 // Artifact is the previewed artifact as it was when opened.
@@ -159,29 +161,22 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 		}
 		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
 	}
+	if scrolls(id) {
+		s.vp, _ = s.vp.Update(k) // its KeyMap is the registry's
+		return nil
+	}
 	return s.action(id)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
 	switch id {
-	case keys.Down:
-		s.vp.ScrollDown(1)
-	case keys.Up:
-		s.vp.ScrollUp(1)
 	case keys.Top:
 		s.vp.GotoTop()
 	case keys.Bottom:
 		s.vp.GotoBottom()
-	case keys.HalfDown:
-		s.vp.HalfPageDown()
-	case keys.HalfUp:
-		s.vp.HalfPageUp()
-	case keys.PageDown:
-		s.vp.PageDown()
-	case keys.PageUp:
-		s.vp.PageUp()
 	case keys.Filter:
 		s.searching = true
+		s.input.Focus()
 		s.layout()
 	case keys.HitNext:
 		s.jump(1)
@@ -208,6 +203,7 @@ func (s *Screen) searchKey(k tea.KeyMsg) {
 	switch k.String() {
 	case "enter":
 		s.searching = false
+		s.input.Blur()
 		s.hit = -1
 		s.jump(1)
 		s.layout()
@@ -216,7 +212,9 @@ func (s *Screen) searchKey(k tea.KeyMsg) {
 		s.clearSearch()
 		return
 	}
-	if s.input.Update(k) {
+	before := s.input.Value()
+	s.input, _ = s.input.Update(k) // paste is off: no Cmd to run
+	if s.input.Value() != before {
 		s.query = strings.ToLower(s.input.Value())
 		s.find()
 	}
@@ -224,7 +222,8 @@ func (s *Screen) searchKey(k tea.KeyMsg) {
 
 func (s *Screen) clearSearch() {
 	s.searching, s.query, s.hits, s.hit = false, "", nil, -1
-	s.input.SetValue("")
+	s.input.Reset()
+	s.input.Blur()
 	s.layout()
 }
 
@@ -337,7 +336,8 @@ func (s *Screen) fill() {
 			rows = append(rows, gutter+p)
 		}
 	}
-	s.vp.SetContent(rows)
+	s.vp.SetContent(strings.Join(rows, "\n"))
+	s.vp.SetYOffset(s.vp.YOffset) // fewer rows (wrap off) keep a full window
 }
 
 // Capturing reports the search input having the keys.

@@ -46,7 +46,7 @@ func (s *Screen) View() string {
 			common.IEC(int64(len(s.data))), common.IEC(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
 	}
 	if s.searching || s.query != "" {
-		prompt := th.Key.Render("/") + s.input.View(th, s.searching)
+		prompt := th.Key.Render("/") + s.input.View()
 		if !s.searching && len(s.hits) > 0 {
 			prompt += th.Dim.Render(fmt.Sprintf("   hit %d of %d %s n/N", max(1, s.hit+1), len(s.hits), th.Glyphs.Dot))
 		}
@@ -61,7 +61,7 @@ func (s *Screen) View() string {
 	case card:
 		body = block(s.card(), s.width, s.height-len(top), th.Glyphs.Ellipsis)
 	default:
-		body = s.vp.View(th.Glyphs.Ellipsis)
+		body = s.vp.View()
 	}
 	return strings.Join(append(top, body), "\n")
 }

@@ -1,12 +1,15 @@
-// Package footer draws the hint line from the key registry: disabled and
-// hidden bindings omitted, lowest priority dropped first, "? help" always
-// kept (TUI.md §1.1).
+// Package footer draws the hint line from the key registry with bubbles'
+// help.Model: disabled and hidden bindings omitted, lowest priority dropped
+// first, "? help" always kept (TUI.md §1.1). bubbles' ShortHelpView cuts
+// from the end when the line is short; cairn chooses what goes by priority
+// first, so the bindings it hands over always fit.
 package footer
 
 import (
 	"slices"
-	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/tui/keys"
@@ -18,7 +21,7 @@ import (
 func Shown(th *theme.Theme, bindings []keys.State, width int) []keys.State {
 	var cands []keys.State
 	for _, b := range bindings {
-		if b.Enabled && !b.Hidden && b.Priority > 0 && len(b.Keys) > 0 {
+		if b.Binding().Enabled() && b.Priority > 0 {
 			cands = append(cands, b)
 		}
 	}
@@ -44,8 +47,6 @@ func dropLowest(cands []keys.State) []keys.State {
 	return slices.Delete(cands, low, low+1)
 }
 
-func hintText(b keys.State) string { return b.FirstKey() + " " + b.Short }
-
 func sep(th *theme.Theme) string { return " " + th.Glyphs.Dot + " " }
 
 func plainWidth(bs []keys.State, sep string) int {
@@ -54,19 +55,32 @@ func plainWidth(bs []keys.State, sep string) int {
 		if i > 0 {
 			n += ansi.StringWidth(sep)
 		}
-		n += ansi.StringWidth(hintText(b))
+		h := b.Binding().Help()
+		n += ansi.StringWidth(h.Key + " " + h.Desc)
 	}
 	return n
+}
+
+// Model is bubbles' help.Model in the theme's styles and separator.
+func Model(th *theme.Theme, width int) help.Model {
+	m := help.New()
+	m.Width = width
+	m.ShortSeparator = sep(th)
+	m.Ellipsis = th.Glyphs.Ellipsis
+	m.Styles.ShortKey, m.Styles.ShortDesc = th.Key, th.Hint
+	m.Styles.ShortSeparator, m.Styles.Ellipsis = th.Hint, th.Hint
+	m.Styles.FullKey, m.Styles.FullDesc, m.Styles.FullSeparator = th.Key, th.Hint, th.Hint
+	return m
 }
 
 // View renders the hint line.
 func View(th *theme.Theme, bindings []keys.State, width int) string {
 	shown := Shown(th, bindings, width)
-	parts := make([]string, len(shown))
+	bs := make([]key.Binding, len(shown))
 	for i, b := range shown {
-		parts[i] = th.Key.Render(b.FirstKey()) + th.Hint.Render(" "+b.Short)
+		bs[i] = b.Binding()
 	}
-	line := strings.Join(parts, th.Hint.Render(sep(th)))
+	line := Model(th, width).ShortHelpView(bs)
 	if ansi.StringWidth(line) > width {
 		line = ansi.Truncate(line, width, "")
 	}

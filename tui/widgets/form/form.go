@@ -1,6 +1,9 @@
-// Package form is cairn-tui's form modal (TUI.md §3.5): text fields and
-// checkboxes; tab/shift+tab or down/up move, enter submits, esc cancels.
-// A submitted form stays open, busy, until the root settles it: field
+// Package form is cairn-tui's form modal (TUI.md §3.5): bubbles textinput
+// fields and checkboxes; tab/shift+tab or down/up move, enter submits, esc
+// cancels, and every other key goes to the focused field, so q types a q.
+// Each keystroke checks the field (Validate, Warn) and shows the answer
+// under it; enter on an invalid form moves to the first invalid field. A
+// submitted form stays open, busy, until the root settles it: field
 // errors show under their field, anything else closes it.
 package form
 
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
@@ -20,10 +24,13 @@ type Field struct {
 	Check      bool   // a checkbox instead of text
 	Value      string // initial text
 	Checked    bool   // initial checkbox state
-	Limit      int
-	// Validate returns what blocks submitting ("" when valid).
+	Limit      int    // runes; 0 is no limit
+	// Validate returns what blocks submitting ("" when valid). It runs on
+	// every change of the value; its answer shows once the operator typed
+	// into the field or tried to submit.
 	Validate func(string) string
-	// Warn returns a note that does not block ("" for none).
+	// Warn returns a note that does not block ("" for none); it runs on
+	// every change of the value and shows at once.
 	Warn func(string) string
 	// Note is a dim line under the field.
 	Note string
@@ -46,9 +53,10 @@ type CompletedMsg struct {
 
 type field struct {
 	Field
-	input      Input
+	input      textinput.Model
 	checked    bool
-	err        string
+	err        string   // Validate's answer, or the server's refusal (Fail)
+	warn       string   // Warn's answer
 	edited     bool     // typed into by the operator
 	candidates []string // of the last completion
 }
@@ -63,17 +71,47 @@ type Model struct {
 	busy      bool
 	busyText  string
 	frame     int
+	tried     bool // enter was pressed once: every field's error shows
 	submitted bool
 	done      bool
 }
 
-// New builds a form.
+// New builds a form with the focus on its first field.
 func New(th *theme.Theme, title string, fields ...Field) *Model {
 	m := &Model{th: th, title: title}
 	for _, f := range fields {
-		m.fields = append(m.fields, field{Field: f, input: NewInput(f.Value, f.Limit), checked: f.Checked})
+		fl := field{Field: f, input: NewTextInput(th, f.Value, f.Limit), checked: f.Checked}
+		fl.check()
+		m.fields = append(m.fields, fl)
 	}
+	m.refocus()
 	return m
+}
+
+// check runs Validate and Warn on the field's value.
+func (f *field) check() {
+	if f.Check {
+		return
+	}
+	f.err, f.warn = "", ""
+	if f.Validate != nil {
+		f.err = f.Validate(f.input.Value())
+	}
+	if f.Warn != nil {
+		f.warn = f.Warn(f.input.Value())
+	}
+}
+
+// refocus gives the focused field the textinput focus (its cursor) and
+// takes it from the others; a busy form has none.
+func (m *Model) refocus() {
+	for i := range m.fields {
+		if i == m.focus && !m.busy {
+			m.fields[i].input.Focus() // a static cursor: no blink Cmd
+		} else {
+			m.fields[i].input.Blur()
+		}
+	}
 }
 
 // Update handles keys; while busy only esc, which closes the form and
@@ -94,31 +132,43 @@ func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
 		if f := &m.fields[m.focus]; f.Complete != nil {
 			return m, f.Complete(f.input.Value())
 		}
-		m.focus = (m.focus + 1) % len(m.fields)
+		m.move(1)
 	case "down":
-		m.focus = (m.focus + 1) % len(m.fields)
+		m.move(1)
 	case "shift+tab", "up":
-		m.focus = (m.focus + len(m.fields) - 1) % len(m.fields)
+		m.move(-1)
 	case "enter":
 		m.submit()
 	default:
-		m.edit(k)
+		return m, m.edit(k)
 	}
 	return m, nil
 }
 
-func (m *Model) edit(k tea.KeyMsg) {
+func (m *Model) move(by int) {
+	m.focus = (m.focus + by + len(m.fields)) % len(m.fields)
+	m.refocus()
+}
+
+func (m *Model) edit(k tea.KeyMsg) tea.Cmd {
 	f := &m.fields[m.focus]
 	if f.Check {
 		if k.String() == " " || k.String() == "x" {
 			f.checked = !f.checked
 		}
-		return
+		return nil
 	}
-	if f.input.Update(k) {
-		f.err, f.edited, f.candidates = "", true, nil
+	before := f.input.Value()
+	var cmd tea.Cmd
+	f.input, cmd = f.input.Update(k)
+	if f.input.Value() != before {
+		f.edited, f.candidates = true, nil
+		// Not textinput's own Validate: it checks the initial value too,
+		// and a backspace on an empty field clears its error.
+		f.check()
 		m.derive(f.Key)
 	}
+	return cmd
 }
 
 // derive updates the fields that follow key and were not edited.
@@ -127,8 +177,8 @@ func (m *Model) derive(key string) {
 	for i := range m.fields {
 		f := &m.fields[i]
 		if f.From == key && f.Derive != nil && !f.edited {
-			f.input.SetValue(f.Derive(from))
-			f.err = ""
+			SetText(&f.input, f.Derive(from))
+			f.check()
 		}
 	}
 }
@@ -149,29 +199,29 @@ func (m *Model) completed(c CompletedMsg) {
 		if f.Key != c.Key || f.input.Value() != c.From {
 			continue
 		}
-		f.candidates, f.err = c.Candidates, ""
+		f.candidates = c.Candidates
 		if c.Value != "" && c.Value != c.From {
-			f.input.SetValue(c.Value)
+			SetText(&f.input, c.Value)
 			m.derive(f.Key)
 		}
+		f.check() // a refusal of the old path gives way to the candidates
 	}
 }
 
-// submit validates every field; the first invalid one takes the focus.
+// submit checks every field; the first invalid one takes the focus.
 func (m *Model) submit() {
+	m.tried = true
 	first := -1
 	for i := range m.fields {
 		f := &m.fields[i]
-		f.err = ""
-		if f.Validate != nil && !f.Check {
-			f.err = f.Validate(f.input.Value())
-		}
+		f.check()
 		if f.err != "" && first < 0 {
 			first = i
 		}
 	}
 	if first >= 0 {
 		m.focus = first
+		m.refocus()
 		return
 	}
 	m.submitted = true
@@ -198,20 +248,26 @@ func (m *Model) Result() (common.Result, bool) {
 func (m *Model) Busy(frame int) { m.BusyWith(frame, "saving…") }
 
 // BusyWith is Busy with its own words ("checking the file…").
-func (m *Model) BusyWith(frame int, text string) { m.busy, m.frame, m.busyText = true, frame, text }
+func (m *Model) BusyWith(frame int, text string) {
+	m.busy, m.frame, m.busyText = true, frame, text
+	m.refocus()
+}
 
 // Fail shows err under the field key (the focused one when the form has
-// no such field) and makes the form editable again.
+// no such field) and makes the form editable again. The next edit of the
+// field replaces err with the field's own check.
 func (m *Model) Fail(key, err string) {
 	m.busy = false
+	at := m.focus
 	for i := range m.fields {
 		if m.fields[i].Key == key {
-			m.fields[i].err = err
-			m.focus = i
-			return
+			at = i
+			break
 		}
 	}
-	m.fields[m.focus].err = err
+	m.focus, m.tried = at, true // shown even if never typed into
+	m.fields[at].err = err
+	m.refocus()
 }
 
 // SetSize sets the body size the modal sits in.
@@ -249,9 +305,8 @@ func (m *Model) View() string {
 }
 
 func (m *Model) fieldView(i int, f field) string {
-	focused := i == m.focus && !m.busy
 	label := m.th.Label
-	if focused {
+	if i == m.focus && !m.busy {
 		label = m.th.FieldFocus
 	}
 	if f.Check {
@@ -261,20 +316,18 @@ func (m *Model) fieldView(i int, f field) string {
 		}
 		return label.Render(box + " " + f.Label)
 	}
-	line := label.Render(f.Label) + "\n" + m.th.Key.Render("> ") + f.input.View(m.th, focused)
+	line := label.Render(f.Label) + "\n" + m.th.Key.Render("> ") + f.input.View()
 	if f.Note != "" {
 		line += "\n" + m.th.Dim.Render(f.Note)
 	}
-	if f.err != "" {
+	if f.err != "" && (f.edited || m.tried) {
 		return line + "\n" + m.th.FieldError.Render(f.err)
 	}
 	if len(f.candidates) > 0 {
 		line += "\n" + m.th.Dim.Render(candidateLines(f.candidates))
 	}
-	if f.Warn != nil {
-		if w := f.Warn(f.input.Value()); w != "" {
-			line += "\n" + m.th.Warn.Render(w)
-		}
+	if f.warn != "" {
+		line += "\n" + m.th.Warn.Render(f.warn)
 	}
 	return line
 }

@@ -1,11 +1,13 @@
 // Package help is the scrolling text modal behind ? (bindings, from the key
-// registry so it cannot drift) and ! (the messages log): j/k scroll,
-// ?/!/esc/q close.
+// registry so it cannot drift) and ! (the messages log): a bubbles
+// viewport, j/k scroll, ?/!/esc/q close (TUI.md §1.6).
 package help
 
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -19,14 +21,30 @@ type Model struct {
 	th            *theme.Theme
 	title         string
 	lines         []string
-	offset        int
+	vp            viewport.Model
 	width, height int
 	done          bool
 }
 
 // New returns a pager over lines.
 func New(th *theme.Theme, title string, lines []string) *Model {
-	return &Model{th: th, title: title, lines: lines}
+	m := &Model{th: th, title: title, lines: lines, vp: viewport.New(0, 1)}
+	m.vp.KeyMap = keyMap()
+	m.vp.MouseWheelEnabled = false
+	return m
+}
+
+// keyMap scrolls by line and page and never sideways: the viewport's
+// default binds d u f b h l and space (TUI.md §3.2 pages on none of them).
+func keyMap() viewport.KeyMap {
+	return viewport.KeyMap{
+		Down:         key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j", "down")),
+		Up:           key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k", "up")),
+		HalfPageDown: key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "half down")),
+		HalfPageUp:   key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "half up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "page down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+	}
 }
 
 // Update scrolls or closes.
@@ -36,40 +54,40 @@ func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
 		return m, nil
 	}
 	switch k.String() {
-	case "j", "down":
-		m.offset++
-	case "k", "up":
-		m.offset--
 	case "g", "home":
-		m.offset = 0
+		m.vp.GotoTop()
 	case "G", "end":
-		m.offset = len(m.lines)
+		m.vp.GotoBottom()
 	case "?", "!", "esc", "q":
 		m.done = true
+	default:
+		m.vp, _ = m.vp.Update(k)
 	}
-	m.offset = max(0, min(m.offset, len(m.lines)-m.rows()))
 	return m, nil
 }
 
-// rows is how many lines fit in the box.
-func (m *Model) rows() int { return max(1, m.height-4) }
+// Offset is the first line shown.
+func (m *Model) Offset() int { return m.vp.YOffset }
 
-// SetSize sets the body size the modal sits in.
+// SetSize sets the body size the modal sits in; the lines are cut to the
+// box here, once per size: a wrapped line would break the scrolling.
 func (m *Model) SetSize(width, height int) {
 	m.width, m.height = width, height
-	m.offset = max(0, min(m.offset, len(m.lines)-m.rows()))
+	w := m.boxWidth()
+	shown := make([]string, len(m.lines))
+	for i, l := range m.lines {
+		shown[i] = ansi.Truncate(l, w-4, m.th.Glyphs.Ellipsis)
+	}
+	// The box's border, title and the blank line under it take 4 rows;
+	// two more stay free around it. A short list makes a short box.
+	m.vp.Width, m.vp.Height = w-4, max(1, min(height-6, len(shown)))
+	m.vp.SetContent(strings.Join(shown, "\n"))
+	m.vp.SetYOffset(m.vp.YOffset)
 }
 
-// View draws the visible lines, each cut to the box: a wrapped line would
-// break the scrolling.
+// View draws the visible lines in the box.
 func (m *Model) View() string {
-	w := m.boxWidth()
-	end := min(len(m.lines), m.offset+m.rows()-2)
-	shown := make([]string, 0, max(0, end-m.offset))
-	for _, l := range m.lines[m.offset:max(m.offset, end)] {
-		shown = append(shown, ansi.Truncate(l, w-4, m.th.Glyphs.Ellipsis))
-	}
-	return m.th.Box(m.title, strings.Join(shown, "\n"), w)
+	return m.th.Box(m.title, m.vp.View(), m.boxWidth())
 }
 
 // boxWidth is wider than a question's box: these lines are long.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
-	"github.com/cairn-dev/cairn/tui/widgets/progress"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
@@ -65,14 +64,16 @@ func Short(d time.Duration) string {
 }
 
 // Bar is the progress bar and percent of a transfer ("" when it has no
-// bytes to show yet).
+// bytes to show yet): bubbles' progress drawn with ViewAs, a static render
+// of the last sample, so nothing animates between them (TUI.md §1.6). The
+// percent is rounded down: 100 % only when every byte moved.
 func Bar(th *theme.Theme, t *common.Transfer, width int) string {
 	switch t.Phase {
 	case common.PhaseQueued, common.PhaseHashing, common.PhaseCancelled, common.PhaseFailed:
 		return ""
 	}
-	pct := int(t.Fraction() * 100)
-	return progress.ViewAs(th, t.Fraction(), width) + fmt.Sprintf(" %3d%%", pct)
+	f := t.Fraction() // 0–1
+	return th.Bar(width).ViewAs(f) + fmt.Sprintf(" %3d%%", int(f*100))
 }
 
 // Tail is what follows the bar: rate and ETA while bytes move, the size

@@ -3,6 +3,7 @@
 package typed
 
 import (
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
@@ -15,7 +16,7 @@ type Model struct {
 	th          *theme.Theme
 	title, text string
 	expect      string
-	input       form.Input
+	input       textinput.Model
 	mismatch    bool
 	width       int
 	done, ok    bool
@@ -23,7 +24,9 @@ type Model struct {
 
 // New asks the operator to type expect to confirm text.
 func New(th *theme.Theme, title, text, expect string) *Model {
-	return &Model{th: th, title: title, text: text, expect: expect, input: form.NewInput("", 256)}
+	m := &Model{th: th, title: title, text: text, expect: expect, input: form.NewTextInput(th, "", 256)}
+	m.input.Focus()
+	return m
 }
 
 // Update takes keys into the input; enter checks, esc cancels.
@@ -44,10 +47,13 @@ func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
 		}
 		return m, nil
 	}
-	if m.input.Update(k) {
+	before := m.input.Value()
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	if m.input.Value() != before {
 		m.mismatch = false
 	}
-	return m, nil
+	return m, cmd
 }
 
 // SetSize sets the body size the modal sits in.
@@ -60,7 +66,7 @@ func (m *Model) SetSize(width, _ int) {
 func (m *Model) View() string {
 	w := theme.BoxWidth(m.width)
 	body := theme.Wrap(m.text, w-4) + "\n\n" +
-		"Type " + m.th.Bold.Render(m.expect) + " to confirm:\n" + m.th.Key.Render("> ") + m.input.View(m.th, true)
+		"Type " + m.th.Bold.Render(m.expect) + " to confirm:\n" + m.th.Key.Render("> ") + m.input.View()
 	if m.mismatch {
 		body += "\n" + m.th.FieldError.Render("does not match")
 	}

@@ -1,0 +1,240 @@
+package form_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+var nameRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// nameField is the workspace name of TUI.md §3.5: the name set, 1–128
+// characters, and a warning for a name a known row has.
+func nameField(known ...string) form.Field {
+	return form.Field{Key: "name", Label: "Name", Limit: 128,
+		Validate: func(v string) string {
+			if !nameRule.MatchString(v) {
+				return "use 1–128 of A-Z a-z 0-9 _ -"
+			}
+			return ""
+		},
+		Warn: func(v string) string {
+			for _, k := range known {
+				if k == v {
+					return "a workspace named " + v + " already exists"
+				}
+			}
+			return ""
+		},
+	}
+}
+
+func plainTheme() *theme.Theme {
+	th := theme.New("dark", theme.Unicode())
+	th.Plain = true
+	return th
+}
+
+func setup(t *testing.T, fields ...form.Field) *form.Model {
+	t.Helper()
+	m := form.New(plainTheme(), "New workspace", fields...)
+	m.SetSize(100, 30)
+	return m
+}
+
+func keyMsg(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case " ":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// typeIn sends each rune of text as its own key press and reports whether
+// any returned a Cmd (a blinking cursor would).
+func typeIn(m *form.Model, text string) bool {
+	cmds := false
+	for _, r := range text {
+		_, cmd := m.Update(keyMsg(string(r)))
+		cmds = cmds || cmd != nil
+	}
+	return cmds
+}
+
+func press(m *form.Model, keys ...string) {
+	for _, k := range keys {
+		m.Update(keyMsg(k))
+	}
+}
+
+func values(t *testing.T, m *form.Model) common.Result {
+	t.Helper()
+	press(m, "enter")
+	r, ok := m.Result()
+	require.True(t, ok, "submitted")
+	return r
+}
+
+func TestNamesCheckedAsTyped(t *testing.T) {
+	t.Parallel()
+	t.Run("ErrorWhileTyping", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, nameField())
+		require.NotContains(t, m.View(), "use 1–128", "an untouched field shows no error")
+		typeIn(m, "ws alpha")
+		require.Contains(t, m.View(), "use 1–128", "the space is outside the name set, before any enter")
+		press(m, "backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
+		require.NotContains(t, m.View(), "use 1–128", "ws is a valid name")
+		press(m, "backspace", "backspace")
+		require.Contains(t, m.View(), "use 1–128", "empty is too short")
+		press(m, "backspace") // on the empty field: the error stays
+		require.Contains(t, m.View(), "use 1–128")
+	})
+	t.Run("WarningWhileTyping", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, nameField("ws-alpha"))
+		typeIn(m, "ws-alph")
+		require.NotContains(t, m.View(), "already exists")
+		typeIn(m, "a")
+		require.Contains(t, m.View(), "a workspace named ws-alpha already exists")
+		r := values(t, m)
+		require.Equal(t, "ws-alpha", r.Values["name"], "a warning does not block")
+	})
+	t.Run("LimitIsRunes", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, nameField())
+		typeIn(m, strings.Repeat("a", 130))
+		require.Equal(t, strings.Repeat("a", 128), values(t, m).Values["name"])
+	})
+}
+
+func TestEnterOnInvalidFormJumpsToField(t *testing.T) {
+	t.Parallel()
+	m := setup(t, nameField(), form.Field{Key: "description", Label: "Description"})
+	press(m, "tab")
+	typeIn(m, "about")
+	press(m, "enter")
+	_, ok := m.Result()
+	require.False(t, ok, "an empty name does not submit")
+	require.Contains(t, m.View(), "use 1–128", "every field's error shows after enter")
+	typeIn(m, "ws") // the focus is back on the name
+	require.NotContains(t, m.View(), "use 1–128")
+	r := values(t, m)
+	require.Equal(t, "ws", r.Values["name"])
+	require.Equal(t, "about", r.Values["description"])
+}
+
+func TestExplicitModes(t *testing.T) {
+	t.Parallel()
+	t.Run("QTypes", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, form.Field{Key: "description", Label: "Description"})
+		typeIn(m, "q?!/")
+		_, done := m.Result()
+		require.False(t, done)
+		require.Equal(t, "q?!/", values(t, m).Values["description"])
+	})
+	t.Run("EscCancels", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, nameField())
+		typeIn(m, "ws")
+		press(m, "esc")
+		r, done := m.Result()
+		require.True(t, done)
+		require.False(t, r.OK)
+	})
+	t.Run("SpaceToggles", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, form.Field{Key: "name", Label: "Name"}, form.Field{Key: "provision", Label: "provision volume now", Check: true})
+		typeIn(m, "a b")
+		press(m, "down", " ")
+		require.Contains(t, m.View(), "[x] provision volume now")
+		r := values(t, m)
+		require.Equal(t, "a b", r.Values["name"], "a space in a text field is text")
+		require.True(t, r.Checks["provision"])
+	})
+	t.Run("BusyTakesOnlyEsc", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t, form.Field{Key: "name", Label: "Name"})
+		m.Busy(0)
+		typeIn(m, "x")
+		require.Contains(t, m.View(), "⠋ saving…", "spinner frame 0")
+		m.Fail("name", "already taken")
+		require.Contains(t, m.View(), "already taken")
+		typeIn(m, "y")
+		require.NotContains(t, m.View(), "already taken", "an edit replaces the refusal")
+		require.Equal(t, "y", values(t, m).Values["name"], "typed while busy was dropped")
+	})
+}
+
+func TestCursorIsStatic(t *testing.T) {
+	t.Parallel()
+	m := setup(t, form.Field{Key: "name", Label: "Name"}, form.Field{Key: "description", Label: "Description"})
+	require.False(t, typeIn(m, "ab"), "no blink Cmd: nothing animates when idle")
+	require.Contains(t, m.View(), "> ab_", "without colour the cursor is an underscore")
+	press(m, "down")
+	view := m.View()
+	require.Contains(t, view, "> ab ", "a field without focus has no cursor")
+	require.Contains(t, view, "> _")
+}
+
+func TestDeriveFollowsUntilEdited(t *testing.T) {
+	t.Parallel()
+	m := setup(t,
+		form.Field{Key: "path", Label: "Local file"},
+		form.Field{Key: "name", Label: "Name", From: "path", Derive: func(p string) string {
+			return strings.ReplaceAll(p[strings.LastIndex(p, "/")+1:], ".", "_")
+		}})
+	typeIn(m, "/tmp/report.csv")
+	require.Equal(t, "report_csv", values(t, m).Values["name"])
+	press(m, "down", "backspace", "backspace", "backspace")
+	press(m, "shift+tab")
+	typeIn(m, "x")
+	require.Equal(t, "report_", values(t, m).Values["name"], "edited: the path no longer drives it")
+}
+
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	asked := ""
+	m := setup(t, form.Field{Key: "path", Label: "Local file", Complete: func(v string) tea.Cmd {
+		asked = v
+		return func() tea.Msg { return nil }
+	}}, form.Field{Key: "name", Label: "Name"})
+	typeIn(m, "~/re")
+	_, cmd := m.Update(keyMsg("tab"))
+	require.NotNil(t, cmd, "tab asks for the completion")
+	require.Equal(t, "~/re", asked)
+	m.Update(form.CompletedMsg{Key: "path", From: "~/re", Value: "~/report", Candidates: []string{"report.csv", "report.txt", "reports/"}})
+	require.Contains(t, m.View(), "report.csv  report.txt  reports/", "candidates under the field")
+	typeIn(m, ".t") // the cursor is at the end of the completed text
+	require.NotContains(t, m.View(), "reports/", "an edit drops the candidates")
+	m.Update(form.CompletedMsg{Key: "path", From: "~/re", Value: "~/stale"})
+	require.Equal(t, "~/report.t", values(t, m).Values["path"], "a completion of an older value is dropped")
+}
