@@ -193,7 +193,8 @@ func TestTeardown(t *testing.T) {
 		h.key("V").typeText("ws-alpha").key("enter").key("!")
 		log := flat(h.view())
 		require.Contains(t, log, "volume is mounted by running containers")
-		require.Contains(t, log, "(request ID req-7f3a)")
+		entries := h.m.toasts.Log()
+		require.Equal(t, "req-7f3a", entries[len(entries)-1].RequestID)
 		require.Contains(t, log, "server: volume in use: shells 4f3c2a1e, 9b77d0c2 mount it", "the log keeps the message and detail (TUI.md §3.3)")
 	})
 }

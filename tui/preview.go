@@ -1,11 +1,14 @@
 package tui
 
 import (
-	"strings"
+	"bytes"
+	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 )
@@ -17,7 +20,7 @@ func (m *Model) openPreview(a *cairn.Artifact) tea.Cmd {
 	if a.State != cairn.ArtifactRecorded {
 		return m.toast(common.LevelInfo, "no object to preview — U to replace")
 	}
-	text := textType(a.MIMEType, m.c.Config.PreviewMIMEAllow)
+	text := common.TextType(a.MIMEType, m.c.Config.PreviewMIMEAllow)
 	n := int64(preview.CardBytes)
 	if text {
 		n = m.c.Config.PreviewMaxBytes
@@ -44,18 +47,33 @@ func (m *Model) onPreview(msg preview.Msg) tea.Cmd {
 	return nil
 }
 
-// textType reports a MIME type shown as text: text/*, or one of
-// preview.mime_allow.
-func textType(mime string, allow []string) bool {
-	t, _, _ := strings.Cut(mime, ";")
-	t = strings.ToLower(strings.TrimSpace(t))
-	if strings.HasPrefix(t, "text/") {
-		return true
+// headMsg is the first bytes of an artifact read for the detail pane.
+type headMsg struct {
+	id   string
+	at   time.Time
+	data []byte
+	err  error
+}
+
+// readHead reads the first preview.inline_max_bytes of an artifact the
+// cursor rested on, unless they are cached (TUI.md §1.3).
+func (m *Model) readHead(h common.HeadMsg) tea.Cmd {
+	if _, ok := m.sh.heads.Get(h.ArtifactID, h.UpdatedAt); ok {
+		return nil
 	}
-	for _, a := range allow {
-		if strings.EqualFold(a, t) {
-			return true
-		}
+	b, ctx, n := m.backend, m.ctx, m.c.Config.PreviewInlineMaxBytes
+	return func() tea.Msg {
+		data, _, err := b.ReadHead(ctx, h.ArtifactID, n)
+		return headMsg{id: h.ArtifactID, at: h.UpdatedAt, data: data, err: err}
 	}
-	return false
+}
+
+// onHead caches the head as sanitised lines; a failed read shows nothing
+// (the preview says why when asked).
+func (m *Model) onHead(h headMsg) {
+	if h.err != nil || !utf8.Valid(h.data) || bytes.IndexByte(h.data, 0) >= 0 {
+		return
+	}
+	dim := m.c.Theme.Dim
+	m.sh.heads.Put(h.id, h.at, termkit.SanitizeLines(string(h.data), func(s string) string { return dim.Render(s) }))
 }

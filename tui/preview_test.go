@@ -2,9 +2,11 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -145,4 +147,46 @@ func TestPreviewDownloadKey(t *testing.T) {
 	openPreviewOf(t, h, "x", "")
 	h.key("d")
 	require.Contains(t, h.view(), "Download report_csv")
+}
+
+// restTimers fires the artifacts screen's 300 ms cursor-rest timers.
+func restTimers(h *harness) int {
+	return h.fire(func(msg tea.Msg) bool { return fmt.Sprintf("%T", msg) == "artifacts.headRestMsg" })
+}
+
+// TestDetailShowsTheFirstLines: after the cursor rests on a small text
+// artifact, the detail pane shows its first lines, escaped, read once per
+// content (TUI.md §1.3); MISSING, binary or large ones read nothing.
+func TestDetailShowsTheFirstLines(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+	big := h.b.World.AddArtifact(w.ID, "big_log", cairn.ArtifactRecorded, 64<<10, "")
+	h.b.World.AddArtifact(w.ID, "gone_txt", cairn.ArtifactMissingObject, 10, "")
+	notes := h.b.World.AddArtifact(w.ID, "notes_md", cairn.ArtifactRecorded, 30, "")
+	reads := map[string]int{}
+	h.b.ReadHeadFunc = func(_ context.Context, id string, n int64) ([]byte, int64, error) {
+		reads[id]++
+		require.Equal(t, int64(16<<10), n, "at most preview.inline_max_bytes")
+		return []byte("# plan\n\x1b[31mred\x1b[0m\nthird\n"), 30, nil
+	}
+	h.size(160, 50).hello()
+	h.key("enter")
+
+	cursorOn(t, h, "big_log")
+	require.Zero(t, restTimers(h), "64 KiB is past preview.inline_max_bytes")
+	cursorOn(t, h, "gone_txt")
+	require.Zero(t, restTimers(h), "MISSING has no content")
+	cursorOn(t, h, "notes_md")
+	require.NotContains(t, h.view(), "# plan", "nothing is read before the cursor rests")
+	require.Equal(t, 1, restTimers(h))
+	v := h.view()
+	require.Contains(t, v, "# plan")
+	require.Contains(t, v, "^[[31mred^[[0m", "escapes show, never reach the terminal")
+	require.Equal(t, 1, reads[notes.ID])
+
+	h.key("k").key("j")
+	restTimers(h)
+	require.Equal(t, 1, reads[notes.ID], "cached by (ID, updated_at)")
+	require.Zero(t, reads[big.ID])
 }

@@ -22,6 +22,8 @@ type shared struct {
 	// shellBlocked is why the server opens no shell ("" when unknown or
 	// fine).
 	shellBlocked string
+	// heads is the first lines of small text artifacts (TUI.md §1.3).
+	heads *store.Heads
 }
 
 func newShared(maxArtifacts int, now time.Time) *shared {
@@ -30,6 +32,7 @@ func newShared(maxArtifacts int, now time.Time) *shared {
 		pending: make(map[string]string),
 		now:     now, start: now,
 		lists: make(map[store.Scope]*listState),
+		heads: store.NewHeads(32),
 	}
 }
 
@@ -55,3 +58,5 @@ func (s *shared) List(sc store.Scope) common.ListStatus {
 func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 
 func (s *shared) ShellBlocked() string { return s.shellBlocked }
+
+func (s *shared) Head(id string, updatedAt time.Time) ([]string, bool) { return s.heads.Get(id, updatedAt) }

@@ -59,6 +59,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onLocalStat(msg)
 	case preview.Msg:
 		return m.onPreview(msg)
+	case headMsg:
+		m.onHead(msg)
 	case shellsMsg:
 		m.onShells(msg)
 	case shellDialedMsg:
@@ -92,6 +94,8 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.toast(msg.Level, msg.Text)
 	case common.FetchMsg:
 		return m.onFetch(msg)
+	case common.HeadMsg:
+		return m.readHead(msg)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:

@@ -4,6 +4,7 @@
 package common
 
 import (
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -99,6 +100,33 @@ type Data interface {
 	// ShellBlocked is why no shell can open on this server ("" when it
 	// can, as far as is known): disabled, refused before.
 	ShellBlocked() string
+	// Head is the sanitised first lines of a small text artifact's
+	// content at updatedAt, once read for the detail pane.
+	Head(artifactID string, updatedAt time.Time) ([]string, bool)
+}
+
+// TextType reports a MIME type shown as text: text/*, or one of allow
+// (preview.mime_allow).
+func TextType(mime string, allow []string) bool {
+	t, _, _ := strings.Cut(mime, ";")
+	t = strings.ToLower(strings.TrimSpace(t))
+	if strings.HasPrefix(t, "text/") {
+		return true
+	}
+	for _, a := range allow {
+		if strings.EqualFold(a, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Inlined reports an artifact whose first lines the detail pane shows: a
+// RECORDED text artifact of at most preview.inline_max_bytes (TUI.md
+// §1.3).
+func (c *Common) Inlined(a *cairn.Artifact) bool {
+	max := c.Config.PreviewInlineMaxBytes
+	return max > 0 && a.State == cairn.ArtifactRecorded && a.Size <= max && TextType(a.MIMEType, c.Config.PreviewMIMEAllow)
 }
 
 // Changed reports whether a row shows as recently changed.

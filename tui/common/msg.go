@@ -1,6 +1,8 @@
 package common
 
 import (
+	"time"
+
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -65,6 +67,13 @@ type RestMsg struct {
 type FetchMsg struct {
 	WorkspaceID string
 	Prefetch    bool
+}
+
+// HeadMsg asks the root to read the first lines of an artifact for the
+// detail pane; the cursor rested on it (TUI.md §1.3).
+type HeadMsg struct {
+	ArtifactID string
+	UpdatedAt  time.Time
 }
 
 // BackMsg is esc reaching the screen: it clears its filter, or asks the

@@ -1,6 +1,8 @@
 package artifacts
 
 import (
+	"time"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
@@ -21,7 +23,15 @@ type Screen struct {
 	reverse     bool
 	missingOnly bool
 	deleted     bool // the workspace was deleted remotely: rows stay, read-only
+	// rest is the artifact content the cursor last stood on and the
+	// sequence of its rest timer: the detail pane asks for the first
+	// lines of a small text artifact after 300 ms there (TUI.md §1.3).
+	rest    common.HeadMsg
+	restSeq int
 }
+
+// headRestMsg is the cursor having rested on an artifact for 300 ms.
+type headRestMsg struct{ seq int }
 
 // New returns the screen of workspace wsID, filled from the store.
 func New(c *common.Common, wsID string) *Screen {
@@ -71,17 +81,49 @@ func (s *Screen) Selected() (*cairn.Artifact, bool) {
 
 // Update handles keys and data for the screen.
 func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	cmd := s.update(msg)
+	return s, tea.Batch(cmd, s.restIfMoved())
+}
+
+// restIfMoved starts the rest timer when the cursor stands on other
+// content than before.
+func (s *Screen) restIfMoved() tea.Cmd {
+	var at common.HeadMsg
+	if a, ok := s.Selected(); ok && s.c.Inlined(a) {
+		at = common.HeadMsg{ArtifactID: a.ID, UpdatedAt: a.UpdatedAt}
+	}
+	if at == s.rest {
+		return nil
+	}
+	s.rest = at
+	s.restSeq++
+	if at.ArtifactID == "" {
+		return nil
+	}
+	seq := s.restSeq
+	return s.c.After(300*time.Millisecond, func() tea.Msg { return headRestMsg{seq: seq} })
+}
+
+func (s *Screen) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case headRestMsg:
+		if msg.seq != s.restSeq || s.rest.ArtifactID == "" {
+			return nil
+		}
+		if _, ok := s.c.Data.Head(s.rest.ArtifactID, s.rest.UpdatedAt); ok {
+			return nil
+		}
+		return send(s.rest)
 	case tea.KeyMsg:
-		return s, s.key(msg)
+		return s.key(msg)
 	case common.DataMsg:
 		s.data(msg.Changes)
 	case common.BackMsg:
 		if !s.list.ClearFilter() {
-			return s, send(common.NavMsg{Kind: common.NavPop})
+			return send(common.NavMsg{Kind: common.NavPop})
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

@@ -3,6 +3,8 @@ package artifacts
 import (
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
@@ -176,6 +178,32 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 	)
 	if d := common.Deref(a.Description); d != "" {
 		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
+	}
+	return append(lines, head(c, a, width)...)
+}
+
+// headLines is how many lines of a small text artifact the detail pane
+// shows.
+const headLines = 12
+
+// head is the first lines of a small text artifact, once read (TUI.md
+// §1.3); the preview shows all of it.
+func head(c *common.Common, a *cairn.Artifact, width int) []string {
+	if !c.Inlined(a) {
+		return nil
+	}
+	th := c.Theme
+	text, ok := c.Data.Head(a.ID, a.UpdatedAt)
+	if !ok {
+		return []string{"", " " + th.Label.Render("Content"), " " + th.Dim.Render("reading"+th.Glyphs.Ellipsis)}
+	}
+	lines := []string{"", " " + th.Label.Render("Content")}
+	for i, l := range text {
+		if i == headLines {
+			lines = append(lines, " "+th.Dim.Render(th.Glyphs.Ellipsis+" p previews all"))
+			break
+		}
+		lines = append(lines, " "+ansi.Truncate(l, max(1, width-2), th.Glyphs.Ellipsis))
 	}
 	return lines
 }
