@@ -1,0 +1,125 @@
+package help_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/help"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+// setup is a pager over 40 numbered lines in a body of 100×20: 14 show.
+func setup(t *testing.T) *help.Model {
+	t.Helper()
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %02d", i)
+	}
+	m := help.New(theme.New("dark", theme.Unicode()), "Messages", lines)
+	m.SetSize(100, 20)
+	return m
+}
+
+func key(s string) tea.KeyMsg {
+	switch s {
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "pgdown":
+		return tea.KeyMsg{Type: tea.KeyPgDown}
+	case "ctrl+d":
+		return tea.KeyMsg{Type: tea.KeyCtrlD}
+	case " ":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func TestScroll(t *testing.T) {
+	t.Parallel()
+	t.Run("Lines", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t)
+		require.Contains(t, m.View(), "line 13")
+		require.NotContains(t, m.View(), "line 14")
+		m.Update(key("j"))
+		m.Update(key("down"))
+		require.Equal(t, 2, m.Offset())
+		require.Contains(t, m.View(), "line 15")
+		m.Update(key("k"))
+		require.Equal(t, 1, m.Offset())
+	})
+	t.Run("Pages", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t)
+		m.Update(key("pgdown"))
+		require.Equal(t, 14, m.Offset())
+		m.Update(key("ctrl+d"))
+		require.Equal(t, 21, m.Offset())
+	})
+	t.Run("EndShowsTheLastLine", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t)
+		m.Update(key("G"))
+		require.Contains(t, m.View(), "line 39")
+		m.Update(key("j"))
+		require.Equal(t, 26, m.Offset(), "no scrolling past the end")
+		m.Update(key("g"))
+		require.Equal(t, 0, m.Offset())
+	})
+	t.Run("ViewportDefaultsUnbound", func(t *testing.T) {
+		t.Parallel()
+		m := setup(t)
+		for _, k := range []string{"d", "u", "f", "b", " ", "l", "h"} {
+			m.Update(key(k))
+			require.Equal(t, 0, m.Offset(), "%q pages nowhere (TUI.md §3.2)", k)
+		}
+	})
+	t.Run("ShortListShortBox", func(t *testing.T) {
+		t.Parallel()
+		m := help.New(theme.New("dark", theme.Unicode()), "Messages", []string{"no messages yet"})
+		m.SetSize(100, 20)
+		require.Len(t, strings.Split(m.View(), "\n"), 5, "border, title, blank, the line, border")
+	})
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"?", "!", "q", "esc"} {
+		t.Run(k, func(t *testing.T) {
+			t.Parallel()
+			m := setup(t)
+			m.Update(key(k))
+			_, done := m.Result()
+			require.True(t, done)
+		})
+	}
+}
+
+func TestLines(t *testing.T) {
+	t.Parallel()
+	km, _, err := keys.New(nil)
+	require.NoError(t, err)
+	ctx := keys.Context{Bindings: km.Enabled(keys.ScopeLists)}
+	ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
+	ctx.Bindings[1].Hidden = true // vol_save, as read-only mode hides it
+	lines := help.Lines(theme.New("dark", theme.Unicode()), []help.Group{{Title: "This screen", Bindings: ctx.Bindings}})
+	require.Equal(t, []string{
+		"This screen",
+		"s             open a shell in the workspace (volume at /mnt/cairn/ws) — shell needs volume READY — v provisions it",
+	}, lines)
+}

@@ -1,0 +1,49 @@
+package transferline_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/transferline"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+func TestBar(t *testing.T) {
+	t.Parallel()
+	uni, ascii := theme.New("dark", theme.Unicode()), theme.New("dark", theme.ASCII())
+	cases := []struct {
+		name        string
+		th          *theme.Theme
+		phase       common.Phase
+		done, total int64
+		width       int
+		want        string
+	}{
+		{"Empty", uni, common.PhaseUploading, 0, 100, 8, "░░░░░░░░   0%"},
+		{"Half", uni, common.PhaseDownloading, 50, 100, 8, "████░░░░  50%"},
+		{"Rounds", uni, common.PhaseUploading, 64, 100, 16, "██████████░░░░░░  64%"},
+		{"PercentRoundsDown", uni, common.PhaseUploading, 999, 1000, 10, "██████████  99%"},
+		{"Done", uni, common.PhaseDone, 0, 0, 4, "████ 100%"},
+		{"ASCII", ascii, common.PhaseUploading, 25, 100, 8, "##......  25%"},
+		{"NoRoom", uni, common.PhaseUploading, 50, 100, 0, "  50%"},
+		{"NoBytesYet", uni, common.PhaseHashing, 10, 100, 8, ""},
+		{"Queued", uni, common.PhaseQueued, 0, 100, 8, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tr := &common.Transfer{Kind: common.Upload, Name: "report_csv", Phase: c.phase, Done: c.done, Total: c.total}
+			require.Equal(t, c.want, transferline.Bar(c.th, tr, c.width))
+		})
+	}
+}
