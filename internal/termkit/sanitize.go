@@ -49,6 +49,12 @@ type sanitizer struct {
 
 func (z *sanitizer) run(s string, keepLines bool) {
 	for i := 0; i < len(s); {
+		if c := s[i]; c >= 0x20 && c < 0x7f { // printable ASCII: most text
+			z.b.WriteByte(c)
+			z.col++
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case keepLines && r == '\n':

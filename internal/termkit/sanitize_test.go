@@ -117,3 +117,12 @@ func safe(s string) bool {
 	}
 	return true
 }
+
+// BenchmarkSanitizeLines is the preview's worst case: its 256 KiB sample.
+func BenchmarkSanitizeLines(b *testing.B) {
+	text := strings.Repeat("col\tvalue \x1b[1mbold\x1b[0m 日本 ok\n", 256<<10/40)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		termkit.SanitizeLines(text, bracket)
+	}
+}
