@@ -25,7 +25,8 @@ func main() {
 }
 
 // run is the program; it returns the exit status: 0 done, 1 failed, 2
-// usage or configuration.
+// usage or configuration (a key conflict included), always before the alt
+// screen.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := config.Load(config.Input{Args: args})
 	switch {
@@ -38,8 +39,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case cfg.Version:
 		fmt.Fprintln(stdout, "cairn-tui", version)
 		return 0
-	case cfg.PrintConfig:
-		if err := cfg.Print(stdout); err != nil {
+	}
+	km, err := resolveKeys(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-tui:", err)
+		return 2
+	}
+	if cfg.PrintConfig {
+		if err := cfg.Print(stdout, bindings(km, cfg.Warnings)); err != nil {
 			return 1
 		}
 		return 0
@@ -50,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err = tui.Run(ctx, tui.RunOptions{
-		Options:        tui.Options{Config: cfg, Backend: c},
+		Options:        tui.Options{Config: cfg, Backend: c, Keys: km},
 		StdoutTerminal: isTerminal(stdout),
 	})
 	if err != nil {

@@ -2,9 +2,11 @@ package config_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,7 +181,7 @@ func TestPrintRedactsToken(t *testing.T) {
 	c, err := config.Load(setup(t, devFile, 0o600, nil))
 	require.NoError(t, err)
 	var b bytes.Buffer
-	require.NoError(t, c.Print(&b))
+	require.NoError(t, c.Print(&b, nil))
 	require.NotContains(t, b.String(), "file-token")
 	require.Contains(t, b.String(), "(set, redacted)")
 }
@@ -213,4 +215,89 @@ func TestSizeKeys(t *testing.T) {
 		var inv *config.InvalidError
 		require.ErrorAs(t, err, &inv, "%v", bad)
 	}
+}
+
+func TestAbandonKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"ctrl+]", "ctrl+]"}, {"ctrl+x", "ctrl+x"}, {" CTRL+A ", "ctrl+a"}, {"ctrl-]", "ctrl-]"}, {"none", "none"},
+	} {
+		c, err := config.Load(setup(t, devFile, 0o600, map[string]string{"CAIRN_TUI_SHELL_ABANDON_KEY": tc.in}))
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, c.ShellAbandonKey, tc.in)
+	}
+	for _, tc := range []struct {
+		name   string
+		in     config.Input
+		value  string
+		source string
+	}{
+		{"FileDigit", setup(t, devFile+"tui:\n  shell: {abandon_key: ctrl+1}\n", 0o600, nil), "ctrl+1", "file "},
+		{"EnvAlt", setup(t, devFile, 0o600, map[string]string{"CAIRN_TUI_SHELL_ABANDON_KEY": "alt+x"}), "alt+x", "env CAIRN_TUI_SHELL_ABANDON_KEY"},
+		{"EnvPlainLetter", setup(t, devFile, 0o600, map[string]string{"CAIRN_TUI_SHELL_ABANDON_KEY": "q"}), "q", "env CAIRN_TUI_SHELL_ABANDON_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Load(tc.in)
+			var inv *config.InvalidError
+			require.ErrorAs(t, err, &inv)
+			require.Equal(t, "tui.shell.abandon_key", inv.Key)
+			require.Equal(t, tc.value, inv.Value)
+			require.Contains(t, inv.Source, tc.source)
+			require.ErrorContains(t, err, `invalid tui.shell.abandon_key "`+tc.value+`" (from `+tc.source)
+		})
+	}
+}
+
+func TestDetachKeyNamesTheAbandonKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   config.Input
+		want string
+	}{
+		{"File", setup(t, devFile+"tui:\n  shell: {detach_key: ctrl+x}\n", 0o600, nil),
+			"tui.shell.detach_key ignored — cairn-tui's shell detach key is tui.shell.abandon_key"},
+		{"FileTopLevel", setup(t, devFile+"shell: {detach_key: ctrl+x}\n", 0o600, nil),
+			"shell.detach_key ignored — cairn-tui's shell detach key is tui.shell.abandon_key"},
+		{"Env", setup(t, devFile, 0o600, map[string]string{"CAIRN_TUI_SHELL_DETACH_KEY": "ctrl+x"}),
+			"env CAIRN_TUI_SHELL_DETACH_KEY ignored — cairn-tui's shell detach key is tui.shell.abandon_key (CAIRN_TUI_SHELL_ABANDON_KEY)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(tc.in)
+			require.NoError(t, err)
+			require.Len(t, c.Warnings, 1)
+			require.Contains(t, c.Warnings[0], tc.want)
+			require.NotContains(t, c.Warnings[0], "unknown key")
+			require.Equal(t, "ctrl+]", c.ShellAbandonKey, "the misnamed key changes nothing")
+		})
+	}
+}
+
+func TestPrintShowsListsAndKeys(t *testing.T) {
+	t.Parallel()
+	in := setup(t, devFile+"tui:\n  preview: {mime_allow: [application/json, text/x-log]}\n  keys: {ws_delete: [X], shell: [ctrl+q]}\n", 0o600, nil)
+	c, err := config.Load(in)
+	require.NoError(t, err)
+	file := "file " + c.ConfigPath
+	var b bytes.Buffer
+	require.NoError(t, c.Print(&b, []config.Binding{
+		{Action: "help", Keys: "?"}, {Action: "ws_delete", Keys: "X"}, {Action: "shell", Keys: "s", Ignored: true},
+	}))
+	lines := strings.Split(b.String(), "\n")
+	for _, want := range []string{
+		fmt.Sprintf("%-30s %-24s # %s", "tui.preview.mime_allow", "[application/json, text/x-log]", file),
+		fmt.Sprintf("%-30s %-24s # %s", "tui.keys.help", "?", "default"),
+		fmt.Sprintf("%-30s %-24s # %s", "tui.keys.ws_delete", "X", file),
+		fmt.Sprintf("%-30s %-24s # default (%s ignored, see the warning)", "tui.keys.shell", "s", file),
+	} {
+		require.Contains(t, lines, want)
+	}
+
+	c, err = config.Load(setup(t, devFile, 0o600, nil))
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, c.Print(&b, nil))
+	require.Contains(t, b.String(), fmt.Sprintf("%-30s %-24s # default", "tui.preview.mime_allow", "["+strings.Join(config.Defaults().PreviewMIMEAllow, ", ")+"]"))
 }

@@ -14,6 +14,7 @@ type fileValues struct {
 	values    map[string]sourced
 	mimeAllow []string
 	keys      map[string][]string
+	source    string // "file PATH", for mime_allow and the keys
 	warnings  []string
 }
 
@@ -33,6 +34,7 @@ func readConfigFile(path string, explicit bool, in Input) (fileValues, error) {
 		return out, fmt.Errorf("parse config %s: %w", path, err)
 	}
 	src := "file " + path
+	out.source = src
 	known := make(map[string]bool)
 	for _, s := range settings() {
 		known[s.key] = true
@@ -77,6 +79,10 @@ func (f *fileValues) value(key string, v any, src string, known map[string]bool)
 	}
 	if m, ok := v.(map[string]any); ok {
 		return f.walk(key, m, src, known)
+	}
+	if right, ok := misnamed()[key]; ok {
+		f.warnings = append(f.warnings, fmt.Sprintf("%s: %s ignored — cairn-tui's shell detach key is %s", src, key, right))
+		return nil
 	}
 	if !known[key] {
 		f.warnings = append(f.warnings, fmt.Sprintf("%s: unknown key %s ignored", src, key))

@@ -71,10 +71,10 @@ func Load(in Input) (*Config, error) {
 		return nil, err
 	}
 	c.Warnings = append(c.Warnings, file.warnings...)
-	if file.mimeAllow != nil {
-		c.PreviewMIMEAllow = file.mimeAllow
+	if env := "CAIRN_TUI_SHELL_DETACH_KEY"; in.Getenv(env) != "" {
+		c.Warnings = append(c.Warnings, "env "+env+" ignored — cairn-tui's shell detach key is tui.shell.abandon_key (CAIRN_TUI_SHELL_ABANDON_KEY)")
 	}
-	c.Keys = file.keys
+	c.applyLists(file)
 	for _, layer := range []map[string]sourced{file.values, envValues(in.Getenv), fl.values} {
 		if err := c.apply(layer, in); err != nil {
 			return nil, err
@@ -85,6 +85,19 @@ func Load(in Input) (*Config, error) {
 		return nil, ErrNoServer
 	}
 	return &c, nil
+}
+
+// applyLists takes the file's lists, which only the file can set:
+// preview.mime_allow and the key overrides, with their source.
+func (c *Config) applyLists(file fileValues) {
+	if file.mimeAllow != nil {
+		c.PreviewMIMEAllow = file.mimeAllow
+		c.Sources["tui.preview.mime_allow"] = file.source
+	}
+	c.Keys = file.keys
+	for id := range file.keys {
+		c.Sources["tui.keys."+id] = file.source
+	}
 }
 
 // keepFileTokenForFileServer drops a token that came from the file when

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // setting is one scalar key: its file path, its environment variable and
@@ -40,7 +42,7 @@ func settings() []setting {
 		tui("transfer.rate_limit", bytes(func(c *Config) *int64 { return &c.RateLimit }, 0)),
 		tui("shell.pause_on_exit", oneOf(func(c *Config) *string { return &c.ShellPauseOnExit }, "auto", "always", "never")),
 		tui("shell.term", text(func(c *Config) *string { return &c.ShellTerm })),
-		tui("shell.abandon_key", text(func(c *Config) *string { return &c.ShellAbandonKey })),
+		tui("shell.abandon_key", abandonKey(func(c *Config) *string { return &c.ShellAbandonKey })),
 		tui("debug_log", text(func(c *Config) *string { return &c.DebugLog })),
 	}
 }
@@ -116,6 +118,29 @@ func bytes(field func(*Config) *int64, least int64) func(*Config, string) error 
 		}
 		*field(c) = n
 		return nil
+	}
+}
+
+// abandonKey is the shell's detach key: a key ptyshell can leave on
+// (ctrl+ and a letter or one of @ [ \ ] ^ _, which send one control byte)
+// or none. It is checked at start, not when the first shell opens.
+func abandonKey(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if _, _, err := ptyshell.ParseDetachKey(v); err != nil {
+			return errors.New(`want ctrl+ and a letter or one of @ [ \ ] ^ _ (a key that sends one control byte), or none`)
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+// misnamed are keys people write after PTYSHELL.md's name for a setting
+// that cairn-tui calls otherwise: each warns naming the right key.
+func misnamed() map[string]string {
+	return map[string]string{
+		"tui.shell.detach_key": "tui.shell.abandon_key",
+		"shell.detach_key":     "tui.shell.abandon_key",
 	}
 }
 
