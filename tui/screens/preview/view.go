@@ -46,7 +46,11 @@ func (s *Screen) View() string {
 			common.IEC(int64(len(s.data))), common.IEC(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
 	}
 	if s.searching || s.query != "" {
-		prompt := th.Key.Render("/") + s.input.View()
+		query := s.input.Value() // kept: no cursor cell after it
+		if s.searching {
+			query = s.input.View()
+		}
+		prompt := th.Key.Render("/") + query
 		if !s.searching && len(s.hits) > 0 {
 			prompt += th.Dim.Render(fmt.Sprintf("   hit %d of %d %s n/N", max(1, s.hit+1), len(s.hits), th.Glyphs.Dot))
 		}

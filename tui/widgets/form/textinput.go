@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/tui/theme"
 )
@@ -89,13 +90,17 @@ func (in *Input) Update(k tea.KeyMsg) bool {
 	return in.model.Value() != before
 }
 
-// View draws the text, with the cursor when focused.
+// View draws the text: with the cursor when focused, else cut to Width.
 func (in *Input) View(th *theme.Theme, focused bool) string {
+	if !focused {
+		text := in.model.Value()
+		if in.Width > 0 && ansi.StringWidth(text) > in.Width {
+			text = ansi.Truncate(text, in.Width, th.Glyphs.Ellipsis)
+		}
+		return text
+	}
 	m := in.model
 	m.Width = in.Width
 	m.Cursor.Style = cursorStyle(th)
-	if !focused {
-		m.Blur()
-	}
 	return m.View()
 }
