@@ -30,8 +30,7 @@ func (e *StoreUnreachableError) Unwrap() error { return e.err }
 func storeTransportError(ctx context.Context, what, rawURL string, err error) error {
 	host := storeHost(rawURL)
 	terr := transportError(ctx, what+" the object store at "+host, err)
-	var unreachable *unreachableError
-	if !errors.As(terr, &unreachable) {
+	if _, ok := errors.AsType[*unreachableError](terr); !ok {
 		return terr
 	}
 	return &StoreUnreachableError{Host: host, err: terr}

@@ -18,7 +18,7 @@ import (
 // storeUnreachable is the error of a real download whose presigned GET
 // points at a port where nothing listens, as a server with a wrong
 // artifact.s3.presignEndpoint hands out.
-func storeUnreachable(t *testing.T) (error, string) {
+func storeUnreachable(t *testing.T) (string, error) {
 	t.Helper()
 	s := clienttest.New(t)
 	ws := s.AddWorkspace("ws-alpha", cairn.VolumeReady)
@@ -30,12 +30,12 @@ func storeUnreachable(t *testing.T) (error, string) {
 	s.SetStoreURL("http://" + host)
 	_, err = s.Client(t).Download(t.Context(), a.ID, filepath.Join(t.TempDir(), "report.csv"), client.DownloadOptions{})
 	require.Error(t, err)
-	return err, host
+	return host, err
 }
 
 func TestSentence(t *testing.T) {
 	t.Parallel()
-	storeErr, host := storeUnreachable(t)
+	host, storeErr := storeUnreachable(t)
 	subject := common.Subject{Workspace: "ws-alpha", Artifact: "report_csv", Name: "report_csv"}
 	for _, tc := range []struct {
 		name string
