@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -30,7 +31,7 @@ func (m *Model) onAction(a common.ActionMsg) tea.Cmd {
 	if !ok {
 		return m.toast(common.LevelInfo, "no workspace selected")
 	}
-	if p := m.sh.pending[w.ID]; p != "" {
+	if p := m.ops.Pending(w.ID); p != "" {
 		return m.toast(common.LevelInfo, "busy: "+p)
 	}
 	return m.workspaceAction(a.ID, w)
@@ -97,11 +98,11 @@ func (m *Model) typedDelete(wsID string, teardownFirst bool) {
 // checkMounts re-fetches the mount count before a teardown may be
 // confirmed.
 func (m *Model) checkMounts(w *cairn.Workspace) tea.Cmd {
-	o := m.wsOp(opTeardown, w.ID)
-	m.tasks = append(m.tasks, task{id: o.id, label: "checking mounts of " + w.Name + "…"})
+	o := m.wsOp(ops.Teardown, w.ID)
+	m.ops.AddTask(o.ID, "checking mounts of "+w.Name+"…")
 	b, ctx := m.backend, m.ctx
 	return func() tea.Msg {
-		d, err := b.InspectWorkspace(ctx, o.wsID)
+		d, err := b.InspectWorkspace(ctx, o.WSID)
 		return mountCheckMsg{op: o, detail: d, err: err}
 	}
 }
@@ -109,7 +110,7 @@ func (m *Model) checkMounts(w *cairn.Workspace) tea.Cmd {
 // onMountCheck refuses a teardown while mounted (or when nobody can tell)
 // and otherwise asks for the typed name.
 func (m *Model) onMountCheck(msg mountCheckMsg) tea.Cmd {
-	m.settle(msg.op)
+	m.ops.EndTask(msg.op.ID)
 	if msg.err != nil {
 		return m.opFailed(msg.op, msg.err, 0)
 	}
@@ -132,7 +133,7 @@ func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
 	if !ok {
 		return m.toast(common.LevelInfo, "no artifact selected")
 	}
-	if p := m.sh.pending[art.ID]; p != "" {
+	if p := m.ops.Pending(art.ID); p != "" {
 		return m.toast(common.LevelInfo, "busy: "+p)
 	}
 	in := intent{wsID: art.WorkspaceID, artID: art.ID}

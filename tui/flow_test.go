@@ -153,7 +153,7 @@ func TestFlowProvisionEventReady(t *testing.T) {
 		ws = w
 	}
 	require.Equal(t, cairn.VolumeReady, ws.VolumeState)
-	require.Empty(t, m.tasks)
+	require.Empty(t, m.ops.Tasks())
 }
 
 func TestFlowMissingEventWithoutAKey(t *testing.T) {

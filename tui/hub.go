@@ -20,7 +20,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 	if len(b.Events) > 0 {
 		m.conn.lastGood = b.At
 		ch := m.sh.st.Apply(b.Events, m.sh.Now())
-		m.settlePending(ch)
+		m.ops.SettleFromEvents(m.sh.st, ch)
 		cmds = append(cmds, m.changed(ch, originPoll))
 		if m.touches(ch, m.selected) {
 			cmds = append(cmds, m.inspect(m.selected))

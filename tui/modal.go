@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
@@ -119,20 +120,20 @@ func (m *Model) confirmed(in intent) tea.Cmd {
 		m.xfer.CancelAll()
 		return tea.Quit
 	case intentProvision:
-		return m.runOp(m.wsOp(opProvision, in.wsID))
+		return m.ops.Run(m.wsOp(ops.Provision, in.wsID))
 	case intentTeardown:
-		return m.runOp(m.wsOp(opTeardown, in.wsID))
+		return m.ops.Run(m.wsOp(ops.Teardown, in.wsID))
 	case intentDeleteReady:
 		m.typedDelete(in.wsID, true)
 	case intentDeleteWorkspace:
-		o := m.wsOp(opDeleteWorkspace, in.wsID)
+		o := m.wsOp(ops.DeleteWorkspace, in.wsID)
 		if in.teardownFirst {
-			o = m.wsOp(opTeardown, in.wsID)
-			o.thenDelete = true
+			o = m.wsOp(ops.Teardown, in.wsID)
+			o.ThenDelete = true
 		}
-		return m.runOp(o)
+		return m.ops.Run(o)
 	case intentDeleteArtifact:
-		return m.runOp(m.artOp(opDeleteArtifact, in.artID))
+		return m.ops.Run(m.artOp(ops.DeleteArtifact, in.artID))
 	case intentReplaceConfirm:
 		return m.enqueueReplace(in)
 	case intentOverwrite:

@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
@@ -46,7 +47,7 @@ type Model struct {
 	intent intent
 
 	toasts toast.Model
-	tasks  []task
+	ops    *ops.Runner
 
 	conn   connState
 	resync resyncState
@@ -70,11 +71,6 @@ type Model struct {
 	quitting       bool
 }
 
-type task struct {
-	id    int
-	label string
-}
-
 // New builds the root model. It does no I/O; Init starts the pump.
 func New(o Options) (*Model, error) {
 	if o.Config == nil || o.Backend == nil {
@@ -96,6 +92,8 @@ func New(o Options) (*Model, error) {
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
 	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
+	m.ops = ops.NewRunner(ctx, o.Backend)
+	m.sh.pending = m.ops.Pending
 	m.sh.transfers = m.xfer.All
 	m.conn = newConn(o.Config.EventsMode)
 	m.armHub = m.waitHub

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/store"
 )
 
@@ -33,17 +34,9 @@ type (
 	hubMsg struct{ batch live.Batch }
 	// pollTickMsg drives polling; a stale loop's gen no longer matches.
 	pollTickMsg struct{ gen int }
-	// opDoneMsg settles an operation.
-	opDoneMsg struct {
-		op     op
-		ws     *cairn.Workspace
-		art    *cairn.Artifact
-		mounts int
-		err    error
-	}
 	// mountCheckMsg is the fresh mount count a teardown needs.
 	mountCheckMsg struct {
-		op     op
+		op     ops.Op
 		detail *cairn.WorkspaceDetail
 		err    error
 	}

@@ -37,8 +37,8 @@ func TestCreateWithProvision(t *testing.T) {
 	require.Equal(t, "first try", *created.Description)
 	require.Equal(t, cairn.VolumeReady, created.VolumeState, "provisioned next")
 	require.Equal(t, "✓ provisioned a volume for ws-gamma", h.statusLine())
-	require.Empty(t, h.m.tasks)
-	require.Empty(t, h.m.sh.pending)
+	require.Empty(t, h.m.ops.Tasks())
+	require.False(t, h.m.ops.Busy())
 }
 
 func TestFormErrors(t *testing.T) {
@@ -68,7 +68,7 @@ func TestFormErrors(t *testing.T) {
 		h.key("enter")
 		require.IsType(t, &form.Model{}, h.m.modal, "a field error keeps the form open")
 		require.Contains(t, h.view(), "a workspace named ws-alpha already exists")
-		require.Empty(t, h.m.tasks)
+		require.Empty(t, h.m.ops.Tasks())
 	})
 	t.Run("OtherErrorsCloseWithAToast", func(t *testing.T) {
 		t.Parallel()
@@ -113,7 +113,7 @@ func TestProvisionGuardsAndPending(t *testing.T) {
 	h.key("v")
 	require.IsType(t, &confirm.Model{}, h.m.modal)
 	_, cmd := h.m.Update(keyMsg("y"))
-	require.Equal(t, "provisioning", h.m.sh.pending[ws.ID])
+	require.Equal(t, "provisioning", h.m.ops.Pending(ws.ID))
 	require.Contains(t, h.view(), "⠋ provisioning")
 	h.key("e")
 	require.Equal(t, "i busy: provisioning", h.statusLine(), "conflicting actions wait")
@@ -123,7 +123,7 @@ func TestProvisionGuardsAndPending(t *testing.T) {
 	for _, msg := range h.run(cmd) {
 		h.send(msg)
 	}
-	require.Empty(t, h.m.sh.pending)
+	require.False(t, h.m.ops.Busy())
 	require.Contains(t, h.view(), "● READY")
 	h.key("v")
 	require.Equal(t, "i ws-alpha already has a volume", h.statusLine())

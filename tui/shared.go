@@ -11,7 +11,7 @@ import (
 // it.
 type shared struct {
 	st      *store.Store
-	pending map[string]string
+	pending func(id string) string // the operations'
 	now     time.Time
 	start   time.Time
 	offset  time.Duration // server clock minus local clock, from hello
@@ -29,7 +29,6 @@ type shared struct {
 func newShared(maxArtifacts int, now time.Time) *shared {
 	return &shared{
 		st:      store.New(maxArtifacts),
-		pending: make(map[string]string),
 		now:     now, start: now,
 		lists: make(map[store.Scope]*listState),
 		heads: store.NewHeads(32),
@@ -37,7 +36,7 @@ func newShared(maxArtifacts int, now time.Time) *shared {
 }
 
 func (s *shared) Store() common.Store      { return s.st }
-func (s *shared) Pending(id string) string { return s.pending[id] }
+func (s *shared) Pending(id string) string { return s.pending(id) }
 func (s *shared) Now() time.Time           { return s.now.Add(s.offset) }
 
 // Frame is the spinner step: 0 at start, one per 100 ms.

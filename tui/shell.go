@@ -80,7 +80,7 @@ func (m *Model) openShell(w *cairn.Workspace) tea.Cmd {
 	id := m.id()
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.shell = shellState{dial: id, cancel: cancel}
-	m.tasks = append(m.tasks, task{id: id, label: "opening shell on " + w.Name + "… (esc cancels)"})
+	m.ops.AddTask(id, "opening shell on "+w.Name+"… (esc cancels)")
 	b, wsID, wsName := m.backend, w.ID, w.Name
 	size := ptyshell.Size{Cols: max(1, m.width), Rows: max(1, m.height)}
 	term := m.c.Config.ShellTerm
@@ -96,7 +96,7 @@ func (m *Model) cancelShellDial() bool {
 		return false
 	}
 	m.shell.cancel()
-	m.settle(op{id: m.shell.dial})
+	m.ops.EndTask(m.shell.dial)
 	m.shell = shellState{}
 	return true
 }
@@ -107,7 +107,7 @@ func (m *Model) onShellDialed(d shellDialedMsg) tea.Cmd {
 	if d.dial == 0 || d.dial != m.shell.dial {
 		return closeSession(d.session) // cancelled meanwhile
 	}
-	m.settle(op{id: d.dial})
+	m.ops.EndTask(d.dial)
 	m.shell.cancel()
 	m.shell = shellState{}
 	if d.err != nil {

@@ -47,7 +47,7 @@ func TestShellGuards(t *testing.T) {
 		h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
 		h.size(120, 40).hello()
 		h.key("s")
-		require.Empty(t, h.m.tasks)
+		require.Empty(t, h.m.ops.Tasks())
 		require.Nil(t, h.m.modal)
 	})
 }
@@ -67,7 +67,7 @@ func TestShellRefusalIsAToast(t *testing.T) {
 	}
 	h.key("s")
 	require.Equal(t, "✕ error: shell on ws-alpha: too many shells are open on the server — end one first", h.statusLine())
-	require.Empty(t, h.m.tasks)
+	require.Empty(t, h.m.ops.Tasks())
 	require.Empty(t, h.m.sh.shellBlocked, "a 429 is not remembered")
 	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) {
 		return nil, &cairn.Error{Reason: cairn.ReasonForbidden, Status: 403}
@@ -97,7 +97,7 @@ func TestShellDialSizeTermAndCancel(t *testing.T) {
 	require.Contains(t, h.statusLine(), "opening shell on ws-alpha… (esc cancels)")
 	h.key("esc")
 	require.Equal(t, "i cancelled the shell", h.statusLine())
-	require.Empty(t, h.m.tasks)
+	require.Empty(t, h.m.ops.Tasks())
 }
 
 // execFake is a shell Command whose session ends as chosen.

@@ -31,7 +31,7 @@ func (m *Model) wantTick() time.Duration {
 
 // animating: a spinner, a highlight or a countdown shows.
 func (m *Model) animating() bool {
-	if len(m.tasks) > 0 || len(m.sh.pending) > 0 || m.conn.kind == connReconnecting || m.xfer.Running() > 0 {
+	if m.ops.Busy() || m.conn.kind == connReconnecting || m.xfer.Running() > 0 {
 		return true
 	}
 	for _, l := range m.sh.lists {

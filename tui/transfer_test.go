@@ -190,11 +190,11 @@ func TestReplaceRepairsMissing(t *testing.T) {
 	h.m.Update(keyMsg("y")) // its Cmd never runs: the transfer stays in flight
 	tr := only(t, h)
 	require.Equal(t, common.Replace, tr.Kind)
-	require.Equal(t, "replacing", h.m.sh.pending[tr.ArtifactID])
+	require.Equal(t, "replacing", h.m.ops.Pending(tr.ArtifactID))
 	require.Contains(t, h.view(), "⠋ replacing")
 	h.send(transfer.Run(context.Background(), h.b, h.m.hub, h.m.xfer.Spec(tr.ID), transfer.Options{}))
 	require.Equal(t, "✓ repaired model_bin", h.statusLine())
-	require.Empty(t, h.m.sh.pending)
+	require.False(t, h.m.ops.Busy())
 	a, _ := h.m.Store().Artifact(tr.ArtifactID)
 	require.Equal(t, cairn.ArtifactRecorded, a.State)
 	require.NotContains(t, h.view(), "! MISSING")

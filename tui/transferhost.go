@@ -23,14 +23,7 @@ func (h queueHost) PutArtifact(a *cairn.Artifact) tea.Cmd {
 	return h.m.changed(h.m.sh.st.PutArtifact(a, h.m.sh.Now()), originResync)
 }
 
-func (h queueHost) SetPending(id, word string, on bool) {
-	switch {
-	case on:
-		h.m.sh.pending[id] = word
-	case h.m.sh.pending[id] == word:
-		delete(h.m.sh.pending, id)
-	}
-}
+func (h queueHost) SetPending(id, word string, on bool) { h.m.ops.SetPending(id, word, on) }
 
 // Changed re-lays the frame (the tray may have grown or shrunk) and tells
 // the screens.

@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
@@ -31,7 +32,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onEntity(msg)
 	case retryListMsg:
 		return m.onRetry(msg)
-	case opDoneMsg:
+	case ops.DoneMsg:
 		return m.onOpDone(msg)
 	case mountCheckMsg:
 		return m.onMountCheck(msg)

@@ -93,14 +93,7 @@ func (m *Model) status() string {
 	if t, ok := m.toasts.Current(); ok {
 		return toast.Line(t, m.c.Theme)
 	}
-	if len(m.tasks) == 0 {
-		return ""
-	}
-	line := m.c.Theme.Glyphs.Frame(m.sh.Frame()) + " " + m.tasks[0].label
-	if n := len(m.tasks) - 1; n > 0 {
-		line += fmt.Sprintf(" +%d", n)
-	}
-	return m.c.Theme.Dim.Render(line)
+	return m.ops.StatusLine(m.c.Theme, m.sh.Frame())
 }
 
 // badges are missing, read-only, connection and server, right to left in

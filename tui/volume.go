@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -74,22 +75,22 @@ func validateVolumePath(p string) string {
 // submitVolumeForm starts the operation; the form stays open and busy
 // (esc closes it and the operation goes on as a task).
 func (m *Model) submitVolumeForm(f *form.Model, in intent, res common.Result) tea.Cmd {
-	var o op
+	var o ops.Op
 	switch in.kind {
 	case intentVolSave:
-		o = m.wsOp(opVolSave, in.wsID)
-		o.name = res.Values["name"]
+		o = m.wsOp(ops.VolSave, in.wsID)
+		o.Name = res.Values["name"]
 		if d := m.multiLine(res.Values["description"]); d != "" {
-			o.desc = &d
+			o.Desc = &d
 		}
 	case intentVolLoad:
-		o = m.artOp(opVolLoad, in.artID)
+		o = m.artOp(ops.VolLoad, in.artID)
 	default:
-		o = m.artOp(opVolUpdate, in.artID)
-		o.repair = in.repair
+		o = m.artOp(ops.VolUpdate, in.artID)
+		o.Repair = in.repair
 	}
-	o.path = res.Values["path"]
-	m.intent.opID = o.id
+	o.Path = res.Values["path"]
+	m.intent.opID = o.ID
 	f.BusyWith(m.sh.Frame(), "the server is moving the bytes (this can take a while; esc closes the form)…")
-	return m.runOp(o)
+	return m.ops.Run(o)
 }

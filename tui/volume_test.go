@@ -117,9 +117,9 @@ func TestVolumeFormEscLeavesTheOperationRunning(t *testing.T) {
 	h.key("i").typeText("a.txt")
 	h.m.Update(keyMsg("enter")) // the save's Cmd stays in flight
 	require.Contains(t, h.view(), "the server is moving the bytes")
-	require.Len(t, h.m.tasks, 1)
+	require.Len(t, h.m.ops.Tasks(), 1)
 	h.key("esc")
 	require.Nil(t, h.m.modal)
-	require.Len(t, h.m.tasks, 1, "the operation goes on as a task")
+	require.Len(t, h.m.ops.Tasks(), 1, "the operation goes on as a task")
 	require.Contains(t, h.statusLine(), "saving /mnt/cairn/ws/a.txt as a_txt…")
 }

@@ -297,7 +297,7 @@ func TestWireShell(t *testing.T) {
 			m := w.final()
 			require.Greater(t, w.s.Hits("GET /v1/workspaces"), lists, "the return resyncs")
 			require.Equal(t, "ws-beta", m.wsName(selectedOf(m)))
-			require.Empty(t, m.tasks)
+			require.Empty(t, m.ops.Tasks())
 		})
 	}
 }

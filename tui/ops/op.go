@@ -1,0 +1,122 @@
+// Package ops is cairn-tui's operations (TUI.md §3): what one action asks
+// of the server, run in a Cmd, and the tasks and pending marks the frame
+// shows while it runs. The Runner owns that state; the root model settles
+// an operation's reply (the store, the form, the toast).
+package ops
+
+import (
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// Kind is an operation the TUI runs against the server.
+type Kind uint8
+
+const (
+	Create Kind = iota + 1
+	EditWorkspace
+	EditArtifact
+	Provision
+	Teardown
+	DeleteWorkspace
+	DeleteArtifact
+	VolSave   // a volume file as a new artifact
+	VolLoad   // an artifact into the volume
+	VolUpdate // an artifact's content from a volume file
+)
+
+// Op is one operation, captured by value in its Cmd.
+type Op struct {
+	ID          int
+	Kind        Kind
+	WSID, ArtID string
+	WSName      string // the workspace's name when the op started
+	ArtName     string
+	Name        string  // create/rename: the new name ("" keeps it)
+	Desc        *string // describe: the new description
+	SetDesc     bool
+	Provision   bool   // create: provision the volume next
+	ThenDelete  bool   // teardown: delete the workspace next
+	Path        string // volume transfers: the path inside the mount
+	Repair      bool   // update from volume: the artifact was MISSING_OBJECT
+}
+
+// PendingWord is what a row shows while the op runs ("" for none).
+func (o Op) PendingWord() string {
+	switch o.Kind {
+	case Provision:
+		return "provisioning"
+	case Teardown:
+		return "tearing down"
+	case DeleteWorkspace, DeleteArtifact:
+		return "deleting"
+	case VolLoad:
+		return "loading"
+	case VolUpdate:
+		return "updating"
+	}
+	return ""
+}
+
+// Target is the ID of the row the op acts on.
+func (o Op) Target() string {
+	if o.ArtID != "" {
+		return o.ArtID
+	}
+	return o.WSID
+}
+
+// Label is the op's task line.
+func (o Op) Label() string {
+	switch o.Kind {
+	case Create:
+		return "creating " + o.Name + "…"
+	case EditWorkspace, EditArtifact:
+		return "saving " + o.Subject() + "…"
+	case Provision:
+		return "provisioning a volume for " + o.WSName + "…"
+	case Teardown:
+		return "tearing down the volume of " + o.WSName + "…"
+	case VolSave:
+		return "saving " + o.Path + " as " + o.Name + "…"
+	case VolLoad:
+		return "loading " + o.ArtName + " into " + o.Path + "…"
+	case VolUpdate:
+		return "updating " + o.ArtName + " from " + o.Path + "…"
+	}
+	return "deleting " + o.Subject() + "…"
+}
+
+// Subject names what the op acts on.
+func (o Op) Subject() string {
+	if o.ArtName != "" {
+		return o.ArtName
+	}
+	return o.WSName
+}
+
+// ErrSubject names what an op's error sentence talks about.
+func (o Op) ErrSubject(mounts int) common.Subject {
+	s := common.Subject{Workspace: o.WSName, Artifact: o.ArtName, Name: o.Name, Scope: "write", Mounts: mounts}
+	switch o.Kind {
+	case Create:
+		s.Workspace = o.Name
+	case VolSave:
+		s.Artifact = o.Name
+	}
+	return s
+}
+
+// EditFields keeps only what changed: the name, then the description
+// (empty clears it); false when nothing did.
+func EditFields(o Op, oldName string, oldDesc *string, name, desc string) (Op, bool) {
+	if name != oldName {
+		o.Name = name
+	}
+	if desc != common.Deref(oldDesc) {
+		o.SetDesc = true
+		if desc != "" {
+			o.Desc = &desc
+		}
+	}
+	return o, o.Name != "" || o.SetDesc
+}

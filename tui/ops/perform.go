@@ -1,0 +1,131 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// Backend is what operations ask of the server.
+type Backend interface {
+	cairn.WorkspaceService
+	cairn.ArtifactService
+	cairn.VolumeTransferService
+}
+
+// DoneMsg settles an operation: the object it returned, the mount count
+// a volume change left, or its error.
+type DoneMsg struct {
+	Op     Op
+	WS     *cairn.Workspace
+	Art    *cairn.Artifact
+	Mounts int
+	Err    error
+}
+
+// Perform runs one op; it runs in a Cmd.
+func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
+	done := DoneMsg{Op: o}
+	switch o.Kind {
+	case Create:
+		done.WS, done.Err = b.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: o.Name, Description: o.Desc})
+	case EditWorkspace:
+		done.WS, done.Err = editWorkspace(ctx, b, o)
+	case EditArtifact:
+		done.Art, done.Err = editArtifact(ctx, b, o)
+	case Provision, Teardown:
+		done.Err = volume(ctx, b, o)
+		if done.Err == nil {
+			done.WS, done.Mounts, done.Err = inspected(ctx, b, o.WSID)
+		}
+	case DeleteWorkspace:
+		done.Err = b.DeleteWorkspace(ctx, o.WSID)
+	case DeleteArtifact:
+		done.Err = b.DeleteArtifact(ctx, o.ArtID)
+	case VolSave:
+		done.Art, done.Err = b.ArtifactFromVolume(ctx, o.WSID, cairn.VolumeArtifactCreate{SourcePath: o.Path, Name: o.Name, Description: o.Desc})
+	case VolLoad:
+		done.Err = b.LoadIntoVolume(ctx, o.ArtID, o.Path)
+	case VolUpdate:
+		done.Art, done.Err = b.UpdateFromVolume(ctx, o.ArtID, o.Path)
+	}
+	return done
+}
+
+func volume(ctx context.Context, b Backend, o Op) error {
+	if o.Kind == Provision {
+		return b.SetupVolume(ctx, o.WSID)
+	}
+	return b.TeardownVolume(ctx, o.WSID)
+}
+
+func inspected(ctx context.Context, b Backend, id string) (*cairn.Workspace, int, error) {
+	d, err := b.InspectWorkspace(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return d.Workspace, d.MountCount, nil
+}
+
+// editWorkspace sends the name, then the description, each only if it
+// changed.
+func editWorkspace(ctx context.Context, b Backend, o Op) (*cairn.Workspace, error) {
+	var w *cairn.Workspace
+	var err error
+	if o.Name != "" {
+		if w, err = b.RenameWorkspace(ctx, o.WSID, o.Name); err != nil {
+			return nil, err
+		}
+	}
+	if o.SetDesc {
+		return b.SetWorkspaceDescription(ctx, o.WSID, o.Desc)
+	}
+	return w, nil
+}
+
+func editArtifact(ctx context.Context, b Backend, o Op) (*cairn.Artifact, error) {
+	var a *cairn.Artifact
+	var err error
+	if o.Name != "" {
+		if a, err = b.RenameArtifact(ctx, o.ArtID, o.Name); err != nil {
+			return nil, err
+		}
+	}
+	if o.SetDesc {
+		return b.SetArtifactDescription(ctx, o.ArtID, o.Desc)
+	}
+	return a, nil
+}
+
+// DoneText is a settled op's success toast.
+func DoneText(d DoneMsg) string {
+	o := d.Op
+	switch o.Kind {
+	case Create:
+		return "created " + o.Name
+	case EditWorkspace, EditArtifact:
+		if o.Name != "" {
+			return "renamed " + o.Subject() + " to " + o.Name
+		}
+		return "saved the description of " + o.Subject()
+	case Provision:
+		return "provisioned a volume for " + o.WSName
+	case Teardown:
+		return "tore down the volume of " + o.WSName
+	case VolSave:
+		size := ""
+		if d.Art != nil {
+			size = " (" + common.IEC(d.Art.Size) + ")"
+		}
+		return "saved " + o.Path + " as " + o.Name + size
+	case VolLoad:
+		return "loaded " + o.ArtName + " into " + o.Path
+	case VolUpdate:
+		if o.Repair {
+			return "repaired " + o.ArtName + " from " + o.Path
+		}
+		return "updated " + o.ArtName + " from " + o.Path
+	}
+	return "deleted " + o.Subject()
+}
