@@ -11,10 +11,10 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn/tui/common"
-	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"

@@ -28,8 +28,8 @@ type shared struct {
 
 func newShared(maxArtifacts int, now time.Time) *shared {
 	return &shared{
-		st:      store.New(maxArtifacts),
-		now:     now, start: now,
+		st:  store.New(maxArtifacts),
+		now: now, start: now,
 		lists: make(map[store.Scope]*listState),
 		heads: store.NewHeads(32),
 	}
@@ -58,4 +58,6 @@ func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 
 func (s *shared) ShellBlocked() string { return s.shellBlocked }
 
-func (s *shared) Head(id string, updatedAt time.Time) ([]string, bool) { return s.heads.Get(id, updatedAt) }
+func (s *shared) Head(id string, updatedAt time.Time) ([]string, bool) {
+	return s.heads.Get(id, updatedAt)
+}

@@ -8,8 +8,8 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
-	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
