@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -43,7 +43,7 @@ func (s *Screen) View() string {
 	var top []string
 	if s.Truncated() {
 		top = append(top, th.Banner.Render(table.Pad(fmt.Sprintf(" first %s of %s %s d downloads all",
-			common.IEC(int64(len(s.data))), common.IEC(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
+			termkit.Size(int64(len(s.data))), termkit.Size(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
 	}
 	if s.searching || s.query != "" {
 		query := s.input.Value() // kept: no cursor cell after it
@@ -77,7 +77,7 @@ func (s *Screen) card() []string {
 	lines := []string{
 		" " + th.Bold.Render(s.art.Name),
 		pane.Field(th, "MIME", s.art.MIMEType),
-		pane.Field(th, "Size", common.IEC(s.total)+" ("+common.Count(s.total)+" bytes)"),
+		pane.Field(th, "Size", termkit.Size(s.total)+" ("+termkit.Count(s.total)+" bytes)"),
 		"",
 		" " + th.Dim.Render("not shown as text: "+s.why+" — d to download"),
 		"",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -49,7 +50,7 @@ func PhaseWord(th *theme.Theme, t *common.Transfer, frame int) string {
 }
 
 // Rate renders bytes per second: 16.0 MiB/s.
-func Rate(bps float64) string { return common.IEC(int64(bps)) + "/s" }
+func Rate(bps float64) string { return termkit.Size(int64(bps)) + "/s" }
 
 // Short renders a duration as 2s, 1m05s, 1h02m.
 func Short(d time.Duration) string {
@@ -82,20 +83,20 @@ func Tail(th *theme.Theme, t *common.Transfer, now time.Time) string {
 	switch t.Phase {
 	case common.PhaseQueued:
 		if t.Total > 0 {
-			return common.IEC(t.Total)
+			return termkit.Size(t.Total)
 		}
 		return ""
 	case common.PhaseHashing:
 		if t.Total > 0 {
-			return common.IEC(t.Total)
+			return termkit.Size(t.Total)
 		}
 		return ""
 	case common.PhaseDone:
-		return common.IEC(t.Total) + " in " + Short(t.Duration(now))
+		return termkit.Size(t.Total) + " in " + Short(t.Duration(now))
 	case common.PhaseFailed:
 		return th.Bad.Render(t.Err)
 	case common.PhaseCancelled:
-		return th.Dim.Render(common.IEC(t.Done) + " of " + common.IEC(t.Total) + " moved")
+		return th.Dim.Render(termkit.Size(t.Done) + " of " + termkit.Size(t.Total) + " moved")
 	case common.PhaseRegistering:
 		return ""
 	}
