@@ -2,7 +2,6 @@ package form_test
 
 import (
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -21,15 +21,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var nameRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
-
-// nameField is the workspace name of TUI.md §3.5: the name set, 1–128
-// characters, and a warning for a name a known row has.
+// nameField is the workspace name of TUI.md §3.5 as the root builds it:
+// the domain's rule ([A-Za-z0-9_-], 1–128 characters) and a warning for a
+// name a known row has.
 func nameField(known ...string) form.Field {
-	return form.Field{Key: "name", Label: "Name", Limit: 128,
+	return form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength,
 		Validate: func(v string) string {
-			if !nameRule.MatchString(v) {
-				return "use 1–128 of A-Z a-z 0-9 _ -"
+			if err := cairn.ValidateName("workspace", v); err != nil {
+				return cairn.ErrorDetail(err)
 			}
 			return ""
 		},
@@ -107,15 +106,15 @@ func TestNamesCheckedAsTyped(t *testing.T) {
 	t.Run("ErrorWhileTyping", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, nameField())
-		require.NotContains(t, m.View(), "use 1–128", "an untouched field shows no error")
+		require.NotContains(t, m.View(), "must not be empty", "an untouched field shows no error")
 		typeIn(m, "ws alpha")
-		require.Contains(t, m.View(), "use 1–128", "the space is outside the name set, before any enter")
+		require.Contains(t, m.View(), "may only contain", "the space is outside the name set, before any enter")
 		press(m, "backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
-		require.NotContains(t, m.View(), "use 1–128", "ws is a valid name")
+		require.NotContains(t, m.View(), "may only contain", "ws is a valid name")
 		press(m, "backspace", "backspace")
-		require.Contains(t, m.View(), "use 1–128", "empty is too short")
+		require.Contains(t, m.View(), "must not be empty")
 		press(m, "backspace") // on the empty field: the error stays
-		require.Contains(t, m.View(), "use 1–128")
+		require.Contains(t, m.View(), "must not be empty")
 	})
 	t.Run("WarningWhileTyping", func(t *testing.T) {
 		t.Parallel()
@@ -143,9 +142,9 @@ func TestEnterOnInvalidFormJumpsToField(t *testing.T) {
 	press(m, "enter")
 	_, ok := m.Result()
 	require.False(t, ok, "an empty name does not submit")
-	require.Contains(t, m.View(), "use 1–128", "every field's error shows after enter")
+	require.Contains(t, m.View(), "must not be empty", "every field's error shows after enter")
 	typeIn(m, "ws") // the focus is back on the name
-	require.NotContains(t, m.View(), "use 1–128")
+	require.NotContains(t, m.View(), "must not be empty")
 	r := values(t, m)
 	require.Equal(t, "ws", r.Values["name"])
 	require.Equal(t, "about", r.Values["description"])
