@@ -34,8 +34,8 @@ type devStackProcess struct {
 	configDir string
 	app       string
 	bin       string
-	output    *bytes.Buffer
-	token     string // the stack's admin token, from the client config it wrote
+	output    *lockedLog // read while the process writes
+	token     string     // the stack's admin token, from the client config it wrote
 }
 
 // startDev runs the real binary as `cairn dev` on a free port with its own
@@ -57,7 +57,7 @@ func startDev(t *testing.T, overrides ...string) *devStackProcess {
 		configDir: t.TempDir(),
 		app:       "cairnd" + strings.ToLower(ulid.Make().String()[18:]),
 		bin:       filepath.Join(dir, "cairn"),
-		output:    &bytes.Buffer{},
+		output:    &lockedLog{},
 	}
 	override := filepath.Join(state, "override.yaml")
 	yaml := strings.Join(overrides, "\n")
@@ -209,7 +209,7 @@ func TestDevRestartKeepsData(t *testing.T) {
 	d.stop(t)
 
 	again := *d
-	again.output = &bytes.Buffer{}
+	again.output = &lockedLog{}
 	again.cmd = exec.Command(d.cmd.Path, d.cmd.Args[1:]...)
 	again.cmd.Env, again.cmd.Stdout, again.cmd.Stderr = d.cmd.Env, again.output, again.output
 	require.NoError(t, again.cmd.Start())
