@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
@@ -136,12 +138,27 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	require.Equal(t, int64(1000), tr.Total, "the size is known from the stat")
 	require.Contains(t, h.view(), "hashing")
 
-	at := h.clock.Now()
+	at := h.clock.Now().Add(-3 * time.Second) // the hash pass ran before
+	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 0, Total: 1000, At: at})
+	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 250, Total: 1000, At: at.Add(time.Second)})
+	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 500, Total: 1000, At: at.Add(2 * time.Second)})
+	require.Equal(t, common.PhaseHashing, tr.Phase)
+	hashETA, ok := tr.ETA()
+	require.True(t, ok, "hashing has its own ETA (TUI.md §3.7)")
+	require.Equal(t, 2*time.Second, hashETA, "500 bytes left at 250 B/s")
+	v := h.view()
+	require.Contains(t, v, "hashing")
+	require.Contains(t, v, " 50%", "the hash pass shows its percent")
+	require.Contains(t, v, "250 B/s")
+
+	at = h.clock.Now()
 	samples(h, live.Sample{Transfer: tr.ID, Done: 100, Total: 1000, At: at})
 	require.Equal(t, common.PhaseUploading, tr.Phase)
+	require.Equal(t, int64(100), tr.Done, "the PUT counts its bytes from zero")
+	require.Zero(t, tr.Rate, "the PUT's rate starts over")
 	samples(h, live.Sample{Transfer: tr.ID, Done: 300, Total: 1000, At: at.Add(500 * time.Millisecond)})
 	require.InDelta(t, 400, tr.Rate, 0.01, "200 bytes in 0.5 s")
-	_, ok := tr.ETA()
+	_, ok = tr.ETA()
 	require.False(t, ok, "no ETA in the first second")
 	samples(h, live.Sample{Transfer: tr.ID, Done: 700, Total: 1000, At: at.Add(1500 * time.Millisecond)})
 	eta, ok := tr.ETA()
@@ -501,4 +518,21 @@ func TestTabReachesTheTray(t *testing.T) {
 	h.key("shift+tab")
 	require.False(t, h.m.xfer.TrayFocused())
 	require.True(t, detail(), "shift+tab from the tray goes back to the detail")
+}
+
+// TestDownloadHonoursPresignTTL: transfer.presign_ttl reaches the
+// presigned GET's ttl (TUI.md §3.8), and a rate limit reaches both ways.
+func TestDownloadHonoursPresignTTL(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.PresignTTL = 42 * time.Second; c.RateLimit = 1 << 20 })
+	h.seed()
+	var got client.DownloadOptions
+	h.b.DownloadFunc = func(_ context.Context, _, _ string, o client.DownloadOptions) (*cairn.Artifact, error) {
+		got = o
+		return nil, errors.New("stop here")
+	}
+	h.run(h.m.xfer.Enqueue(transfer.Spec{Kind: common.Download, ArtID: "01JX", Name: "report_csv", Path: t.TempDir() + "/r"}))
+	require.Equal(t, 42*time.Second, got.TTL)
+	require.Equal(t, int64(1<<20), got.RateLimit)
+	require.NotNil(t, got.PhaseProgress, "progress reports its phase")
 }

@@ -1,8 +1,9 @@
 package common
 
 import (
-	"math"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // TransferKind is what a transfer does.
@@ -52,14 +53,11 @@ type Transfer struct {
 	Name                    string // the artifact's name
 	Path                    string // the local file
 	Phase                   Phase
-	Done, Total             int64
-	// Rate is bytes per second, an exponentially weighted average over
-	// about 3 s of samples; 0 until two samples arrived.
-	Rate float64
-	// Queued, Started and Ended are model times; FirstSample is the
-	// stamp of the first progress sample (ETA shows from a second after).
+	// Meter is the bytes, rate and ETA of the current phase's samples
+	// (hashing, then uploading, each from zero).
+	termkit.Meter
+	// Queued, Started and Ended are model times.
 	Queued, Started, Ended time.Time
-	FirstSample, Sampled   time.Time
 	// Err is the one sentence of a failure.
 	Err string
 	// Lingering: finished less than 5 s ago, so the tray still shows it.
@@ -82,16 +80,6 @@ func (t *Transfer) Fraction() float64 {
 	return min(1, float64(t.Done)/float64(t.Total))
 }
 
-// ETA is the time left at the current rate; ok is false for the first
-// second of samples or without a rate.
-func (t *Transfer) ETA() (time.Duration, bool) {
-	if t.Rate <= 0 || t.Sampled.Sub(t.FirstSample) < time.Second || t.Total <= t.Done {
-		return 0, false
-	}
-	secs := float64(t.Total-t.Done) / t.Rate
-	return time.Duration(math.Ceil(secs)) * time.Second, true
-}
-
 // Duration is how long the transfer ran (until now if it still runs).
 func (t *Transfer) Duration(now time.Time) time.Duration {
 	switch {
@@ -103,30 +91,27 @@ func (t *Transfer) Duration(now time.Time) time.Duration {
 	return now.Sub(t.Started)
 }
 
-// Sample applies one progress sample: bytes, the moving average of the
-// rate over about 3 s, and the phase the sample implies (an upload whose
-// bytes are all sent is registering).
-func (t *Transfer) Sample(done, total int64, at time.Time) {
+// Sample applies one progress sample: bytes and rate, and the phase the
+// sample implies — hashing while the file is read for its digest, then
+// uploading (registering once every byte is sent), or downloading. A new
+// phase starts its meter over: its bytes count from zero again.
+func (t *Transfer) Sample(hashing bool, done, total int64, at time.Time) {
 	if !t.Phase.Running() {
 		return // a sample arriving after the reply changes nothing
 	}
-	if t.FirstSample.IsZero() {
-		t.FirstSample = at
-	} else if dt := at.Sub(t.Sampled).Seconds(); dt > 0 && done >= t.Done {
-		inst := float64(done-t.Done) / dt
-		if t.Rate == 0 {
-			t.Rate = inst
-		} else {
-			t.Rate += (1 - math.Exp(-dt/3)) * (inst - t.Rate)
-		}
-	}
-	t.Done, t.Total, t.Sampled = done, total, at
+	phase := PhaseDownloading
 	switch {
 	case t.Kind == Download:
-		t.Phase = PhaseDownloading
+	case hashing:
+		phase = PhaseHashing
 	case done >= total:
-		t.Phase = PhaseRegistering
+		phase = PhaseRegistering
 	default:
-		t.Phase = PhaseUploading
+		phase = PhaseUploading
 	}
+	if phase != t.Phase && !(t.Phase == PhaseUploading && phase == PhaseRegistering) {
+		t.Meter = termkit.Meter{}
+	}
+	t.Phase = phase
+	t.Meter.Sample(done, total, at)
 }

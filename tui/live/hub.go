@@ -43,6 +43,7 @@ type Conn struct {
 // depend on the samples alone.
 type Sample struct {
 	Transfer    int
+	Hashing     bool // an upload's read of the file for its digest
 	Done, Total int64
 	At          time.Time
 }

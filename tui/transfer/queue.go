@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 )
@@ -119,7 +120,7 @@ func (q *Queue) Get(id int) *common.Transfer {
 func (q *Queue) Enqueue(s Spec) tea.Cmd {
 	s.ID = q.host.NextID()
 	q.list = append(q.list, &common.Transfer{ID: s.ID, Kind: s.Kind, WorkspaceID: s.WSID, ArtifactID: s.ArtID,
-		Name: s.Name, Path: s.Path, Phase: common.PhaseQueued, Queued: q.host.Now(), Total: s.Size})
+		Name: s.Name, Path: s.Path, Phase: common.PhaseQueued, Queued: q.host.Now(), Meter: termkit.Meter{Total: s.Size}})
 	q.specs[s.ID] = s
 	return q.changed(q.startQueued())
 }
@@ -161,7 +162,7 @@ func (q *Queue) Active() int {
 func (q *Queue) Samples(samples []live.Sample) {
 	for _, s := range samples {
 		if t := q.Get(s.Transfer); t != nil {
-			t.Sample(s.Done, s.Total, s.At)
+			t.Sample(s.Hashing, s.Done, s.Total, s.At)
 		}
 	}
 	q.host.Changed()

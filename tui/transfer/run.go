@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
@@ -15,28 +16,30 @@ import (
 
 // Options are the transfer settings every transfer of a queue shares.
 type Options struct {
-	RateLimit  int64 // bytes per second, 0 for none
-	PresignTTL int   // seconds a download's presigned GET lives, 0 for the server's default
+	RateLimit  int64         // bytes per second, 0 for none
+	PresignTTL time.Duration // how long a download's presigned GET lives (transfer.presign_ttl), 0 for the server's default
 }
 
 func (q *Queue) options() Options {
-	return Options{RateLimit: q.c.Config.RateLimit, PresignTTL: int(q.c.Config.PresignTTL.Seconds())}
+	return Options{RateLimit: q.c.Config.RateLimit, PresignTTL: q.c.Config.PresignTTL}
 }
 
 // Run moves the bytes; it runs in a Cmd. Progress goes to the hub, never
 // to the program: the program may be blocked inside a shell.
 func Run(ctx context.Context, b Backend, hub *live.Hub, s Spec, o Options) DoneMsg {
-	progress := func(done, total int64) { hub.Progress(live.Sample{Transfer: s.ID, Done: done, Total: total}) }
+	progress := func(phase client.Phase, done, total int64) {
+		hub.Progress(live.Sample{Transfer: s.ID, Hashing: phase == client.PhaseHashing, Done: done, Total: total})
+	}
 	done := DoneMsg{ID: s.ID}
 	switch s.Kind {
 	case common.Upload:
 		done.Art, done.Err = b.Upload(ctx, s.WSID, s.Path, client.UploadOptions{
-			Name: s.Name, Description: s.Desc, Progress: progress, RateLimit: o.RateLimit})
+			Name: s.Name, Description: s.Desc, PhaseProgress: progress, RateLimit: o.RateLimit})
 	case common.Replace:
-		done.Art, done.Err = b.Replace(ctx, s.ArtID, s.Path, client.UploadOptions{Progress: progress, RateLimit: o.RateLimit})
+		done.Art, done.Err = b.Replace(ctx, s.ArtID, s.Path, client.UploadOptions{PhaseProgress: progress, RateLimit: o.RateLimit})
 	case common.Download:
 		done.Art, done.Err = b.Download(ctx, s.ArtID, s.Path, client.DownloadOptions{
-			Overwrite: s.Overwrite, Progress: progress, RateLimit: o.RateLimit})
+			Overwrite: s.Overwrite, PhaseProgress: progress, RateLimit: o.RateLimit, TTL: o.PresignTTL})
 	}
 	return done
 }

@@ -67,7 +67,7 @@ func (b *Backend) Upload(ctx context.Context, wsID, p string, o client.UploadOpt
 	if name == "" {
 		name = client.ArtifactName(p)
 	}
-	report(o.Progress, len(data))
+	report(o.Progress, o.PhaseProgress, len(data), client.PhaseHashing, client.PhaseUploading)
 	desc := ""
 	if o.Description != nil {
 		desc = *o.Description
@@ -77,9 +77,16 @@ func (b *Backend) Upload(ctx context.Context, wsID, p string, o client.UploadOpt
 	return b.World.artifact(a.ID), nil
 }
 
-func report(p client.Progress, n int) {
+// report tells the transfer's callbacks that every byte moved: an
+// upload's hash pass and PUT, or a download's GET.
+func report(p client.Progress, pp client.PhaseProgress, n int, phases ...client.Phase) {
 	if p != nil {
 		p(int64(n), int64(n))
+	}
+	for _, ph := range phases {
+		if pp != nil {
+			pp(ph, int64(n), int64(n))
+		}
 	}
 }
 
@@ -100,7 +107,7 @@ func (b *Backend) Replace(ctx context.Context, id, p string, o client.UploadOpti
 	if err != nil {
 		return nil, err
 	}
-	report(o.Progress, len(data))
+	report(o.Progress, o.PhaseProgress, len(data), client.PhaseHashing, client.PhaseUploading)
 	a := b.World.UpdateArtifact(id, func(a *cairn.Artifact) { a.State = cairn.ArtifactRecorded })
 	if a == nil {
 		return nil, notFound("artifact")
@@ -124,7 +131,7 @@ func (b *Backend) Download(ctx context.Context, id, dest string, o client.Downlo
 		return nil, fmt.Errorf("%s: %w", dest, fs.ErrExist)
 	}
 	data := b.World.Content(id)
-	report(o.Progress, len(data))
+	report(o.Progress, o.PhaseProgress, len(data), client.PhaseDownloading)
 	return a, os.WriteFile(dest, data, 0o600)
 }
 

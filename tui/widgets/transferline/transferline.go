@@ -69,8 +69,9 @@ func Short(d time.Duration) string {
 // of the last sample, so nothing animates between them (TUI.md §1.6). The
 // percent is rounded down: 100 % only when every byte moved.
 func Bar(th *theme.Theme, t *common.Transfer, width int) string {
-	switch t.Phase {
-	case common.PhaseQueued, common.PhaseHashing, common.PhaseCancelled, common.PhaseFailed:
+	switch {
+	case t.Phase == common.PhaseQueued, t.Phase == common.PhaseCancelled, t.Phase == common.PhaseFailed,
+		t.Phase == common.PhaseHashing && t.Sampled.IsZero():
 		return ""
 	}
 	f := t.Fraction() // 0–1
@@ -87,10 +88,11 @@ func Tail(th *theme.Theme, t *common.Transfer, now time.Time) string {
 		}
 		return ""
 	case common.PhaseHashing:
-		if t.Total > 0 {
+		if t.Sampled.IsZero() {
 			return termkit.Size(t.Total)
 		}
-		return ""
+		// The bytes read so far count up: a big file's hash pass is long.
+		return termkit.Size(t.Done) + " of " + termkit.Size(t.Total) + "  " + moving(th, t)
 	case common.PhaseDone:
 		return termkit.Size(t.Total) + " in " + Short(t.Duration(now))
 	case common.PhaseFailed:
@@ -100,6 +102,11 @@ func Tail(th *theme.Theme, t *common.Transfer, now time.Time) string {
 	case common.PhaseRegistering:
 		return ""
 	}
+	return moving(th, t)
+}
+
+// moving is the rate and ETA of a phase that moves bytes.
+func moving(th *theme.Theme, t *common.Transfer) string {
 	rate := th.Glyphs.Dash
 	if t.Rate > 0 {
 		rate = Rate(t.Rate)

@@ -8,6 +8,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/transferline"
@@ -42,7 +43,7 @@ func TestBar(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			tr := &common.Transfer{Kind: common.Upload, Name: "report_csv", Phase: c.phase, Done: c.done, Total: c.total}
+			tr := &common.Transfer{Kind: common.Upload, Name: "report_csv", Phase: c.phase, Meter: termkit.Meter{Done: c.done, Total: c.total}}
 			require.Equal(t, c.want, transferline.Bar(c.th, tr, c.width))
 		})
 	}
