@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
@@ -58,7 +59,7 @@ func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 		in.kind = intentUpload
 		m.openModal(m.uploadForm(w), in)
 	case keys.Shell:
-		return m.openShell(w)
+		return m.shell.Open(w, ptyshell.Size{Cols: max(1, m.width), Rows: max(1, m.height)})
 	case keys.VolSave:
 		if w.VolumeState != cairn.VolumeReady {
 			return m.toast(common.LevelInfo, "needs volume READY — v provisions it")

@@ -170,7 +170,7 @@ func (m *Model) startFirstList() tea.Cmd {
 		return nil
 	}
 	m.listed = true
-	cmd := tea.Batch(m.startList(store.Workspaces(), originFirst), m.checkShells())
+	cmd := tea.Batch(m.startList(store.Workspaces(), originFirst), m.shell.Check())
 	if m.conn.kind == connPolling && m.conn.pollGen == 0 {
 		m.conn.pollGen++
 		return tea.Batch(cmd, m.pollTick())

@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/transfer"
@@ -122,12 +123,12 @@ func partTwo() []scene {
 		}},
 		{name: "shell_exited", setup: func(h *harness) {
 			alpha, _ := fleet(h)
-			h.send(shellExitedMsg{wsID: alpha.ID, wsName: alpha.Name,
-				result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})
+			h.send(shell.ExitedMsg{WSID: alpha.ID, WSName: alpha.Name,
+				Result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})
 		}},
 		{name: "shell_lost", setup: func(h *harness) {
 			alpha, _ := fleet(h)
-			h.send(shellExitedMsg{wsID: alpha.ID, wsName: alpha.Name, result: ptyshell.Result{Ending: ptyshell.EndLost}})
+			h.send(shell.ExitedMsg{WSID: alpha.ID, WSName: alpha.Name, Result: ptyshell.Result{Ending: ptyshell.EndLost}})
 		}},
 		{name: "shell_needs_ready", setup: func(h *harness) { fleet(h); h.key("j", "s") }},
 	}

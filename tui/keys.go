@@ -105,7 +105,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Messages:
 		m.openModal(m.messagesModal(), intent{})
 	case keys.Back:
-		if m.cancelShellDial() {
+		if m.shell.CancelDial() {
 			return m.toast(common.LevelInfo, "cancelled the shell")
 		}
 		if m.toasts.DismissError() {

@@ -57,8 +57,7 @@ type Model struct {
 	inspectReq map[string]int
 	inspectSeq int
 
-	shell        shellState
-	shellFactory shell.Factory
+	shell *shell.Handover
 
 	// xfer is the transfer queue and its tray.
 	xfer     *transfer.Queue
@@ -97,7 +96,8 @@ func New(o Options) (*Model, error) {
 	m.sh.transfers = m.xfer.All
 	m.conn = newConn(o.Config.EventsMode)
 	m.armHub = m.waitHub
-	m.shellFactory = o.ShellCommand
+	m.shell = shell.NewHandover(ctx, m.c, shellHost{m}, o.Backend, o.ShellCommand)
+	m.sh.shellBlocked = m.shell.Blocked
 	m.stack = []common.Screen{workspaces.New(m.c)}
 	m.configWarnings(o.Config.Warnings, now)
 	return m, nil

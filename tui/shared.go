@@ -21,7 +21,7 @@ type shared struct {
 	transfers func() []*common.Transfer
 	// shellBlocked is why the server opens no shell ("" when unknown or
 	// fine).
-	shellBlocked string
+	shellBlocked func() string
 	// heads is the first lines of small text artifacts (TUI.md §1.3).
 	heads *store.Heads
 }
@@ -56,7 +56,7 @@ func (s *shared) List(sc store.Scope) common.ListStatus {
 
 func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 
-func (s *shared) ShellBlocked() string { return s.shellBlocked }
+func (s *shared) ShellBlocked() string { return s.shellBlocked() }
 
 func (s *shared) Head(id string, updatedAt time.Time) ([]string, bool) {
 	return s.heads.Get(id, updatedAt)

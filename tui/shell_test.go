@@ -68,12 +68,12 @@ func TestShellRefusalIsAToast(t *testing.T) {
 	h.key("s")
 	require.Equal(t, "✕ error: shell on ws-alpha: too many shells are open on the server — end one first", h.statusLine())
 	require.Empty(t, h.m.ops.Tasks())
-	require.Empty(t, h.m.sh.shellBlocked, "a 429 is not remembered")
+	require.Empty(t, h.m.shell.Blocked(), "a 429 is not remembered")
 	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) {
 		return nil, &cairn.Error{Reason: cairn.ReasonForbidden, Status: 403}
 	}
 	h.key("s")
-	require.Equal(t, "this token lacks the shell scope", h.m.sh.shellBlocked, "a 403 is")
+	require.Equal(t, "this token lacks the shell scope", h.m.shell.Blocked(), "a 403 is")
 	h.key("esc", "s")
 	require.Equal(t, "i this token lacks the shell scope", h.statusLine())
 }
@@ -117,13 +117,13 @@ func TestShellHandsOverWithExec(t *testing.T) {
 	h := newHarness(t)
 	w := readyWorkspace(h)
 	var opts shell.Options
-	h.m.shellFactory = func(_ *ptyshell.Session, o shell.Options) (shell.Command, error) {
+	h.m.shell.SetFactory(func(_ *ptyshell.Session, o shell.Options) (shell.Command, error) {
 		opts = o
 		return &execFake{}, nil
-	}
+	})
 	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) { return nil, nil }
 	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
-	_, cmd := h.m.Update(shellDialedMsg{dial: h.m.shell.dial, wsID: w.ID, wsName: w.Name})
+	_, cmd := h.m.Update(shell.DialedMsg{Dial: h.m.shell.Dialing(), WSID: w.ID, WSName: w.Name})
 	require.Equal(t, shell.NewOptions("ws-alpha", "ctrl+]", "auto"), opts)
 	require.Contains(t, msgTypes(cmd), "tea.execMsg", "the terminal goes to the shell through tea.Exec")
 }
@@ -151,23 +151,23 @@ func TestShellExitMessages(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		x     shellExitedMsg
+		x     shell.ExitedMsg
 		level common.Level
 		text  string
 	}{
-		{"Zero", shellExitedMsg{result: exit(0, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 0 (ws-alpha)"},
-		{"Three", shellExitedMsg{result: exit(3, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 3 (ws-alpha)"},
-		{"Idle", shellExitedMsg{result: exit(129, ptyshell.ReasonIdleTimeout)}, common.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
-		{"Lost", shellExitedMsg{result: ptyshell.Result{Ending: ptyshell.EndLost}, err: errors.New("eof")}, common.LevelError,
+		{"Zero", shell.ExitedMsg{Result: exit(0, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 0 (ws-alpha)"},
+		{"Three", shell.ExitedMsg{Result: exit(3, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 3 (ws-alpha)"},
+		{"Idle", shell.ExitedMsg{Result: exit(129, ptyshell.ReasonIdleTimeout)}, common.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
+		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, common.LevelError,
 			"shell on ws-alpha lost its connection (no exit status)"},
-		{"Detached", shellExitedMsg{result: ptyshell.Result{Ending: ptyshell.EndDetach}}, common.LevelInfo, "left the shell on ws-alpha; the server ends it"},
-		{"NoTerminal", shellExitedMsg{err: ptyshell.ErrNotTerminal}, common.LevelError, "a shell needs a terminal (stdin and stdout)"},
-		{"NeverZeroWithoutExit", shellExitedMsg{}, common.LevelError, "shell on ws-alpha ended without an exit status"},
+		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, common.LevelInfo, "left the shell on ws-alpha; the server ends it"},
+		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, common.LevelError, "a shell needs a terminal (stdin and stdout)"},
+		{"NeverZeroWithoutExit", shell.ExitedMsg{}, common.LevelError, "shell on ws-alpha ended without an exit status"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			c.x.wsName = "ws-alpha"
-			level, text := shellEnd(c.x)
+			c.x.WSName = "ws-alpha"
+			level, text := shell.End(c.x)
 			require.Equal(t, c.level, level)
 			require.Equal(t, c.text, text)
 		})
@@ -183,8 +183,8 @@ func TestShellReturnResyncsAndSizes(t *testing.T) {
 		lists++
 		return h.b.World.FindWorkspacesForTest(ctx, f)
 	}
-	_, cmd := h.m.Update(shellExitedMsg{wsID: w.ID, wsName: w.Name,
-		result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})
+	_, cmd := h.m.Update(shell.ExitedMsg{WSID: w.ID, WSName: w.Name,
+		Result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})
 	require.Contains(t, msgTypes(cmd), "tea.windowSizeMsg", "the size is asked again")
 	for _, msg := range h.run(cmd) {
 		h.send(msg)
@@ -207,7 +207,7 @@ func TestCancelledDialClosesOutsideUpdate(t *testing.T) {
 	t.Cleanup(func() { _ = sess.Close() })
 
 	h := newHarness(t)
-	_, cmd := h.m.Update(shellDialedMsg{dial: 41, wsID: ws.ID, wsName: ws.Name, session: sess}) // no dial 41 is in flight
+	_, cmd := h.m.Update(shell.DialedMsg{Dial: 41, WSID: ws.ID, WSName: ws.Name, Session: sess}) // no dial 41 is in flight
 	require.Equal(t, ptyshell.EndNone, sess.Result().Ending, "Update did not close the session")
 	require.NotNil(t, cmd)
 	h.run(cmd)

@@ -62,18 +62,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onPreview(msg)
 	case headMsg:
 		m.onHead(msg)
-	case shellsMsg:
-		m.onShells(msg)
-	case shellDialedMsg:
-		return m.onShellDialed(msg)
-	case shellExitedMsg:
-		return m.onShellExited(msg)
 	case form.CompletedMsg:
 		if m.modal != nil {
 			m.modal, _ = m.modal.Update(msg)
 		}
 	default:
 		if cmd, ok := m.xfer.Update(msg); ok {
+			return cmd
+		}
+		if cmd, ok := m.shell.Update(msg); ok {
 			return cmd
 		}
 		return m.fromScreen(msg)

@@ -308,5 +308,5 @@ func TestWireShellRefusalStaysOnScreen(t *testing.T) {
 	w.waitFor("the server has the shell turned off (shell.enable)")
 	m := w.final()
 	require.Len(t, m.stack, 1)
-	require.True(t, strings.Contains(m.sh.shellBlocked, "turned off"))
+	require.True(t, strings.Contains(m.shell.Blocked(), "turned off"))
 }

@@ -1,0 +1,251 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+// The hand-over (TUI.md §3.10, PTYSHELL.md §12.2): a Cmd dials; on success
+// Update hands the terminal to the shell's Command through tea.Exec, and
+// the program's loop blocks until it returns. Events keep merging into
+// the hub meanwhile; transfers go on.
+
+// Backend opens shells and says whether the server has them on.
+type Backend interface {
+	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
+	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)
+}
+
+// Host is what the hand-over asks of the root model from Update.
+type Host interface {
+	NextID() int
+	// AddTask and EndTask show the dial on the status line.
+	AddTask(id int, label string)
+	EndTask(id int)
+	Toast(level common.Level, text string) tea.Cmd
+	// ErrorToast shows sentence, keeping err's server detail for the log.
+	ErrorToast(sentence string, err error) tea.Cmd
+	// Returned is the way back from a shell: the window size and a resync.
+	Returned() tea.Cmd
+}
+
+type (
+	// listMsg is GET /v1/shells: whether the server has the shell on.
+	listMsg struct {
+		list *cairn.ShellList
+		err  error
+	}
+	// DialedMsg is a dial's outcome: an open session or a refusal.
+	DialedMsg struct {
+		Dial         int
+		WSID, WSName string
+		Session      *ptyshell.Session
+		Err          error
+	}
+	// ExitedMsg is the shell's end, back in the TUI.
+	ExitedMsg struct {
+		WSID, WSName string
+		Result       ptyshell.Result
+		Err          error
+	}
+)
+
+// Handover dials shells and hands the terminal to them, one dial at a
+// time, and remembers why the server opens none.
+type Handover struct {
+	c       *common.Common
+	host    Host
+	backend Backend
+	ctx     context.Context
+	factory Factory
+
+	dial    int // op ID of the dial in flight; 0 for none
+	cancel  context.CancelFunc
+	blocked string
+}
+
+// NewHandover returns the hand-over of a program living within ctx;
+// factory builds what tea.Exec runs.
+func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory) *Handover {
+	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory}
+}
+
+// Blocked is why no shell can open on this server ("" when it can, as far
+// as is known): turned off, or refused before.
+func (h *Handover) Blocked() string { return h.blocked }
+
+// Dialing is the dial in flight, 0 for none.
+func (h *Handover) Dialing() int { return h.dial }
+
+// SetFactory replaces what tea.Exec runs (tests choose how shells end).
+func (h *Handover) SetFactory(f Factory) { h.factory = f }
+
+// Check asks the server whether it has the shell on.
+func (h *Handover) Check() tea.Cmd {
+	b, ctx := h.backend, h.ctx
+	return func() tea.Msg {
+		l, err := b.FindShells(ctx, "")
+		return listMsg{list: l, err: err}
+	}
+}
+
+// Update handles the hand-over's messages; ok is false for any other.
+func (h *Handover) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case listMsg:
+		h.onList(msg)
+		return nil, true
+	case DialedMsg:
+		return h.onDialed(msg), true
+	case ExitedMsg:
+		level, text := End(msg)
+		return tea.Batch(h.host.Toast(level, text), h.host.Returned()), true
+	}
+	return nil, false
+}
+
+func (h *Handover) onList(s listMsg) {
+	switch {
+	case s.err == nil && !s.list.Enabled:
+		h.blocked = "the server has the shell turned off (shell.enable)"
+	case s.err == nil:
+		h.blocked = ""
+	}
+	// An error (an older server, a failure) leaves it unknown: the dial
+	// will say.
+}
+
+// Open guards and dials a shell of size on w (TUI.md §3.10 steps 1–2).
+func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
+	switch {
+	case w.VolumeState != cairn.VolumeReady:
+		return h.host.Toast(common.LevelInfo, "shell needs volume READY — v provisions it")
+	case h.blocked != "":
+		return h.host.Toast(common.LevelInfo, h.blocked)
+	case h.dial != 0:
+		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+	}
+	id := h.host.NextID()
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.dial, h.cancel = id, cancel
+	h.host.AddTask(id, "opening shell on "+w.Name+"… (esc cancels)")
+	b, wsID, wsName, term := h.backend, w.ID, w.Name, h.c.Config.ShellTerm
+	return func() tea.Msg {
+		s, err := b.Shell(ctx, wsID, size, term)
+		return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, Err: err}
+	}
+}
+
+// CancelDial is esc while dialing; false when nothing dials.
+func (h *Handover) CancelDial() bool {
+	if h.dial == 0 {
+		return false
+	}
+	h.endDial()
+	return true
+}
+
+func (h *Handover) endDial() {
+	h.cancel()
+	h.host.EndTask(h.dial)
+	h.dial, h.cancel = 0, nil
+}
+
+// onDialed hands the terminal over, or toasts the refusal without leaving
+// the alt screen.
+func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
+	if d.Dial == 0 || d.Dial != h.dial {
+		return closeSession(d.Session) // cancelled meanwhile
+	}
+	h.endDial()
+	if d.Err != nil {
+		if errors.Is(d.Err, context.Canceled) {
+			return nil
+		}
+		h.remember(d.Err)
+		return h.host.ErrorToast("shell on "+d.WSName+": "+common.Sentence(d.Err, common.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
+	}
+	cfg := h.c.Config
+	cmd, err := h.factory(d.Session, NewOptions(d.WSName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
+	if err != nil {
+		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
+	}
+	wsID, wsName := d.WSID, d.WSName
+	return tea.Exec(cmd, func(err error) tea.Msg {
+		return ExitedMsg{WSID: wsID, WSName: wsName, Result: cmd.Result(), Err: err}
+	})
+}
+
+// closeSession ends a session that is not handed over, in a Cmd: Close
+// waits up to a second for the server's close frame, and Update never
+// blocks (TUI.md §4.5).
+func closeSession(s *ptyshell.Session) tea.Cmd {
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = s.Close() // Close always returns nil
+		return nil
+	}
+}
+
+// remember keeps s disabled after a 403, or a 404/501 from the shell
+// endpoint (TUI.md §3.3).
+func (h *Handover) remember(err error) {
+	e, ok := errors.AsType[*cairn.Error](err)
+	if !ok {
+		return
+	}
+	switch {
+	case e.Reason == cairn.ReasonForbidden:
+		h.blocked = "this token lacks the shell scope"
+	case e.Reason == cairn.ReasonShellDisabled:
+		h.blocked = common.Sentence(err, common.Subject{})
+	case e.Status == http.StatusNotFound && e.Reason != cairn.ReasonWorkspaceNotFound,
+		e.Status == http.StatusNotImplemented:
+		h.blocked = "this server has no shell endpoint (shell.enable is off)"
+	}
+}
+
+// End is how a shell's end reads as a toast: a missing EXIT is never
+// shown as 0.
+func End(x ExitedMsg) (common.Level, string) {
+	r := x.Result
+	switch {
+	case errors.Is(x.Err, ptyshell.ErrNotTerminal):
+		return common.LevelError, "a shell needs a terminal (stdin and stdout)"
+	case r.Ending == ptyshell.EndExit && (r.Exit.Reason == ptyshell.ReasonExited || r.Exit.Reason == ""):
+		return common.LevelInfo, fmt.Sprintf("shell exited: status %d (%s)", r.Exit.ExitCode, x.WSName)
+	case r.Ending == ptyshell.EndExit:
+		text := r.Summary()
+		text = text[len("[cairn: ") : len(text)-1]
+		return common.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
+	case r.Ending == ptyshell.EndDetach:
+		return common.LevelInfo, "left the shell on " + x.WSName + "; the server ends it"
+	case r.Ending == ptyshell.EndSignal:
+		return common.LevelWarn, fmt.Sprintf("left the shell on %s on %v; the server ends it", x.WSName, r.Signal)
+	case r.Ending == ptyshell.EndLost:
+		return common.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
+	case x.Err != nil:
+		return common.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
+	}
+	return common.LevelError, "shell on " + x.WSName + " ended without an exit status"
+}
+
+// trimShell turns "shell ended: idle timeout (status 129)" into "ended:
+// idle timeout (status 129)".
+func trimShell(s string) string {
+	const p = "shell "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
