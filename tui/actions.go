@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/cairn-dev/cairn/internal/termkit"
+
 	"fmt"
 	"strings"
 
@@ -85,7 +87,7 @@ func (m *Model) typedDelete(wsID string, teardownFirst bool) {
 		return
 	}
 	n, _ := m.sh.st.Counts(wsID)
-	records := fmt.Sprintf("its %s artifact %s", common.Count(n.Total()), plural(n.Total(), "record", "records"))
+	records := fmt.Sprintf("its %s artifact %s", termkit.Count(n.Total()), plural(n.Total(), "record", "records"))
 	text := fmt.Sprintf("Delete %s with %s? Their objects are reclaimed later by the maintainer.", w.Name, records)
 	if n.Total() == 0 {
 		text = fmt.Sprintf("Delete %s? It has no artifacts.", w.Name)
@@ -145,7 +147,7 @@ func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
 	case keys.ArtDelete:
 		in.kind = intentDeleteArtifact
 		m.openConfirm(in, "Delete artifact", fmt.Sprintf(
-			"Delete %s (%s)? Its object is reclaimed later by the maintainer.", art.Name, common.IEC(art.Size)))
+			"Delete %s (%s)? Its object is reclaimed later by the maintainer.", art.Name, termkit.Size(art.Size)))
 	case keys.Preview:
 		return m.openPreview(art)
 	case keys.ArtReplace:

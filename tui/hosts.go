@@ -15,7 +15,9 @@ func (h shellHost) EndTask(id int)               { h.m.ops.EndTask(id) }
 
 func (h shellHost) Toast(level common.Level, text string) tea.Cmd { return h.m.toast(level, text) }
 
-func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd { return h.m.errorToast(sentence, err) }
+func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd {
+	return h.m.errorToast(sentence, err)
+}
 
 // Returned is the way back from a shell: the window size, and a resync —
 // the events of the meantime are in the hub, but a long shell may have

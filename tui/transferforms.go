@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/cairn-dev/cairn/internal/termkit"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,7 +62,7 @@ func (m *Model) downloadForm(a *cairn.Artifact) *form.Model {
 	if m.c.Config.DownloadDir == "." {
 		target = "./" + a.Name
 	}
-	return form.New(m.c.Theme, "Download "+a.Name+" ("+common.IEC(a.Size)+")",
+	return form.New(m.c.Theme, "Download "+a.Name+" ("+termkit.Size(a.Size)+")",
 		form.Field{Key: "path", Label: "Save to", Limit: 4096, Value: target, Complete: completeCmd("path"),
 			Validate: required("a file path"), Note: "written to <path>.part, verified, then renamed"})
 }
@@ -151,7 +153,7 @@ func (m *Model) onLocalStat(s localStatMsg) tea.Cmd {
 	case intentDownload:
 		if s.exists {
 			in.kind = intentOverwrite
-			m.openConfirm(in, "Overwrite", fmt.Sprintf("%s exists (%s). Overwrite it?", in.path, common.IEC(s.size)))
+			m.openConfirm(in, "Overwrite", fmt.Sprintf("%s exists (%s). Overwrite it?", in.path, termkit.Size(s.size)))
 			return nil
 		}
 		return m.enqueueDownload(in, false)
@@ -172,7 +174,7 @@ func (m *Model) confirmReplace(in intent) tea.Cmd {
 		return nil
 	}
 	m.openConfirm(in, "Replace content", fmt.Sprintf("Replace the content of %s (%s, %s) with %s (%s)?",
-		a.Name, common.IEC(a.Size), mimeOf(a), in.path, common.IEC(in.size)))
+		a.Name, termkit.Size(a.Size), mimeOf(a), in.path, termkit.Size(in.size)))
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/cairn-dev/cairn/internal/termkit"
+
 	"fmt"
 	"net/url"
 	"strings"
@@ -9,7 +11,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/footer"
 	"github.com/cairn-dev/cairn/tui/widgets/header"
@@ -104,7 +105,7 @@ func (m *Model) badges() []header.Badge {
 	if n, ok := m.sh.st.MissingTotal(); !ok {
 		out = append(out, header.Badge{Text: th.Glyphs.Ellipsis + " missing", Style: th.Dim})
 	} else if n > 0 {
-		out = append(out, header.Badge{Text: th.Glyphs.Missing + " " + common.Count(n) + " missing", Style: th.Bad})
+		out = append(out, header.Badge{Text: th.Glyphs.Missing + " " + termkit.Count(n) + " missing", Style: th.Bad})
 	}
 	if m.c.Config.ReadOnly {
 		out = append(out, header.Badge{Text: "[read-only]", Style: th.Warn})
@@ -129,7 +130,7 @@ func (m *Model) connBadge() header.Badge {
 	case connOffline:
 		text := g.Offline + " offline"
 		if !m.conn.lastGood.IsZero() {
-			text += " " + g.Dot + " " + common.Age(now, m.conn.lastGood) + " stale"
+			text += " " + g.Dot + " " + termkit.Age(now, m.conn.lastGood) + " stale"
 		}
 		return header.Badge{Text: text, Style: th.Bad}
 	case connPolling:

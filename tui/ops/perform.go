@@ -1,10 +1,11 @@
 package ops
 
 import (
+	"github.com/cairn-dev/cairn/internal/termkit"
+
 	"context"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 )
 
 // Backend is what operations ask of the server.
@@ -116,7 +117,7 @@ func DoneText(d DoneMsg) string {
 	case VolSave:
 		size := ""
 		if d.Art != nil {
-			size = " (" + common.IEC(d.Art.Size) + ")"
+			size = " (" + termkit.Size(d.Art.Size) + ")"
 		}
 		return "saved " + o.Path + " as " + o.Name + size
 	case VolLoad:

@@ -1,6 +1,8 @@
 package transfer
 
 import (
+	"github.com/cairn-dev/cairn/internal/termkit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -61,14 +63,14 @@ func KindWord(k common.TransferKind) string {
 func doneText(t *common.Transfer, s Spec) string {
 	switch s.Kind {
 	case common.Upload:
-		return fmt.Sprintf("uploaded %s (%s)", t.Name, common.IEC(t.Total))
+		return fmt.Sprintf("uploaded %s (%s)", t.Name, termkit.Size(t.Total))
 	case common.Replace:
 		if s.Repair {
 			return "repaired " + t.Name
 		}
 		return "replaced " + t.Name
 	}
-	return fmt.Sprintf("downloaded %s → %s (%s)", t.Name, t.Path, common.IEC(t.Total))
+	return fmt.Sprintf("downloaded %s → %s (%s)", t.Name, t.Path, termkit.Size(t.Total))
 }
 
 // Sentence is a failed transfer's one sentence (TUI.md §3.7–3.9).
