@@ -2,9 +2,9 @@ package tui
 
 import (
 	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/dialog"
 
 	"fmt"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -13,8 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
-	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
 // onAction runs a screen's action: guards first (the server still
@@ -24,7 +22,7 @@ func (m *Model) onAction(a common.ActionMsg) tea.Cmd {
 		return m.toast(common.LevelInfo, "read-only mode")
 	}
 	if a.ID == keys.WsNew {
-		m.openModal(m.workspaceForm("New workspace", nil), intent{kind: intentCreate})
+		m.openModal(dialog.Workspace(m.c.Theme, m.sh.st, "New workspace", nil), intent{kind: intentCreate})
 		return nil
 	}
 	if a.ArtifactID != "" {
@@ -45,7 +43,7 @@ func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 	switch id {
 	case keys.WsEdit:
 		in.kind = intentEditWorkspace
-		m.openModal(m.workspaceForm("Edit "+w.Name, w), in)
+		m.openModal(dialog.Workspace(m.c.Theme, m.sh.st, "Edit "+w.Name, w), in)
 	case keys.WsProvision:
 		if w.VolumeState != cairn.VolumeNone {
 			return m.toast(common.LevelInfo, w.Name+" already has a volume")
@@ -59,7 +57,7 @@ func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 		return m.checkMounts(w)
 	case keys.ArtUpload:
 		in.kind = intentUpload
-		m.openModal(m.uploadForm(w), in)
+		m.openModal(dialog.Upload(m.c.Theme, m.sh.st, w), in)
 	case keys.Shell:
 		return m.shell.Open(w, ptyshell.Size{Cols: max(1, m.width), Rows: max(1, m.height)})
 	case keys.VolSave:
@@ -67,7 +65,7 @@ func (m *Model) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 			return m.toast(common.LevelInfo, "needs volume READY — v provisions it")
 		}
 		in.kind = intentVolSave
-		m.openModal(m.volSaveForm(w), in)
+		m.openModal(dialog.VolSave(m.c.Theme, m.sh.st, w), in)
 	case keys.WsDelete:
 		if w.VolumeState == cairn.VolumeReady {
 			in.kind = intentDeleteReady
@@ -143,7 +141,7 @@ func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
 	switch a.ID {
 	case keys.ArtEdit:
 		in.kind = intentEditArtifact
-		m.openModal(m.artifactForm(art), in)
+		m.openModal(dialog.Artifact(m.c.Theme, art), in)
 	case keys.ArtDelete:
 		in.kind = intentDeleteArtifact
 		m.openConfirm(in, "Delete artifact", fmt.Sprintf(
@@ -152,81 +150,15 @@ func (m *Model) artifactAction(a common.ActionMsg) tea.Cmd {
 		return m.openPreview(art)
 	case keys.ArtReplace:
 		in.kind = intentReplace
-		m.openModal(m.replaceForm(art), in)
+		m.openModal(dialog.Replace(m.c.Theme, art), in)
 	case keys.ArtDownload:
 		if art.State != cairn.ArtifactRecorded {
 			return m.toast(common.LevelInfo, art.Name+" is MISSING_OBJECT — nothing to download")
 		}
 		in.kind = intentDownload
-		m.openModal(m.downloadForm(art), in)
+		m.openModal(dialog.Download(m.c.Theme, m.c.Config.DownloadDir, art), in)
 	case keys.VolLoad, keys.VolUpdate:
 		return m.volumeArtifactAction(a.ID, art)
 	}
 	return nil
-}
-
-// workspaceForm is the create form (w nil) or the edit form.
-func (m *Model) workspaceForm(title string, w *cairn.Workspace) *form.Model {
-	st := m.sh.st
-	current := ""
-	if w != nil {
-		current = w.Name
-	}
-	name := form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Value: current,
-		Validate: validateName("workspace"),
-		Warn: func(v string) string {
-			if v != current && hasWorkspaceNamed(st, v) {
-				return "a workspace named " + v + " already exists"
-			}
-			return ""
-		},
-	}
-	desc := form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: validateDescription}
-	if w == nil {
-		return form.New(m.c.Theme, title, name, desc,
-			form.Field{Key: "provision", Label: "provision volume now", Check: true})
-	}
-	desc.Value = m.oneLine(common.Deref(w.Description))
-	return form.New(m.c.Theme, title, name, desc)
-}
-
-func (m *Model) artifactForm(a *cairn.Artifact) *form.Model {
-	return form.New(m.c.Theme, "Edit "+a.Name,
-		form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Value: a.Name, Validate: validateName("artifact")},
-		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes,
-			Value: m.oneLine(common.Deref(a.Description)), Validate: validateDescription})
-}
-
-// oneLine shows newlines as the return glyph; multiLine turns them back.
-func (m *Model) oneLine(s string) string {
-	return strings.ReplaceAll(s, "\n", m.c.Theme.Glyphs.Return)
-}
-
-func (m *Model) multiLine(s string) string {
-	return strings.ReplaceAll(s, m.c.Theme.Glyphs.Return, "\n")
-}
-
-func validateName(kind string) func(string) string {
-	return func(v string) string {
-		if err := cairn.ValidateName(kind, v); err != nil {
-			return cairn.ErrorDetail(err)
-		}
-		return ""
-	}
-}
-
-func validateDescription(v string) string {
-	if err := cairn.ValidateDescription(&v); err != nil {
-		return cairn.ErrorDetail(err)
-	}
-	return ""
-}
-
-func hasWorkspaceNamed(st *store.Store, name string) bool {
-	for _, w := range st.Workspaces() {
-		if w.Name == name {
-			return true
-		}
-	}
-	return false
 }

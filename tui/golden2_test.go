@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/shell"
@@ -93,7 +94,7 @@ func partTwo() []scene {
 			fleet(h)
 			h.key("enter", "j", "j", "d")
 			h.m.intent.opID = 999
-			h.m.onLocalStat(localStatMsg{opID: 999, path: "./report_csv", exists: true, size: 14000})
+			h.m.onLocalStat(dialog.LocalStat{OpID: 999, Path: "./report_csv", Exists: true, Size: 14000})
 		}},
 		{name: "modal_vol_save", setup: func(h *harness) { fleet(h); h.key("i").typeText("out/probe.txt") }},
 		{name: "modal_vol_save_error", setup: func(h *harness) { fleet(h); h.key("i").typeText("out/probe.txt").key("enter") }},

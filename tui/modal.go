@@ -2,8 +2,9 @@ package tui
 
 import (
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/termkit"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/termkit"
 
 	tea "github.com/charmbracelet/bubbletea"
 

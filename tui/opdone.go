@@ -3,6 +3,8 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/tui/dialog"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/ops"
@@ -36,7 +38,7 @@ func (m *Model) submitForm(f *form.Model, in intent, res common.Result) tea.Cmd 
 }
 
 func (m *Model) formOp(in intent, res common.Result) (ops.Op, bool) {
-	name, desc := res.Values["name"], m.multiLine(res.Values["description"])
+	name, desc := res.Values["name"], dialog.MultiLine(m.c.Theme, res.Values["description"])
 	switch in.kind {
 	case intentCreate:
 		o := ops.Op{ID: m.id(), Kind: ops.Create, Name: name, Provision: res.Checks["provision"]}

@@ -443,33 +443,6 @@ func TestTransfersScreen(t *testing.T) {
 	require.Contains(t, h.view(), "No transfers yet")
 }
 
-func TestCompletePath(t *testing.T) {
-	t.Parallel()
-	list := func(dir string) []dirEntry {
-		if dir != "." && dir != "data/" {
-			return nil
-		}
-		return []dirEntry{{"report.csv", false}, {"reports", true}, {"readme.md", false}, {".hidden", false}, {"data", true}}
-	}
-	for _, c := range []struct {
-		in, want string
-		cands    []string
-	}{
-		{"repo", "report", []string{"report.csv", "reports/"}},
-		{"reports", "reports/", nil},
-		{"rea", "readme.md", nil},
-		{"", "", []string{"data/", "readme.md", "report.csv", "reports/"}},
-		{".h", ".hidden", nil},
-		{"data/rep", "data/report", []string{"report.csv", "reports/"}},
-		{"zzz", "", nil},
-	} {
-		got, cands := completePath(c.in, list)
-		require.Equal(t, c.want, got, c.in)
-		require.Equal(t, c.cands, cands, c.in)
-	}
-	require.Equal(t, "日本", commonPrefix([]string{"日本語", "日本人"}))
-}
-
 func TestCompletionInTheForm(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

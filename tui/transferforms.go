@@ -2,144 +2,45 @@ package tui
 
 import (
 	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/dialog"
 
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
-
-// localStatMsg is what a transfer form's path turned out to be on this
-// machine.
-type localStatMsg struct {
-	opID   int
-	path   string // ~ expanded
-	size   int64
-	exists bool
-	err    string // the sentence under the path field
-}
-
-// uploadForm asks for a local file, the new artifact's name (derived from
-// the file name until edited) and a description (TUI.md §3.7).
-func (m *Model) uploadForm(w *cairn.Workspace) *form.Model {
-	st := m.sh.st
-	return form.New(m.c.Theme, "Upload to "+w.Name,
-		form.Field{Key: "path", Label: "Local file", Limit: 4096, Complete: completeCmd("path"), Validate: required("a file path")},
-		form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Validate: validateName("artifact"),
-			From: "path", Derive: client.ArtifactName,
-			Warn: func(v string) string {
-				if hasArtifactNamed(st, w.ID, v) {
-					return w.Name + " already has an artifact named " + v
-				}
-				return ""
-			}},
-		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: validateDescription})
-}
-
-// replaceForm asks for the local file whose bytes become the content.
-func (m *Model) replaceForm(a *cairn.Artifact) *form.Model {
-	title := "Replace the content of " + a.Name
-	if a.State == cairn.ArtifactMissingObject {
-		title = "Repair " + a.Name
-	}
-	return form.New(m.c.Theme, title,
-		form.Field{Key: "path", Label: "Local file", Limit: 4096, Complete: completeCmd("path"), Validate: required("a file path")})
-}
-
-// downloadForm asks for the target, default transfer.download_dir/name.
-func (m *Model) downloadForm(a *cairn.Artifact) *form.Model {
-	target := filepath.Join(m.c.Config.DownloadDir, a.Name)
-	if m.c.Config.DownloadDir == "." {
-		target = "./" + a.Name
-	}
-	return form.New(m.c.Theme, "Download "+a.Name+" ("+termkit.Size(a.Size)+")",
-		form.Field{Key: "path", Label: "Save to", Limit: 4096, Value: target, Complete: completeCmd("path"),
-			Validate: required("a file path"), Note: "written to <path>.part, verified, then renamed"})
-}
-
-func required(what string) func(string) string {
-	return func(v string) string {
-		if v == "" {
-			return "give " + what
-		}
-		return ""
-	}
-}
-
-func hasArtifactNamed(st interface {
-	Artifacts(string) ([]*cairn.Artifact, bool)
-}, wsID, name string) bool {
-	arts, _ := st.Artifacts(wsID)
-	for _, a := range arts {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
-}
 
 // submitTransferForm checks the local path in a Cmd; the form stays open
 // and busy until the answer.
 func (m *Model) submitTransferForm(f *form.Model, in intent, res common.Result) tea.Cmd {
 	id := m.id()
 	m.intent.opID = id
-	m.intent.name, m.intent.desc = res.Values["name"], m.multiLine(res.Values["description"])
+	m.intent.name, m.intent.desc = res.Values["name"], dialog.MultiLine(m.c.Theme, res.Values["description"])
 	f.BusyWith(m.sh.Frame(), "checking "+res.Values["path"]+"…")
 	path := res.Values["path"]
 	source := in.kind != intentDownload
-	return func() tea.Msg { return statLocal(id, path, source) }
-}
-
-// statLocal looks at a path: a source must be a regular file (symlinks
-// followed); a target may be absent (in an existing directory) or a
-// regular file, which is then overwritten only after a confirmation.
-func statLocal(opID int, raw string, source bool) localStatMsg {
-	p := expandHome(raw)
-	msg := localStatMsg{opID: opID, path: p}
-	fi, err := os.Stat(p)
-	switch {
-	case err == nil && fi.IsDir():
-		msg.err = raw + " is a directory — name a file"
-	case err == nil && !fi.Mode().IsRegular():
-		msg.err = raw + " is not a regular file"
-	case err == nil:
-		msg.exists, msg.size = true, fi.Size()
-	case !errors.Is(err, fs.ErrNotExist):
-		msg.err = "cannot use " + raw + ": " + errors.Unwrap(err).Error()
-	case source:
-		msg.err = "no such file: " + raw
-	default:
-		if d, derr := os.Stat(filepath.Dir(p)); derr != nil || !d.IsDir() {
-			msg.err = "the directory " + filepath.Dir(raw) + " does not exist"
-		}
-	}
-	return msg
+	return func() tea.Msg { return dialog.StatLocal(id, path, source) }
 }
 
 // onLocalStat answers a transfer form: an error goes under the path
 // field; otherwise the form closes and the transfer is queued, or its
 // confirmation asked.
-func (m *Model) onLocalStat(s localStatMsg) tea.Cmd {
+func (m *Model) onLocalStat(s dialog.LocalStat) tea.Cmd {
 	f, ok := m.modal.(*form.Model)
-	if !ok || m.intent.opID != s.opID {
+	if !ok || m.intent.opID != s.OpID {
 		return nil // the form was closed meanwhile
 	}
-	if s.err != "" {
-		f.Fail("path", s.err)
+	if s.Err != "" {
+		f.Fail("path", s.Err)
 		return nil
 	}
 	in := m.intent
-	in.path, in.size = s.path, s.size
+	in.path, in.size = s.Path, s.Size
 	m.closeModal()
 	switch in.kind {
 	case intentUpload:
@@ -147,13 +48,13 @@ func (m *Model) onLocalStat(s localStatMsg) tea.Cmd {
 		if in.desc != "" {
 			desc = &in.desc
 		}
-		return m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: in.wsID, Name: in.name, Desc: desc, Path: in.path, Size: s.size})
+		return m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: in.wsID, Name: in.name, Desc: desc, Path: in.path, Size: s.Size})
 	case intentReplace:
 		return m.confirmReplace(in)
 	case intentDownload:
-		if s.exists {
+		if s.Exists {
 			in.kind = intentOverwrite
-			m.openConfirm(in, "Overwrite", fmt.Sprintf("%s exists (%s). Overwrite it?", in.path, termkit.Size(s.size)))
+			m.openConfirm(in, "Overwrite", fmt.Sprintf("%s exists (%s). Overwrite it?", in.path, termkit.Size(s.Size)))
 			return nil
 		}
 		return m.enqueueDownload(in, false)

@@ -3,6 +3,8 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/tui/dialog"
+
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
@@ -56,7 +58,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.startResync()
 	case quitRequestMsg:
 		return m.quit()
-	case localStatMsg:
+	case dialog.LocalStat:
 		return m.onLocalStat(msg)
 	case preview.Msg:
 		return m.onPreview(msg)

@@ -1,12 +1,11 @@
 package tui
 
 import (
-	"path"
+	"github.com/cairn-dev/cairn/tui/dialog"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
@@ -17,23 +16,6 @@ import (
 // store inside the server (sidecar containers), so they are operations,
 // not transfers: no bytes pass through here, and the form waits for the
 // server's answer, whose refusals go under the field.
-
-// volSaveForm asks for a volume file and the new artifact's name.
-func (m *Model) volSaveForm(w *cairn.Workspace) *form.Model {
-	st := m.sh.st
-	return form.New(m.c.Theme, "Save a volume file of "+w.Name+" as a new artifact",
-		form.Field{Key: "path", Label: "File in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/",
-			Validate: validateVolumePath},
-		form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Validate: validateName("artifact"),
-			From: "path", Derive: func(p string) string { return client.ArtifactName(path.Base(p)) },
-			Warn: func(v string) string {
-				if hasArtifactNamed(st, w.ID, v) {
-					return w.Name + " already has an artifact named " + v
-				}
-				return ""
-			}},
-		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: validateDescription})
-}
 
 // volumeArtifactAction opens the load or update form of an artifact;
 // both need the volume READY.
@@ -48,28 +30,12 @@ func (m *Model) volumeArtifactAction(id keys.ID, a *cairn.Artifact) tea.Cmd {
 			return m.toast(common.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
 		}
 		in.kind = intentVolLoad
-		m.openModal(form.New(m.c.Theme, "Load "+a.Name+" into the volume of "+w.Name,
-			form.Field{Key: "path", Label: "Target in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/" + a.Name,
-				Validate: validateVolumePath, Note: "an existing file there is overwritten; its directory must exist"}), in)
+		m.openModal(dialog.VolLoad(m.c.Theme, w, a), in)
 		return nil
 	}
 	in.kind, in.repair = intentVolUpdate, a.State == cairn.ArtifactMissingObject
-	title, note := "Replace the content of "+a.Name+" from the volume", "the artifact's content becomes the file's"
-	if in.repair {
-		title, note = "Repair "+a.Name+" from the volume", "the file becomes the content of the MISSING_OBJECT artifact"
-	}
-	m.openModal(form.New(m.c.Theme, title,
-		form.Field{Key: "path", Label: "File in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/",
-			Validate: validateVolumePath, Note: note}), in)
+	m.openModal(dialog.VolUpdate(m.c.Theme, a), in)
 	return nil
-}
-
-// validateVolumePath is the server's lexical check, as a sentence.
-func validateVolumePath(p string) string {
-	if err := cairn.ValidateVolumePath(p); err != nil {
-		return common.VolumeSentence(err)
-	}
-	return ""
 }
 
 // submitVolumeForm starts the operation; the form stays open and busy
@@ -80,7 +46,7 @@ func (m *Model) submitVolumeForm(f *form.Model, in intent, res common.Result) te
 	case intentVolSave:
 		o = m.wsOp(ops.VolSave, in.wsID)
 		o.Name = res.Values["name"]
-		if d := m.multiLine(res.Values["description"]); d != "" {
+		if d := dialog.MultiLine(m.c.Theme, res.Values["description"]); d != "" {
 			o.Desc = &d
 		}
 	case intentVolLoad:
