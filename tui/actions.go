@@ -3,6 +3,7 @@ package tui
 import (
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/feed"
 
 	"fmt"
 
@@ -116,7 +117,7 @@ func (m *Model) onMountCheck(msg mountCheckMsg) tea.Cmd {
 		return m.opFailed(msg.op, msg.err, 0)
 	}
 	w := msg.detail.Workspace
-	cmd := m.changed(m.sh.st.PutWorkspace(w, m.sh.Now()), originResync)
+	cmd := m.changed(m.sh.st.PutWorkspace(w, m.sh.Now()), feed.OriginResync)
 	m.sh.st.SetMounts(w.ID, msg.detail.MountCount)
 	switch n := msg.detail.MountCount; {
 	case n > 0:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -189,7 +190,7 @@ func TestFlowReconnectResyncs(t *testing.T) {
 	f.b.Source.Resync()
 	f.waitFor("changed-meanwhile", "● live")
 	m := f.final()
-	require.Equal(t, connLive, m.conn.kind)
+	require.Equal(t, feed.Live, m.feed.Conn().Kind)
 	require.Equal(t, "changed-meanwhile", m.wsName(ws.ID))
 }
 
@@ -216,5 +217,5 @@ func TestFlowEvents404Polls(t *testing.T) {
 	f.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "seen-by-polling" })
 	f.waitFor("seen-by-polling")
 	m := f.final()
-	require.Equal(t, connPolling, m.conn.kind)
+	require.Equal(t, feed.Polling, m.feed.Conn().Kind)
 }

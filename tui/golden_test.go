@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -87,7 +88,7 @@ func scenes() []scene {
 			h.size(120, 40).conn(live.Conn{Kind: live.ConnLost, Unavailable: true})
 		}},
 		{name: "badge_events_off", edit: func(c *config.Config) { c.EventsMode = "off" }, setup: func(h *harness) {
-			h.size(120, 40).send(startMsg{})
+			h.size(120, 40).send(feed.StartMsg{})
 		}},
 		{name: "toast_ok", setup: func(h *harness) { fleet(h); h.key("y") }},
 		{name: "toast_info", setup: func(h *harness) { fleet(h); h.key("v") }},

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -241,4 +242,10 @@ func (h *harness) worldWS(id string) *cairn.Workspace {
 	d, err := h.b.InspectWorkspace(context.Background(), id)
 	require.NoError(h.t, err)
 	return d.Workspace
+}
+
+// named matches a message by its type's name, for the timers of packages
+// whose messages are their own ("feed.pollTickMsg").
+func named(name string) func(tea.Msg) bool {
+	return func(msg tea.Msg) bool { return fmt.Sprintf("%T", msg) == name }
 }

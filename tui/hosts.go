@@ -1,7 +1,12 @@
 package tui
 
 import (
+	"time"
+
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/store"
 
 	"github.com/cairn-dev/cairn/tui/common"
 )
@@ -22,4 +27,18 @@ func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd {
 // Returned is the way back from a shell: the window size, and a resync —
 // the events of the meantime are in the hub, but a long shell may have
 // overflowed it.
-func (h shellHost) Returned() tea.Cmd { return tea.Batch(tea.WindowSize(), h.m.startResync()) }
+func (h shellHost) Returned() tea.Cmd { return tea.Batch(tea.WindowSize(), h.m.feed.Resync()) }
+
+// feedHost is the root's side of the feed's Host.
+type feedHost struct{ m *Model }
+
+func (h feedHost) NextID() int    { return h.m.id() }
+func (h feedHost) Now() time.Time { return h.m.sh.now }
+
+func (h feedHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
+
+func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.toastErr(err, s) }
+
+func (h feedHost) Scopes() []store.Scope { return h.m.visibleScopes() }
+func (h feedHost) Paused() bool          { return h.m.modal != nil }
+func (h feedHost) FirstList() tea.Cmd    { return h.m.shell.Check() }

@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
@@ -10,7 +12,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
-	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
@@ -120,7 +121,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Quit:
 		return m.quit()
 	case keys.Refresh:
-		return m.refresh()
+		return m.feed.Refresh()
 	case keys.Jump1:
 		return m.pop(1)
 	case keys.Jump2:
@@ -152,16 +153,6 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// refresh is r: restart a stopped event stream, re-list every visible and
-// cached scope, retry failed lists.
-func (m *Model) refresh() tea.Cmd {
-	m.retryRejected()
-	if !m.listed {
-		return m.startFirstList()
-	}
-	return m.startResync()
-}
-
 // navigate pushes or pops screens.
 func (m *Model) navigate(n common.NavMsg) tea.Cmd {
 	if n.Kind == common.NavPop {
@@ -180,11 +171,7 @@ func (m *Model) push(wsID string) tea.Cmd {
 	m.stack = append(m.stack, s)
 	m.sh.st.Viewed(wsID)
 	m.pin()
-	sc := store.Artifacts(wsID)
-	if m.sh.st.Cached(wsID) || m.sh.st.Listing(sc) {
-		return nil
-	}
-	return m.startList(sc, originFirst)
+	return m.feed.Open(wsID, feed.OriginFirst)
 }
 
 // pop keeps the first n screens (at least the root).
@@ -229,14 +216,9 @@ func (m *Model) jumpArtifacts() tea.Cmd {
 // the longer rest, prefetch its artifacts.
 func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
 	if !f.Prefetch {
-		m.selected = f.WorkspaceID
-		return m.inspect(f.WorkspaceID)
+		return m.feed.Select(f.WorkspaceID)
 	}
-	sc := store.Artifacts(f.WorkspaceID)
-	if m.sh.st.Cached(f.WorkspaceID) || m.sh.st.Listing(sc) {
-		return nil
-	}
-	return m.startList(sc, originPrefetch)
+	return m.feed.Open(f.WorkspaceID, feed.OriginPrefetch)
 }
 
 // openTransfers goes to the transfers screen on the stack, else pushes it.

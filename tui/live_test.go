@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -40,7 +41,7 @@ func TestHelloTimeoutListsThenHelloResyncs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
-	h.size(120, 40).send(helloTimeoutMsg{})
+	h.size(120, 40).send(feed.HelloTimeoutMsg{})
 	require.Contains(t, h.view(), "ws-alpha")
 	require.Contains(t, h.header(), "◌ connecting")
 	h.b.World.UpdateWorkspace(a.ID, func(w *cairn.Workspace) { w.Name = "ws-renamed" })
@@ -76,20 +77,6 @@ func selectedWS(h *harness) string {
 		return ""
 	}
 	return w.ID
-}
-
-func TestStaleRepliesDropped(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	ws := h.seed("ws-alpha")
-	stale := listPageMsg{scope: store.Workspaces(), reqID: -1, gen: 1, ws: []*cairn.Workspace{{ID: "x", Name: "ghost"}}}
-	h.send(stale)
-	require.NotContains(t, h.view(), "ghost")
-
-	h.send(entityMsg{id: ws[0].ID, reqID: 100, detail: &cairn.WorkspaceDetail{Workspace: ws[0], MountCount: 2}})
-	h.send(entityMsg{id: ws[0].ID, reqID: 99, detail: &cairn.WorkspaceDetail{Workspace: ws[0], MountCount: 7}})
-	n, _ := h.m.Store().Mounts(ws[0].ID)
-	require.Equal(t, 2, n, "an older GET does not overwrite a newer one")
 }
 
 func TestRestFetchesDetailAndPrefetches(t *testing.T) {
@@ -204,23 +191,23 @@ func TestConnectionStates(t *testing.T) {
 		require.Contains(t, h.header(), "◐ polling 5s")
 		require.Contains(t, h.view(), "ws-alpha", "polling lists at once")
 		h.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "polled" })
-		require.Equal(t, 1, h.fire(isMsg[pollTickMsg]))
+		require.Equal(t, 1, h.fire(named("feed.pollTickMsg")))
 		require.Contains(t, h.view(), "polled")
 		h.key("?") // a modal pauses polling
 		h.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "while-modal" })
-		require.Equal(t, 1, h.fire(isMsg[pollTickMsg]))
+		require.Equal(t, 1, h.fire(named("feed.pollTickMsg")))
 		h.key("esc")
 		require.NotContains(t, h.view(), "while-modal")
 		h.hello()
 		require.Contains(t, h.header(), "● live")
 		require.Contains(t, h.view(), "while-modal", "events back: polling stops and a resync runs")
-		h.fire(isMsg[pollTickMsg]) // the loop's last tick arrives stale
-		require.Zero(t, h.fire(isMsg[pollTickMsg]), "and schedules no other: the poll loop died")
+		h.fire(named("feed.pollTickMsg")) // the loop's last tick arrives stale
+		require.Zero(t, h.fire(named("feed.pollTickMsg")), "and schedules no other: the poll loop died")
 	})
 	t.Run("ThreeFailedDialsPollWhileRESTWorks", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		h.size(120, 40).send(helloTimeoutMsg{}) // the list works
+		h.size(120, 40).send(feed.HelloTimeoutMsg{}) // the list works
 		for range 2 {
 			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
 			require.Contains(t, h.header(), "◌ connecting")
@@ -238,7 +225,7 @@ func TestConnectionStates(t *testing.T) {
 		for range 3 {
 			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
 		}
-		h.send(helloTimeoutMsg{})
+		h.send(feed.HelloTimeoutMsg{})
 		require.Contains(t, h.header(), "✕ offline")
 		require.Contains(t, h.view(), "cannot reach the server — connection refused")
 	})
@@ -254,7 +241,7 @@ func TestConnectionStates(t *testing.T) {
 		h.send(tickMsg{gen: h.m.tick.gen, now: h.clock.Now()})
 		require.Contains(t, h.header(), "✕ token rejected", "time passing never turns it into offline · stale")
 		h.key("r")
-		require.Equal(t, connConnecting, h.m.conn.kind, "r retries")
+		require.Equal(t, feed.Connecting, h.m.feed.Conn().Kind, "r retries")
 		require.Contains(t, h.header(), "◌ connecting")
 	})
 	t.Run("RejectedByRESTToo", func(t *testing.T) {
@@ -267,7 +254,7 @@ func TestConnectionStates(t *testing.T) {
 		for range 3 {
 			h.conn(live.Conn{Kind: live.ConnLost, RetryIn: time.Second})
 		}
-		h.send(helloTimeoutMsg{})
+		h.send(feed.HelloTimeoutMsg{})
 		require.Contains(t, h.header(), "✕ token rejected")
 		require.NotContains(t, h.header(), "offline")
 		require.Contains(t, h.view(), "token rejected — check CAIRN_TOKEN or the config file")
@@ -279,31 +266,11 @@ func TestConnectionStates(t *testing.T) {
 			h.b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
 			h.size(120, 40)
 			h.run(h.m.Init())
-			h.send(startMsg{})
+			h.send(feed.StartMsg{})
 			require.Contains(t, h.header(), badge)
 			require.Contains(t, h.view(), "ws-alpha")
 		}
 	})
-}
-
-func TestResyncRunsOnceMoreWhenTriggeredDuring(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.seed("ws-alpha")
-	var calls int
-	h.b.FindWorkspacesFunc = func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
-		calls++
-		return h.b.World.FindWorkspacesForTest(ctx, f)
-	}
-	first := h.m.startResync()
-	require.NotNil(t, first)
-	require.Nil(t, h.m.startResync(), "a trigger during a resync only sets again")
-	require.True(t, h.m.resync.again)
-	for _, msg := range h.run(first) {
-		h.send(msg)
-	}
-	require.Equal(t, 2, calls, "the resync, then once more")
-	require.False(t, h.m.resync.again)
 }
 
 func TestListFailureShowsRetry(t *testing.T) {
@@ -321,7 +288,7 @@ func TestListFailureShowsRetry(t *testing.T) {
 	require.Contains(t, h.view(), "cannot list workspaces: object store unavailable — try again")
 	require.Contains(t, h.view(), "next retry in 2s — r retries now")
 	fail = false
-	require.Equal(t, 1, h.fire(isMsg[retryListMsg]))
+	require.Equal(t, 1, h.fire(named("feed.retryListMsg")))
 	require.Contains(t, h.view(), "ws-alpha")
 }
 

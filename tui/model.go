@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/muesli/termenv"
 
@@ -49,13 +51,7 @@ type Model struct {
 	toasts toast.Model
 	ops    *ops.Runner
 
-	conn   connState
-	resync resyncState
-	listed bool // the first workspaces list was started
-
-	selected   string // workspace whose detail is fetched
-	inspectReq map[string]int
-	inspectSeq int
+	feed *feed.Feed
 
 	shell *shell.Handover
 
@@ -84,8 +80,7 @@ func New(o Options) (*Model, error) {
 	m := &Model{
 		backend: o.Backend, clip: o.Clipboard, clock: o.Clock,
 		ctx: ctx, cancel: cancel,
-		sh:         newShared(o.Config.CacheMaxArtifacts, now),
-		inspectReq: make(map[string]int),
+		sh: newShared(o.Config.CacheMaxArtifacts, now),
 	}
 	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
@@ -94,7 +89,8 @@ func New(o Options) (*Model, error) {
 	m.ops = ops.NewRunner(ctx, o.Backend)
 	m.sh.pending = m.ops.Pending
 	m.sh.transfers = m.xfer.All
-	m.conn = newConn(o.Config.EventsMode)
+	m.feed = feed.New(ctx, m.c, feedHost{m}, o.Backend, m.pump, m.sh.st, o.Clock)
+	m.sh.feed = m.feed
 	m.armHub = m.waitHub
 	m.shell = shell.NewHandover(ctx, m.c, shellHost{m}, o.Backend, o.ShellCommand)
 	m.sh.shellBlocked = m.shell.Blocked
@@ -142,13 +138,13 @@ func withDefaults(o Options) (Options, error) {
 // first list at once).
 func (m *Model) Init() tea.Cmd {
 	if m.c.Config.EventsMode != "ws" {
-		return func() tea.Msg { return startMsg{} }
+		return func() tea.Msg { return feed.StartMsg{} }
 	}
 	pump, ctx := m.pump, m.ctx
 	return tea.Batch(
 		func() tea.Msg { pump.Start(ctx); return nil },
 		m.armHub(),
-		m.c.After(1500*time.Millisecond, func() tea.Msg { return helloTimeoutMsg{} }),
+		m.c.After(1500*time.Millisecond, func() tea.Msg { return feed.HelloTimeoutMsg{} }),
 	)
 }
 

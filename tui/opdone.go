@@ -3,6 +3,8 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	"github.com/cairn-dev/cairn/tui/dialog"
 
 	"github.com/cairn-dev/cairn"
@@ -76,7 +78,7 @@ func (m *Model) onOpDone(d ops.DoneMsg) tea.Cmd {
 	case d.Op.Kind == ops.DeleteArtifact:
 		ch = m.sh.st.DropArtifact(d.Op.ArtID)
 	}
-	return tea.Batch(m.changed(ch, originResync), m.toast(common.LevelOK, ops.DoneText(d)), m.next(d))
+	return tea.Batch(m.changed(ch, feed.OriginResync), m.toast(common.LevelOK, ops.DoneText(d)), m.next(d))
 }
 
 // next starts what follows an op: provisioning after a create, the delete
@@ -105,9 +107,9 @@ func (m *Model) opFailed(o ops.Op, err error, mounts int) tea.Cmd {
 	var cmd tea.Cmd
 	switch cairn.ErrorReason(err) {
 	case cairn.ReasonWorkspaceNotFound:
-		cmd = m.changed(m.sh.st.DropWorkspace(o.WSID), originResync)
+		cmd = m.changed(m.sh.st.DropWorkspace(o.WSID), feed.OriginResync)
 	case cairn.ReasonArtifactNotFound:
-		cmd = m.changed(m.sh.st.DropArtifact(o.ArtID), originResync)
+		cmd = m.changed(m.sh.st.DropArtifact(o.ArtID), feed.OriginResync)
 	}
 	if o.ThenDelete {
 		sentence = "tear down refused: " + sentence

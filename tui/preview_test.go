@@ -2,11 +2,9 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -150,9 +148,7 @@ func TestPreviewDownloadKey(t *testing.T) {
 }
 
 // restTimers fires the artifacts screen's 300 ms cursor-rest timers.
-func restTimers(h *harness) int {
-	return h.fire(func(msg tea.Msg) bool { return fmt.Sprintf("%T", msg) == "artifacts.headRestMsg" })
-}
+func restTimers(h *harness) int { return h.fire(named("artifacts.headRestMsg")) }
 
 // TestDetailShowsTheFirstLines: after the cursor rests on a small text
 // artifact, the detail pane shows its first lines, escaped, read once per

@@ -3,6 +3,8 @@ package tui
 import (
 	"time"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -14,8 +16,8 @@ type shared struct {
 	pending func(id string) string // the operations'
 	now     time.Time
 	start   time.Time
-	offset  time.Duration // server clock minus local clock, from hello
-	lists   map[store.Scope]*listState
+	// feed holds the lists' states and the server clock offset.
+	feed *feed.Feed
 	// transfers is every transfer since start, oldest first (the
 	// queue's).
 	transfers func() []*common.Transfer
@@ -30,29 +32,18 @@ func newShared(maxArtifacts int, now time.Time) *shared {
 	return &shared{
 		st:  store.New(maxArtifacts),
 		now: now, start: now,
-		lists: make(map[store.Scope]*listState),
 		heads: store.NewHeads(32),
 	}
 }
 
 func (s *shared) Store() common.Store      { return s.st }
 func (s *shared) Pending(id string) string { return s.pending(id) }
-func (s *shared) Now() time.Time           { return s.now.Add(s.offset) }
+func (s *shared) Now() time.Time           { return s.now.Add(s.feed.Offset()) }
 
 // Frame is the spinner step: 0 at start, one per 100 ms.
 func (s *shared) Frame() int { return int(s.now.Sub(s.start) / (100 * time.Millisecond)) }
 
-func (s *shared) List(sc store.Scope) common.ListStatus {
-	l, ok := s.lists[sc]
-	if !ok {
-		return common.ListStatus{}
-	}
-	st := common.ListStatus{Loading: l.loading, Loaded: l.loaded, Err: l.err}
-	if !l.retryAt.IsZero() {
-		st.RetryAt = l.retryAt.Add(s.offset)
-	}
-	return st
-}
+func (s *shared) List(sc store.Scope) common.ListStatus { return s.feed.List(sc) }
 
 func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 

@@ -31,15 +31,7 @@ func (m *Model) wantTick() time.Duration {
 
 // animating: a spinner, a highlight or a countdown shows.
 func (m *Model) animating() bool {
-	if m.ops.Busy() || m.conn.kind == connReconnecting || m.xfer.Running() > 0 {
-		return true
-	}
-	for _, l := range m.sh.lists {
-		if l.err != nil && !l.retryAt.IsZero() {
-			return true
-		}
-	}
-	return m.highlighting()
+	return m.ops.Busy() || m.feed.Counting() || m.xfer.Running() > 0 || m.highlighting()
 }
 
 // highlighting reports a row still inside its highlight window.
@@ -67,7 +59,7 @@ func (m *Model) onTick(t tickMsg) tea.Cmd {
 	}
 	m.tick.interval = 0
 	m.sh.now = t.now
-	m.checkOffline()
+	m.feed.CheckOffline()
 	m.timeMoved()
 	return nil
 }

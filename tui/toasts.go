@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
@@ -62,12 +64,12 @@ func serverSaid(e *cairn.Error) string {
 
 // alert raises the MISSING_OBJECT warnings of §2.6: up to three one by
 // one, more (or any found by a resync) as one summary; each goes to the log.
-func (m *Model) alert(ch store.Changes, o origin) tea.Cmd {
+func (m *Model) alert(ch store.Changes, o feed.Origin) tea.Cmd {
 	lines, workspaces := m.alertLines(ch)
 	switch {
 	case len(lines) == 0:
 		return nil
-	case len(lines) <= 3 && o != originResync:
+	case len(lines) <= 3 && o != feed.OriginResync:
 		cmds := make([]tea.Cmd, len(lines))
 		for i, l := range lines {
 			cmds[i] = m.toast(common.LevelWarn, l.text)

@@ -3,6 +3,8 @@ package tui
 import (
 	"time"
 
+	"github.com/cairn-dev/cairn/tui/feed"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
@@ -20,7 +22,7 @@ func (h queueHost) Toast(level common.Level, text, requestID string) tea.Cmd {
 }
 
 func (h queueHost) PutArtifact(a *cairn.Artifact) tea.Cmd {
-	return h.m.changed(h.m.sh.st.PutArtifact(a, h.m.sh.Now()), originResync)
+	return h.m.changed(h.m.sh.st.PutArtifact(a, h.m.sh.Now()), feed.OriginResync)
 }
 
 func (h queueHost) SetPending(id, word string, on bool) { h.m.ops.SetPending(id, word, on) }

@@ -28,34 +28,18 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.resize(msg.Width, msg.Height)
 	case hubMsg:
 		return m.onHub(msg.batch)
-	case listPageMsg:
-		return m.onPage(msg)
-	case entityMsg:
-		return m.onEntity(msg)
-	case retryListMsg:
-		return m.onRetry(msg)
 	case ops.DoneMsg:
 		return m.onOpDone(msg)
 	case mountCheckMsg:
 		return m.onMountCheck(msg)
 	case tickMsg:
 		return m.onTick(msg)
-	case pollTickMsg:
-		return m.onPoll(msg)
 	case toastExpireMsg:
 		m.toasts.Expire(msg.id)
 	case copyDoneMsg:
 		return m.onCopied(msg)
-	case startMsg:
-		return m.startFirstList()
-	case helloTimeoutMsg:
-		return m.onHelloTimeout()
-	case inspectTickMsg:
-		if msg.id == m.selected && msg.seq == m.inspectSeq {
-			return m.inspect(msg.id)
-		}
 	case tea.ResumeMsg:
-		return m.startResync()
+		return m.feed.Resync()
 	case quitRequestMsg:
 		return m.quit()
 	case dialog.LocalStat:
@@ -69,6 +53,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.modal, _ = m.modal.Update(msg)
 		}
 	default:
+		if cmd, ok := m.feed.Update(msg); ok {
+			return cmd
+		}
 		if cmd, ok := m.xfer.Update(msg); ok {
 			return cmd
 		}

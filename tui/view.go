@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"time"
+
 	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/feed"
 
 	"fmt"
 	"net/url"
@@ -116,29 +119,29 @@ func (m *Model) badges() []header.Badge {
 
 func (m *Model) connBadge() header.Badge {
 	th, g := m.c.Theme, m.c.Theme.Glyphs
-	now := m.sh.now
-	kind := m.conn.kind
-	if m.conn.restFailing && kind != connLive && kind != connOff && kind != connRejected {
-		kind = connOffline // REST failing too
+	now, c := m.sh.now, m.feed.Conn()
+	kind := c.Kind
+	if c.RESTFailing && kind != feed.Live && kind != feed.Off && kind != feed.Rejected {
+		kind = feed.Offline // REST failing too
 	}
 	switch kind {
-	case connLive:
+	case feed.Live:
 		return header.Badge{Text: g.Live + " live", Style: th.Good}
-	case connReconnecting:
-		secs := int((max(0, m.conn.retryAt.Sub(now)) + 999_999_999) / 1_000_000_000)
+	case feed.Reconnecting:
+		secs := int((max(0, c.RetryAt.Sub(now)) + time.Second - 1) / time.Second)
 		return header.Badge{Text: fmt.Sprintf("%s reconnecting %ds", g.Connecting, secs), Style: th.Warn}
-	case connOffline:
+	case feed.Offline:
 		text := g.Offline + " offline"
-		if !m.conn.lastGood.IsZero() {
-			text += " " + g.Dot + " " + termkit.Age(now, m.conn.lastGood) + " stale"
+		if !c.LastGood.IsZero() {
+			text += " " + g.Dot + " " + termkit.Age(now, c.LastGood) + " stale"
 		}
 		return header.Badge{Text: text, Style: th.Bad}
-	case connPolling:
+	case feed.Polling:
 		return header.Badge{Text: fmt.Sprintf("%s polling %s", g.Polling, m.c.Config.PollInterval), Style: th.Warn}
-	case connOff:
+	case feed.Off:
 		return header.Badge{Text: g.Off + " events off", Style: th.Dim}
-	case connRejected:
-		if m.conn.rejectedBy == cairn.ReasonForbidden {
+	case feed.Rejected:
+		if c.RejectedBy == cairn.ReasonForbidden {
 			return header.Badge{Text: g.Offline + " token lacks read", Style: th.Bad}
 		}
 		return header.Badge{Text: g.Offline + " token rejected", Style: th.Bad}
