@@ -82,19 +82,22 @@ func partTwo() []scene {
 		{name: "modal_replace_confirm", setup: func(h *harness) {
 			fleet(h)
 			h.key("enter")
-			h.m.confirmReplace(intent{artID: artNamed(h, "report_csv").ID, path: "./report.csv", size: 15565})
+			selectArt(h, "report_csv")
+			h.key("U").typeText("./report.csv").key("enter") // no such file here: the form stays, waiting
+			h.send(dialog.LocalStat{OpID: h.m.act.Waiting(), Path: "./report.csv", Exists: true, Size: 15565})
 		}},
 		{name: "modal_repair_confirm", setup: func(h *harness) {
 			fleet(h)
 			h.key("enter")
-			h.m.confirmReplace(intent{artID: artNamed(h, "model_bin").ID, path: "./model.bin", size: 3 << 20})
+			selectArt(h, "model_bin")
+			h.key("U").typeText("./model.bin").key("enter")
+			h.send(dialog.LocalStat{OpID: h.m.act.Waiting(), Path: "./model.bin", Exists: true, Size: 3 << 20})
 		}},
 		{name: "modal_download", setup: func(h *harness) { fleet(h); h.key("enter", "j", "j", "d") }},
 		{name: "modal_overwrite", setup: func(h *harness) {
 			fleet(h)
-			h.key("enter", "j", "j", "d")
-			h.m.intent.opID = 999
-			h.m.onLocalStat(dialog.LocalStat{OpID: 999, Path: "./report_csv", Exists: true, Size: 14000})
+			h.key("enter", "j", "j", "d", "ctrl+u").typeText("./no-such-dir/report_csv").key("enter")
+			h.send(dialog.LocalStat{OpID: h.m.act.Waiting(), Path: "./report_csv", Exists: true, Size: 14000})
 		}},
 		{name: "modal_vol_save", setup: func(h *harness) { fleet(h); h.key("i").typeText("out/probe.txt") }},
 		{name: "modal_vol_save_error", setup: func(h *harness) { fleet(h); h.key("i").typeText("out/probe.txt").key("enter") }},
@@ -183,4 +186,17 @@ func previewScene(h *harness, content string) {
 		}
 	}
 	h.key("r", "enter", "j", "j", "enter")
+}
+
+// selectArt moves the artifacts cursor to the row named name.
+func selectArt(h *harness, name string) {
+	for range 20 {
+		if a, ok := h.m.top().(interface {
+			Selected() (*cairn.Artifact, bool)
+		}).Selected(); ok && a.Name == name {
+			return
+		}
+		h.key("j")
+	}
+	h.t.Fatalf("no artifact %s", name)
 }

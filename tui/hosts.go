@@ -5,8 +5,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/transfer"
 
 	"github.com/cairn-dev/cairn/tui/common"
 )
@@ -42,3 +45,30 @@ func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.t
 func (h feedHost) Scopes() []store.Scope { return h.m.visibleScopes() }
 func (h feedHost) Paused() bool          { return h.m.modal != nil }
 func (h feedHost) FirstList() tea.Cmd    { return h.m.shell.Check() }
+
+// flowHost is the root's side of the action flow's Host.
+type flowHost struct{ m *Model }
+
+func (h flowHost) NextID() int    { return h.m.id() }
+func (h flowHost) Now() time.Time { return h.m.sh.Now() }
+func (h flowHost) Frame() int     { return h.m.sh.Frame() }
+
+func (h flowHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
+
+func (h flowHost) Toast(level common.Level, text string) tea.Cmd { return h.m.toast(level, text) }
+
+func (h flowHost) ErrorToast(sentence string, err error) tea.Cmd {
+	return h.m.errorToast(sentence, err)
+}
+
+func (h flowHost) OpenModal(md common.Modal)      { h.m.openModal(md, ownedByFlow) }
+func (h flowHost) CloseModal()                    { h.m.closeModal() }
+func (h flowHost) Modal() common.Modal            { return h.m.modal }
+func (h flowHost) Queue() *transfer.Queue         { return h.m.xfer }
+func (h flowHost) WorkspaceName(id string) string { return h.m.wsName(id) }
+
+func (h flowHost) OpenShell(w *cairn.Workspace) tea.Cmd {
+	return h.m.shell.Open(w, ptyshell.Size{Cols: max(1, h.m.width), Rows: max(1, h.m.height)})
+}
+
+func (h flowHost) OpenPreview(a *cairn.Artifact) tea.Cmd { return h.m.openPreview(a) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
-	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →
@@ -102,9 +102,9 @@ func (m *Model) modalKey(k tea.KeyMsg) tea.Cmd {
 func (m *Model) global(id keys.ID) tea.Cmd {
 	switch id {
 	case keys.Help:
-		m.openModal(m.helpModal(), intent{})
+		m.openModal(m.helpModal(), ownedByRoot)
 	case keys.Messages:
-		m.openModal(m.messagesModal(), intent{})
+		m.openModal(m.messagesModal(), ownedByRoot)
 	case keys.Back:
 		if m.shell.CancelDial() {
 			return m.toast(common.LevelInfo, "cancelled the shell")
@@ -142,11 +142,11 @@ func (m *Model) quit() tea.Cmd {
 		if n == 1 {
 			text = "1 transfer running — quit and cancel it?"
 		}
-		m.openConfirm(intent{kind: intentQuit}, "Quit", text)
+		m.openModal(confirm.New(m.c.Theme, "Quit", text), ownedByQuit)
 		return nil
 	}
 	if m.c.Config.ConfirmQuit && !m.quitting {
-		m.openConfirm(intent{kind: intentQuit}, "Quit", "Quit cairn-tui?")
+		m.openModal(confirm.New(m.c.Theme, "Quit", "Quit cairn-tui?"), ownedByQuit)
 		return nil
 	}
 	m.quitting = true
@@ -240,7 +240,7 @@ func (m *Model) onTransferAction(a transfers.ActionMsg) tea.Cmd {
 	case keys.TrClear:
 		return m.xfer.ClearFinished()
 	case keys.TrCancel:
-		return m.askCancel(a.Transfer)
+		return m.act.AskCancel(a.Transfer)
 	case keys.Open:
 		return m.goToArtifact(a.Transfer)
 	}
@@ -263,15 +263,4 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 		a.Select(t.ArtifactID)
 	}
 	return cmd
-}
-
-// askCancel cancels a transfer, asking first past 50 % (TUI.md §3.2).
-func (m *Model) askCancel(id int) tea.Cmd {
-	t := m.xfer.Get(id)
-	if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {
-		m.openConfirm(intent{kind: intentCancelTransfer, transfer: t.ID}, "Cancel transfer", fmt.Sprintf(
-			"%s is %d%% done. Cancel the %s?", t.Name, int(t.Fraction()*100), transfer.KindWord(t.Kind)))
-		return nil
-	}
-	return m.xfer.Cancel(id)
 }

@@ -4,146 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/termkit"
-
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
-	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
-	"github.com/cairn-dev/cairn/tui/widgets/confirm"
-	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
-	"github.com/cairn-dev/cairn/tui/widgets/typed"
 )
-
-// intentKind is what a modal's answer leads to.
-type intentKind uint8
-
-const (
-	intentNone intentKind = iota
-	intentCreate
-	intentEditWorkspace
-	intentEditArtifact
-	intentProvision
-	intentTeardown
-	intentDeleteReady // step 1 of deleting a READY workspace
-	intentDeleteWorkspace
-	intentDeleteArtifact
-	intentQuit
-	intentUpload
-	intentReplace        // the path form of a replace
-	intentReplaceConfirm // its (y/N)
-	intentDownload
-	intentOverwrite // the download target exists
-	intentVolSave
-	intentVolLoad
-	intentVolUpdate
-	intentCancelTransfer // past 50 %
-)
-
-// intent is the pending purpose of the open modal.
-type intent struct {
-	kind  intentKind
-	wsID  string
-	artID string
-	// teardownFirst: the typed delete of a READY workspace.
-	teardownFirst bool
-	// opID is the operation a busy form waits for.
-	opID int
-	// A transfer's local path, its size, and what the form asked.
-	path       string
-	size       int64
-	name, desc string
-	repair     bool
-	transfer   int // intentCancelTransfer
-}
-
-func (m *Model) openModal(md common.Modal, in intent) {
-	md.SetSize(m.width, m.bodyHeight())
-	m.modal, m.intent = md, in
-}
-
-func (m *Model) openConfirm(in intent, title, text string) {
-	m.openModal(confirm.New(m.c.Theme, title, text), in)
-}
-
-func (m *Model) openTyped(in intent, title, text, expect string) {
-	m.openModal(typed.New(m.c.Theme, title, text, expect), in)
-}
-
-func (m *Model) closeModal() {
-	m.modal, m.intent = nil, intent{}
-}
-
-// settleModal acts on a modal that finished: a form's submit starts its
-// operation (the form stays open, busy), anything else closes.
-func (m *Model) settleModal() tea.Cmd {
-	res, done := m.modal.Result()
-	if !done {
-		return nil
-	}
-	in := m.intent
-	if f, isForm := m.modal.(*form.Model); isForm && res.OK {
-		switch in.kind {
-		case intentUpload, intentReplace, intentDownload:
-			return m.submitTransferForm(f, in, res)
-		case intentVolSave, intentVolLoad, intentVolUpdate:
-			return m.submitVolumeForm(f, in, res)
-		}
-		return m.submitForm(f, in, res)
-	}
-	m.closeModal()
-	if !res.OK {
-		if in.kind != intentNone && !isForm(in.kind) {
-			return m.toast(common.LevelInfo, "cancelled")
-		}
-		return nil
-	}
-	return m.confirmed(in)
-}
-
-func isForm(k intentKind) bool {
-	switch k {
-	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
-		intentVolSave, intentVolLoad, intentVolUpdate:
-		return true
-	}
-	return false
-}
-
-// confirmed runs what a confirmation was for.
-func (m *Model) confirmed(in intent) tea.Cmd {
-	switch in.kind {
-	case intentQuit:
-		m.quitting = true
-		m.xfer.CancelAll()
-		return tea.Quit
-	case intentProvision:
-		return m.ops.Run(m.wsOp(ops.Provision, in.wsID))
-	case intentTeardown:
-		return m.ops.Run(m.wsOp(ops.Teardown, in.wsID))
-	case intentDeleteReady:
-		m.typedDelete(in.wsID, true)
-	case intentDeleteWorkspace:
-		o := m.wsOp(ops.DeleteWorkspace, in.wsID)
-		if in.teardownFirst {
-			o = m.wsOp(ops.Teardown, in.wsID)
-			o.ThenDelete = true
-		}
-		return m.ops.Run(o)
-	case intentDeleteArtifact:
-		return m.ops.Run(m.artOp(ops.DeleteArtifact, in.artID))
-	case intentReplaceConfirm:
-		return m.enqueueReplace(in)
-	case intentOverwrite:
-		return m.enqueueDownload(in, true)
-	case intentCancelTransfer:
-		return m.xfer.Cancel(in.transfer)
-	}
-	return nil
-}
 
 // helpModal lists the bindings: global, navigation, this screen, modals.
 func (m *Model) helpModal() common.Modal {
@@ -215,4 +83,44 @@ func toastWord(m *Model, l common.Level) string {
 		return g.Warn
 	}
 	return g.Error
+}
+
+// modalOwner says who settles the open modal.
+type modalOwner uint8
+
+const (
+	ownedByFlow modalOwner = iota // an action's confirmation or form
+	ownedByRoot                   // help, the messages log
+	ownedByQuit                   // the quit confirmation
+)
+
+// openModal puts md in the slot, sized to the body.
+func (m *Model) openModal(md common.Modal, owner modalOwner) {
+	md.SetSize(m.width, m.bodyHeight())
+	m.modal, m.owner = md, owner
+}
+
+func (m *Model) closeModal() { m.modal = nil }
+
+// settleModal acts on a modal that finished: the flow settles its own;
+// the quit confirmation quits on y.
+func (m *Model) settleModal() tea.Cmd {
+	res, done := m.modal.Result()
+	if !done {
+		return nil
+	}
+	switch m.owner {
+	case ownedByRoot:
+		m.closeModal()
+		return nil
+	case ownedByQuit:
+		m.closeModal()
+		if !res.OK {
+			return m.toast(common.LevelInfo, "cancelled")
+		}
+		m.quitting = true
+		m.xfer.CancelAll()
+		return tea.Quit
+	}
+	return m.act.Settle(res)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cairn-dev/cairn/tui/action"
 	"github.com/cairn-dev/cairn/tui/feed"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -44,9 +45,10 @@ type Model struct {
 	// armHub returns the hub wait; tests replace it.
 	armHub func() tea.Cmd
 
-	stack  []common.Screen
-	modal  common.Modal
-	intent intent
+	stack []common.Screen
+	modal common.Modal
+	owner modalOwner
+	act   *action.Flow
 
 	toasts toast.Model
 	ops    *ops.Runner
@@ -87,6 +89,7 @@ func New(o Options) (*Model, error) {
 	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
 	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
 	m.ops = ops.NewRunner(ctx, o.Backend)
+	m.act = action.New(ctx, m.c, flowHost{m}, m.ops, o.Backend, m.sh.st)
 	m.sh.pending = m.ops.Pending
 	m.sh.transfers = m.xfer.All
 	m.feed = feed.New(ctx, m.c, feedHost{m}, o.Backend, m.pump, m.sh.st, o.Clock)

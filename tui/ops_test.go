@@ -292,5 +292,5 @@ func TestReadOnly(t *testing.T) {
 		require.NotContains(t, hints, word)
 	}
 	require.Contains(t, hints, "copy")
-	require.Equal(t, "i read-only mode", stripStatus(h, h.m.onAction(actionMsg("ws_new"))))
+	require.Equal(t, "i read-only mode", stripStatus(h, h.m.act.Do(actionMsg("ws_new"))))
 }

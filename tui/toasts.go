@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/feed"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -80,8 +81,8 @@ func (m *Model) alert(ch store.Changes, o feed.Origin) tea.Cmd {
 		m.toasts.Note(common.LevelWarn, l.text, m.sh.Now())
 	}
 	return m.toast(common.LevelWarn, fmt.Sprintf("%d %s MISSING_OBJECT in %d %s — ! for details",
-		countArtifacts(lines), plural(countArtifacts(lines), "artifact became", "artifacts became"),
-		workspaces, plural(workspaces, "workspace", "workspaces")))
+		countArtifacts(lines), termkit.Plural(countArtifacts(lines), "artifact became", "artifacts became"),
+		workspaces, termkit.Plural(workspaces, "workspace", "workspaces")))
 }
 
 type alertLine struct {
@@ -103,7 +104,7 @@ func (m *Model) alertLines(ch store.Changes) ([]alertLine, int) {
 	for _, r := range ch.Rises {
 		seen[r.WorkspaceID] = true
 		lines = append(lines, alertLine{text: fmt.Sprintf("%d %s in %s became MISSING_OBJECT",
-			r.By, plural(r.By, "artifact", "artifacts"), m.wsName(r.WorkspaceID)), n: r.By})
+			r.By, termkit.Plural(r.By, "artifact", "artifacts"), m.wsName(r.WorkspaceID)), n: r.By})
 	}
 	return lines, len(seen)
 }

@@ -3,10 +3,7 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/dialog"
-
 	"github.com/cairn-dev/cairn/tui/common"
-	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
@@ -28,10 +25,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.resize(msg.Width, msg.Height)
 	case hubMsg:
 		return m.onHub(msg.batch)
-	case ops.DoneMsg:
-		return m.onOpDone(msg)
-	case mountCheckMsg:
-		return m.onMountCheck(msg)
 	case tickMsg:
 		return m.onTick(msg)
 	case toastExpireMsg:
@@ -42,8 +35,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.feed.Resync()
 	case quitRequestMsg:
 		return m.quit()
-	case dialog.LocalStat:
-		return m.onLocalStat(msg)
 	case preview.Msg:
 		return m.onPreview(msg)
 	case headMsg:
@@ -53,6 +44,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.modal, _ = m.modal.Update(msg)
 		}
 	default:
+		if cmd, ok := m.act.Update(msg); ok {
+			return cmd
+		}
 		if cmd, ok := m.feed.Update(msg); ok {
 			return cmd
 		}
@@ -74,7 +68,7 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case common.NavMsg:
 		return m.navigate(msg)
 	case common.ActionMsg:
-		return m.onAction(msg)
+		return m.act.Do(msg)
 	case common.CopyMsg:
 		return m.copy(msg)
 	case common.ToastMsg:
@@ -86,7 +80,7 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:
-		return m.askCancel(msg.ID)
+		return m.act.AskCancel(msg.ID)
 	}
 	return m.toTop(msg)
 }

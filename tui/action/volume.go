@@ -1,12 +1,11 @@
-package tui
+package action
 
 import (
-	"github.com/cairn-dev/cairn/tui/dialog"
-
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -19,44 +18,44 @@ import (
 
 // volumeArtifactAction opens the load or update form of an artifact;
 // both need the volume READY.
-func (m *Model) volumeArtifactAction(id keys.ID, a *cairn.Artifact) tea.Cmd {
-	w, ok := m.sh.st.Workspace(a.WorkspaceID)
+func (act *Flow) volumeArtifactAction(id keys.ID, a *cairn.Artifact) tea.Cmd {
+	w, ok := act.st.Workspace(a.WorkspaceID)
 	if !ok || w.VolumeState != cairn.VolumeReady {
-		return m.toast(common.LevelInfo, "needs volume READY — v provisions it")
+		return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")
 	}
 	in := intent{wsID: a.WorkspaceID, artID: a.ID}
 	if id == keys.VolLoad {
 		if a.State != cairn.ArtifactRecorded {
-			return m.toast(common.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
+			return act.host.Toast(common.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
 		}
 		in.kind = intentVolLoad
-		m.openModal(dialog.VolLoad(m.c.Theme, w, a), in)
+		act.openModal(dialog.VolLoad(act.c.Theme, w, a), in)
 		return nil
 	}
 	in.kind, in.repair = intentVolUpdate, a.State == cairn.ArtifactMissingObject
-	m.openModal(dialog.VolUpdate(m.c.Theme, a), in)
+	act.openModal(dialog.VolUpdate(act.c.Theme, a), in)
 	return nil
 }
 
 // submitVolumeForm starts the operation; the form stays open and busy
 // (esc closes it and the operation goes on as a task).
-func (m *Model) submitVolumeForm(f *form.Model, in intent, res common.Result) tea.Cmd {
+func (act *Flow) submitVolumeForm(f *form.Model, in intent, res common.Result) tea.Cmd {
 	var o ops.Op
 	switch in.kind {
 	case intentVolSave:
-		o = m.wsOp(ops.VolSave, in.wsID)
+		o = act.wsOp(ops.VolSave, in.wsID)
 		o.Name = res.Values["name"]
-		if d := dialog.MultiLine(m.c.Theme, res.Values["description"]); d != "" {
+		if d := dialog.MultiLine(act.c.Theme, res.Values["description"]); d != "" {
 			o.Desc = &d
 		}
 	case intentVolLoad:
-		o = m.artOp(ops.VolLoad, in.artID)
+		o = act.artOp(ops.VolLoad, in.artID)
 	default:
-		o = m.artOp(ops.VolUpdate, in.artID)
+		o = act.artOp(ops.VolUpdate, in.artID)
 		o.Repair = in.repair
 	}
 	o.Path = res.Values["path"]
-	m.intent.opID = o.ID
-	f.BusyWith(m.sh.Frame(), "the server is moving the bytes (this can take a while; esc closes the form)…")
-	return m.ops.Run(o)
+	act.intent.opID = o.ID
+	f.BusyWith(act.host.Frame(), "the server is moving the bytes (this can take a while; esc closes the form)…")
+	return act.ops.Run(o)
 }

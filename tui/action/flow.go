@@ -1,0 +1,93 @@
+// Package action is what a screen's action does (TUI.md §3): its guards,
+// then the confirmation or form it asks, then the operation or transfer
+// the answer starts, and the settling of the operation's reply — the
+// store, the busy form's field errors, the toast. The Flow owns the
+// purpose of the open modal; the root model owns the modal slot and
+// hands the Flow a Host.
+package action
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/transfer"
+)
+
+// Host is what the flow asks of the root model from Update.
+type Host interface {
+	NextID() int
+	// Now is the model's time, corrected by the server clock offset.
+	Now() time.Time
+	Frame() int
+	Changed(ch store.Changes, o feed.Origin) tea.Cmd
+	Toast(level common.Level, text string) tea.Cmd
+	ErrorToast(sentence string, err error) tea.Cmd
+	// OpenModal puts md in the modal slot, sized; CloseModal empties it;
+	// Modal is what it holds.
+	OpenModal(md common.Modal)
+	CloseModal()
+	Modal() common.Modal
+	Queue() *transfer.Queue
+	OpenShell(w *cairn.Workspace) tea.Cmd
+	OpenPreview(a *cairn.Artifact) tea.Cmd
+	WorkspaceName(id string) string
+}
+
+// Flow runs actions.
+type Flow struct {
+	c       *common.Common
+	host    Host
+	ops     *ops.Runner
+	backend ops.Backend
+	ctx     context.Context
+	st      *store.Store
+	intent  intent
+}
+
+// New returns the flow of store st; its requests live within ctx.
+func New(ctx context.Context, c *common.Common, host Host, runner *ops.Runner, b ops.Backend, st *store.Store) *Flow {
+	return &Flow{c: c, host: host, ops: runner, backend: b, ctx: ctx, st: st}
+}
+
+// Update handles the flow's messages; ok is false for any other.
+func (act *Flow) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case ops.DoneMsg:
+		return act.onOpDone(msg), true
+	case mountCheckMsg:
+		return act.onMountCheck(msg), true
+	case dialog.LocalStat:
+		return act.onLocalStat(msg), true
+	}
+	return nil, false
+}
+
+// mountCheckMsg is the fresh mount count a teardown needs.
+type mountCheckMsg struct {
+	op     ops.Op
+	detail *cairn.WorkspaceDetail
+	err    error
+}
+
+// AskCancel cancels a transfer, asking first past 50 % (TUI.md §3.2).
+func (act *Flow) AskCancel(id int) tea.Cmd {
+	t := act.host.Queue().Get(id)
+	if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {
+		act.openConfirm(intent{kind: intentCancelTransfer, transfer: t.ID}, "Cancel transfer", fmt.Sprintf(
+			"%s is %d%% done. Cancel the %s?", t.Name, int(t.Fraction()*100), transfer.KindWord(t.Kind)))
+		return nil
+	}
+	return act.host.Queue().Cancel(id)
+}
+
+// Waiting is the operation a busy form waits for, 0 for none.
+func (act *Flow) Waiting() int { return act.intent.opID }

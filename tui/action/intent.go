@@ -1,0 +1,130 @@
+package action
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/widgets/confirm"
+	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/typed"
+)
+
+// intentKind is what a modal's answer leads to.
+type intentKind uint8
+
+const (
+	intentNone intentKind = iota
+	intentCreate
+	intentEditWorkspace
+	intentEditArtifact
+	intentProvision
+	intentTeardown
+	intentDeleteReady // step 1 of deleting a READY workspace
+	intentDeleteWorkspace
+	intentDeleteArtifact
+	intentUpload
+	intentReplace        // the path form of a replace
+	intentReplaceConfirm // its (y/N)
+	intentDownload
+	intentOverwrite // the download target exists
+	intentVolSave
+	intentVolLoad
+	intentVolUpdate
+	intentCancelTransfer // past 50 %
+)
+
+// intent is the pending purpose of the open modal.
+type intent struct {
+	kind  intentKind
+	wsID  string
+	artID string
+	// teardownFirst: the typed delete of a READY workspace.
+	teardownFirst bool
+	// opID is the operation a busy form waits for.
+	opID int
+	// A transfer's local path, its size, and what the form asked.
+	path       string
+	size       int64
+	name, desc string
+	repair     bool
+	transfer   int // intentCancelTransfer
+}
+
+func (act *Flow) openModal(md common.Modal, in intent) {
+	act.host.OpenModal(md)
+	act.intent = in
+}
+
+func (act *Flow) openConfirm(in intent, title, text string) {
+	act.openModal(confirm.New(act.c.Theme, title, text), in)
+}
+
+func (act *Flow) openTyped(in intent, title, text, expect string) {
+	act.openModal(typed.New(act.c.Theme, title, text, expect), in)
+}
+
+func (act *Flow) closeModal() {
+	act.host.CloseModal()
+	act.intent = intent{}
+}
+
+// Settle acts on the flow's modal that finished with res: a form's submit
+// starts its operation (the form stays open, busy), anything else closes.
+func (act *Flow) Settle(res common.Result) tea.Cmd {
+	in := act.intent
+	if f, isForm := act.host.Modal().(*form.Model); isForm && res.OK {
+		switch in.kind {
+		case intentUpload, intentReplace, intentDownload:
+			return act.submitTransferForm(f, in, res)
+		case intentVolSave, intentVolLoad, intentVolUpdate:
+			return act.submitVolumeForm(f, in, res)
+		}
+		return act.submitForm(f, in, res)
+	}
+	act.closeModal()
+	if !res.OK {
+		if in.kind != intentNone && !isForm(in.kind) {
+			return act.host.Toast(common.LevelInfo, "cancelled")
+		}
+		return nil
+	}
+	return act.confirmed(in)
+}
+
+func isForm(k intentKind) bool {
+	switch k {
+	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
+		intentVolSave, intentVolLoad, intentVolUpdate:
+		return true
+	}
+	return false
+}
+
+// confirmed runs what a confirmation was for.
+func (act *Flow) confirmed(in intent) tea.Cmd {
+	switch in.kind {
+	case intentProvision:
+		return act.ops.Run(act.wsOp(ops.Provision, in.wsID))
+	case intentTeardown:
+		return act.ops.Run(act.wsOp(ops.Teardown, in.wsID))
+	case intentDeleteReady:
+		act.typedDelete(in.wsID, true)
+	case intentDeleteWorkspace:
+		o := act.wsOp(ops.DeleteWorkspace, in.wsID)
+		if in.teardownFirst {
+			o = act.wsOp(ops.Teardown, in.wsID)
+			o.ThenDelete = true
+		}
+		return act.ops.Run(o)
+	case intentDeleteArtifact:
+		return act.ops.Run(act.artOp(ops.DeleteArtifact, in.artID))
+	case intentReplaceConfirm:
+		return act.enqueueReplace(in)
+	case intentOverwrite:
+		return act.enqueueDownload(in, true)
+	case intentCancelTransfer:
+		return act.host.Queue().Cancel(in.transfer)
+	}
+	return nil
+}
