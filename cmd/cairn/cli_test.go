@@ -139,7 +139,7 @@ func TestCLIArtifacts(t *testing.T) {
 	r = s.cliIn(t, cwd, "art", "download", ref, "-o", "name")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, sum, fileSHA256(t, filepath.Join(cwd, a.Name)), "no DEST: the name, here")
-	piped := s.ok(t, "art", "download", ref, "-")
+	piped := s.ok(t, "art", "download", ref, "-", "--ttl", "2m")
 	require.Len(t, piped.stdout, int(a.Size), "DEST '-' is stdout")
 
 	next, nextSum := randomFile(t, dir, "v2", 4096)
@@ -164,6 +164,7 @@ func TestCLIArtifacts(t *testing.T) {
 	s.fails(t, 2, "art", "get", wsName+"/x", "--ttl", "5m")
 	s.fails(t, 2, "art", "upload", wsName)
 	s.fails(t, 2, "art", "download", ref, "--rate-limit", "fast")
+	s.fails(t, 2, "art", "download", ref, "-", "--ttl", "0s")
 }
 
 // The volume transfers, through sidecars on the real Docker.

@@ -82,6 +82,7 @@ func TestCLIInterrupt(t *testing.T) {
 		dest := filepath.Join(dir, "interrupted")
 		p := s.onTerminal(t, "art", "download", wsName+"/payload", dest, "--rate-limit", "8MiB")
 		p.waitProgress(t)
+		require.Regexp(t, `downloading payload \[`, p.output())
 		require.FileExists(t, dest+".part", "the bytes go to the part file")
 		code := p.interrupt(t)
 		require.Equal(t, 1, code, "output: %s", p.output())
@@ -91,8 +92,13 @@ func TestCLIInterrupt(t *testing.T) {
 	})
 	t.Run("Upload", func(t *testing.T) {
 		p := s.onTerminal(t, "art", "upload", wsName, src, "--name", "never", "--rate-limit", "8MiB")
-		// The time left shows once the samples span a second (termkit.Meter).
-		p.waitFor(t, regexp.MustCompile(`upload payload \[#*\.+\] +\d+%  [\d.]+ [KM]iB/32\.0 MiB  [\d.]+ [KM]iB/s  ETA \d+s`))
+		// The hash pass has its own line to the end, then the upload starts
+		// over at 0; its time left shows once the samples span a second
+		// (termkit.Meter).
+		p.waitFor(t, regexp.MustCompile(`hashing payload \[#+\] 100%  32\.0 MiB/32\.0 MiB`))
+		p.waitFor(t, regexp.MustCompile(`uploading payload \[\.+\]   0%  0 B/32\.0 MiB`))
+		p.waitFor(t, regexp.MustCompile(`uploading payload \[#*\.+\] +\d+%  [\d.]+ [KM]iB/32\.0 MiB  [\d.]+ [KM]iB/s  ETA \d+s`))
+		require.NotContains(t, p.output(), "hashing…", "no static first line")
 		require.Equal(t, 1, p.interrupt(t), "output: %s", p.output())
 		list := s.rest(t, "GET", "/v1/workspaces/"+ws.ID+"/artifacts?name=never&state=RECORDED&state=MISSING_OBJECT")
 		require.NotContains(t, list, "artifacts", "nothing was registered")

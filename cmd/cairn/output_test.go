@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 )
 
 func TestRateFlag(t *testing.T) {
@@ -66,32 +67,52 @@ func TestDescribeText(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// The bar is labelled by the client's phase; a new phase starts the meter
+// over, so the upload after a fast hash pass has its own rate and ETA.
 func TestBar(t *testing.T) {
 	t.Parallel()
+	const (
+		hash = client.PhaseHashing
+		up   = client.PhaseUploading
+		down = client.PhaseDownloading
+	)
 	start := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
+	type sample struct {
+		phase client.Phase
+		done  int64
+		ms    int64 // after start
+	}
 	cases := []struct {
 		name    string
-		samples [][2]int64 // bytes done, milliseconds after start
-		want    string     // the last line drawn
+		samples []sample
+		want    string // the last line drawn
 	}{
-		{"FirstSampleNoRate", [][2]int64{{0, 0}}, "up [........................................]   0%  0 B/32.0 MiB  0 B/s  ETA --"},
-		{"RateAndETA", [][2]int64{{0, 0}, {8 << 20, 1000}},
-			"up [########........................]  25%  8.0 MiB/32.0 MiB  8.0 MiB/s  ETA 3s"},
-		{"Done", [][2]int64{{0, 0}, {16 << 20, 1000}, {32 << 20, 2000}},
-			"up [##############################] 100%  32.0 MiB/32.0 MiB  16.0 MiB/s  ETA --"},
+		{"HashStarts", []sample{{hash, 0, 0}},
+			"hashing f [.................................]   0%  0 B/32.0 MiB  0 B/s  ETA --"},
+		{"HashRateAndETA", []sample{{hash, 0, 0}, {hash, 8 << 20, 1000}},
+			"hashing f [######...................]  25%  8.0 MiB/32.0 MiB  8.0 MiB/s  ETA 3s"},
+		{"HashDone", []sample{{hash, 0, 0}, {hash, 16 << 20, 1000}, {hash, 32 << 20, 2000}},
+			"hashing f [#######################] 100%  32.0 MiB/32.0 MiB  16.0 MiB/s  ETA --"},
+		{"UploadStartsOver", []sample{{hash, 0, 0}, {hash, 32 << 20, 500}, {up, 0, 500}},
+			"uploading f [...............................]   0%  0 B/32.0 MiB  0 B/s  ETA --"},
+		{"UploadHasItsOwnRate", []sample{{hash, 0, 0}, {hash, 32 << 20, 500}, {up, 0, 500}, {up, 8 << 20, 1500}},
+			"uploading f [#####..................]  25%  8.0 MiB/32.0 MiB  8.0 MiB/s  ETA 3s"},
+		{"Download", []sample{{down, 0, 0}, {down, 8 << 20, 1000}},
+			"downloading f [#####................]  25%  8.0 MiB/32.0 MiB  8.0 MiB/s  ETA 3s"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
 			var at time.Time
-			b := &bar{w: &out, width: 80, label: "up", now: func() time.Time { return at }}
+			b := &bar{w: &out, width: 80, name: "f", now: func() time.Time { return at }}
 			for _, s := range c.samples {
-				at = start.Add(time.Duration(s[1]) * time.Millisecond)
-				b.update(s[0], 32<<20)
+				at = start.Add(time.Duration(s.ms) * time.Millisecond)
+				b.update(s.phase, s.done, 32<<20)
 			}
 			b.end()
 			draws := strings.Split(strings.TrimSuffix(out.String(), "\x1b[K\n"), "\x1b[K")
+			require.Len(t, draws, len(c.samples), "one line per report")
 			require.Equal(t, "\r"+c.want, draws[len(draws)-1])
 		})
 	}

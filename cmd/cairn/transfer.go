@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +51,7 @@ func artUpload(c *cli) *cobra.Command {
 				o.Description = &desc
 			}
 			var end func()
-			o.Progress, end = c.progress("upload "+filepath.Base(args[1]), "hashing…")
+			o.PhaseProgress, end = c.progress(filepath.Base(args[1]))
 			a, err := cl.Upload(cmd.Context(), wsID, args[1], o)
 			end()
 			if err != nil {
@@ -80,7 +81,7 @@ func artReplace(c *cli) *cobra.Command {
 			}
 			o := client.UploadOptions{RateLimit: rate.bytes}
 			var end func()
-			o.Progress, end = c.progress("upload "+filepath.Base(args[1]), "hashing…")
+			o.PhaseProgress, end = c.progress(filepath.Base(args[1]))
 			a, err := cl.Replace(cmd.Context(), id, args[1], o)
 			end()
 			if err != nil {
@@ -96,25 +97,30 @@ func artReplace(c *cli) *cobra.Command {
 func artDownload(c *cli) *cobra.Command {
 	var overwrite bool
 	var rate rateFlag
+	var ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "download ART [DEST|-]",
+		Use:   "download ART [DEST|-] [--ttl 5m]",
 		Short: "Download an artifact, verified against its size and SHA-256",
 		Long: `download writes the artifact to DEST (default: the artifact's name in the
 current directory; a directory DEST gets the artifact's name inside it) through
 DEST.part, verified against the artifact's size and SHA-256, then renamed. A
 mismatch removes the part file and fails. An existing DEST is refused unless
---overwrite. DEST '-' streams to stdout and fails at the end on a mismatch.`,
+--overwrite. DEST '-' streams to stdout and fails at the end on a mismatch.
+--ttl is how long the presigned GET it fetches stays valid.`,
 		Args:              usage(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: c.completeArtifacts,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			if cmd.Flags().Changed("ttl") && ttl <= 0 {
+				return usagef("--ttl needs a positive duration")
+			}
 			id, err := artifactID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
 			}
-			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes}
+			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes, TTL: ttl}
 			var end func()
 			_, name, _ := strings.Cut(args[0], "/")
-			o.Progress, end = c.progress("download "+firstOf(name, args[0]), "")
+			o.PhaseProgress, end = c.progress(firstOf(name, args[0]))
 			defer end()
 			if len(args) == 2 && args[1] == "-" {
 				_, err := cl.DownloadTo(cmd.Context(), id, c.stdout, o)
@@ -144,6 +150,7 @@ mismatch removes the part file and fails. An existing DEST is refused unless
 		}),
 	}
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace an existing DEST")
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long the presigned GET stays valid (default and cap: the server's maximum)")
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
 	return cmd
 }
