@@ -6,6 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
@@ -17,7 +18,7 @@ import (
 type Screen struct {
 	c           *common.Common
 	wsID        string
-	wsName      string
+	wsName      string // sanitised, for the crumbs and the empty text
 	list        *pane.List[*row]
 	sortBy      int
 	reverse     bool
@@ -45,7 +46,7 @@ func New(c *common.Common, wsID string) *Screen {
 	s := &Screen{c: c, wsID: wsID, list: pane.New(c, tbl)}
 	s.wsName = wsID
 	if w, ok := c.Data.Store().Workspace(wsID); ok {
-		s.wsName = w.Name
+		s.wsName = termkit.Sanitize(w.Name)
 	}
 	tbl.SetSort(order(0), false)
 	arts, _ := c.Data.Store().Artifacts(wsID)
@@ -136,7 +137,7 @@ func (s *Screen) data(ch store.Changes) {
 		}
 	}
 	if w, ok := st.Workspace(s.wsID); ok {
-		s.wsName = w.Name
+		s.wsName = termkit.Sanitize(w.Name)
 	}
 	if s.deleted {
 		return // the rows stay under the banner

@@ -10,16 +10,28 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
+// row is one artifact with its filter text and the untrusted text its
+// cells show (name, MIME type, the description's first line), sanitised
+// once when the row is built: the table renders a row again only when it
+// or its stamp changes, never per frame.
 type row struct {
-	art *cairn.Artifact
-	key string
+	art              *cairn.Artifact
+	key              string
+	name, mime, desc string
 }
 
 func newRow(a *cairn.Artifact) *row {
-	return &row{art: a, key: strings.ToLower(a.Name + "\n" + common.FirstLine(a.Description))}
+	return &row{
+		art:  a,
+		key:  strings.ToLower(a.Name + "\n" + common.FirstLine(a.Description)),
+		name: termkit.Sanitize(a.Name),
+		mime: termkit.Sanitize(mime(a)),
+		desc: pane.Line(a.Description),
+	}
 }
 
 func (r *row) RowID() string     { return r.art.ID }
@@ -48,7 +60,7 @@ func mime(a *cairn.Artifact) string {
 
 func columns(c *common.Common) []table.Column[*row] {
 	return []table.Column[*row]{
-		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.art.Name }},
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "STATE", Min: 11, Cell: func(r *row) string { return stateCell(c, r.art) }, Style: func(r *row) (lipgloss.Style, bool) {
 			switch {
 			case c.Data.Pending(r.art.ID) != "":
@@ -60,8 +72,8 @@ func columns(c *common.Common) []table.Column[*row] {
 		}},
 		{Title: "SIZE", Min: 10, Right: true, Drop: 4, Cell: func(r *row) string { return termkit.Size(r.art.Size) }},
 		{Title: "UPDATED", Min: 7, Drop: 3, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.art.UpdatedAt) }},
-		{Title: "MIME", Min: 10, Max: 28, Flex: true, Fit: true, Drop: 2, Cell: func(r *row) string { return mime(r.art) }},
-		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.art.Description) }},
+		{Title: "MIME", Min: 10, Max: 28, Flex: true, Fit: true, Drop: 2, Cell: func(r *row) string { return r.mime }},
+		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.desc }},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
@@ -17,13 +18,13 @@ import (
 // missing-only mark and the filter.
 func (s *Screen) Crumbs() []string {
 	dot := " " + s.c.Theme.Glyphs.Dot + " "
-	crumb := "artifacts (" + common.Count(int64(s.list.Table.Total()))
+	crumb := "artifacts (" + termkit.Count(int64(s.list.Table.Total()))
 	if n := s.missingCount(); n > 0 {
-		crumb += dot + common.Count(int64(n)) + " missing"
+		crumb += dot + termkit.Count(int64(n)) + " missing"
 	}
 	crumb += ")"
 	if st := s.c.Data.List(store.Artifacts(s.wsID)); st.Loading {
-		crumb = "artifacts (loading " + common.Count(int64(st.Loaded)) + "…)"
+		crumb = "artifacts (loading " + termkit.Count(int64(st.Loaded)) + "…)"
 	}
 	if s.missingOnly {
 		crumb += " [missing]"
@@ -87,8 +88,9 @@ func (s *Screen) guard(ctx keys.Context, a *cairn.Artifact) {
 	if missing(a) {
 		ctx.Disable(keys.Open, "no object to preview — U to replace")
 		ctx.Disable(keys.Preview, "no object to preview — U to replace")
-		ctx.Disable(keys.ArtDownload, a.Name+" is MISSING_OBJECT — nothing to download")
-		ctx.Disable(keys.VolLoad, a.Name+" is MISSING_OBJECT — nothing to load")
+		name := termkit.Sanitize(a.Name)
+		ctx.Disable(keys.ArtDownload, name+" is MISSING_OBJECT — nothing to download")
+		ctx.Disable(keys.VolLoad, name+" is MISSING_OBJECT — nothing to load")
 	}
 }
 
@@ -156,7 +158,7 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		state = th.Bad.Render(state)
 	}
 	lines := []string{
-		" " + th.Bold.Render(a.Name),
+		" " + th.Bold.Render(termkit.Sanitize(a.Name)),
 		pane.Field(th, "ID", a.ID),
 		pane.Field(th, "State", state),
 	}
@@ -170,9 +172,9 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		}
 	}
 	lines = append(lines,
-		pane.Field(th, "Size", common.IEC(a.Size)+" ("+common.Count(a.Size)+" bytes)"),
-		pane.Field(th, "MIME", a.MIMEType),
-		pane.Field(th, "Object key", a.ObjectKey),
+		pane.Field(th, "Size", termkit.Size(a.Size)+" ("+termkit.Count(a.Size)+" bytes)"),
+		pane.Field(th, "MIME", termkit.Sanitize(a.MIMEType)),
+		pane.Field(th, "Object key", termkit.Sanitize(a.ObjectKey)),
 		pane.Field(th, "Created", pane.Stamped(now, a.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, a.UpdatedAt)),
 	)

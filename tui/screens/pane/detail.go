@@ -20,13 +20,25 @@ func Stamped(now, t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04") + " (" + termkit.Age(now, t) + ")"
 }
 
-// Paragraph wraps text under a label for a detail pane of width.
+// Paragraph wraps untrusted text (a description, an error) under a label
+// for a detail pane of width: each of its lines sanitised
+// (termkit.SanitizeLines: controls as visible escapes, tabs expanded),
+// then wrapped. Trailing line breaks are dropped.
 func Paragraph(th *theme.Theme, label, text string, width int) []string {
 	lines := []string{"", " " + th.Label.Render(label)}
-	for _, l := range strings.Split(theme.Wrap(text, max(1, width-2)), "\n") {
-		lines = append(lines, " "+l)
+	for _, para := range termkit.SanitizeLines(strings.TrimRight(text, "\r\n"), nil) {
+		for _, l := range strings.Split(theme.Wrap(para, max(1, width-2)), "\n") {
+			lines = append(lines, " "+l)
+		}
 	}
 	return lines
+}
+
+// Line is an untrusted description's first line for one table cell: the
+// text before its first line break (CRLF or LF), sanitised
+// (termkit.Sanitize). Rows call it once, when they are built.
+func Line(p *string) string {
+	return termkit.Sanitize(strings.TrimSuffix(common.FirstLine(p), "\r"))
 }
 
 // Failure says what failed and when the next retry is.

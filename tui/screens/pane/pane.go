@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
@@ -32,7 +33,7 @@ type List[T Row] struct {
 	// Extra is a screen's own filter (missing-only), applied with the query.
 	Extra func(T) bool
 
-	input     form.Input
+	input     textinput.Model // focused from the start: shown only while filtering
 	filtering bool
 	query     string
 
@@ -43,7 +44,9 @@ type List[T Row] struct {
 
 // New returns a list over tbl.
 func New[T Row](c *common.Common, tbl *table.Model[T]) *List[T] {
-	return &List[T]{C: c, Table: tbl, input: form.NewInput("", 128)}
+	l := &List[T]{C: c, Table: tbl, input: form.NewTextInput(c.Theme, "", 128)}
+	l.input.Focus()
+	return l
 }
 
 // Capturing reports whether the filter input has the keys.
@@ -81,7 +84,9 @@ func (l *List[T]) FilterKey(k tea.KeyMsg) {
 		l.ClearFilter()
 		return
 	}
-	if l.input.Update(k) {
+	before := l.input.Value()
+	l.input, _ = l.input.Update(k) // a static cursor: no blink to schedule
+	if l.input.Value() != before {
 		l.query = strings.ToLower(l.input.Value())
 		l.ApplyFilter()
 	}
@@ -92,7 +97,7 @@ func (l *List[T]) ClearFilter() bool {
 	had := l.query != "" || l.filtering
 	l.filtering = false
 	l.query = ""
-	l.input.SetValue("")
+	l.input.Reset()
 	l.ApplyFilter()
 	return had
 }
@@ -120,7 +125,7 @@ func (l *List[T]) Nav(id keys.ID) (handled, moved bool) {
 		l.Table.MoveBy(-page)
 	case keys.Filter:
 		l.filtering = true
-		l.input.SetValue(l.input.Value())
+		l.input.CursorEnd()
 	default:
 		return l.layoutKey(id), false
 	}

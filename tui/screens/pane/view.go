@@ -59,7 +59,7 @@ func (l *List[T]) View(banner, empty string, detail []string) string {
 		top = append(top, th.Banner.Render(table.Pad(" "+banner, l.width, false, th.Glyphs.Ellipsis)))
 	}
 	if l.filtering {
-		prompt := th.Key.Render("/") + l.input.View(th, true)
+		prompt := th.Key.Render("/") + l.input.View()
 		top = append(top, table.Pad(prompt, l.width, false, th.Glyphs.Ellipsis))
 	}
 	h := max(0, l.height-len(top))

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/store"
@@ -50,6 +51,7 @@ const (
 type Screen struct {
 	c    *common.Common
 	art  *cairn.Artifact
+	name string // the artifact's, sanitised for the screen
 	req  int
 	text bool // the MIME type may show as text
 
@@ -82,7 +84,7 @@ type renderKey struct {
 // New opens a preview of a awaiting request req; text says whether its
 // MIME type may show as text.
 func New(c *common.Common, a *cairn.Artifact, req int, text bool) *Screen {
-	return &Screen{c: c, art: a, req: req, text: text, wrap: true, hit: -1,
+	return &Screen{c: c, art: a, name: termkit.Sanitize(a.Name), req: req, text: text, wrap: true, hit: -1,
 		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
 }
 
@@ -97,13 +99,13 @@ func (s *Screen) Matches(m Msg) bool {
 // load takes the fetched bytes.
 func (s *Screen) load(m Msg) {
 	if m.Err != nil {
-		s.state, s.failure = failed, common.Sentence(m.Err, common.Subject{Artifact: s.art.Name, Scope: "read"})
+		s.state, s.failure = failed, common.Sentence(m.Err, common.Subject{Artifact: s.name, Scope: "read"})
 		return
 	}
 	s.data, s.total = m.Data, m.Total
 	switch {
 	case !s.text:
-		s.state, s.why = card, "its type "+mimeOf(s.art)+" is not shown as text"
+		s.state, s.why = card, "its type "+termkit.Sanitize(mimeOf(s.art))+" is not shown as text"
 	case Binary(m.Data):
 		s.state, s.why = card, "its first bytes are not UTF-8 text"
 	default:
@@ -352,7 +354,7 @@ func (s *Screen) Crumbs() []string {
 	if s.query != "" || s.searching {
 		crumb += fmt.Sprintf(" /%s %d %s", s.input.Value(), len(s.hits), plural(len(s.hits), "hit", "hits"))
 	}
-	return []string{s.art.Name, crumb}
+	return []string{s.name, crumb}
 }
 
 func plural(n int, one, many string) string {

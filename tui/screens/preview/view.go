@@ -59,9 +59,9 @@ func (s *Screen) View() string {
 	var body string
 	switch s.state {
 	case loading:
-		body = block([]string{"", "  loading " + s.art.Name + "…"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
+		body = block([]string{"", "  loading " + s.name + "…"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
 	case failed:
-		body = block([]string{"", "  cannot preview " + s.art.Name + ": " + s.failure, "  esc goes back"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
+		body = block([]string{"", "  cannot preview " + s.name + ": " + s.failure, "  esc goes back"}, s.width, s.height-len(top), th.Glyphs.Ellipsis)
 	case card:
 		body = block(s.card(), s.width, s.height-len(top), th.Glyphs.Ellipsis)
 	default:
@@ -75,8 +75,8 @@ func (s *Screen) View() string {
 func (s *Screen) card() []string {
 	th := s.c.Theme
 	lines := []string{
-		" " + th.Bold.Render(s.art.Name),
-		pane.Field(th, "MIME", s.art.MIMEType),
+		" " + th.Bold.Render(s.name),
+		pane.Field(th, "MIME", termkit.Sanitize(s.art.MIMEType)),
 		pane.Field(th, "Size", termkit.Size(s.total)+" ("+termkit.Count(s.total)+" bytes)"),
 		"",
 		" " + th.Dim.Render("not shown as text: "+s.why+" — d to download"),

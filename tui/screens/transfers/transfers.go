@@ -25,9 +25,17 @@ type ActionMsg struct {
 	Transfer int
 }
 
+// row is one transfer with its filter text and the name and local path its
+// cells show, sanitised once when the row is built (each TransfersMsg
+// rebuilds the rows; a transfer's name and path never change).
 type row struct {
-	t   *common.Transfer
-	key string
+	t          *common.Transfer
+	key        string
+	name, path string
+}
+
+func newRow(t *common.Transfer) *row {
+	return &row{t: t, key: strings.ToLower(t.Name + "\n" + t.Path), name: termkit.Sanitize(t.Name), path: termkit.Sanitize(t.Path)}
 }
 
 func (r *row) RowID() string     { return fmt.Sprint(r.t.ID) }
@@ -65,7 +73,7 @@ func (s *Screen) reload() {
 	ts := s.c.Data.Transfers()
 	rows := make([]*row, len(ts))
 	for i, t := range ts {
-		rows[i] = &row{t: t, key: strings.ToLower(t.Name + "\n" + t.Path)}
+		rows[i] = newRow(t)
 	}
 	s.list.Table.SetRows(rows)
 }

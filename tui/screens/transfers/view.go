@@ -14,7 +14,7 @@ func columns(c *common.Common) []table.Column[*row] {
 	th := c.Theme
 	return []table.Column[*row]{
 		{Title: " ", Min: 1, Cell: func(r *row) string { return transferline.Arrow(th, r.t) }},
-		{Title: "NAME", Min: 12, Max: 32, Flex: true, Fit: true, Cell: func(r *row) string { return r.t.Name }},
+		{Title: "NAME", Min: 12, Max: 32, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "PHASE", Min: 13, Cell: func(r *row) string { return transferline.PhaseWord(th, r.t, c.Data.Frame()) },
 			Style: func(r *row) (lipgloss.Style, bool) {
 				switch r.t.Phase {
@@ -29,7 +29,7 @@ func columns(c *common.Common) []table.Column[*row] {
 		{Title: "BYTES", Min: 21, Right: true, Drop: 4, Cell: func(r *row) string { return bytes(r.t) }},
 		{Title: "RATE", Min: 11, Right: true, Drop: 2, Cell: func(r *row) string { return rate(c, r.t) }},
 		{Title: "TIME", Min: 8, Right: true, Drop: 5, Cell: func(r *row) string { return timeCell(c, r.t) }},
-		{Title: "PATH", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.t.Path }},
+		{Title: "PATH", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.path }},
 	}
 }
 
@@ -83,10 +83,10 @@ func Detail(c *common.Common, t *common.Transfer, width int) []string {
 	now := c.Data.Now()
 	kind := map[common.TransferKind]string{common.Upload: "upload", common.Replace: "replace content", common.Download: "download"}[t.Kind]
 	lines := []string{
-		" " + th.Bold.Render(transferline.Arrow(th, t)+" "+t.Name),
+		" " + th.Bold.Render(transferline.Arrow(th, t)+" "+termkit.Sanitize(t.Name)),
 		pane.Field(th, "Kind", kind),
 		pane.Field(th, "Phase", transferline.PhaseWord(th, t, c.Data.Frame())),
-		pane.Field(th, "Local path", t.Path),
+		pane.Field(th, "Local path", termkit.Sanitize(t.Path)),
 		pane.Field(th, "Bytes", bytes(t)),
 		pane.Field(th, "Rate", rate(c, t)),
 	}

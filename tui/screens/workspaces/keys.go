@@ -2,6 +2,7 @@ package workspaces
 
 import (
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/keys"
 )
 
@@ -38,12 +39,12 @@ func (s *Screen) guard(ctx keys.Context, w *cairn.Workspace) {
 		}
 	}
 	if w.VolumeState == cairn.VolumeReady {
-		ctx.Disable(keys.WsProvision, w.Name+" already has a volume")
+		ctx.Disable(keys.WsProvision, termkit.Sanitize(w.Name)+" already has a volume")
 		if r := s.c.Data.ShellBlocked(); r != "" {
 			ctx.Disable(keys.Shell, r)
 		}
 	} else {
-		ctx.Disable(keys.WsTeardown, w.Name+" has no volume — v provisions one")
+		ctx.Disable(keys.WsTeardown, termkit.Sanitize(w.Name)+" has no volume — v provisions one")
 		ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
 		ctx.Disable(keys.VolSave, "needs volume READY — v provisions it")
 	}

@@ -10,17 +10,27 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
-// row is one workspace with its filter text.
+// row is one workspace with its filter text and the untrusted text its
+// cells show (name, the description's first line), sanitised once when the
+// row is built: the table renders a row again only when it or its stamp
+// changes, never per frame.
 type row struct {
-	ws  *cairn.Workspace
-	key string
+	ws         *cairn.Workspace
+	key        string
+	name, desc string
 }
 
 func newRow(w *cairn.Workspace) *row {
-	return &row{ws: w, key: strings.ToLower(w.Name + "\n" + common.FirstLine(w.Description))}
+	return &row{
+		ws:   w,
+		key:  strings.ToLower(w.Name + "\n" + common.FirstLine(w.Description)),
+		name: termkit.Sanitize(w.Name),
+		desc: pane.Line(w.Description),
+	}
 }
 
 func (r *row) RowID() string     { return r.ws.ID }
@@ -54,7 +64,7 @@ func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
 
 func columns(c *common.Common) []table.Column[*row] {
 	return []table.Column[*row]{
-		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.ws.Name }},
+		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) }, Style: func(r *row) (lipgloss.Style, bool) {
 			if c.Data.Pending(r.ws.ID) != "" {
 				return c.Theme.Pending, true
@@ -67,7 +77,7 @@ func columns(c *common.Common) []table.Column[*row] {
 			return c.Theme.Bad, ok && n.Missing > 0
 		}},
 		{Title: "UPDATED", Min: 7, Drop: 2, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.ws.UpdatedAt) }},
-		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return common.FirstLine(r.ws.Description) }},
+		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.desc }},
 	}
 }
 

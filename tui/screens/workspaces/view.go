@@ -49,10 +49,10 @@ func Detail(c *common.Common, w *cairn.Workspace, width int) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	lines := []string{
-		" " + th.Bold.Render(w.Name),
+		" " + th.Bold.Render(termkit.Sanitize(w.Name)),
 		pane.Field(th, "ID", w.ID),
 		pane.Field(th, "Volume", volumeCell(c, w)),
-		pane.Field(th, "Volume name", w.VolumeName),
+		pane.Field(th, "Volume name", termkit.Sanitize(w.VolumeName)),
 		pane.Field(th, "Mounts", mounts(c, w)),
 		pane.Field(th, "Artifacts", artifacts(c, w)),
 		pane.Field(th, "Created", pane.Stamped(now, w.CreatedAt)),

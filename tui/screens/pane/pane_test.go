@@ -1,0 +1,138 @@
+package pane
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/screentest"
+	"github.com/cairn-dev/cairn/tui/widgets/table"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii) // no SGR of the theme's own
+	os.Exit(m.Run())
+}
+
+type testRow struct{ id string }
+
+func (r testRow) RowID() string     { return r.id }
+func (r testRow) FilterKey() string { return r.id }
+
+func newList(t *testing.T) *List[testRow] {
+	c, _ := screentest.New(t)
+	tbl := table.New(testRow.RowID, []table.Column[testRow]{{Title: "ID", Min: 8, Cell: testRow.RowID}}, table.Styles{})
+	tbl.SetRows([]testRow{{"ab"}, {"ba"}, {"cc"}})
+	l := New(c, tbl)
+	l.SetSize(40, 10)
+	return l
+}
+
+func key(k string) tea.KeyMsg {
+	switch k {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// The filter input: every edit filters at once, enter keeps the query,
+// esc clears it, and / again edits the kept query at its end.
+func TestFilterInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		keys      []string // "/" opens the filter
+		capturing bool
+		crumb     string
+		prompt    string // the first line of the view, while capturing
+	}{
+		{"Opens", []string{"/"}, true, "/ 3 of 3", "/_"},
+		{"EachEditFilters", []string{"/", "b"}, true, "/b 2 of 3", "/b_"},
+		{"Narrows", []string{"/", "a", "b"}, true, "/ab 1 of 3", "/ab_"},
+		{"Backspace", []string{"/", "a", "b", "backspace"}, true, "/a 2 of 3", "/a_"},
+		{"EnterKeeps", []string{"/", "c", "enter"}, false, "/c 1 of 3", ""},
+		{"EscClears", []string{"/", "c", "esc"}, false, "", ""},
+		{"EscAfterEnterClears", []string{"/", "c", "enter", "/", "esc"}, false, "", ""},
+		{"ReopenEditsAtEnd", []string{"/", "a", "left", "enter", "/", "b"}, true, "/ab 1 of 3", "/ab_"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := newList(t)
+			for _, k := range tc.keys {
+				if k == "/" && !l.Capturing() {
+					handled, _ := l.Nav(keys.Filter)
+					require.True(t, handled)
+					continue
+				}
+				l.FilterKey(key(k))
+			}
+			require.Equal(t, tc.capturing, l.Capturing())
+			require.Equal(t, tc.crumb, l.FilterCrumb())
+			first, _, _ := strings.Cut(l.View("", "", nil), "\n")
+			if tc.capturing {
+				require.Equal(t, tc.prompt, strings.TrimRight(first, " "))
+			} else {
+				require.NotContains(t, first, "/", "no prompt once the filter is left")
+			}
+		})
+	}
+}
+
+func TestParagraph(t *testing.T) {
+	t.Parallel()
+	c, _ := screentest.New(t)
+	for _, tc := range []struct {
+		name, text string
+		width      int
+		want       []string // the lines after the label, spaces trimmed
+	}{
+		{"Plain", "one two", 40, []string{"one two"}},
+		{"Lines", "one\ntwo\r\nthree\n\n", 40, []string{"one", "two", "three"}},
+		{"Wraps", "aaaa bbbb cccc", 7, []string{"aaaa", "bbbb", "cccc"}},
+		{"Escapes", screentest.Hostile + "\n\t" + screentest.Hostile, 40, []string{screentest.HostileShown, screentest.HostileShown}},
+		{"LoneCR", "a\rb", 40, []string{"a^Mb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lines := Paragraph(c.Theme, "Label", tc.text, tc.width)
+			require.Equal(t, []string{"", " Label"}, lines[:2])
+			got := make([]string, 0, len(lines)-2)
+			for _, l := range lines[2:] {
+				got = append(got, strings.TrimSpace(l))
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestLine(t *testing.T) {
+	t.Parallel()
+	ptr := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name string
+		in   *string
+		want string
+	}{
+		{"Nil", nil, ""},
+		{"OneLine", ptr("first"), "first"},
+		{"LF", ptr("first\nsecond"), "first"},
+		{"CRLF", ptr("first\r\nsecond"), "first"},
+		{"Escapes", ptr(screentest.Hostile + "\nsecond"), screentest.HostileShown},
+		{"Tab", ptr("a\tb"), "a   b"},
+	} {
+		require.Equal(t, tc.want, Line(tc.in), tc.name)
+	}
+}

@@ -1,0 +1,95 @@
+// Package screentest builds a screen's common.Common for tests, without
+// the root model: a real store, a fixed clock, the default keys and
+// config, and the plain unicode theme. Set lipgloss's colour profile to
+// Ascii in the test's TestMain for views without SGR.
+package screentest
+
+import (
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/theme"
+)
+
+// Epoch is the time of every Data.
+var Epoch = time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
+
+// Hostile is untrusted text that reaches for the terminal: ESC opening an
+// SGR sequence, BEL, a raw C1 byte (CSI) and U+202E (right-to-left
+// override).
+const Hostile = "a\x1b[31mb\x07c\x9bd\u202ee"
+
+// HostileShown is Hostile as a screen must show it, every control a
+// visible escape (termkit.Sanitize).
+const HostileShown = `a^[[31mb^Gc\x9bd\u202ee`
+
+// Raw is each control of Hostile as it is encoded; none may reach a view.
+var Raw = []string{"\x1b", "\x07", "\x9b", "\u202e"}
+
+// Data is what screens read, over a real store at Epoch: nothing is
+// pending, listing or blocked, and no head has been read.
+type Data struct {
+	St    *store.Store
+	Xfers []*common.Transfer
+}
+
+var _ common.Data = (*Data)(nil)
+
+func (d *Data) Store() common.Store                     { return d.St }
+func (d *Data) Pending(string) string                   { return "" }
+func (d *Data) Now() time.Time                          { return Epoch }
+func (d *Data) Frame() int                              { return 0 }
+func (d *Data) List(store.Scope) common.ListStatus      { return common.ListStatus{} }
+func (d *Data) Transfers() []*common.Transfer           { return d.Xfers }
+func (d *Data) ShellBlocked() string                    { return "" }
+func (d *Data) Head(string, time.Time) ([]string, bool) { return nil, false }
+
+// New returns a Common over an empty Data; its After schedules nothing.
+func New(t testing.TB) (*common.Common, *Data) {
+	t.Helper()
+	km, _, err := keys.New(nil)
+	require.NoError(t, err)
+	cfg := config.Defaults()
+	th := theme.New("dark", theme.Unicode())
+	th.Plain = true
+	d := &Data{St: store.New(1000)}
+	after := func(time.Duration, func() tea.Msg) tea.Cmd { return nil }
+	return &common.Common{Theme: th, Keys: km, Config: &cfg, Data: d, After: after}, d
+}
+
+// RequireShown fails unless view shows each of want and holds none of
+// Raw.
+func RequireShown(t testing.TB, view string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		require.Contains(t, view, w)
+	}
+	for _, r := range Raw {
+		require.NotContains(t, view, r, "a raw control reached the view")
+	}
+}
+
+// SeedWorkspaces lists ws into the store, as a complete first list.
+func (d *Data) SeedWorkspaces(ws ...*cairn.Workspace) {
+	sc := store.Workspaces()
+	gen := d.St.BeginList(sc)
+	d.St.WorkspacePage(gen, ws, Epoch)
+	d.St.FinishList(sc, gen)
+}
+
+// SeedArtifacts lists arts into the store as workspace wsID's complete
+// set.
+func (d *Data) SeedArtifacts(wsID string, arts ...*cairn.Artifact) {
+	sc := store.Artifacts(wsID)
+	gen := d.St.BeginList(sc)
+	d.St.ArtifactPage(wsID, gen, arts, Epoch)
+	d.St.FinishList(sc, gen)
+}
