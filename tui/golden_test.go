@@ -95,7 +95,7 @@ func scenes() []scene {
 		{name: "toast_warning", setup: func(h *harness) { missingEvent(h) }},
 		{name: "toast_error", setup: func(h *harness) {
 			fleet(h)
-			h.m.toastErr(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, common.Subject{})
+			h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, common.Subject{})
 		}},
 		{name: "tasks", setup: func(h *harness) {
 			fleet(h)

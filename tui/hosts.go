@@ -21,10 +21,10 @@ func (h shellHost) NextID() int                  { return h.m.id() }
 func (h shellHost) AddTask(id int, label string) { h.m.ops.AddTask(id, label) }
 func (h shellHost) EndTask(id int)               { h.m.ops.EndTask(id) }
 
-func (h shellHost) Toast(level common.Level, text string) tea.Cmd { return h.m.toast(level, text) }
+func (h shellHost) Toast(level common.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
 
 func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd {
-	return h.m.errorToast(sentence, err)
+	return h.m.notes.Error(sentence, err)
 }
 
 // Returned is the way back from a shell: the window size, and a resync —
@@ -40,7 +40,7 @@ func (h feedHost) Now() time.Time { return h.m.sh.now }
 
 func (h feedHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
 
-func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.toastErr(err, s) }
+func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.notes.ErrorFor(err, s) }
 
 func (h feedHost) Scopes() []store.Scope { return h.m.visibleScopes() }
 func (h feedHost) Paused() bool          { return h.m.modal != nil }
@@ -55,10 +55,10 @@ func (h flowHost) Frame() int     { return h.m.sh.Frame() }
 
 func (h flowHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
 
-func (h flowHost) Toast(level common.Level, text string) tea.Cmd { return h.m.toast(level, text) }
+func (h flowHost) Toast(level common.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
 
 func (h flowHost) ErrorToast(sentence string, err error) tea.Cmd {
-	return h.m.errorToast(sentence, err)
+	return h.m.notes.Error(sentence, err)
 }
 
 func (h flowHost) OpenModal(md common.Modal)      { h.m.openModal(md, ownedByFlow) }

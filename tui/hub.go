@@ -39,7 +39,7 @@ func (m *Model) changed(ch store.Changes, o feed.Origin) tea.Cmd {
 		m.stack[i] = next
 		cmds = append(cmds, cmd)
 	}
-	return tea.Batch(append(cmds, m.alert(ch, o))...)
+	return tea.Batch(append(cmds, m.notes.Alert(ch, o == feed.OriginResync))...)
 }
 
 // timeMoved tells screens the clock moved (ages, highlights, spinners).

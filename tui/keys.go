@@ -107,9 +107,9 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		m.openModal(m.messagesModal(), ownedByRoot)
 	case keys.Back:
 		if m.shell.CancelDial() {
-			return m.toast(common.LevelInfo, "cancelled the shell")
+			return m.notes.Show(common.LevelInfo, "cancelled the shell")
 		}
-		if m.toasts.DismissError() {
+		if m.notes.Toasts().DismissError() {
 			return nil
 		}
 		return m.toTop(common.BackMsg{})
@@ -255,7 +255,7 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 		return nil
 	}
 	if _, ok := m.sh.st.Workspace(t.WorkspaceID); !ok {
-		return m.toast(common.LevelInfo, "the workspace is gone")
+		return m.notes.Show(common.LevelInfo, "the workspace is gone")
 	}
 	m.pop(1)
 	cmd := m.push(t.WorkspaceID)

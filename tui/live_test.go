@@ -115,7 +115,7 @@ func TestMissingAlerts(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		openArtifacts(t, h, cairn.ArtifactMissingObject, cairn.ArtifactRecorded)
-		require.Empty(t, h.m.toasts.Log())
+		require.Empty(t, h.m.notes.Toasts().Log())
 		require.Contains(t, h.header(), "! 1 missing")
 		require.Contains(t, h.view(), "! MISSING")
 	})
@@ -140,7 +140,7 @@ func TestMissingAlerts(t *testing.T) {
 		}
 		h.events(append(evs, upserted(h.worldWS(arts[0].WorkspaceID)))...)
 		require.Equal(t, "! warning: 5 artifacts became MISSING_OBJECT in 1 workspace — ! for details", h.statusLine())
-		require.Len(t, h.m.toasts.Log(), 6, "each still goes to the log")
+		require.Len(t, h.m.notes.Toasts().Log(), 6, "each still goes to the log")
 		require.Contains(t, h.header(), "! 5 missing")
 	})
 	t.Run("ResyncFindingNewOnesSummarises", func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestToastExpiresByID(t *testing.T) {
 	require.Equal(t, "✓ copied name ws-alpha", h.statusLine())
 	require.Equal(t, []string{"ws-alpha"}, h.clip.Copies())
 	h.key("Y")
-	require.Equal(t, 2, h.fire(isMsg[toastExpireMsg]))
+	require.Equal(t, 2, h.fire(named("notice.expireMsg")))
 	require.Empty(t, h.statusLine())
 }
 

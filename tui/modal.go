@@ -53,7 +53,7 @@ func (m *Model) globalKeys() []keys.State {
 // messagesModal lists the last toasts, newest first, with time and
 // request ID.
 func (m *Model) messagesModal() common.Modal {
-	log := m.toasts.Log()
+	log := m.notes.Toasts().Log()
 	lines := make([]string, 0, len(log))
 	for i := len(log) - 1; i >= 0; i-- {
 		t := log[i]
@@ -116,7 +116,7 @@ func (m *Model) settleModal() tea.Cmd {
 	case ownedByQuit:
 		m.closeModal()
 		if !res.OK {
-			return m.toast(common.LevelInfo, "cancelled")
+			return m.notes.Show(common.LevelInfo, "cancelled")
 		}
 		m.quitting = true
 		m.xfer.CancelAll()

@@ -3,12 +3,12 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/cairn-dev/cairn/tui/action"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/notice"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/muesli/termenv"
@@ -23,7 +23,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/transfer"
-	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Model is the root model. It owns the cross-cutting state: the screen
@@ -50,8 +49,8 @@ type Model struct {
 	owner modalOwner
 	act   *action.Flow
 
-	toasts toast.Model
-	ops    *ops.Runner
+	notes *notice.Board
+	ops   *ops.Runner
 
 	feed *feed.Feed
 
@@ -98,7 +97,8 @@ func New(o Options) (*Model, error) {
 	m.shell = shell.NewHandover(ctx, m.c, shellHost{m}, o.Backend, o.ShellCommand)
 	m.sh.shellBlocked = m.shell.Blocked
 	m.stack = []common.Screen{workspaces.New(m.c)}
-	m.configWarnings(o.Config.Warnings, now)
+	m.notes = notice.New(m.c, func() time.Time { return m.sh.Now() }, m.wsName)
+	m.notes.Warnings(o.Config.Warnings)
 	return m, nil
 }
 
@@ -186,19 +186,3 @@ func (m *Model) Store() *store.Store { return m.sh.st }
 
 // Config is the effective configuration.
 func (m *Model) Config() *config.Config { return m.c.Config }
-
-// configWarnings shows the configuration's warnings as one toast; each goes
-// to the log.
-func (m *Model) configWarnings(ws []string, now time.Time) {
-	switch len(ws) {
-	case 0:
-		return
-	case 1:
-		m.toasts.Push(common.LevelWarn, ws[0], now, "")
-		return
-	}
-	for _, w := range ws {
-		m.toasts.Note(common.LevelWarn, w, now)
-	}
-	m.toasts.Push(common.LevelWarn, fmt.Sprintf("%d configuration warnings — ! lists them", len(ws)), now, "")
-}

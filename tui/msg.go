@@ -15,8 +15,7 @@ type (
 		gen int
 		now time.Time
 	}
-	toastExpireMsg struct{ id int }
-	copyDoneMsg    struct {
+	copyDoneMsg struct {
 		label, value string
 		err          error
 	}

@@ -20,7 +20,7 @@ func TestEscOrder(t *testing.T) {
 	openArtifacts(t, h, cairn.ArtifactRecorded, cairn.ArtifactRecorded)
 	h.key("/").typeText("report_1").key("enter")
 	require.Contains(t, h.header(), "/report_1 1 of 2")
-	require.Nil(t, h.m.toastErr(&cairn.Error{Reason: cairn.ReasonInternal, Status: 500}, commonSubject()), "errors never expire")
+	require.Nil(t, h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonInternal, Status: 500}, commonSubject()), "errors never expire")
 	h.key("?")
 	require.NotNil(t, h.m.modal)
 
@@ -233,7 +233,7 @@ func TestMessagesLog(t *testing.T) {
 	h := newHarness(t)
 	h.seed("ws-alpha")
 	h.key("y")
-	h.m.toastErr(&cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502, RequestID: "req-9"}, commonSubject())
+	h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502, RequestID: "req-9"}, commonSubject())
 	h.key("!")
 	v := h.view()
 	require.Contains(t, v, "Messages")
@@ -248,5 +248,5 @@ func TestConfigWarningsAreOneToast(t *testing.T) {
 	})
 	h.size(120, 40)
 	require.Equal(t, "! warning: 2 configuration warnings — ! lists them", h.statusLine())
-	require.Len(t, h.m.toasts.Log(), 3)
+	require.Len(t, h.m.notes.Toasts().Log(), 3)
 }

@@ -80,7 +80,7 @@ func TestFormErrors(t *testing.T) {
 		h.key("n").typeText("ws-x").key("enter")
 		require.Nil(t, h.m.modal)
 		require.Equal(t, "✕ error: server error (HTTP 500) — request ID req-7", h.statusLine())
-		require.Equal(t, "req-7", h.m.toasts.Log()[0].RequestID)
+		require.Equal(t, "req-7", h.m.notes.Toasts().Log()[0].RequestID)
 	})
 }
 
@@ -193,7 +193,7 @@ func TestTeardown(t *testing.T) {
 		h.key("V").typeText("ws-alpha").key("enter").key("!")
 		log := flat(h.view())
 		require.Contains(t, log, "volume is mounted by running containers")
-		entries := h.m.toasts.Log()
+		entries := h.m.notes.Toasts().Log()
 		require.Equal(t, "req-7f3a", entries[len(entries)-1].RequestID)
 		require.Contains(t, log, "server: volume in use: shells 4f3c2a1e, 9b77d0c2 mount it", "the log keeps the message and detail (TUI.md §3.3)")
 	})
@@ -286,7 +286,7 @@ func TestReadOnly(t *testing.T) {
 		h.key(k)
 		require.Nil(t, h.m.modal, k)
 	}
-	require.Empty(t, h.m.toasts.Log(), "hidden keys do nothing")
+	require.Empty(t, h.m.notes.Toasts().Log(), "hidden keys do nothing")
 	hints := hintLine(h)
 	for _, word := range []string{"new", "edit", "provision", "delete"} {
 		require.NotContains(t, hints, word)

@@ -18,7 +18,7 @@ import (
 // anything else (TUI.md §1.4).
 func (m *Model) openPreview(a *cairn.Artifact) tea.Cmd {
 	if a.State != cairn.ArtifactRecorded {
-		return m.toast(common.LevelInfo, "no object to preview — U to replace")
+		return m.notes.Show(common.LevelInfo, "no object to preview — U to replace")
 	}
 	text := common.TextType(a.MIMEType, m.c.Config.PreviewMIMEAllow)
 	n := int64(preview.CardBytes)

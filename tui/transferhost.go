@@ -17,8 +17,10 @@ type queueHost struct{ m *Model }
 func (h queueHost) NextID() int    { return h.m.id() }
 func (h queueHost) Now() time.Time { return h.m.sh.now }
 
-func (h queueHost) Toast(level common.Level, text, requestID string) tea.Cmd {
-	return h.m.pushToast(level, text, requestID)
+func (h queueHost) Toast(level common.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
+
+func (h queueHost) ErrorToast(sentence string, err error) tea.Cmd {
+	return h.m.notes.Error(sentence, err)
 }
 
 func (h queueHost) PutArtifact(a *cairn.Artifact) tea.Cmd {

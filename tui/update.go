@@ -27,8 +27,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onHub(msg.batch)
 	case tickMsg:
 		return m.onTick(msg)
-	case toastExpireMsg:
-		m.toasts.Expire(msg.id)
 	case copyDoneMsg:
 		return m.onCopied(msg)
 	case tea.ResumeMsg:
@@ -44,6 +42,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.modal, _ = m.modal.Update(msg)
 		}
 	default:
+		if cmd, ok := m.notes.Update(msg); ok {
+			return cmd
+		}
 		if cmd, ok := m.act.Update(msg); ok {
 			return cmd
 		}
@@ -72,7 +73,7 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case common.CopyMsg:
 		return m.copy(msg)
 	case common.ToastMsg:
-		return m.toast(msg.Level, msg.Text)
+		return m.notes.Show(msg.Level, msg.Text)
 	case common.FetchMsg:
 		return m.onFetch(msg)
 	case common.HeadMsg:

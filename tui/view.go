@@ -94,7 +94,7 @@ func (m *Model) hints() string {
 
 // status is the newest toast, else the running tasks.
 func (m *Model) status() string {
-	if t, ok := m.toasts.Current(); ok {
+	if t, ok := m.notes.Toasts().Current(); ok {
 		return toast.Line(t, m.c.Theme)
 	}
 	return m.ops.StatusLine(m.c.Theme, m.sh.Frame())

@@ -42,8 +42,10 @@ type Host interface {
 	NextID() int
 	// Now is the model's time.
 	Now() time.Time
-	// Toast shows a message (with the request ID of a server error).
-	Toast(level common.Level, text, requestID string) tea.Cmd
+	// Toast shows a message; ErrorToast an error's sentence, keeping the
+	// server's detail for the log.
+	Toast(level common.Level, text string) tea.Cmd
+	ErrorToast(sentence string, err error) tea.Cmd
 	// PutArtifact applies an artifact a transfer returned.
 	PutArtifact(a *cairn.Artifact) tea.Cmd
 	// SetPending marks a row busy with word; "" clears the mark if it is
@@ -177,7 +179,7 @@ func (q *Queue) Cancel(id int) tea.Cmd {
 	}
 	if t.Phase == common.PhaseQueued {
 		t.Phase, t.Ended, t.Lingering = common.PhaseCancelled, q.host.Now(), true
-		return q.changed(q.linger(id), q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name, ""))
+		return q.changed(q.linger(id), q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name))
 	}
 	t.Cancelling = true
 	if cancel, ok := q.cancels[id]; ok {
@@ -277,10 +279,10 @@ func (q *Queue) onDone(d DoneMsg) tea.Cmd {
 		cmd = q.succeeded(t, s, d.Art)
 	case t.Cancelling || errorsIsCanceled(d.Err):
 		t.Phase = common.PhaseCancelled
-		cmd = q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name, "")
+		cmd = q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name)
 	default:
 		t.Phase, t.Err = common.PhaseFailed, Sentence(t, d.Err)
-		cmd = q.host.Toast(common.LevelError, t.Err, cairn.ErrorRequestID(d.Err))
+		cmd = q.host.ErrorToast(t.Err, d.Err)
 	}
 	return q.changed(cmd, q.linger(d.ID), q.startQueued())
 }
@@ -292,7 +294,7 @@ func (q *Queue) succeeded(t *common.Transfer, s Spec, a *cairn.Artifact) tea.Cmd
 		t.ArtifactID, t.Name, t.Total, t.Done = a.ID, a.Name, a.Size, a.Size
 		put = q.host.PutArtifact(a)
 	}
-	return tea.Batch(put, q.host.Toast(common.LevelOK, doneText(t, s), ""))
+	return tea.Batch(put, q.host.Toast(common.LevelOK, doneText(t, s)))
 }
 
 func (q *Queue) onLingerDone(id int) tea.Cmd {

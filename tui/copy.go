@@ -1,0 +1,29 @@
+package tui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
+)
+
+func (m *Model) wsName(id string) string {
+	if w, ok := m.sh.st.Workspace(id); ok {
+		return w.Name
+	}
+	return id
+}
+
+// copy writes the value to the clipboard in a Cmd.
+func (m *Model) copy(c common.CopyMsg) tea.Cmd {
+	clip, ctx := m.clip, m.ctx
+	return func() tea.Msg {
+		return copyDoneMsg{label: c.Label, value: c.Value, err: clip.Copy(ctx, c.Value)}
+	}
+}
+
+func (m *Model) onCopied(c copyDoneMsg) tea.Cmd {
+	if c.err != nil {
+		return m.notes.Show(common.LevelError, "copy failed: "+c.err.Error())
+	}
+	return m.notes.Show(common.LevelOK, "copied "+c.label+" "+c.value)
+}
