@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,6 +156,34 @@ func (p *Pane) WaitForText(timeout time.Duration, texts ...string) string {
 		}
 		return true
 	})
+}
+
+// WaitForValues reads the screen until re's first group has matched n
+// different values, over one screen or several — a count moving on, say.
+// It returns, in the order seen, the first match (re's
+// FindStringSubmatch) that showed each value. It fails the test after
+// timeout with the last screen and the values seen so far.
+func (p *Pane) WaitForValues(timeout time.Duration, re *regexp.Regexp, n int) [][]string {
+	p.t.Helper()
+	var seen []string
+	var matches [][]string
+	deadline := time.Now().Add(timeout)
+	for {
+		screen := p.Capture()
+		for _, m := range re.FindAllStringSubmatch(screen, -1) {
+			if len(m) > 1 && !slices.Contains(seen, m[1]) {
+				seen = append(seen, m[1])
+				matches = append(matches, m)
+			}
+		}
+		if len(seen) >= n {
+			return matches
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("waited %s for %d different values of %s, saw %q; the screen:\n%s", timeout, n, re, seen, screen)
+		}
+		time.Sleep(p.Poll)
+	}
 }
 
 // Exited reports whether the program has ended, and its exit status.

@@ -69,6 +69,18 @@ func buildBinaries() (string, error) {
 type ServerOptions struct {
 	Maintainer bool   // --with-maintainer
 	Config     string // more YAML config, appended (top-level keys not set here)
+	// PresignEndpoint is artifact.s3.presignEndpoint (host:port, or a
+	// URL); empty leaves it unset, so presigned URLs name the store's
+	// own endpoint.
+	PresignEndpoint string
+	// MaxObjectSize is artifact.store.maxObjectSize in bytes; 0 leaves the
+	// server's default (1 GiB).
+	MaxObjectSize int64
+	// Tokens are the bearer tokens the server accepts, each with every
+	// scope; nil means AdminToken alone. Server.Token is the first. (Not
+	// empty: a server with no tokens on loopback runs without
+	// authentication.)
+	Tokens []string
 }
 
 // Server is a real `cairn server` process of the built binary on its own
@@ -81,37 +93,81 @@ type Server struct {
 	Database string // the database's URL, to look behind the server's back
 	S3       *stack.S3
 
-	cmd *exec.Cmd
-	out *syncBuffer
+	port int
+	pg   *stack.Postgres
+	dir  string // where its config files are written
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	runs int // processes started so far
 }
 
 // StartServer runs `cairn server` on a free loopback port until the test
 // ends (then Ctrl-C), waiting until it is ready.
 func StartServer(t testing.TB, o ServerOptions) *Server {
 	t.Helper()
-	bin := Binary(t, "cairn")
+	Binary(t, "cairn")
 	pg := Postgres(t)
 	port, err := stack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Token: AdminToken, App: AppName(t),
-		Bucket: Bucket(t), Database: Database(t), S3: S3(t), out: &syncBuffer{}}
-	sum := sha256.Sum256([]byte(AdminToken))
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), App: AppName(t),
+		Bucket: Bucket(t), Database: Database(t), S3: S3(t), port: port, pg: pg, dir: t.TempDir(), out: &syncBuffer{}}
+	s.launch(t, o)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// Restart stops the server process (Ctrl-C, as an operator would) and
+// starts a new one with o on the same port, database, bucket and app
+// name, waiting until it is ready. Clients of the old process see their
+// connections drop and the same URL answer again — with o's tokens: the
+// server reads its tokens only at start, so this is how a token is
+// revoked under a running client.
+func (s *Server) Restart(t testing.TB, o ServerOptions) {
+	t.Helper()
+	s.stop()
+	s.launch(t, o)
+}
+
+// launch writes the config for o and starts one server process.
+func (s *Server) launch(t testing.TB, o ServerOptions) {
+	t.Helper()
+	tokens := o.Tokens
+	if tokens == nil {
+		tokens = []string{AdminToken}
+	}
+	if len(tokens) == 0 {
+		t.Fatal("stacktest: ServerOptions.Tokens is empty; the server would run without authentication")
+	}
+	s.Token = tokens[0]
+	var auth strings.Builder
+	for i, tok := range tokens {
+		sum := sha256.Sum256([]byte(tok))
+		fmt.Fprintf(&auth, "    - {name: token%d, sha256: %s, scopes: [read, write, admin, shell, mcp]}\n", i, hex.EncodeToString(sum[:]))
+	}
+	presign := ""
+	if o.PresignEndpoint != "" {
+		presign = fmt.Sprintf(", presignEndpoint: %q", o.PresignEndpoint)
+	}
+	maxSize := ""
+	if o.MaxObjectSize != 0 {
+		maxSize = fmt.Sprintf(", maxObjectSize: %d", o.MaxObjectSize)
+	}
 	db := s.Database[strings.LastIndex(s.Database, "/")+1 : strings.Index(s.Database, "?")]
-	cfg := filepath.Join(t.TempDir(), "server.yaml")
+	s.runs++
+	cfg := filepath.Join(s.dir, fmt.Sprintf("server-%d.yaml", s.runs))
 	yaml := fmt.Sprintf(`appName: %s
 persistence: {sql: {app: {host: 127.0.0.1, port: %d, db: %s, user: %s}}}
 metrics: {service: {listenOn: 127.0.0.1, appPort: 0}}
 api: {service: {listenOn: 127.0.0.1, appPort: %d}}
 artifact:
-  s3: {endpoint: "%s", useTLS: false, region: us-east-1}
-  store: {bucket: %s}
+  s3: {endpoint: "%s", useTLS: false, region: us-east-1%s}
+  store: {bucket: %s%s}
   sidecar: {image: %s, networkMode: host}
 auth:
   tokens:
-    - {name: admin, sha256: %s, scopes: [read, write, admin, shell, mcp]}
-%s`, s.App, pg.Port, db, pg.User, port, s.S3.Endpoint, s.Bucket, Image(t), hex.EncodeToString(sum[:]), o.Config)
+%s%s`, s.App, s.pg.Port, db, s.pg.User, s.port, s.S3.Endpoint, presign, s.Bucket, maxSize, Image(t), auth.String(), o.Config)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +175,14 @@ auth:
 	if o.Maintainer {
 		args = append(args, "--with-maintainer")
 	}
-	s.cmd = exec.Command(bin, args...) //nolint:noctx // stopped with Ctrl-C at cleanup, as an operator would
-	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+pg.Password,
+	s.cmd = exec.Command(Binary(t, "cairn"), args...) //nolint:noctx // stopped with Ctrl-C at cleanup, as an operator would
+	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+s.pg.Password,
 		"CAIRN_S3_ACCESS_KEY="+s.S3.AccessKey, "CAIRN_S3_SECRET_KEY="+s.S3.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.stop)
 	s.waitReady(t)
-	return s
 }
 
 func (s *Server) waitReady(t testing.TB) {
