@@ -85,12 +85,12 @@ func TestFlowWorkspaceFilter(t *testing.T) {
 	f.waitFor("enter open")
 	m := f.final()
 	require.Equal(t, "ws-gamma", m.wsName(selectedOf(m)))
-	require.False(t, m.top().Capturing())
+	require.False(t, m.stack.Top().Capturing())
 	golden.RequireEqual(t, []byte(m.View()))
 }
 
 func selectedOf(m *Model) string {
-	w, ok := m.stack[0].(interface {
+	w, ok := m.stack.Screens()[0].(interface {
 		Selected() (*cairn.Workspace, bool)
 	}).Selected()
 	if !ok {

@@ -191,7 +191,7 @@ func previewScene(h *harness, content string) {
 // selectArt moves the artifacts cursor to the row named name.
 func selectArt(h *harness, name string) {
 	for range 20 {
-		if a, ok := h.m.top().(interface {
+		if a, ok := h.m.stack.Top().(interface {
 			Selected() (*cairn.Artifact, bool)
 		}).Selected(); ok && a.Name == name {
 			return

@@ -42,7 +42,7 @@ func (h feedHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.
 
 func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.notes.ErrorFor(err, s) }
 
-func (h feedHost) Scopes() []store.Scope { return h.m.visibleScopes() }
+func (h feedHost) Scopes() []store.Scope { return h.m.stack.Scopes() }
 func (h feedHost) Paused() bool          { return h.m.modal != nil }
 func (h feedHost) FirstList() tea.Cmd    { return h.m.shell.Check() }
 

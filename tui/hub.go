@@ -19,7 +19,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 	if len(b.Progress) > 0 {
 		m.xfer.Samples(b.Progress)
 	}
-	m.timeMoved()
+	m.stack.Broadcast(common.TimeMsg{})
 	return tea.Batch(m.armHub(), cmd)
 }
 
@@ -33,27 +33,5 @@ func (m *Model) changed(ch store.Changes, o feed.Origin) tea.Cmd {
 	if len(ch.Added)+len(ch.Updated) > 0 {
 		m.highlightUntil = m.sh.Now().Add(m.c.Config.Highlight)
 	}
-	cmds := make([]tea.Cmd, 0, len(m.stack)+1)
-	for i, s := range m.stack {
-		next, cmd := s.Update(common.DataMsg{Changes: ch})
-		m.stack[i] = next
-		cmds = append(cmds, cmd)
-	}
-	return tea.Batch(append(cmds, m.notes.Alert(ch, o == feed.OriginResync))...)
-}
-
-// timeMoved tells screens the clock moved (ages, highlights, spinners).
-func (m *Model) timeMoved() {
-	for i, s := range m.stack {
-		m.stack[i], _ = s.Update(common.TimeMsg{})
-	}
-}
-
-// visibleScopes are the scopes of every screen on the stack.
-func (m *Model) visibleScopes() []store.Scope {
-	var out []store.Scope
-	for _, s := range m.stack {
-		out = append(out, s.Scopes()...)
-	}
-	return out
+	return tea.Batch(m.stack.Broadcast(common.DataMsg{Changes: ch}), m.notes.Alert(ch, o == feed.OriginResync))
 }

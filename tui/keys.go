@@ -10,9 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
-	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
-	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →
@@ -30,11 +28,11 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.top().Capturing() {
+	if m.stack.Top().Capturing() {
 		if k.String() == "ctrl+c" {
 			return m.quit()
 		}
-		return m.toTop(k)
+		return m.stack.ToTop(k)
 	}
 	if cmd, ok := m.trayFocus(k); ok {
 		return cmd
@@ -42,7 +40,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if id, ok := m.c.Keys.Lookup(keys.ScopeGlobal, k.String()); ok {
 		return m.global(id)
 	}
-	return m.toTop(k)
+	return m.stack.ToTop(k)
 }
 
 // trayFocus moves the keys into and out of the transfers tray: tab past
@@ -59,14 +57,14 @@ func (m *Model) trayFocus(k tea.KeyMsg) (tea.Cmd, bool) {
 	}
 	if m.xfer.TrayFocused() {
 		cmd, taken := m.xfer.TrayKey(id)
-		p, hasPanes := m.top().(interface{ DetailFocused() bool })
+		p, hasPanes := m.stack.Top().(interface{ DetailFocused() bool })
 		// Back into the panes: the list after tab, the detail after shift+tab.
 		if hasPanes && (id == keys.FocusNext && p.DetailFocused() || id == keys.FocusPrev && !p.DetailFocused()) {
-			return m.toTop(k), true
+			return m.stack.ToTop(k), true
 		}
 		return cmd, taken
 	}
-	p, hasPanes := m.top().(interface{ DetailFocused() bool })
+	p, hasPanes := m.stack.Top().(interface{ DetailFocused() bool })
 	switch {
 	case !hasPanes || m.trayRows == 0:
 		return nil, false
@@ -112,10 +110,11 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		if m.notes.Toasts().DismissError() {
 			return nil
 		}
-		return m.toTop(common.BackMsg{})
+		return m.stack.ToTop(common.BackMsg{})
 	case keys.QuitOrBack:
-		if len(m.stack) > 1 {
-			return m.pop(len(m.stack) - 1)
+		if m.stack.Depth() > 1 {
+			m.stack.Pop(m.stack.Depth() - 1)
+			return nil
 		}
 		return m.quit()
 	case keys.Quit:
@@ -123,11 +122,13 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Refresh:
 		return m.feed.Refresh()
 	case keys.Jump1:
-		return m.pop(1)
+		m.stack.Pop(1)
 	case keys.Jump2:
-		return m.jumpArtifacts()
+		if ws := m.stack.JumpArtifacts(); ws != "" {
+			return m.openArtifacts(ws)
+		}
 	case keys.Jump3, keys.Transfers:
-		return m.openTransfers()
+		m.stack.OpenTransfers()
 	case keys.Suspend:
 		return tea.Suspend
 	}
@@ -153,65 +154,6 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// navigate pushes or pops screens.
-func (m *Model) navigate(n common.NavMsg) tea.Cmd {
-	if n.Kind == common.NavPop {
-		return m.pop(len(m.stack) - 1)
-	}
-	if n.WorkspaceID == "" {
-		return nil
-	}
-	return m.push(n.WorkspaceID)
-}
-
-// push opens the artifacts of a workspace, listing them when not cached.
-func (m *Model) push(wsID string) tea.Cmd {
-	s := artifacts.New(m.c, wsID)
-	s.SetSize(m.width, m.bodyHeight())
-	m.stack = append(m.stack, s)
-	m.sh.st.Viewed(wsID)
-	m.pin()
-	return m.feed.Open(wsID, feed.OriginFirst)
-}
-
-// pop keeps the first n screens (at least the root).
-func (m *Model) pop(n int) tea.Cmd {
-	n = max(1, n)
-	if n < len(m.stack) {
-		m.stack = m.stack[:n]
-		m.pin()
-	}
-	return nil
-}
-
-// pin protects the artifact sets of the screens on the stack from
-// eviction.
-func (m *Model) pin() {
-	var ids []string
-	for _, s := range m.stack {
-		if a, ok := s.(*artifacts.Screen); ok {
-			ids = append(ids, a.WorkspaceID())
-		}
-	}
-	m.sh.st.Pin(ids...)
-}
-
-// jumpArtifacts goes to the artifacts on the stack, else opens those of
-// the selected workspace.
-func (m *Model) jumpArtifacts() tea.Cmd {
-	for i, s := range m.stack {
-		if _, ok := s.(*artifacts.Screen); ok {
-			return m.pop(i + 1)
-		}
-	}
-	if ws, ok := m.stack[0].(*workspaces.Screen); ok {
-		if w, ok := ws.Selected(); ok {
-			return m.push(w.ID)
-		}
-	}
-	return nil
-}
-
 // onFetch is a rested cursor on a workspace: fetch its detail and, after
 // the longer rest, prefetch its artifacts.
 func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
@@ -219,19 +161,6 @@ func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
 		return m.feed.Select(f.WorkspaceID)
 	}
 	return m.feed.Open(f.WorkspaceID, feed.OriginPrefetch)
-}
-
-// openTransfers goes to the transfers screen on the stack, else pushes it.
-func (m *Model) openTransfers() tea.Cmd {
-	for i, s := range m.stack {
-		if _, ok := s.(*transfers.Screen); ok {
-			return m.pop(i + 1)
-		}
-	}
-	s := transfers.New(m.c)
-	s.SetSize(m.width, m.bodyHeight())
-	m.stack = append(m.stack, s)
-	return nil
 }
 
 // onTransferAction is x, c or enter on the transfers screen.
@@ -257,10 +186,26 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 	if _, ok := m.sh.st.Workspace(t.WorkspaceID); !ok {
 		return m.notes.Show(common.LevelInfo, "the workspace is gone")
 	}
-	m.pop(1)
-	cmd := m.push(t.WorkspaceID)
-	if a, ok := m.top().(*artifacts.Screen); ok {
-		a.Select(t.ArtifactID)
-	}
+	m.stack.Pop(1)
+	cmd := m.openArtifacts(t.WorkspaceID)
+	m.stack.Select(t.ArtifactID)
 	return cmd
+}
+
+// navigate pushes or pops screens.
+func (m *Model) navigate(n common.NavMsg) tea.Cmd {
+	switch {
+	case n.Kind == common.NavPop:
+		m.stack.Pop(m.stack.Depth() - 1)
+	case n.WorkspaceID != "":
+		return m.openArtifacts(n.WorkspaceID)
+	}
+	return nil
+}
+
+// openArtifacts pushes a workspace's artifacts, listing them when not
+// cached.
+func (m *Model) openArtifacts(wsID string) tea.Cmd {
+	m.stack.OpenArtifacts(wsID)
+	return m.feed.Open(wsID, feed.OriginFirst)
 }

@@ -70,7 +70,7 @@ func TestEventsUpdateRowsAndKeepTheCursor(t *testing.T) {
 }
 
 func selectedWS(h *harness) string {
-	w, _ := h.m.stack[0].(interface {
+	w, _ := h.m.stack.Screens()[0].(interface {
 		Selected() (*cairn.Workspace, bool)
 	}).Selected()
 	if w == nil {
@@ -303,6 +303,6 @@ func TestWorkspaceDeletedRemotelyKeepsArtifactsUnderBanner(t *testing.T) {
 	h.key("D")
 	require.Equal(t, "i workspace deleted", h.statusLine())
 	h.key("esc")
-	require.Len(t, h.m.stack, 1)
+	require.Equal(t, 1, h.m.stack.Depth())
 	require.True(t, strings.Contains(h.view(), "No workspaces yet"))
 }

@@ -9,13 +9,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
-	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
 )
 
 // helpModal lists the bindings: global, navigation, this screen, modals.
 func (m *Model) helpModal() common.Modal {
-	ctx := m.top().Keys()
+	ctx := m.stack.Top().Keys()
 	var nav, screen []keys.State
 	for _, b := range ctx.Bindings {
 		if b.Scope == keys.ScopeNav {
@@ -42,10 +41,8 @@ func (m *Model) helpModal() common.Modal {
 // globalKeys is the global context with its state.
 func (m *Model) globalKeys() []keys.State {
 	ctx := keys.Context{Name: "global", Bindings: m.c.Keys.Enabled(keys.ScopeGlobal)}
-	if len(m.stack) == 1 {
-		if _, ok := m.stack[0].(*workspaces.Screen).Selected(); !ok {
-			ctx.Disable(keys.Jump2, "no workspace selected")
-		}
+	if _, ok := m.stack.Selected(); m.stack.Depth() == 1 && !ok {
+		ctx.Disable(keys.Jump2, "no workspace selected")
 	}
 	return ctx.Bindings
 }

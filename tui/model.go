@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/tui/action"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/nav"
 	"github.com/cairn-dev/cairn/tui/notice"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -18,7 +19,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/ops"
-	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
@@ -44,7 +44,7 @@ type Model struct {
 	// armHub returns the hub wait; tests replace it.
 	armHub func() tea.Cmd
 
-	stack []common.Screen
+	stack *nav.Stack
 	modal common.Modal
 	owner modalOwner
 	act   *action.Flow
@@ -96,7 +96,7 @@ func New(o Options) (*Model, error) {
 	m.armHub = m.waitHub
 	m.shell = shell.NewHandover(ctx, m.c, shellHost{m}, o.Backend, o.ShellCommand)
 	m.sh.shellBlocked = m.shell.Blocked
-	m.stack = []common.Screen{workspaces.New(m.c)}
+	m.stack = nav.New(m.c, m.sh.st)
 	m.notes = notice.New(m.c, func() time.Time { return m.sh.Now() }, m.wsName)
 	m.notes.Warnings(o.Config.Warnings)
 	return m, nil
@@ -172,9 +172,6 @@ func (m *Model) waitHub() tea.Cmd {
 		return hubMsg{batch: b}
 	}
 }
-
-// top is the active screen.
-func (m *Model) top() common.Screen { return m.stack[len(m.stack)-1] }
 
 func (m *Model) id() int {
 	m.nextID++

@@ -32,9 +32,9 @@ func TestEscOrder(t *testing.T) {
 	require.Contains(t, h.header(), "/report_1")
 	h.key("esc") // 3. the filter
 	require.NotContains(t, h.header(), "/report_1")
-	require.Len(t, h.m.stack, 2)
+	require.Equal(t, 2, h.m.stack.Depth())
 	h.key("esc") // 4. the screen
-	require.Len(t, h.m.stack, 1)
+	require.Equal(t, 1, h.m.stack.Depth())
 }
 
 func TestQuitAndBack(t *testing.T) {
@@ -52,7 +52,7 @@ func TestQuitAndBack(t *testing.T) {
 		h := newHarness(t)
 		openArtifacts(t, h)
 		h.key("q")
-		require.Len(t, h.m.stack, 1)
+		require.Equal(t, 1, h.m.stack.Depth())
 		require.False(t, h.quit)
 		h.key("q")
 		require.True(t, h.quit)
@@ -88,11 +88,11 @@ func TestQuitAndBack(t *testing.T) {
 		h := newHarness(t)
 		openArtifacts(t, h)
 		h.key("h")
-		require.Len(t, h.m.stack, 1)
+		require.Equal(t, 1, h.m.stack.Depth())
 		h.key("2")
-		require.Len(t, h.m.stack, 2)
+		require.Equal(t, 2, h.m.stack.Depth())
 		h.key("1")
-		require.Len(t, h.m.stack, 1)
+		require.Equal(t, 1, h.m.stack.Depth())
 	})
 }
 
@@ -203,7 +203,7 @@ func TestHintCounts(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	openArtifacts(t, h, cairn.ArtifactRecorded)
-	art := h.m.top().(*artifacts.Screen)
+	art := h.m.stack.Top().(*artifacts.Screen)
 	require.Len(t, footer.Shown(h.m.c.Theme, append(art.Keys().Bindings, h.m.globalKeys()...), 120), 11)
 	require.Equal(t, "enter preview · h back · / filter · e edit · D delete · m missing · u upload · U replace · d download · ? help · q quit", strings.TrimSpace(hintLine(h)))
 	h.key("esc")

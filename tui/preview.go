@@ -27,24 +27,12 @@ func (m *Model) openPreview(a *cairn.Artifact) tea.Cmd {
 	}
 	req := m.id()
 	s := preview.New(m.c, a, req, text)
-	s.SetSize(m.width, m.bodyHeight())
-	m.stack = append(m.stack, s)
+	m.stack.Push(s)
 	b, ctx, id, at := m.backend, m.ctx, a.ID, a.UpdatedAt
 	return func() tea.Msg {
 		data, total, err := b.ReadHead(ctx, id, n)
 		return preview.Msg{ArtifactID: id, UpdatedAt: at, Req: req, Data: data, Total: total, Err: err}
 	}
-}
-
-// onPreview gives the bytes to the preview that asked; any other answer
-// (the preview was closed, or another opened) is dropped.
-func (m *Model) onPreview(msg preview.Msg) tea.Cmd {
-	for i, s := range m.stack {
-		if p, ok := s.(*preview.Screen); ok && p.Matches(msg) {
-			m.stack[i], _ = p.Update(msg)
-		}
-	}
-	return nil
 }
 
 // headMsg is the first bytes of an artifact read for the detail pane.

@@ -23,7 +23,7 @@ func openPreviewOf(t *testing.T, h *harness, content string, mime string) *cairn
 	}
 	cursorOn(t, h, "report_csv")
 	h.key("enter")
-	_, ok := h.m.top().(*preview.Screen)
+	_, ok := h.m.stack.Top().(*preview.Screen)
 	require.True(t, ok, "enter on an artifact previews it")
 	return report
 }
@@ -37,7 +37,7 @@ func TestPreviewText(t *testing.T) {
 	require.Contains(t, v, "  1,alpha")
 	require.NotContains(t, v, "first ", "no banner when everything was read")
 	h.key("esc")
-	_, ok := h.m.top().(*preview.Screen)
+	_, ok := h.m.stack.Top().(*preview.Screen)
 	require.False(t, ok, "esc goes back")
 }
 
@@ -96,12 +96,12 @@ func TestPreviewSearchAndWrap(t *testing.T) {
 	long := strings.Repeat("w", 200)
 	openPreviewOf(t, h, "alpha\nbeta\n"+long+"\nALPHA again\n", "")
 	h.key("/").typeText("alpha")
-	require.True(t, h.m.top().Capturing())
+	require.True(t, h.m.stack.Top().Capturing())
 	require.Contains(t, h.header(), "preview /alpha 2 hits")
 	h.key("q")
 	require.False(t, h.quit, "q types into the search")
 	h.key("backspace", "enter")
-	require.False(t, h.m.top().Capturing())
+	require.False(t, h.m.stack.Top().Capturing())
 	require.Contains(t, h.view(), "» alpha")
 	require.Contains(t, h.view(), "» ALPHA again")
 	require.Contains(t, h.view(), "hit 1 of 2")
@@ -114,7 +114,7 @@ func TestPreviewSearchAndWrap(t *testing.T) {
 	require.Contains(t, h.view(), strings.Repeat("w", 117)+"…", "cut without wrap")
 	h.key("esc")
 	require.NotContains(t, h.header(), "/alpha", "esc clears the search first")
-	_, ok := h.m.top().(*preview.Screen)
+	_, ok := h.m.stack.Top().(*preview.Screen)
 	require.True(t, ok)
 }
 
@@ -122,7 +122,7 @@ func TestPreviewStaleReplyDropped(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := openPreviewOf(t, h, "current", "")
-	p := h.m.top().(*preview.Screen)
+	p := h.m.stack.Top().(*preview.Screen)
 	h.send(preview.Msg{ArtifactID: a.ID, UpdatedAt: p.Artifact().UpdatedAt, Req: -1, Data: []byte("stale bytes"), Total: 11})
 	require.Contains(t, h.view(), "current")
 	require.NotContains(t, h.view(), "stale bytes")
@@ -134,7 +134,7 @@ func TestPreviewRefusesMissing(t *testing.T) {
 	readyArtifacts(t, h)
 	cursorOn(t, h, "model_bin")
 	h.key("enter")
-	_, ok := h.m.top().(*preview.Screen)
+	_, ok := h.m.stack.Top().(*preview.Screen)
 	require.False(t, ok)
 	require.Equal(t, "i no object to preview — U to replace", h.statusLine())
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cairn-dev/cairn/tui/common"
 )
 
 // Ticks: 100 ms only while something animates or counts down, 30 s for
@@ -60,6 +62,6 @@ func (m *Model) onTick(t tickMsg) tea.Cmd {
 	m.tick.interval = 0
 	m.sh.now = t.now
 	m.feed.CheckOffline()
-	m.timeMoved()
+	m.stack.Broadcast(common.TimeMsg{})
 	return nil
 }

@@ -55,7 +55,7 @@ func tempFile(t *testing.T, name, content string) string {
 func cursorOn(t *testing.T, h *harness, name string) {
 	t.Helper()
 	for range 10 {
-		if a, ok := h.m.top().(interface {
+		if a, ok := h.m.stack.Top().(interface {
 			Selected() (*cairn.Artifact, bool)
 		}).Selected(); ok && a.Name == name {
 			return
@@ -427,14 +427,14 @@ func TestTransfersScreen(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "r.csv")
 	h.key("d", "ctrl+u").typeText(dest).key("enter")
 	h.key("t")
-	_, ok := h.m.top().(*transfers.Screen)
+	_, ok := h.m.stack.Top().(*transfers.Screen)
 	require.True(t, ok)
 	require.Contains(t, h.header(), "transfers (1)")
 	require.Contains(t, h.view(), dest)
 	h.key("y")
 	require.Equal(t, []string{dest}, h.clip.Copies())
 	h.key("enter")
-	a, _ := h.m.top().(interface {
+	a, _ := h.m.stack.Top().(interface {
 		Selected() (*cairn.Artifact, bool)
 	}).Selected()
 	require.Equal(t, "report_csv", a.Name, "enter goes to the artifact")
@@ -467,7 +467,7 @@ func TestTabReachesTheTray(t *testing.T) {
 	h.seed("ws-alpha")
 	ts := queue(t, h, 2)
 	require.Equal(t, 2, h.m.trayRows)
-	detail := func() bool { return h.m.top().(interface{ DetailFocused() bool }).DetailFocused() }
+	detail := func() bool { return h.m.stack.Top().(interface{ DetailFocused() bool }).DetailFocused() }
 
 	h.key("tab")
 	require.True(t, detail())

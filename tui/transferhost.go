@@ -40,9 +40,7 @@ func (h queueHost) Changed() {
 		m.trayRows = rows
 		m.resize(m.width, m.height)
 	}
-	for i, s := range m.stack {
-		m.stack[i], _ = s.Update(common.TransfersMsg{})
-	}
+	m.stack.Broadcast(common.TransfersMsg{})
 }
 
 // trayHeight is the tray's rows in this window; none below the minimum.

@@ -34,7 +34,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case quitRequestMsg:
 		return m.quit()
 	case preview.Msg:
-		return m.onPreview(msg)
+		m.stack.Preview(msg)
 	case headMsg:
 		m.onHead(msg)
 	case form.CompletedMsg:
@@ -83,23 +83,14 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case transfer.CancelMsg:
 		return m.act.AskCancel(msg.ID)
 	}
-	return m.toTop(msg)
-}
-
-// toTop forwards a message to the active screen.
-func (m *Model) toTop(msg tea.Msg) tea.Cmd {
-	s, cmd := m.top().Update(msg)
-	m.stack[len(m.stack)-1] = s
-	return cmd
+	return m.stack.ToTop(msg)
 }
 
 // resize lays out every region from the window size alone.
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.trayRows = m.trayHeight()
-	for _, s := range m.stack {
-		s.SetSize(w, m.bodyHeight())
-	}
+	m.stack.SetSize(w, m.bodyHeight())
 	if m.modal != nil {
 		m.modal.SetSize(w, m.bodyHeight())
 	}

@@ -31,7 +31,7 @@ func (m *Model) View() string {
 		x := m.c.Theme.Glyphs.Times
 		return fmt.Sprintf("cairn-tui needs 60%s16 — now %d%s%d", x, m.width, x, m.height)
 	}
-	lines := []string{header.View(m.c.Theme, m.crumbs(), m.badges(), m.width), m.body()}
+	lines := []string{header.View(m.c.Theme, m.stack.Crumbs(), m.badges(), m.width), m.body()}
 	lines = append(lines, m.xfer.TrayView(m.width, m.height, m.sh.Frame())...)
 	lines = append(lines, m.pad(m.hints()), m.pad(m.status()))
 	return strings.Join(lines, "\n")
@@ -41,22 +41,11 @@ func (m *Model) pad(s string) string {
 	return table.Pad(s, m.width, false, m.c.Theme.Glyphs.Ellipsis)
 }
 
-func (m *Model) crumbs() []string {
-	out := []string{"cairn"}
-	for i, s := range m.stack {
-		if i == 0 && len(m.stack) > 1 {
-			continue // "cairn ▸ ws-alpha ▸ artifacts (…)": the list's count only on top
-		}
-		out = append(out, s.Crumbs()...)
-	}
-	return out
-}
-
 // body is the active screen, or the modal centred in its place.
 func (m *Model) body() string {
 	h := m.bodyHeight()
 	if m.modal == nil {
-		return m.top().View()
+		return m.stack.Top().View()
 	}
 	box := strings.Split(m.modal.View(), "\n")
 	if len(box) > h {
@@ -75,10 +64,10 @@ func (m *Model) hints() string {
 			ks.Action(keys.Up).FirstKey(), ks.Action(keys.Down).FirstKey(), m.c.Theme.Glyphs.Dot,
 			ks.Action(keys.TrCancel).FirstKey(), m.c.Theme.Glyphs.Dot, ks.Action(keys.FocusNext).FirstKey(), ks.Action(keys.Back).FirstKey()))
 	}
-	if m.top().Capturing() {
+	if m.stack.Top().Capturing() {
 		return m.c.Theme.Hint.Render("type to filter · enter keeps · esc clears")
 	}
-	bindings := append(m.top().Keys().Bindings, m.globalKeys()...)
+	bindings := append(m.stack.Top().Keys().Bindings, m.globalKeys()...)
 	// help and quit close the line, as in TUI.md §1.1's sketch.
 	ordered := make([]keys.State, 0, len(bindings))
 	var last []keys.State

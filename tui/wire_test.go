@@ -307,6 +307,6 @@ func TestWireShellRefusalStaysOnScreen(t *testing.T) {
 	w.keys("s")
 	w.waitFor("the server has the shell turned off (shell.enable)")
 	m := w.final()
-	require.Len(t, m.stack, 1)
+	require.Equal(t, 1, m.stack.Depth())
 	require.True(t, strings.Contains(m.shell.Blocked(), "turned off"))
 }

@@ -2,6 +2,7 @@ package artifacts_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui"
@@ -65,7 +67,7 @@ func run(cmd tea.Cmd) []tea.Msg {
 
 // open10k builds the model the way Run does and opens the 10 000
 // artifacts at 160×50.
-func open10k(b *testing.B) *tui.Model {
+func open10k(b testing.TB) *tui.Model {
 	b.Helper()
 	lipgloss.SetColorProfile(termenv.TrueColor) // styles rendered as a terminal would
 	clock := tuitest.NewClock(tuitest.Epoch())
@@ -124,13 +126,46 @@ func BenchmarkKeypress10k(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	b.StopTimer()
-	report(b, durations)
+	p50, p99 := report(b, durations)
+	fmt.Printf("cairn-tui key press at 10 000 artifacts (Update + View, 160×50): p50 %.2f ms, p99 %.2f ms (budget 16 ms, ratio %.2f)\n",
+		ms(p50), ms(p99), float64(p99)/float64(budget))
 }
 
-func report(b *testing.B, d []time.Duration) {
+// TestKeypressBudget10k is §8's budget: the key mix 500 times over 10 000
+// artifacts, failing at a p99 of 16 ms or more (×10 under -race, whose
+// instrumentation slows every access).
+func TestKeypressBudget10k(t *testing.T) {
+	m := open10k(t)
+	keys := mix()
+	for _, k := range keys { // warm the row caches as a first screenful would
+		m.Update(k)
+		_ = m.View()
+	}
+	runtime.GC()
+	durations := make([]time.Duration, 0, 500)
+	for i := range 500 {
+		start := time.Now()
+		m.Update(keys[i%len(keys)])
+		_ = m.View()
+		durations = append(durations, time.Since(start))
+	}
+	slices.Sort(durations)
+	p99 := percentile(durations, 0.99)
+	t.Logf("key press p50 %.2f ms, p99 %.2f ms (budget %v ×%d)", ms(percentile(durations, 0.5)), ms(p99), budget, raceFactor)
+	require.Less(t, p99, budget*raceFactor, "p99 of Update + View per key press at 10 000 artifacts")
+}
+
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func report(b *testing.B, d []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(d)
-	p := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
-	b.ReportMetric(float64(p(0.50).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(p(0.99))/float64(budget), "p99/budget")
+	p50, p99 = percentile(d, 0.5), percentile(d, 0.99)
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(float64(p99)/float64(budget), "p99/budget")
+	return p50, p99
 }
