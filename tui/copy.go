@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
@@ -13,9 +15,8 @@ func (m *Model) wsName(id string) string {
 	return id
 }
 
-// copy writes the value to the clipboard in a Cmd.
-func (m *Model) copy(c common.CopyMsg) tea.Cmd {
-	clip, ctx := m.clip, m.ctx
+// copyCmd writes the value to the clipboard in a Cmd.
+func copyCmd(ctx context.Context, clip Clipboard, c common.CopyMsg) tea.Cmd {
 	return func() tea.Msg {
 		return copyDoneMsg{label: c.Label, value: c.Value, err: clip.Copy(ctx, c.Value)}
 	}

@@ -71,4 +71,4 @@ func (h flowHost) OpenShell(w *cairn.Workspace) tea.Cmd {
 	return h.m.shell.Open(w, ptyshell.Size{Cols: max(1, h.m.width), Rows: max(1, h.m.height)})
 }
 
-func (h flowHost) OpenPreview(a *cairn.Artifact) tea.Cmd { return h.m.openPreview(a) }
+func (h flowHost) Push(s common.Screen) { h.m.stack.Push(s) }

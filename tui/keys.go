@@ -100,9 +100,9 @@ func (m *Model) modalKey(k tea.KeyMsg) tea.Cmd {
 func (m *Model) global(id keys.ID) tea.Cmd {
 	switch id {
 	case keys.Help:
-		m.openModal(m.helpModal(), ownedByRoot)
+		m.openModal(helpModal(m.c.Theme, m.stack.Top().Keys(), m.globalKeys()), ownedByRoot)
 	case keys.Messages:
-		m.openModal(m.messagesModal(), ownedByRoot)
+		m.openModal(m.notes.Log(m.c.Theme), ownedByRoot)
 	case keys.Back:
 		if m.shell.CancelDial() {
 			return m.notes.Show(common.LevelInfo, "cancelled the shell")

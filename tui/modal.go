@@ -1,20 +1,17 @@
 package tui
 
 import (
-	"fmt"
-	"strings"
-
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
 )
 
-// helpModal lists the bindings: global, navigation, this screen, modals.
-func (m *Model) helpModal() common.Modal {
-	ctx := m.stack.Top().Keys()
+// helpModal lists the bindings: global, navigation, this screen (ctx),
+// modals.
+func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) common.Modal {
 	var nav, screen []keys.State
 	for _, b := range ctx.Bindings {
 		if b.Scope == keys.ScopeNav {
@@ -23,19 +20,19 @@ func (m *Model) helpModal() common.Modal {
 			screen = append(screen, b)
 		}
 	}
-	lines := help.Lines(m.c.Theme, []help.Group{
-		{Title: "Global", Bindings: m.globalKeys()},
+	lines := help.Lines(th, []help.Group{
+		{Title: "Global", Bindings: global},
 		{Title: "Navigation", Bindings: nav},
 		{Title: "This screen (" + ctx.Name + ")", Bindings: screen},
 	})
-	lines = append(lines, "", m.c.Theme.Bold.Render("Modals"),
+	lines = append(lines, "", th.Bold.Render("Modals"),
 		"(y/N)         only y confirms; any other key cancels",
 		"typed         the exact name, then enter; esc cancels",
 		"forms         tab/shift+tab or down/up between fields; space toggles; enter submits; esc cancels",
 		"path fields   tab completes a local path (the longest common prefix, or the candidates); ~ is home",
 		"busy forms    esc closes the form; the operation goes on and its result is a toast",
-		"", m.c.Theme.Dim.Render("y/Y copy with OSC 52; in tmux it needs set-clipboard on."))
-	return help.New(m.c.Theme, "Help", lines)
+		"", th.Dim.Render("y/Y copy with OSC 52; in tmux it needs set-clipboard on."))
+	return help.New(th, "Help", lines)
 }
 
 // globalKeys is the global context with its state.
@@ -45,41 +42,6 @@ func (m *Model) globalKeys() []keys.State {
 		ctx.Disable(keys.Jump2, "no workspace selected")
 	}
 	return ctx.Bindings
-}
-
-// messagesModal lists the last toasts, newest first, with time and
-// request ID.
-func (m *Model) messagesModal() common.Modal {
-	log := m.notes.Toasts().Log()
-	lines := make([]string, 0, len(log))
-	for i := len(log) - 1; i >= 0; i-- {
-		t := log[i]
-		line := t.At.Local().Format("15:04:05") + " " + toastWord(m, t.Level) + " " + t.Text
-		if t.RequestID != "" && !strings.Contains(t.Text, t.RequestID) {
-			line += fmt.Sprintf("  (request ID %s)", t.RequestID)
-		}
-		lines = append(lines, line)
-		if t.Detail != "" && !strings.Contains(t.Text, t.Detail) {
-			lines = append(lines, "         "+m.c.Theme.Dim.Render("server: "+termkit.Sanitize(t.Detail)))
-		}
-	}
-	if len(lines) == 0 {
-		lines = append(lines, "no messages yet")
-	}
-	return help.New(m.c.Theme, "Messages", lines)
-}
-
-func toastWord(m *Model, l common.Level) string {
-	g := m.c.Theme.Glyphs
-	switch l {
-	case common.LevelOK:
-		return g.OK
-	case common.LevelInfo:
-		return g.Info
-	case common.LevelWarn:
-		return g.Warn
-	}
-	return g.Error
 }
 
 // modalOwner says who settles the open modal.

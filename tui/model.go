@@ -61,7 +61,7 @@ type Model struct {
 	trayRows int
 
 	width, height  int
-	tick           tickState
+	tick           ticker
 	highlightUntil time.Time
 	nextID         int
 	quitting       bool

@@ -24,15 +24,12 @@ type shared struct {
 	// shellBlocked is why the server opens no shell ("" when unknown or
 	// fine).
 	shellBlocked func() string
-	// heads is the first lines of small text artifacts (TUI.md §1.3).
-	heads *store.Heads
 }
 
 func newShared(maxArtifacts int, now time.Time) *shared {
 	return &shared{
 		st:  store.New(maxArtifacts),
 		now: now, start: now,
-		heads: store.NewHeads(32),
 	}
 }
 
@@ -50,5 +47,5 @@ func (s *shared) Transfers() []*common.Transfer { return s.transfers() }
 func (s *shared) ShellBlocked() string { return s.shellBlocked() }
 
 func (s *shared) Head(id string, updatedAt time.Time) ([]string, bool) {
-	return s.heads.Get(id, updatedAt)
+	return s.feed.Head(id, updatedAt)
 }

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/cairn-dev/cairn/tui/common"
 )
 
 // Ticks: 100 ms only while something animates or counts down, 30 s for
@@ -15,53 +13,44 @@ const (
 	slowTick = 30 * time.Second
 )
 
-type tickState struct {
+// ticker keeps at most one tick outstanding: the one the state needs.
+type ticker struct {
 	gen      int
 	interval time.Duration // of the outstanding tick, 0 for none
 }
 
-// wantTick is the tick the current state needs.
-func (m *Model) wantTick() time.Duration {
-	if m.animating() {
-		return fastTick
-	}
-	if m.sh.st.WorkspaceCount() > 0 {
-		return slowTick
-	}
-	return 0
-}
-
-// animating: a spinner, a highlight or a countdown shows.
-func (m *Model) animating() bool {
-	return m.ops.Busy() || m.feed.Counting() || m.xfer.Running() > 0 || m.highlighting()
-}
-
-// highlighting reports a row still inside its highlight window.
-func (m *Model) highlighting() bool { return m.sh.Now().Before(m.highlightUntil) }
-
-// scheduleTick starts the tick the state needs, replacing a different
-// outstanding one (whose message then goes stale).
-func (m *Model) scheduleTick() tea.Cmd {
-	want := m.wantTick()
-	if want == m.tick.interval {
+// schedule starts a tick of want, replacing a different outstanding one
+// (whose message then goes stale).
+func (t *ticker) schedule(want time.Duration, after func(time.Duration, func() tea.Msg) tea.Cmd, clock func() time.Time) tea.Cmd {
+	if want == t.interval {
 		return nil
 	}
-	m.tick.gen++
-	m.tick.interval = want
+	t.gen++
+	t.interval = want
 	if want == 0 {
 		return nil
 	}
-	gen, clock := m.tick.gen, m.clock
-	return m.c.After(want, func() tea.Msg { return tickMsg{gen: gen, now: clock()} })
+	gen := t.gen
+	return after(want, func() tea.Msg { return tickMsg{gen: gen, now: clock()} })
 }
 
-func (m *Model) onTick(t tickMsg) tea.Cmd {
-	if t.gen != m.tick.gen {
-		return nil
+// fired reports whether msg is the outstanding tick, which is then gone.
+func (t *ticker) fired(msg tickMsg) bool {
+	if msg.gen != t.gen {
+		return false
 	}
-	m.tick.interval = 0
-	m.sh.now = t.now
-	m.feed.CheckOffline()
-	m.stack.Broadcast(common.TimeMsg{})
-	return nil
+	t.interval = 0
+	return true
+}
+
+// wantTick is the tick the current state needs: fast while a spinner, a
+// highlight or a countdown shows, slow for ages while rows show.
+func (m *Model) wantTick() time.Duration {
+	switch {
+	case m.ops.Busy() || m.feed.Counting() || m.xfer.Running() > 0 || m.sh.Now().Before(m.highlightUntil):
+		return fastTick
+	case m.sh.st.WorkspaceCount() > 0:
+		return slowTick
+	}
+	return 0
 }

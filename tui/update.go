@@ -14,7 +14,7 @@ import (
 // clipboard write is a returned Cmd (TUI.md §4.5).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
-	return m, tea.Batch(cmd, m.scheduleTick())
+	return m, tea.Batch(cmd, m.tick.schedule(m.wantTick(), m.c.After, m.clock))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -26,7 +26,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case hubMsg:
 		return m.onHub(msg.batch)
 	case tickMsg:
-		return m.onTick(msg)
+		if m.tick.fired(msg) {
+			m.sh.now = msg.now
+			m.feed.CheckOffline()
+			return m.stack.Broadcast(common.TimeMsg{})
+		}
 	case copyDoneMsg:
 		return m.onCopied(msg)
 	case tea.ResumeMsg:
@@ -35,8 +39,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.quit()
 	case preview.Msg:
 		m.stack.Preview(msg)
-	case headMsg:
-		m.onHead(msg)
 	case form.CompletedMsg:
 		if m.modal != nil {
 			m.modal, _ = m.modal.Update(msg)
@@ -71,13 +73,13 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case common.ActionMsg:
 		return m.act.Do(msg)
 	case common.CopyMsg:
-		return m.copy(msg)
+		return copyCmd(m.ctx, m.clip, msg)
 	case common.ToastMsg:
 		return m.notes.Show(msg.Level, msg.Text)
 	case common.FetchMsg:
 		return m.onFetch(msg)
 	case common.HeadMsg:
-		return m.readHead(msg)
+		return m.feed.ReadHead(msg)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/theme"
 
 	"fmt"
 	"net/url"
@@ -33,12 +34,12 @@ func (m *Model) View() string {
 	}
 	lines := []string{header.View(m.c.Theme, m.stack.Crumbs(), m.badges(), m.width), m.body()}
 	lines = append(lines, m.xfer.TrayView(m.width, m.height, m.sh.Frame())...)
-	lines = append(lines, m.pad(m.hints()), m.pad(m.status()))
+	lines = append(lines, pad(m.c.Theme, m.hints(), m.width), pad(m.c.Theme, m.status(), m.width))
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) pad(s string) string {
-	return table.Pad(s, m.width, false, m.c.Theme.Glyphs.Ellipsis)
+func pad(th *theme.Theme, s string, width int) string {
+	return table.Pad(s, width, false, th.Glyphs.Ellipsis)
 }
 
 // body is the active screen, or the modal centred in its place.
@@ -102,13 +103,13 @@ func (m *Model) badges() []header.Badge {
 	if m.c.Config.ReadOnly {
 		out = append(out, header.Badge{Text: "[read-only]", Style: th.Warn})
 	}
-	out = append(out, m.connBadge())
+	out = append(out, connBadge(th, m.feed.Conn(), m.sh.now, m.c.Config.PollInterval))
 	return append(out, header.Badge{Text: serverLabel(m.c.Config.Server), Style: th.Dim, Droppable: true})
 }
 
-func (m *Model) connBadge() header.Badge {
-	th, g := m.c.Theme, m.c.Theme.Glyphs
-	now, c := m.sh.now, m.feed.Conn()
+// connBadge is the connection badge of TUI.md §2.7 at model time now.
+func connBadge(th *theme.Theme, c feed.Conn, now time.Time, poll time.Duration) header.Badge {
+	g := th.Glyphs
 	kind := c.Kind
 	if c.RESTFailing && kind != feed.Live && kind != feed.Off && kind != feed.Rejected {
 		kind = feed.Offline // REST failing too
@@ -126,7 +127,7 @@ func (m *Model) connBadge() header.Badge {
 		}
 		return header.Badge{Text: text, Style: th.Bad}
 	case feed.Polling:
-		return header.Badge{Text: fmt.Sprintf("%s polling %s", g.Polling, m.c.Config.PollInterval), Style: th.Warn}
+		return header.Badge{Text: fmt.Sprintf("%s polling %s", g.Polling, poll), Style: th.Warn}
 	case feed.Off:
 		return header.Badge{Text: g.Off + " events off", Style: th.Dim}
 	case feed.Rejected:

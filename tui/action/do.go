@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screens/preview"
 )
 
 // Do runs a screen's action: guards first (the server still
@@ -146,7 +147,7 @@ func (act *Flow) artifactAction(a common.ActionMsg) tea.Cmd {
 		act.openConfirm(in, "Delete artifact", fmt.Sprintf(
 			"Delete %s (%s)? Its object is reclaimed later by the maintainer.", art.Name, termkit.Size(art.Size)))
 	case keys.Preview:
-		return act.host.OpenPreview(art)
+		return act.openPreview(art)
 	case keys.ArtReplace:
 		in.kind = intentReplace
 		act.openModal(dialog.Replace(act.c.Theme, art), in)
@@ -160,4 +161,25 @@ func (act *Flow) artifactAction(a common.ActionMsg) tea.Cmd {
 		return act.volumeArtifactAction(a.ID, art)
 	}
 	return nil
+}
+
+// openPreview pushes the preview of a RECORDED artifact and fetches its
+// head: up to preview.max_bytes of a text type, the card's 256 bytes of
+// anything else (TUI.md §1.4).
+func (act *Flow) openPreview(a *cairn.Artifact) tea.Cmd {
+	if a.State != cairn.ArtifactRecorded {
+		return act.host.Toast(common.LevelInfo, "no object to preview — U to replace")
+	}
+	text := common.TextType(a.MIMEType, act.c.Config.PreviewMIMEAllow)
+	n := int64(preview.CardBytes)
+	if text {
+		n = act.c.Config.PreviewMaxBytes
+	}
+	req := act.host.NextID()
+	act.host.Push(preview.New(act.c, a, req, text))
+	b, ctx, id, at := act.backend, act.ctx, a.ID, a.UpdatedAt
+	return func() tea.Msg {
+		data, total, err := b.ReadHead(ctx, id, n)
+		return preview.Msg{ArtifactID: id, UpdatedAt: at, Req: req, Data: data, Total: total, Err: err}
+	}
 }

@@ -38,8 +38,16 @@ type Host interface {
 	Modal() common.Modal
 	Queue() *transfer.Queue
 	OpenShell(w *cairn.Workspace) tea.Cmd
-	OpenPreview(a *cairn.Artifact) tea.Cmd
+	// Push opens a screen (the preview) on the stack.
+	Push(s common.Screen)
 	WorkspaceName(id string) string
+}
+
+// Backend is what the flow asks of the server itself: the operations'
+// and the head of an artifact for its preview.
+type Backend interface {
+	ops.Backend
+	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
 }
 
 // Flow runs actions.
@@ -47,14 +55,14 @@ type Flow struct {
 	c       *common.Common
 	host    Host
 	ops     *ops.Runner
-	backend ops.Backend
+	backend Backend
 	ctx     context.Context
 	st      *store.Store
 	intent  intent
 }
 
 // New returns the flow of store st; its requests live within ctx.
-func New(ctx context.Context, c *common.Common, host Host, runner *ops.Runner, b ops.Backend, st *store.Store) *Flow {
+func New(ctx context.Context, c *common.Common, host Host, runner *ops.Runner, b Backend, st *store.Store) *Flow {
 	return &Flow{c: c, host: host, ops: runner, backend: b, ctx: ctx, st: st}
 }
 

@@ -33,6 +33,7 @@ type Backend interface {
 	FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
 	FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
 	InspectWorkspace(ctx context.Context, id string) (*cairn.WorkspaceDetail, error)
+	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
 }
 
 // Host is what the feed asks of the root model from Update.
@@ -67,6 +68,8 @@ type Feed struct {
 	listed bool // the first workspaces list was started
 	lists  map[store.Scope]*listState
 
+	heads *store.Heads // the first lines of small text artifacts (TUI.md §1.3)
+
 	selected   string // workspace whose detail is fetched
 	inspectReq map[string]int
 	inspectSeq int
@@ -75,7 +78,8 @@ type Feed struct {
 // New returns the feed of store st; it does no I/O.
 func New(ctx context.Context, c *common.Common, host Host, b Backend, pump *live.Pump, st *store.Store, clock func() time.Time) *Feed {
 	return &Feed{c: c, host: host, backend: b, ctx: ctx, clock: clock, pump: pump, st: st,
-		conn: newConn(c.Config.EventsMode), lists: make(map[store.Scope]*listState), inspectReq: make(map[string]int)}
+		conn: newConn(c.Config.EventsMode), lists: make(map[store.Scope]*listState), inspectReq: make(map[string]int),
+		heads: store.NewHeads(32)}
 }
 
 type (
@@ -97,6 +101,9 @@ func (f *Feed) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return f.onRetry(msg), true
 	case pollTickMsg:
 		return f.onPoll(msg), true
+	case headMsg:
+		f.onHead(msg)
+		return nil, true
 	case StartMsg:
 		return f.startFirstList(), true
 	case HelloTimeoutMsg:

@@ -7,6 +7,7 @@ package notice
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -15,6 +16,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/help"
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
@@ -161,4 +164,39 @@ func countArtifacts(lines []alertLine) int64 {
 		n += l.n
 	}
 	return n
+}
+
+// Log is the messages log as a modal: the last toasts, newest first, with
+// time, request ID and what the server said.
+func (b *Board) Log(th *theme.Theme) common.Modal {
+	log := b.toasts.Log()
+	lines := make([]string, 0, len(log))
+	for i := len(log) - 1; i >= 0; i-- {
+		t := log[i]
+		line := t.At.Local().Format("15:04:05") + " " + word(th, t.Level) + " " + t.Text
+		if t.RequestID != "" && !strings.Contains(t.Text, t.RequestID) {
+			line += fmt.Sprintf("  (request ID %s)", t.RequestID)
+		}
+		lines = append(lines, line)
+		if t.Detail != "" && !strings.Contains(t.Text, t.Detail) {
+			lines = append(lines, "         "+th.Dim.Render("server: "+termkit.Sanitize(t.Detail)))
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "no messages yet")
+	}
+	return help.New(th, "Messages", lines)
+}
+
+func word(th *theme.Theme, l common.Level) string {
+	g := th.Glyphs
+	switch l {
+	case common.LevelOK:
+		return g.OK
+	case common.LevelInfo:
+		return g.Info
+	case common.LevelWarn:
+		return g.Warn
+	}
+	return g.Error
 }
