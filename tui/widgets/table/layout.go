@@ -18,7 +18,7 @@ func (m *Model[T]) SetSize(width, height int) {
 }
 
 func (m *Model[T]) relayout() {
-	m.layout = m.computeLayout(m.width)
+	m.layout = planner[T]{cols: m.cols, widest: m.widest}.layout(m.width)
 	m.layoutVer++
 	clear(m.cache)
 	m.scroll()
@@ -28,7 +28,15 @@ func (m *Model[T]) relayout() {
 func (m *Model[T]) Width() int  { return m.width }
 func (m *Model[T]) Height() int { return m.height }
 
-func (m *Model[T]) computeLayout(width int) []slot {
+// planner lays columns out: which show, and how wide (TUI.md §1.5).
+type planner[T any] struct {
+	cols   []Column[T]
+	widest map[int]int // each column's widest cell, by index
+}
+
+// layout drops columns in their Drop order until the rest fit width;
+// flex columns share the slack in column order.
+func (m planner[T]) layout(width int) []slot {
 	shown := make([]bool, len(m.cols))
 	for i := range shown {
 		shown[i] = true
@@ -52,7 +60,7 @@ func (m *Model[T]) computeLayout(width int) []slot {
 }
 
 // place sizes the shown columns.
-func (m *Model[T]) place(shown []bool, avail int) []slot {
+func (m planner[T]) place(shown []bool, avail int) []slot {
 	var out []slot
 	for i, c := range m.cols {
 		if shown[i] {
@@ -64,7 +72,7 @@ func (m *Model[T]) place(shown []bool, avail int) []slot {
 }
 
 // fitShort reports a Fit column narrower than its widest cell.
-func (m *Model[T]) fitShort(out []slot) bool {
+func (m planner[T]) fitShort(out []slot) bool {
 	for _, s := range out {
 		c := m.cols[s.col]
 		if c.Fit && s.width < min(limit(c), m.widest[s.col]) {
@@ -79,7 +87,7 @@ const gutterWidth = 1
 
 // needed is the width of the shown columns at their minimum, each with the
 // space before it.
-func (m *Model[T]) needed(shown []bool) int {
+func (m planner[T]) needed(shown []bool) int {
 	n := 0
 	for i, c := range m.cols {
 		if shown[i] {
@@ -91,7 +99,7 @@ func (m *Model[T]) needed(shown []bool) int {
 
 // nextDrop is the shown column with the lowest positive Drop (among the
 // flexible, non-Fit ones when flexOnly), or -1.
-func (m *Model[T]) nextDrop(shown []bool, flexOnly bool) int {
+func (m planner[T]) nextDrop(shown []bool, flexOnly bool) int {
 	victim := -1
 	for i, c := range m.cols {
 		if flexOnly && (!c.Flex || c.Fit) {
@@ -106,7 +114,7 @@ func (m *Model[T]) nextDrop(shown []bool, flexOnly bool) int {
 
 // share gives the slack away: Fit columns up to their widest cell, then
 // the other flex columns, then Fit columns up to their Max.
-func (m *Model[T]) share(out []slot, slack int) {
+func (m planner[T]) share(out []slot, slack int) {
 	slack = m.grow(out, slack, func(i int, c Column[T]) (int, bool) {
 		return min(limit(c), max(c.Min, m.widest[out[i].col])), c.Fit
 	})
@@ -124,7 +132,7 @@ func limit[T any](c Column[T]) int {
 
 // grow widens the chosen columns toward their target and returns the
 // slack left.
-func (m *Model[T]) grow(out []slot, slack int, target func(int, Column[T]) (int, bool)) int {
+func (m planner[T]) grow(out []slot, slack int, target func(int, Column[T]) (int, bool)) int {
 	for i := range out {
 		want, ok := target(i, m.cols[out[i].col])
 		if !ok || slack <= 0 {
