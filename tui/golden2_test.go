@@ -140,18 +140,6 @@ func partTwo() []scene {
 
 func contextCanceled() error { return context.Canceled }
 
-func artNamed(h *harness, name string) *cairn.Artifact {
-	for _, w := range h.m.Store().Workspaces() {
-		arts, _ := h.m.Store().Artifacts(w.ID)
-		for _, a := range arts {
-			if a.Name == name {
-				return a
-			}
-		}
-	}
-	return nil
-}
-
 // fleetTransfers is the fleet with n uploads whose Cmds never run.
 func fleetTransfers(h *harness, n int) []*common.Transfer {
 	alpha, _ := fleet(h)

@@ -109,7 +109,8 @@ func (t *Transfer) Sample(hashing bool, done, total int64, at time.Time) {
 	default:
 		phase = PhaseUploading
 	}
-	if phase != t.Phase && !(t.Phase == PhaseUploading && phase == PhaseRegistering) {
+	sent := t.Phase == PhaseUploading && phase == PhaseRegistering // the same bytes, all sent
+	if phase != t.Phase && !sent {
 		t.Meter = termkit.Meter{}
 	}
 	t.Phase = phase
