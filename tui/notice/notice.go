@@ -185,7 +185,7 @@ func (b *Board) Log(th *theme.Theme) common.Modal {
 	if len(lines) == 0 {
 		lines = append(lines, "no messages yet")
 	}
-	return help.New(th, "Messages", lines)
+	return help.NewLog(th, "Messages", lines)
 }
 
 func word(th *theme.Theme, l common.Level) string {

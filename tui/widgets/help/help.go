@@ -24,6 +24,9 @@ type Model struct {
 	vp            viewport.Model
 	width, height int
 	done          bool
+	// wrap breaks long lines under a hanging indent instead of cutting
+	// them: the messages log, whose sentences must read whole.
+	wrap bool
 }
 
 // New returns a pager over lines.
@@ -33,6 +36,18 @@ func New(th *theme.Theme, title string, lines []string) *Model {
 	m.vp.MouseWheelEnabled = false
 	return m
 }
+
+// NewLog returns a pager over lines that wraps each long line under a
+// hanging indent of indent columns rather than cutting it.
+func NewLog(th *theme.Theme, title string, lines []string) *Model {
+	m := New(th, title, lines)
+	m.wrap = true
+	return m
+}
+
+// logIndent is where a wrapped log line goes on: past the "15:04:05 "
+// time of its entry.
+const logIndent = 9
 
 // keyMap scrolls by line and page and never sideways: the viewport's
 // default binds d u f b h l and space (TUI.md §3.2 pages on none of them).
@@ -69,14 +84,18 @@ func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
 // Offset is the first line shown.
 func (m *Model) Offset() int { return m.vp.YOffset }
 
-// SetSize sets the body size the modal sits in; the lines are cut to the
-// box here, once per size: a wrapped line would break the scrolling.
+// SetSize sets the body size the modal sits in; the lines are cut (or,
+// for a log, wrapped) to the box here, once per size.
 func (m *Model) SetSize(width, height int) {
 	m.width, m.height = width, height
 	w := m.boxWidth()
-	shown := make([]string, len(m.lines))
-	for i, l := range m.lines {
-		shown[i] = ansi.Truncate(l, w-4, m.th.Glyphs.Ellipsis)
+	shown := make([]string, 0, len(m.lines))
+	for _, l := range m.lines {
+		if !m.wrap || ansi.StringWidth(l) <= w-4 {
+			shown = append(shown, ansi.Truncate(l, w-4, m.th.Glyphs.Ellipsis))
+			continue
+		}
+		shown = append(shown, hang(l, w-4)...)
 	}
 	// The box's border, title and the blank line under it take 4 rows;
 	// two more stay free around it. A short list makes a short box.
@@ -134,4 +153,19 @@ func padRight(s string, n int) string {
 		return s + " "
 	}
 	return s + strings.Repeat(" ", n-len(s))
+}
+
+// hang wraps l to width, the lines after the first indented by logIndent.
+func hang(l string, width int) []string {
+	pad := strings.Repeat(" ", logIndent)
+	first, rest := ansi.Wrap(l, width, " "), ""
+	lines := strings.Split(first, "\n")
+	out := []string{lines[0]}
+	if len(lines) > 1 {
+		rest = strings.Join(lines[1:], " ")
+		for _, r := range strings.Split(ansi.Wrap(rest, max(1, width-logIndent), " "), "\n") {
+			out = append(out, pad+r)
+		}
+	}
+	return out
 }

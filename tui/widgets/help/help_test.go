@@ -123,3 +123,20 @@ func TestLines(t *testing.T) {
 		"s             open a shell in the workspace (volume at /mnt/cairn/ws) — shell needs volume READY — v provisions it",
 	}, lines)
 }
+
+// TestLogWrapsLongLines: the messages log shows a sentence longer than
+// its box whole, wrapped under a hanging indent; the help pager cuts.
+func TestLogWrapsLongLines(t *testing.T) {
+	t.Parallel()
+	th := theme.New("dark", theme.Unicode())
+	th.Plain = true
+	long := "20:14:07 ✕ error: cannot reach the object store at 127.0.0.1:38537 — the server's artifact.s3.presignEndpoint must be reachable from clients"
+	log := help.NewLog(th, "Messages", []string{long})
+	log.SetSize(80, 20)
+	v := log.View()
+	require.Contains(t, strings.Join(strings.Fields(strings.ReplaceAll(v, "│", " ")), " "), "must be reachable from clients")
+	require.Contains(t, v, "\n│          ", "the continuation hangs under the time")
+	pager := help.New(th, "Help", []string{long})
+	pager.SetSize(80, 20)
+	require.NotContains(t, pager.View(), "from clients", "the help pager cuts its long lines")
+}
