@@ -206,6 +206,5 @@ func (m *Model) navigate(n common.NavMsg) tea.Cmd {
 // openArtifacts pushes a workspace's artifacts, listing them when not
 // cached.
 func (m *Model) openArtifacts(wsID string) tea.Cmd {
-	m.stack.OpenArtifacts(wsID)
-	return m.feed.Open(wsID, feed.OriginFirst)
+	return tea.Batch(m.stack.OpenArtifacts(wsID), m.feed.Open(wsID, feed.OriginFirst))
 }

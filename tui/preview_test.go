@@ -186,3 +186,34 @@ func TestDetailShowsTheFirstLines(t *testing.T) {
 	require.Equal(t, 1, reads[notes.ID], "cached by (ID, updated_at)")
 	require.Zero(t, reads[big.ID])
 }
+
+// TestDetailReadsOnOpeningACachedSet: opening a workspace whose artifacts
+// are cached (no list, so no data message) still starts the rest on the
+// row the cursor opens on — found in a real terminal, where the detail
+// said "reading…" until a key moved nothing; a failed read says so once.
+func TestDetailReadsOnOpeningACachedSet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
+	h.b.World.AddArtifact(w.ID, "notes_md", cairn.ArtifactRecorded, 30, "")
+	fail, reads := true, 0
+	h.b.ReadHeadFunc = func(context.Context, string, int64) ([]byte, int64, error) {
+		reads++
+		if fail {
+			return nil, 0, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 503}
+		}
+		return []byte("# plan\n"), 7, nil
+	}
+	h.size(160, 50).hello()
+	h.key("enter")
+	require.Equal(t, 1, restTimers(h))
+	require.Equal(t, 1, reads)
+	require.Contains(t, h.view(), "(could not read it — p previews and says why)")
+	h.key("esc")
+	require.True(t, h.m.Store().Cached(w.ID))
+
+	fail = false
+	h.key("enter") // the set is cached: no list, no data message
+	require.Equal(t, 1, restTimers(h), "the rest starts on opening")
+	require.Equal(t, 1, reads, "the failed read is kept for this content, not retried on every rest")
+}

@@ -35,11 +35,16 @@ func (f *Feed) ReadHead(h common.HeadMsg) tea.Cmd {
 // onHead caches the head as sanitised lines; a failed read shows nothing
 // (the preview says why when asked).
 func (f *Feed) onHead(h headMsg) {
-	if h.err != nil || !utf8.Valid(h.data) || bytes.IndexByte(h.data, 0) >= 0 {
-		return
-	}
 	dim := f.c.Theme.Dim
-	f.heads.Put(h.id, h.at, termkit.SanitizeLines(string(h.data), func(s string) string { return dim.Render(s) }))
+	switch {
+	case h.err != nil:
+		// Said once, not retried on every rest: the preview says why.
+		f.heads.Put(h.id, h.at, []string{dim.Render("(could not read it — p previews and says why)")})
+	case !utf8.Valid(h.data) || bytes.IndexByte(h.data, 0) >= 0:
+		f.heads.Put(h.id, h.at, []string{dim.Render("(binary content — p shows a hex card)")})
+	default:
+		f.heads.Put(h.id, h.at, termkit.SanitizeLines(string(h.data), func(s string) string { return dim.Render(s) }))
+	}
 }
 
 // Head is the sanitised first lines of a small text artifact's content at

@@ -47,17 +47,22 @@ func (s *Stack) SetSize(width, height int) {
 	}
 }
 
-// Push opens sc on top.
-func (s *Stack) Push(sc common.Screen) {
+// Push opens sc on top and returns what it starts with (a screen with an
+// Init, such as the artifacts' first cursor rest).
+func (s *Stack) Push(sc common.Screen) tea.Cmd {
 	sc.SetSize(s.width, s.height)
 	s.screens = append(s.screens, sc)
 	s.pin()
+	if i, ok := sc.(interface{ Init() tea.Cmd }); ok {
+		return i.Init()
+	}
+	return nil
 }
 
 // OpenArtifacts pushes the artifacts of workspace wsID.
-func (s *Stack) OpenArtifacts(wsID string) {
-	s.Push(artifacts.New(s.c, wsID))
+func (s *Stack) OpenArtifacts(wsID string) tea.Cmd {
 	s.st.Viewed(wsID)
+	return s.Push(artifacts.New(s.c, wsID))
 }
 
 // Pop keeps the first n screens (at least the root).

@@ -86,6 +86,10 @@ func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	return s, tea.Batch(cmd, s.restIfMoved())
 }
 
+// Init starts the rest timer of the row the cursor opens on: a cached
+// set gets no data message to start it.
+func (s *Screen) Init() tea.Cmd { return s.restIfMoved() }
+
 // restIfMoved starts the rest timer when the cursor stands on other
 // content than before.
 func (s *Screen) restIfMoved() tea.Cmd {
