@@ -152,7 +152,7 @@ func (s *Store) deleteArtifact(id string, gen int64, ch *Changes) {
 	}
 	s.tombs[id] = tomb{gen: gen, kind: KindArtifact, workspaceID: ws}
 	s.removeArtifact(id, ch)
-	s.markGaps(ScopeArtifacts, ws)
+	s.lists.markGaps(ScopeArtifacts, ws)
 }
 
 // deleteWorkspace removes a workspace, its cached set and its missing
@@ -174,17 +174,7 @@ func (s *Store) deleteWorkspace(id string, gen int64, ch *Changes) {
 			delete(s.missing, aid)
 		}
 	}
-	s.markGaps(ScopeWorkspaces, "")
-}
-
-// markGaps flags running lists that a delete may have shifted. An artifact
-// delete of an unknown workspace flags every artifact list.
-func (s *Store) markGaps(kind ScopeKind, workspaceID string) {
-	for sc, l := range s.lists {
-		if sc.Kind == kind && (workspaceID == "" || sc.WorkspaceID == workspaceID) {
-			l.gap = true
-		}
-	}
+	s.lists.markGaps(ScopeWorkspaces, "")
 }
 
 // Apply applies a batch of change frames at the current generation.

@@ -36,7 +36,7 @@ func (s *Store) CachedSets() []string {
 // more rows than allowed. The missing index keeps their entries.
 func (s *Store) evict() {
 	for s.maxArtifacts > 0 && s.nArtifacts > s.maxArtifacts {
-		victim, ok := s.lruVictim()
+		victim, ok := s.sets.victim(s.lists)
 		if !ok {
 			return
 		}
@@ -50,11 +50,15 @@ func (s *Store) evict() {
 	}
 }
 
-func (s *Store) lruVictim() (string, bool) {
+// artifactSets is the cached artifact sets by workspace ID.
+type artifactSets map[string]*set
+
+// victim is the least recently viewed set neither pinned nor listing.
+func (ss artifactSets) victim(lists listings) (string, bool) {
 	var victim string
 	var oldest int64
-	for id, st := range s.sets {
-		if st.pinned || s.lists[Artifacts(id)] != nil {
+	for id, st := range ss {
+		if st.pinned || lists[Artifacts(id)] != nil {
 			continue
 		}
 		if victim == "" || st.viewed < oldest {

@@ -28,23 +28,39 @@ func (s *Store) ensureSet(workspaceID string) *set {
 	return st
 }
 
+// listings is the running list of each scope.
+type listings map[Scope]*listing
+
 // current returns the running list of scope when gen is its generation.
-func (s *Store) current(sc Scope, gen int64) (*listing, bool) {
-	l, ok := s.lists[sc]
+func (ls listings) current(sc Scope, gen int64) (*listing, bool) {
+	l, ok := ls[sc]
 	return l, ok && l.gen == gen
 }
 
+// markGaps notes that a delete may have made offset paging skip a row of
+// the running lists of kind (of one workspace, or all): they list again.
+func (ls listings) markGaps(kind ScopeKind, workspaceID string) {
+	for sc, l := range ls {
+		if sc.Kind == kind && (workspaceID == "" || sc.WorkspaceID == workspaceID) {
+			l.gap = true
+		}
+	}
+}
+
+// tombstones is the deleted rows by ID.
+type tombstones map[string]tomb
+
 // skip reports whether a listed row must not be applied: a delete at or
-// after the list's start removed it.
-func (s *Store) skip(id string, gen int64) bool {
-	t, ok := s.tombs[id]
+// after the list's start removed it. An older tombstone is purged.
+func (ts tombstones) skip(id string, gen int64) bool {
+	t, ok := ts[id]
 	if !ok {
 		return false
 	}
 	if t.gen >= gen {
 		return true
 	}
-	delete(s.tombs, id)
+	delete(ts, id)
 	return false
 }
 
@@ -53,14 +69,14 @@ func (s *Store) skip(id string, gen int64) bool {
 func (s *Store) WorkspacePage(gen int64, rows []*cairn.Workspace, at time.Time) Changes {
 	var ch Changes
 	sc := Workspaces()
-	l, ok := s.current(sc, gen)
+	l, ok := s.lists.current(sc, gen)
 	if !ok {
 		return ch
 	}
 	quiet := !s.seeded[sc]
 	for _, w := range rows {
 		l.seen[w.ID] = struct{}{}
-		if !s.skip(w.ID, gen) {
+		if !s.tombs.skip(w.ID, gen) {
 			s.upsertWorkspace(w, gen, at, quiet, &ch)
 		}
 	}
@@ -71,7 +87,7 @@ func (s *Store) WorkspacePage(gen int64, rows []*cairn.Workspace, at time.Time) 
 func (s *Store) ArtifactPage(workspaceID string, gen int64, rows []*cairn.Artifact, at time.Time) Changes {
 	var ch Changes
 	sc := Artifacts(workspaceID)
-	l, ok := s.current(sc, gen)
+	l, ok := s.lists.current(sc, gen)
 	if !ok {
 		return ch
 	}
@@ -79,7 +95,7 @@ func (s *Store) ArtifactPage(workspaceID string, gen int64, rows []*cairn.Artifa
 	quiet := !s.seeded[sc]
 	for _, a := range rows {
 		l.seen[a.ID] = struct{}{}
-		if !s.skip(a.ID, gen) {
+		if !s.tombs.skip(a.ID, gen) {
 			s.upsertArtifact(a, gen, at, quiet, &ch)
 		}
 	}
@@ -91,14 +107,14 @@ func (s *Store) ArtifactPage(workspaceID string, gen int64, rows []*cairn.Artifa
 // started; older tombstones are purged. A stale generation does nothing.
 func (s *Store) FinishList(sc Scope, gen int64) Changes {
 	var ch Changes
-	l, ok := s.current(sc, gen)
+	l, ok := s.lists.current(sc, gen)
 	if !ok {
 		return ch
 	}
 	delete(s.lists, sc)
 	s.removeUnseen(sc, l, &ch)
 	for id, t := range s.tombs {
-		if t.gen < gen && s.tombInScope(t, sc) {
+		if t.gen < gen && t.inScope(sc) {
 			delete(s.tombs, id)
 		}
 	}
@@ -115,7 +131,8 @@ func (s *Store) FinishList(sc Scope, gen int64) Changes {
 	return ch
 }
 
-func (s *Store) tombInScope(t tomb, sc Scope) bool {
+// inScope reports a tombstone of a row that scope sc lists.
+func (t tomb) inScope(sc Scope) bool {
 	if sc.Kind == ScopeWorkspaces {
 		return t.kind == KindWorkspace
 	}
@@ -145,7 +162,7 @@ func (s *Store) removeUnseen(sc Scope, l *listing, ch *Changes) {
 
 // AbortList forgets a list that failed; its pages stay applied.
 func (s *Store) AbortList(sc Scope, gen int64) {
-	if _, ok := s.current(sc, gen); ok {
+	if _, ok := s.lists.current(sc, gen); ok {
 		delete(s.lists, sc)
 	}
 }

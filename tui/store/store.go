@@ -52,10 +52,10 @@ type Store struct {
 
 	workspaces map[string]*wsEntry
 	artifacts  map[string]*artEntry
-	sets       map[string]*set
-	tombs      map[string]tomb
+	sets       artifactSets
+	tombs      tombstones
 	missing    map[string]string // artifact ID → workspace ID, MISSING_OBJECT only
-	lists      map[Scope]*listing
+	lists      listings
 	seeded     map[Scope]bool
 }
 
