@@ -7,11 +7,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/transfer"
-
-	"github.com/cairn-dev/cairn/tui/common"
 )
 
 // shellHost is the root's side of the shell hand-over's Host.

@@ -3,9 +3,8 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/feed"
-
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
 )

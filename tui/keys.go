@@ -3,14 +3,13 @@ package tui
 import (
 	"fmt"
 
-	"github.com/cairn-dev/cairn/tui/feed"
-	"github.com/cairn-dev/cairn/tui/widgets/confirm"
-
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
+	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →

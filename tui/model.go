@@ -6,18 +6,17 @@ import (
 	"os"
 	"time"
 
-	"github.com/cairn-dev/cairn/tui/action"
-	"github.com/cairn-dev/cairn/tui/feed"
-	"github.com/cairn-dev/cairn/tui/nav"
-	"github.com/cairn-dev/cairn/tui/notice"
-
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/muesli/termenv"
 
+	"github.com/cairn-dev/cairn/tui/action"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/nav"
+	"github.com/cairn-dev/cairn/tui/notice"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"
@@ -25,9 +24,13 @@ import (
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
-// Model is the root model. It owns the cross-cutting state: the screen
-// stack, the modal slot, toasts and tasks, the connection, the store,
-// pending operations and list requests (TUI.md §4.2).
+// Model is the root model (TUI.md §4.2). It routes: keys by mode, each
+// part's messages to the part, and owns only what crosses them — the
+// modal slot, the size and layout, the model's time and the IDs. Each
+// part owns its state, Update and View: the screen stack (nav), what an
+// action does (action), operations (ops), the store's link to the server
+// (feed), the transfer queue and tray (transfer), the shell hand-over
+// (shell) and the toasts (notice); hosts.go is what they ask of the root.
 type Model struct {
 	c       *common.Common
 	sh      *shared
@@ -47,18 +50,15 @@ type Model struct {
 	stack *nav.Stack
 	modal common.Modal
 	owner modalOwner
+
 	act   *action.Flow
-
-	notes *notice.Board
 	ops   *ops.Runner
-
-	feed *feed.Feed
-
+	feed  *feed.Feed
+	xfer  *transfer.Queue
 	shell *shell.Handover
+	notes *notice.Board
 
-	// xfer is the transfer queue and its tray.
-	xfer     *transfer.Queue
-	trayRows int
+	trayRows int // the tray's height in this window
 
 	width, height  int
 	tick           ticker

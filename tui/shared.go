@@ -3,9 +3,8 @@ package tui
 import (
 	"time"
 
-	"github.com/cairn-dev/cairn/tui/feed"
-
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/store"
 )
 

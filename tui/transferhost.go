@@ -3,12 +3,11 @@ package tui
 import (
 	"time"
 
-	"github.com/cairn-dev/cairn/tui/feed"
-
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/feed"
 )
 
 // queueHost is the root's side of the transfer queue's Host.

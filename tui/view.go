@@ -1,21 +1,19 @@
 package tui
 
 import (
-	"time"
-
-	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/feed"
-	"github.com/cairn-dev/cairn/tui/theme"
-
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/footer"
 	"github.com/cairn-dev/cairn/tui/widgets/header"
 	"github.com/cairn-dev/cairn/tui/widgets/table"

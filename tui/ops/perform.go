@@ -1,11 +1,10 @@
 package ops
 
 import (
-	"github.com/cairn-dev/cairn/internal/termkit"
-
 	"context"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // Backend is what operations ask of the server.

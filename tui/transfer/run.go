@@ -1,8 +1,6 @@
 package transfer
 
 import (
-	"github.com/cairn-dev/cairn/internal/termkit"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 )
