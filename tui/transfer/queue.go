@@ -8,6 +8,7 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -48,8 +49,8 @@ type Host interface {
 	ErrorToast(sentence string, err error) tea.Cmd
 	// PutArtifact applies an artifact a transfer returned.
 	PutArtifact(a *cairn.Artifact) tea.Cmd
-	// SetPending marks a row busy with word; "" clears the mark if it is
-	// still word's.
+	// SetPending marks a row busy with word (on), or clears the mark if it
+	// is still word's (off).
 	SetPending(id, word string, on bool)
 	// Changed says the transfers moved: the tray's height may differ and
 	// screens redraw.
@@ -277,7 +278,7 @@ func (q *Queue) onDone(d DoneMsg) tea.Cmd {
 	switch {
 	case d.Err == nil:
 		cmd = q.succeeded(t, s, d.Art)
-	case t.Cancelling || errorsIsCanceled(d.Err):
+	case t.Cancelling || errors.Is(d.Err, context.Canceled):
 		t.Phase = common.PhaseCancelled
 		cmd = q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name)
 	default:

@@ -45,8 +45,6 @@ func Run(ctx context.Context, b Backend, hub *live.Hub, s Spec, o Options) DoneM
 	return done
 }
 
-func errorsIsCanceled(err error) bool { return errors.Is(err, context.Canceled) }
-
 // KindWord names what a transfer does: upload, replace, download.
 func KindWord(k common.TransferKind) string {
 	switch k {
