@@ -207,6 +207,9 @@ func devConfig(listen string, s3 *stack.S3, app, overrides string) (server.Confi
 	cfg.Artifact.Sidecar.NetworkMode = "host"
 	cfg.API.APIs.MCP.Enable = true
 	cfg.Shell.Enable = true
+	// An evaluation stack shows a vanished object within a minute, with no
+	// action (the maintainer flags it on the next pass).
+	cfg.Maintenance.SweepIntSec = 60
 	if overrides != "" {
 		data, err := os.ReadFile(overrides)
 		if err != nil {

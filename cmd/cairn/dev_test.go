@@ -305,3 +305,19 @@ func TestDevPurgeOnlyItsOwn(t *testing.T) {
 	require.EqualValues(t, 1, got["mount_count"], "the other stack's container still mounts its volume")
 	require.NoDirExists(t, a.stateDir)
 }
+
+// TestDevConfigSweepsEveryMinute: the dev stack's maintainer passes every
+// 60 s, so a vanished object shows within a minute; a -c file still wins.
+func TestDevConfigSweepsEveryMinute(t *testing.T) {
+	t.Parallel()
+	s3 := &stack.S3{Endpoint: "127.0.0.1:9", Region: "us-east-1"}
+	cfg, err := devConfig("127.0.0.1:0", s3, "cairn-dev-test", "")
+	require.NoError(t, err)
+	require.Equal(t, 60, cfg.Maintenance.SweepIntSec)
+
+	overrides := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(overrides, []byte("maintenance: {sweepIntSec: 5}\n"), 0o600))
+	cfg, err = devConfig("127.0.0.1:0", s3, "cairn-dev-test", overrides)
+	require.NoError(t, err)
+	require.Equal(t, 5, cfg.Maintenance.SweepIntSec)
+}

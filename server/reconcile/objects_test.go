@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,9 +71,9 @@ func TestStorageObjects(t *testing.T) {
 	res := pass(t, r)
 	require.Empty(t, res.Errors)
 	require.Equal(t, 4, res.StorageExamined)
-	require.Zero(t, res.StorageDeleted)
-	require.Zero(t, res.ArtifactsFlagged)
-	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, gone.ID))
+	require.Zero(t, res.StorageDeleted, "unreferenced objects keep their grace")
+	require.Equal(t, 1, res.ArtifactsFlagged, "a vanished object is flagged on the next pass, with no grace")
+	require.Equal(t, cairn.ArtifactMissingObject, e.artifactState(t, gone.ID))
 
 	e.ahead(2 * ageOut) // past the never-referenced grace, not the released one
 	res = pass(t, r)
@@ -80,8 +81,7 @@ func TestStorageObjects(t *testing.T) {
 	require.False(t, e.exists(t, never))
 	require.True(t, e.exists(t, deleted))
 	require.True(t, e.exists(t, replacedOld))
-	require.Equal(t, 1, res.ArtifactsFlagged)
-	require.Equal(t, cairn.ArtifactMissingObject, e.artifactState(t, gone.ID))
+	require.Zero(t, res.ArtifactsFlagged, "a flagged row is never flagged again")
 	events, err := e.db.FindAuditEvents(ctx, cairn.AuditFilter{Types: []cairn.AuditType{cairn.AuditArtifactMissing}})
 	require.NoError(t, err)
 	require.Len(t, events, 1)
@@ -92,7 +92,7 @@ func TestStorageObjects(t *testing.T) {
 	e.ahead(5 * ageOut) // past the released grace
 	res = pass(t, r)
 	require.Equal(t, 2, res.StorageDeleted)
-	require.Zero(t, res.ArtifactsFlagged, "a flagged row is never flagged again")
+	require.Zero(t, res.ArtifactsFlagged)
 	require.ElementsMatch(t, []string{live, outside, "other", "store/"}, e.keys(t))
 	require.Zero(t, res.ReleasedPruned, "rows deleted with their objects are not pruned again")
 	refs, released, err := e.db.ObjectRefs(ctx, []string{live, deleted, replacedOld})
@@ -180,4 +180,55 @@ func TestScopedPass(t *testing.T) {
 
 	_, err = r.RunOnce(ctx, "no-such-workspace")
 	require.Equal(t, cairn.ReasonWorkspaceNotFound, cairn.ErrorReason(err))
+}
+
+// racingObjects runs during once, on the first List of the final prefix:
+// a write that races the listing; and hides the keys in hide from every
+// List, as a listing that missed an object would.
+type racingObjects struct {
+	reconcile.Objects
+	during func()
+	hide   map[string]bool
+}
+
+func (o *racingObjects) List(ctx context.Context, prefix, startAfter string, max int) ([]service.ObjectInfo, error) {
+	if strings.HasPrefix(prefix, "store") && o.during != nil {
+		o.during()
+		o.during = nil
+	}
+	page, err := o.Objects.List(ctx, prefix, startAfter, max)
+	kept := page[:0]
+	for _, obj := range page {
+		if !o.hide[obj.Key] {
+			kept = append(kept, obj)
+		}
+	}
+	return kept, err
+}
+
+// TestMissingFlagRaces: a row whose content is written while the listing
+// runs is never flagged, though its key is not in the listing; a row the
+// listing missed but a HEAD finds is not flagged either; a vanished one is,
+// on the same pass.
+func TestMissingFlagRaces(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ws := e.workspace(t, cairn.VolumeNone)
+	key := func() string { return "store/" + ws.ID + "/" + ulid.Make().String() }
+	missedKey, goneKey := key(), key()
+	e.put(t, missedKey)
+	missed := e.artifact(t, ws, missedKey)
+	gone := e.artifact(t, ws, goneKey) // its object was never there
+	var during *cairn.Artifact
+	objs := &racingObjects{Objects: e.store, hide: map[string]bool{missedKey: true}}
+	objs.during = func() { during = e.artifact(t, ws, key()) } // written at or after the listing's start
+	r := e.reconcilerWith(objs, reconcile.Config{})
+
+	res := pass(t, r)
+	require.Empty(t, res.Errors)
+	require.NotNil(t, during, "the racing write ran")
+	require.Equal(t, 1, res.ArtifactsFlagged)
+	require.Equal(t, cairn.ArtifactMissingObject, e.artifactState(t, gone.ID))
+	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, during.ID), "written while the listing ran: never flagged")
+	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, missed.ID), "the HEAD found what the listing missed")
 }

@@ -57,7 +57,7 @@ type KeySet interface {
 	// Add records listed keys.
 	Add(ctx context.Context, keys []string) error
 	// Missing lists up to limit RECORDED rows with content_written_at before
-	// cutoff whose key starts with prefix and is not in the set, in id order
+	// written whose key starts with prefix and is not in the set, in id order
 	// after afterID (of one workspace, when workspaceID is set).
 	Missing(ctx context.Context, prefix, workspaceID string, cutoff time.Time, afterID string, limit int) ([]*cairn.Artifact, error)
 	// Close drops the set and returns the session.
@@ -72,6 +72,8 @@ type Objects interface {
 	// DeleteMany deletes keys in one bulk call; an absent key counts as
 	// deleted. failed are the keys the store refused.
 	DeleteMany(ctx context.Context, keys []string) (failed []string, err error)
+	// Stat reads one object; an absent one is service.ErrObjectNotFound.
+	Stat(ctx context.Context, key string) (*service.ObjectInfo, error)
 }
 
 // Container is a container of the app, as the leak sweep sees it.

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -137,6 +138,10 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 	}
 	defer keys.Close()
 	prefix := p.scopedPrefix(p.r.final)
+	// Content written before the listing started is in it if its object
+	// is: a row missing from it is flagged on this pass, with no grace
+	// window; content written meanwhile never is.
+	listingStart := p.r.cfg.Now()
 	after := ""
 	for {
 		page, err := p.r.objects.List(ctx, prefix, after, p.r.pageSize)
@@ -181,19 +186,13 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 
 	afterID := ""
 	for {
-		missing, err := keys.Missing(ctx, prefix, p.workspaceID(), p.cutoff, afterID, p.r.pageSize)
+		missing, err := keys.Missing(ctx, prefix, p.workspaceID(), listingStart, afterID, p.r.pageSize)
 		if err != nil {
 			return err
 		}
 		for _, a := range missing {
-			ok, err := p.r.store.FlagMissing(ctx, a, p.now)
-			if err != nil {
+			if err := p.flagIfGone(ctx, a); err != nil {
 				return err
-			}
-			if ok {
-				p.res.ArtifactsFlagged++
-				p.r.log.Warn("artifact object missing from the store; flagged MISSING_OBJECT", "sweep", sweepStorage,
-					"workspace_id", a.WorkspaceID, "artifact_id", a.ID)
 			}
 		}
 		if len(missing) < p.r.pageSize {
@@ -206,6 +205,30 @@ func (p *pass) sweepStorage(ctx context.Context) error {
 		return err
 	}
 	p.res.ReleasedPruned = pruned
+	return nil
+}
+
+// flagIfGone flags a row the completed listing lacked, once a HEAD of its
+// key right before answers 404: a listing that raced a write never flags.
+// Only an SQL error is returned; a failed HEAD is the pass's error line.
+func (p *pass) flagIfGone(ctx context.Context, a *cairn.Artifact) error {
+	_, err := p.r.objects.Stat(ctx, a.ObjectKey)
+	switch {
+	case err == nil:
+		return nil // there after all
+	case !errors.Is(err, service.ErrObjectNotFound):
+		p.fail(sweepStorage, "could not check "+a.ID+", not flagged", err)
+		return nil
+	}
+	ok, err := p.r.store.FlagMissing(ctx, a, p.now)
+	if err != nil {
+		return err
+	}
+	if ok {
+		p.res.ArtifactsFlagged++
+		p.r.log.Warn("artifact object missing from the store; flagged MISSING_OBJECT", "sweep", sweepStorage,
+			"workspace_id", a.WorkspaceID, "artifact_id", a.ID)
+	}
 	return nil
 }
 
