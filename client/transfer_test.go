@@ -197,12 +197,15 @@ func TestTransfers(t *testing.T) {
 		require.NoError(t, err)
 		dest := filepath.Join(t.TempDir(), "lost")
 		_, err = c.Download(ctx, a.ID, dest, client.DownloadOptions{})
-		_ = requireReason(t, err, cairn.ReasonObjectMissing)
-		require.NoFileExists(t, dest+".part")
-
-		b.markMissing(t, a.ID)
-		_, err = c.Download(ctx, a.ID, dest, client.DownloadOptions{})
 		ce := requireReason(t, err, cairn.ReasonObjectMissing)
+		require.Equal(t, 409, ce.Status, "the server's HEAD finds the object gone before it presigns")
+		require.NoFileExists(t, dest+".part")
+		d, err := c.GetArtifact(ctx, a.ID, cairn.ArtifactGet{})
+		require.NoError(t, err)
+		require.Equal(t, cairn.ArtifactMissingObject, d.Artifact.State, "flagged on the spot, no sweep needed")
+
+		_, err = c.Download(ctx, a.ID, dest, client.DownloadOptions{})
+		ce = requireReason(t, err, cairn.ReasonObjectMissing)
 		require.Equal(t, 409, ce.Status, "the server refuses to presign a MISSING artifact")
 	})
 	t.Run("CancelledDownloadLeavesNoPart", func(t *testing.T) {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -48,6 +49,9 @@ func (s *Service) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGe
 		return nil, cairn.Errorf(cairn.ReasonObjectMissing,
 			"artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State)
 	}
+	if err := s.objectThere(ctx, a); err != nil {
+		return nil, err
+	}
 	ttl := s.getURLMaxTTL
 	if g.TTL > 0 && g.TTL < ttl {
 		ttl = g.TTL
@@ -56,6 +60,22 @@ func (s *Service) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGe
 		return nil, err
 	}
 	return d, nil
+}
+
+// objectThere checks, with a HEAD, that a RECORDED artifact's object is in
+// the store before a URL to it is handed out. One that is gone is flagged
+// MISSING_OBJECT on the spot — its event goes out as for the maintainer's
+// flag — and refused with object_missing.
+func (s *Service) objectThere(ctx context.Context, a *cairn.Artifact) error {
+	_, err := s.objects.Stat(ctx, a.ObjectKey)
+	if !errors.Is(err, ErrObjectNotFound) {
+		return err
+	}
+	if _, ferr := s.store.FlagMissing(ctx, a, s.now()); ferr != nil {
+		return ferr
+	}
+	return cairn.Errorf(cairn.ReasonObjectMissing,
+		"the object of artifact %s is gone from the store; it is now 'MISSING_OBJECT' — replace its content", a.ID)
 }
 
 // RenameArtifact changes the name within the workspace.

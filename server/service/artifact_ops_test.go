@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,9 @@ func TestGetArtifact(t *testing.T) {
 					ttl time.Duration
 				}
 				var presigns []presign
+				f.objects.StatFunc = func(_ context.Context, key string) (*service.ObjectInfo, error) {
+					return &service.ObjectInfo{Key: key, Size: a.Size}, nil
+				}
 				f.objects.PresignGetFunc = func(_ context.Context, key string, ttl time.Duration) (string, error) {
 					presigns = append(presigns, presign{key, ttl})
 					return "https://s3.example/get?sig", nil
@@ -119,11 +123,50 @@ func TestGetArtifact(t *testing.T) {
 		svc, f := setup(t)
 		a := f.newArtifact(uuid.NewString())
 		f.artifactRow(a)
+		f.objects.StatFunc = func(_ context.Context, key string) (*service.ObjectInfo, error) {
+			return &service.ObjectInfo{Key: key}, nil
+		}
 		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) { return "", errStoreDown }
 
 		d, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
 		require.ErrorIs(t, err, errStoreDown)
 		require.Nil(t, d)
+	})
+
+	t.Run("ErrObjectGoneIsFlagged", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		a := f.newArtifact(uuid.NewString())
+		f.artifactRow(a)
+		f.objects.StatFunc = func(_ context.Context, key string) (*service.ObjectInfo, error) {
+			return nil, fmt.Errorf("stat %s: %w", key, service.ErrObjectNotFound)
+		}
+		var flagged []string
+		var flaggedAt time.Time
+		f.store.FlagMissingFunc = func(_ context.Context, got *cairn.Artifact, at time.Time) (bool, error) {
+			flagged, flaggedAt = append(flagged, got.ID+" "+got.ObjectKey), at
+			return true, nil
+		}
+		presigns := 0
+		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) { presigns++; return "u", nil }
+
+		d, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
+		require.Equal(t, cairn.ReasonObjectMissing, cairn.ErrorReason(err))
+		require.Nil(t, d)
+		require.Equal(t, []string{a.ID + " " + a.ObjectKey}, flagged, "flagged on the spot")
+		require.Equal(t, f.now, flaggedAt)
+		require.Zero(t, presigns, "no URL to an object that is not there")
+	})
+
+	t.Run("ErrStatFailsFlagsNothing", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		a := f.newArtifact(uuid.NewString())
+		f.artifactRow(a)
+		f.objects.StatFunc = func(context.Context, string) (*service.ObjectInfo, error) { return nil, errStoreDown }
+
+		_, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
+		require.ErrorIs(t, err, errStoreDown, "a store that cannot answer is no proof the object is gone")
 	})
 }
 

@@ -60,6 +60,10 @@ type Store interface {
 	UpdateArtifact(ctx context.Context, a *cairn.Artifact) error
 	// DeleteArtifact deletes a row; an absent one is artifact_not_found.
 	DeleteArtifact(ctx context.Context, id string) error
+	// FlagMissing turns a RECORDED row whose object key is still a's into
+	// MISSING_OBJECT at the given time, with its audit row, in one
+	// transaction; ok is false when the row changed or went meanwhile.
+	FlagMissing(ctx context.Context, a *cairn.Artifact, at time.Time) (ok bool, err error)
 	// ReleaseObject records that key lost its artifact row at the given time,
 	// starting its grace window before the reaper may delete it.
 	ReleaseObject(ctx context.Context, key, workspaceID string, at time.Time) error

@@ -32,6 +32,7 @@ type Store struct {
 
 	InsertArtifactFunc    func(ctx context.Context, a *cairn.Artifact) error
 	FindArtifactFunc      func(ctx context.Context, id string) (*cairn.Artifact, error)
+	FlagMissingFunc       func(ctx context.Context, a *cairn.Artifact, at time.Time) (bool, error)
 	LockArtifactRowFunc   func(ctx context.Context, id string) (*cairn.Artifact, error)
 	FindArtifactsFunc     func(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
 	ArtifactNameTakenFunc func(ctx context.Context, workspaceID, name string) (bool, error)
@@ -122,6 +123,13 @@ func (s *Store) InsertArtifact(ctx context.Context, a *cairn.Artifact) error {
 		return notSet("Store.InsertArtifact")
 	}
 	return s.InsertArtifactFunc(ctx, a)
+}
+
+func (s *Store) FlagMissing(ctx context.Context, a *cairn.Artifact, at time.Time) (bool, error) {
+	if s.FlagMissingFunc == nil {
+		return false, notSet("Store.FlagMissing")
+	}
+	return s.FlagMissingFunc(ctx, a, at)
 }
 
 func (s *Store) FindArtifact(ctx context.Context, id string) (*cairn.Artifact, error) {
