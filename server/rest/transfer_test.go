@@ -485,6 +485,9 @@ func TestTransferTargetPaths(t *testing.T) {
 		e := fails(t, h.load(t, v.ID, volRoot+"/kept"), http.StatusConflict, "object_missing")
 		require.Equal(t, "the object store returned HTTP 404 for the download", e.Detail)
 		require.Equal(t, "0 0 644 regular file\r\nkept", look(t, "kept"), "a refused download leaves the target alone")
+		var state string
+		require.NoError(t, h.b.db.QueryRow(t.Context(), `SELECT state FROM artifacts WHERE id = $1`, v.ID).Scan(&state))
+		require.Equal(t, "MISSING_OBJECT", state, "the sidecar's 404 flags the artifact on the spot")
 	})
 }
 

@@ -119,11 +119,24 @@ func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath str
 			return err
 		}
 		if err := transferVerdict(sidecar.CommandDownload, res, run, url); err != nil {
-			return err
+			return s.flagIfGone(ctx, a, err)
 		}
 		s.onTransfer("store_to_volume", a.Size)
 		return nil
 	})
+}
+
+// flagIfGone flags a MISSING_OBJECT on the spot when a download's verdict
+// err is the store's 404 for its object (the event goes out from the
+// row), and returns err either way.
+func (s *Service) flagIfGone(ctx context.Context, a *cairn.Artifact, err error) error {
+	if cairn.ErrorReason(err) != cairn.ReasonObjectMissing {
+		return err
+	}
+	if _, ferr := s.store.FlagMissing(context.WithoutCancel(ctx), a, s.now()); ferr != nil {
+		s.log.Error("flag a vanished object", "artifact_id", a.ID, "err", ferr)
+	}
+	return err
 }
 
 // withTransferLock holds the workspace's lock in shared mode, so transfers
