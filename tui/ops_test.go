@@ -294,3 +294,43 @@ func TestReadOnly(t *testing.T) {
 	require.Contains(t, hints, "copy")
 	require.Equal(t, "i read-only mode", stripStatus(h, h.m.act.Do(actionMsg("ws_new"))))
 }
+
+// TestSweepKey: S sweeps the selected workspace now (an admin key): the
+// pass's flags in a toast; a token without admin says so; read-only hides
+// it.
+func TestSweepKey(t *testing.T) {
+	t.Parallel()
+	t.Run("OKFlagged", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ws := h.seed("ws-alpha")
+		var swept []string
+		h.b.SweepFunc = func(_ context.Context, id string) (*cairn.SweepResult, error) {
+			swept = append(swept, id)
+			return &cairn.SweepResult{WorkspaceID: id, ArtifactsFlagged: 2}, nil
+		}
+		h.key("S")
+		require.Equal(t, []string{ws[0].ID}, swept)
+		require.Equal(t, "✓ swept ws-alpha: 2 artifacts flagged MISSING_OBJECT", h.statusLine())
+		require.False(t, h.m.ops.Busy())
+	})
+	t.Run("ErrNoAdminScope", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed("ws-alpha")
+		h.b.SweepFunc = func(context.Context, string) (*cairn.SweepResult, error) {
+			return nil, &cairn.Error{Reason: cairn.ReasonForbidden, Status: 403}
+		}
+		h.key("S")
+		require.Equal(t, "✕ error: this token lacks the admin scope", h.statusLine())
+	})
+	t.Run("HiddenReadOnly", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, func(c *config.Config) { c.ReadOnly = true })
+		h.seed("ws-alpha")
+		called := false
+		h.b.SweepFunc = func(context.Context, string) (*cairn.SweepResult, error) { called = true; return nil, nil }
+		h.key("S")
+		require.False(t, called)
+	})
+}

@@ -60,6 +60,8 @@ func (act *Flow) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 		act.openModal(dialog.Upload(act.c.Theme, act.st, w), in)
 	case keys.Shell:
 		return act.host.OpenShell(w)
+	case keys.WsSweep:
+		return act.ops.Run(act.wsOp(ops.Sweep, w.ID))
 	case keys.VolSave:
 		if w.VolumeState != cairn.VolumeReady {
 			return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")

@@ -45,6 +45,7 @@ const (
 	WsProvision ID = "ws_provision"
 	WsTeardown  ID = "ws_teardown"
 	WsDelete    ID = "ws_delete"
+	WsSweep     ID = "ws_sweep"
 	ArtEdit     ID = "art_edit"
 	ArtDelete   ID = "art_delete"
 	MissingOnly ID = "missing_only"
@@ -151,6 +152,7 @@ func Defaults() []Action {
 		{ID: WsProvision, Binding: on("v"), Short: "provision", Help: "provision the volume (NONE → READY)", Scope: ScopeWorkspaces, Priority: 50, Mutates: true},
 		{ID: WsTeardown, Binding: on("V"), Short: "tear down", Help: "tear down the volume", Scope: ScopeWorkspaces, Priority: 40, Mutates: true},
 		{ID: WsDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the workspace", Scope: ScopeWorkspaces, Priority: 45, Mutates: true},
+		{ID: WsSweep, Binding: on("S"), Short: "sweep", Help: "sweep the workspace now: flag objects gone from the store (admin scope)", Scope: ScopeLists, Priority: 5, Mutates: true},
 		{ID: ArtEdit, Binding: on("e"), Short: "edit", Help: "rename / describe the artifact", Scope: ScopeArtifacts, Priority: 65, Mutates: true},
 		{ID: ArtDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the artifact", Scope: ScopeArtifacts, Priority: 45, Mutates: true},
 		{ID: MissingOnly, Binding: on("m"), Short: "missing", Help: "toggle missing-only", Scope: ScopeArtifacts, Priority: 55},

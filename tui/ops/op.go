@@ -22,6 +22,7 @@ const (
 	VolSave   // a volume file as a new artifact
 	VolLoad   // an artifact into the volume
 	VolUpdate // an artifact's content from a volume file
+	Sweep     // a reconciliation pass of one workspace, now
 )
 
 // Op is one operation, captured by value in its Cmd.
@@ -53,6 +54,8 @@ func (o Op) PendingWord() string {
 		return "loading"
 	case VolUpdate:
 		return "updating"
+	case Sweep:
+		return "sweeping"
 	}
 	return ""
 }
@@ -82,6 +85,8 @@ func (o Op) Label() string {
 		return "loading " + o.ArtName + " into " + o.Path + "…"
 	case VolUpdate:
 		return "updating " + o.ArtName + " from " + o.Path + "…"
+	case Sweep:
+		return "sweeping " + o.WSName + "…"
 	}
 	return "deleting " + o.Subject() + "…"
 }
@@ -102,6 +107,8 @@ func (o Op) ErrSubject(mounts int) common.Subject {
 		s.Workspace = o.Name
 	case VolSave:
 		s.Artifact = o.Name
+	case Sweep:
+		s.Scope = "admin"
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
@@ -12,6 +13,7 @@ type Backend interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.MaintenanceService
 }
 
 // DoneMsg settles an operation: the object it returned, the mount count
@@ -21,6 +23,7 @@ type DoneMsg struct {
 	WS     *cairn.Workspace
 	Art    *cairn.Artifact
 	Mounts int
+	Sweep  *cairn.SweepResult
 	Err    error
 }
 
@@ -49,6 +52,8 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 		done.Err = b.LoadIntoVolume(ctx, o.ArtID, o.Path)
 	case VolUpdate:
 		done.Art, done.Err = b.UpdateFromVolume(ctx, o.ArtID, o.Path)
+	case Sweep:
+		done.Sweep, done.Err = b.Sweep(ctx, o.WSID)
 	}
 	return done
 }
@@ -126,6 +131,17 @@ func DoneText(d DoneMsg) string {
 			return "repaired " + o.ArtName + " from " + o.Path
 		}
 		return "updated " + o.ArtName + " from " + o.Path
+	case Sweep:
+		return sweptText(o.WSName, d.Sweep)
 	}
 	return "deleted " + o.Subject()
+}
+
+// sweptText is a sweep's toast: what it flagged.
+func sweptText(ws string, r *cairn.SweepResult) string {
+	if r == nil || r.ArtifactsFlagged == 0 {
+		return "swept " + ws + ": every object is in the store"
+	}
+	n := int64(r.ArtifactsFlagged)
+	return fmt.Sprintf("swept %s: %d %s MISSING_OBJECT", ws, n, termkit.Plural(n, "artifact flagged", "artifacts flagged"))
 }

@@ -47,6 +47,7 @@ type Backend struct {
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
 
 	ShellFunc      func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
+	SweepFunc      func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
 }
 

@@ -215,3 +215,12 @@ func (b *Backend) FindShells(ctx context.Context, wsID string) (*cairn.ShellList
 	}
 	return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{}}, nil
 }
+
+// Sweep answers a pass that flagged nothing, unless SweepFunc says
+// otherwise.
+func (b *Backend) Sweep(ctx context.Context, wsID string) (*cairn.SweepResult, error) {
+	if b.SweepFunc != nil {
+		return b.SweepFunc(ctx, wsID)
+	}
+	return &cairn.SweepResult{WorkspaceID: wsID}, nil
+}

@@ -57,7 +57,7 @@ func (s *Screen) Keys() keys.Context {
 	case s.deleted:
 		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse,
 			keys.Open, keys.Preview, keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate,
-			keys.Shell, keys.VolSave} {
+			keys.Shell, keys.VolSave, keys.WsSweep} {
 			ctx.Disable(id, "workspace deleted")
 		}
 	case !ok:
