@@ -32,9 +32,6 @@ func (h queueHost) SetPending(id, word string, on bool) { h.m.ops.SetPending(id,
 // the screens.
 func (h queueHost) Changed() {
 	m := h.m
-	if m.xfer == nil {
-		return // still being built
-	}
 	if rows := m.trayHeight(); rows != m.trayRows {
 		m.trayRows = rows
 		m.resize(m.width, m.height)
