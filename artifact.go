@@ -48,23 +48,93 @@ type Artifact struct {
 // StagingRequest describes bytes a caller is about to upload: the store
 // will accept exactly this size and SHA-256 (standard padded base64 of the
 // raw digest).
+//
+// With Multipart, a size above the server's multipart threshold gets an
+// upload plan instead of one PUT URL, and SHA256B64 is optional (the server
+// hashes the assembled object itself).
 type StagingRequest struct {
 	Size        int64
 	SHA256B64   string
 	ContentType string // optional; only shapes the PUT's signature
+	Multipart   bool
 }
 
 // Staging is a presigned upload slot: PUT the bytes to PutURL with exactly
 // the signed headers before ExpiresAt, then register or replace with Key.
+// A multipart slot has Upload instead of PutURL: its parts' URLs are minted
+// on request, and register completes it.
 type Staging struct {
-	Key       string    `json:"staging_object_key"`
-	PutURL    string    `json:"put_url"`
+	Key       string      `json:"staging_object_key"`
+	PutURL    string      `json:"put_url,omitempty"`
+	ExpiresAt time.Time   `json:"expires_at"`
+	Upload    *UploadPlan `json:"upload,omitempty"`
+}
+
+// UploadPlan is how a multipart upload is cut: parts 1…PartCount, each
+// PartSize bytes but the last, which holds the rest.
+type UploadPlan struct {
+	ID        string `json:"upload_id"`
+	PartSize  int64  `json:"part_size"`
+	PartCount int    `json:"part_count"`
+}
+
+// PartRequest asks for the URLs of some parts of a multipart upload, each
+// bound to its size and SHA-256.
+type PartRequest struct {
+	StagingKey string
+	UploadID   string
+	Parts      []PartSpec
+}
+
+// MaxPartBatch bounds the parts of one PartRequest.
+const MaxPartBatch = 100
+
+// PartSpec is one part a client is about to upload.
+type PartSpec struct {
+	Number    int    `json:"part_number"`
+	Size      int64  `json:"size"`
+	SHA256B64 string `json:"sha256_b64"`
+}
+
+// PartURL is a presigned upload of one part.
+type PartURL struct {
+	Number int    `json:"part_number"`
+	PutURL string `json:"put_url"`
+}
+
+// PartURLs answers a PartRequest.
+type PartURLs struct {
+	Parts     []PartURL `json:"parts"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// UploadedPart is a part the store holds, verified against its SHA-256.
+type UploadedPart struct {
+	Number    int    `json:"part_number"`
+	Size      int64  `json:"size"`
+	SHA256B64 string `json:"sha256_b64"`
+}
+
+// StagedUpload names the multipart upload a register or replace completes.
+type StagedUpload struct {
+	ID string
+	// Size is the whole object's size; the parts must add up to it.
+	Size int64
+	// SHA256B64, when set, is checked against the assembled bytes.
+	SHA256B64 string
+}
+
+// Staged is uploaded content a register or replace takes: a staging key,
+// and the upload to complete when it was a multipart one.
+type Staged struct {
+	Key    string
+	Upload *StagedUpload
 }
 
 // ArtifactCreate registers a staged object as a new artifact.
 type ArtifactCreate struct {
 	StagingKey  string
+	Upload      *StagedUpload
 	Name        string
 	Description *string
 }
@@ -126,7 +196,22 @@ type ArtifactService interface {
 	// and marks it RECORDED; the old object is released. Reasons:
 	// artifact_not_found, staging_key_invalid, staging_not_found,
 	// object_too_large, store_unavailable.
-	ReplaceContent(ctx context.Context, id, stagingKey string) (*Artifact, error)
+	ReplaceContent(ctx context.Context, id string, src Staged) (*Artifact, error)
+
+	// MintParts presigns uploads of parts of a multipart staging upload.
+	// Reasons: invalid_parameters, invalid_checksum, workspace_not_found,
+	// staging_key_invalid, staging_not_found, store_unavailable.
+	MintParts(ctx context.Context, workspaceID string, r PartRequest) (*PartURLs, error)
+
+	// UploadedParts lists the parts the store holds for a multipart staging
+	// upload, so an interrupted upload sends only the rest. Reasons:
+	// workspace_not_found, staging_key_invalid, staging_not_found,
+	// store_unavailable.
+	UploadedParts(ctx context.Context, workspaceID, stagingKey, uploadID string) ([]UploadedPart, error)
+
+	// AbortUpload discards a multipart staging upload and its parts.
+	// Reasons: workspace_not_found, staging_key_invalid, store_unavailable.
+	AbortUpload(ctx context.Context, workspaceID, stagingKey, uploadID string) error
 
 	// DeleteArtifact deletes the row and releases its object for the
 	// reaper's grace window. Deleting an unknown ID succeeds.

@@ -20,6 +20,16 @@ const (
 	ReasonObjectTooLarge    Reason = "object_too_large"
 	ReasonStagingKeyInvalid Reason = "staging_key_invalid"
 	ReasonStagingNotFound   Reason = "staging_not_found"
+	// ReasonStagingKeyUsed: the key already registered once (a key names
+	// one artifact's content, ever).
+	ReasonStagingKeyUsed Reason = "staging_key_used"
+	// ReasonUploadIncomplete: a multipart upload's parts do not make the
+	// declared object (a gap, a wrong total, parts the store will not
+	// assemble).
+	ReasonUploadIncomplete Reason = "upload_incomplete"
+	// ReasonChecksumMismatch: the stored bytes' SHA-256 is not the one the
+	// uploader declared.
+	ReasonChecksumMismatch  Reason = "checksum_mismatch"
 	ReasonInvalidPath       Reason = "invalid_path"
 	ReasonPathOutsideMount  Reason = "path_outside_mount"
 	ReasonPathIsMountRoot   Reason = "path_is_mount_root"

@@ -12,13 +12,84 @@ func (r StagingRequest) Validate() error {
 	if r.Size < 0 {
 		return Errorf(ReasonInvalidParameters, "size must be 0 or more, not %d", r.Size)
 	}
-	if r.SHA256B64 == "" {
-		return Errorf(ReasonInvalidParameters, "sha256_b64 is required")
-	}
 	if err := validateContentType(r.ContentType); err != nil {
 		return err
 	}
-	return ValidateSHA256B64(r.SHA256B64)
+	switch {
+	case r.SHA256B64 != "":
+		return ValidateSHA256B64(r.SHA256B64)
+	case !r.Multipart:
+		return Errorf(ReasonInvalidParameters, "sha256_b64 is required")
+	}
+	return nil
+}
+
+// Validate checks a batch of parts: numbers in range and each once, sizes
+// positive, digests of the PUT's form.
+func (r PartRequest) Validate() error {
+	if r.StagingKey == "" || r.UploadID == "" {
+		return Errorf(ReasonInvalidParameters, "staging_object_key and upload_id are required")
+	}
+	if err := validateUploadID(r.UploadID); err != nil {
+		return err
+	}
+	if len(r.Parts) == 0 || len(r.Parts) > MaxPartBatch {
+		return Errorf(ReasonInvalidParameters, "ask for 1 to %d parts at a time, not %d", MaxPartBatch, len(r.Parts))
+	}
+	seen := make(map[int]bool, len(r.Parts))
+	for _, p := range r.Parts {
+		if p.Number < 1 || p.Number > MaxParts || seen[p.Number] {
+			return Errorf(ReasonInvalidParameters, "part_number %d is out of 1…%d or repeated", p.Number, MaxParts)
+		}
+		seen[p.Number] = true
+		if p.Size < 1 || p.Size > MaxPartSize {
+			return Errorf(ReasonInvalidParameters, "part %d is %d bytes; a part holds 1 to %d", p.Number, p.Size, int64(MaxPartSize))
+		}
+		if err := ValidateSHA256B64(p.SHA256B64); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the upload a register or replace completes.
+func (u *StagedUpload) Validate() error {
+	if u == nil {
+		return nil
+	}
+	if err := validateUploadID(u.ID); err != nil {
+		return err
+	}
+	if u.Size < 1 {
+		return Errorf(ReasonInvalidParameters, "size, the whole object's, is required with upload_id")
+	}
+	if u.SHA256B64 != "" {
+		return ValidateSHA256B64(u.SHA256B64)
+	}
+	return nil
+}
+
+// The S3 limits a multipart upload lives within.
+const (
+	MaxParts    = 10000
+	MinPartSize = 5 << 20
+	MaxPartSize = 5 << 30
+)
+
+// maxUploadID bounds an upload ID, which the store chose and the client
+// echoes; it ends up in a store request, so it is printable ASCII.
+const maxUploadID = 1024
+
+func validateUploadID(id string) error {
+	if id == "" || len(id) > maxUploadID {
+		return Errorf(ReasonInvalidParameters, "upload_id must be 1 to %d bytes", maxUploadID)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= 0x20 || id[i] > 0x7e {
+			return Errorf(ReasonInvalidParameters, "upload_id must be printable ASCII without spaces")
+		}
+	}
+	return nil
 }
 
 // maxContentType bounds the optional content type signed into a PUT.

@@ -24,9 +24,10 @@ func (c *Client) MintStaging(ctx context.Context, workspaceID string, r cairn.St
 	}
 	body := struct {
 		Size        int64  `json:"size"`
-		SHA256B64   string `json:"sha256_b64"`
+		SHA256B64   string `json:"sha256_b64,omitempty"`
 		ContentType string `json:"content_type,omitempty"`
-	}{r.Size, r.SHA256B64, r.ContentType}
+		Multipart   bool   `json:"multipart,omitempty"`
+	}{r.Size, r.SHA256B64, r.ContentType, r.Multipart}
 	var out struct {
 		Staging *cairn.Staging `json:"staging"`
 	}
@@ -44,11 +45,12 @@ func (c *Client) RegisterArtifact(ctx context.Context, workspaceID string, ac ca
 		return nil, err
 	}
 	body := struct {
-		StagingKey  string  `json:"staging_object_key"`
+		stagedBody
 		Name        string  `json:"name"`
 		Description *string `json:"description,omitempty"`
-	}{ac.StagingKey, ac.Name, ac.Description}
-	return c.artifactCall(ctx, call{method: http.MethodPost, path: pathOf("workspaces", workspaceID, "artifacts"), body: body})
+	}{newStagedBody(cairn.Staged{Key: ac.StagingKey, Upload: ac.Upload}), ac.Name, ac.Description}
+	return c.artifactCall(ctx, call{method: http.MethodPost, path: pathOf("workspaces", workspaceID, "artifacts"), body: body,
+		long: ac.Upload != nil})
 }
 
 // FindArtifacts lists a workspace's artifacts in creation order (RECORDED
@@ -119,16 +121,14 @@ func (c *Client) SetArtifactDescription(ctx context.Context, id string, d *strin
 		}{d}, idempotent: true})
 }
 
-// ReplaceContent points the artifact at an uploaded staging object. Not
-// retried: the first attempt may have consumed the staging object.
-func (c *Client) ReplaceContent(ctx context.Context, id, stagingKey string) (*cairn.Artifact, error) {
+// ReplaceContent points the artifact at uploaded content. Not retried:
+// the first attempt may have consumed a legacy staging object.
+func (c *Client) ReplaceContent(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error) {
 	if err := needID("artifact", id); err != nil {
 		return nil, err
 	}
 	return c.artifactCall(ctx, call{method: http.MethodPut, path: pathOf("artifacts", id, "content"),
-		body: struct {
-			StagingKey string `json:"staging_object_key"`
-		}{stagingKey}})
+		body: newStagedBody(src), long: src.Upload != nil})
 }
 
 // DeleteArtifact deletes the artifact; an unknown ID succeeds, so it is

@@ -104,7 +104,7 @@ func (c *Client) Replace(ctx context.Context, artifactID, path string, o UploadO
 	if err != nil {
 		return nil, err
 	}
-	return c.ReplaceContent(ctx, artifactID, key)
+	return c.ReplaceContent(ctx, artifactID, cairn.Staged{Key: key})
 }
 
 // checkNameFree refuses, before any byte is read, a name the workspace

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -141,10 +142,29 @@ func (db *DB) ReleaseObject(ctx context.Context, key, workspaceID string, at tim
 	return nil
 }
 
+// ObjectKeyUsed reports whether a row names key, or once did and released
+// it.
+func (db *DB) ObjectKeyUsed(ctx context.Context, key string) (bool, error) {
+	var used bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE object_key = $1)
+		OR EXISTS (SELECT 1 FROM released_objects WHERE object_key = $1)`, key).Scan(&used)
+	if err != nil {
+		return false, internal("look an object key up", err)
+	}
+	return used, nil
+}
+
+// objectKeyIndex is the unique index that lets a key register once.
+const objectKeyIndex = "artifacts_object_key_key"
+
 func artifactWriteError(err error, a *cairn.Artifact) error {
+	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == objectKeyIndex:
+		return &cairn.Error{Reason: cairn.ReasonStagingKeyUsed,
+			Detail: "staging object key '" + a.ObjectKey + "' was already registered", Err: err}
 	case isUniqueViolation(err):
 		return &cairn.Error{Reason: cairn.ReasonNameTaken,
 			Detail: "workspace " + a.WorkspaceID + " already has an artifact named '" + a.Name + "'", Err: err}

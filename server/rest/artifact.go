@@ -19,12 +19,13 @@ func (a *API) mintStaging(r *http.Request) (any, error) {
 		Size        int64  `json:"size"`
 		SHA256B64   string `json:"sha256_b64"`
 		ContentType string `json:"content_type"`
+		Multipart   bool   `json:"multipart"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse staging upload parameters from request")
 	}
 	st, err := a.svc.MintStaging(r.Context(), id, cairn.StagingRequest{
-		Size: req.Size, SHA256B64: req.SHA256B64, ContentType: req.ContentType,
+		Size: req.Size, SHA256B64: req.SHA256B64, ContentType: req.ContentType, Multipart: req.Multipart,
 	})
 	switch {
 	case isValidation(err):
@@ -42,15 +43,16 @@ func (a *API) mintStaging(r *http.Request) (any, error) {
 func (a *API) registerArtifact(r *http.Request) (any, error) {
 	id := r.PathValue("workspaceID")
 	var req struct {
-		StagingKey  string  `json:"staging_object_key"`
+		stagedBody
 		Name        string  `json:"name"`
 		Description *string `json:"description"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new artifact parameters from request")
 	}
+	staged := req.staged()
 	art, err := a.svc.RegisterArtifact(r.Context(), id, cairn.ArtifactCreate{
-		StagingKey: req.StagingKey, Name: req.Name, Description: req.Description,
+		StagingKey: staged.Key, Upload: staged.Upload, Name: req.Name, Description: req.Description,
 	})
 	switch {
 	case isValidation(err):
@@ -170,13 +172,11 @@ func (a *API) describeArtifact(r *http.Request) (any, error) {
 
 func (a *API) replaceContent(r *http.Request) (any, error) {
 	id := r.PathValue("artifactID")
-	var req struct {
-		StagingKey string `json:"staging_object_key"`
-	}
+	var req stagedBody
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new artifact content parameters from request")
 	}
-	art, err := a.svc.ReplaceContent(r.Context(), id, req.StagingKey)
+	art, err := a.svc.ReplaceContent(r.Context(), id, req.staged())
 	switch {
 	case isValidation(err):
 		return nil, failed(err, "New artifact content parameters not valid")

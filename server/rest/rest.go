@@ -83,6 +83,9 @@ func (a *API) Routes() []route.Route {
 		a.route("DELETE /v1/workspaces/{workspaceID}/volume", route.Admin, a.teardownVolume),
 
 		a.route("POST /v1/workspaces/{workspaceID}/new-staging", route.Write, a.mintStaging),
+		a.route("POST /v1/workspaces/{workspaceID}/new-staging/parts", route.Write, a.mintParts),
+		a.route("GET /v1/workspaces/{workspaceID}/new-staging/parts", route.Write, a.uploadedParts),
+		a.route("DELETE /v1/workspaces/{workspaceID}/new-staging/parts", route.Write, a.abortUpload),
 		a.route("POST /v1/workspaces/{workspaceID}/artifacts", route.Write, a.registerArtifact),
 		a.route("GET /v1/workspaces/{workspaceID}/artifacts", route.Read, a.listArtifacts),
 		a.route("GET /v1/artifacts/{artifactID}", route.Read, a.getArtifact),

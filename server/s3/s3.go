@@ -106,11 +106,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // PresignPut signs a PUT whose signed headers are host, content-length,
 // x-amz-checksum-sha256 and, only when given, content-type.
 func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec) (string, error) {
-	in := &s3.PutObjectInput{
-		Bucket:         &s.bucket,
-		Key:            &key,
-		ContentLength:  aws.Int64(put.Size),
-		ChecksumSHA256: aws.String(put.SHA256B64),
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}
+	if put.Size != service.AnySize {
+		in.ContentLength = aws.Int64(put.Size)
+	}
+	if put.SHA256B64 != "" {
+		in.ChecksumSHA256 = aws.String(put.SHA256B64)
 	}
 	if put.ContentType != "" {
 		in.ContentType = aws.String(put.ContentType)
@@ -124,12 +125,14 @@ func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec)
 
 // PresignGet signs a GET that browsers treat as a download, whatever the
 // content type: MIME types are advisory, the disposition is the defence.
-func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
-	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{
-		Bucket:                     &s.bucket,
-		Key:                        &key,
-		ResponseContentDisposition: aws.String("attachment"),
-	}, s3.WithPresignExpires(ttl))
+// The response's type is contentType when one is given: objects written
+// straight from a client's PUT carry whatever type the client sent.
+func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration, contentType string) (string, error) {
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &key, ResponseContentDisposition: aws.String("attachment")}
+	if contentType != "" {
+		in.ResponseContentType = aws.String(contentType)
+	}
+	req, err := s.presign.PresignGetObject(ctx, in, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", translate("presign the download", err)
 	}
@@ -148,7 +151,7 @@ func (s *Store) Stat(ctx context.Context, key string) (*service.ObjectInfo, erro
 		return nil, translate("stat the object", err)
 	}
 	return &service.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), LastModified: aws.ToTime(out.LastModified),
-		SHA256B64: aws.ToString(out.ChecksumSHA256)}, nil
+		SHA256B64: aws.ToString(out.ChecksumSHA256), ETag: strings.Trim(aws.ToString(out.ETag), `"`)}, nil
 }
 
 // ReadHead reads at most the first n bytes with a ranged GET. Callers must

@@ -387,7 +387,7 @@ func TestPresignGet(t *testing.T) {
 		key, body := newKey(), []byte("<html><script>alert(1)</script></html>")
 		putObject(t, store, key, body)
 
-		u, err := store.PresignGet(ctxT(t), key, time.Minute)
+		u, err := store.PresignGet(ctxT(t), key, time.Minute, "")
 		require.NoError(t, err)
 		status, hdr, got := get(t, u)
 		require.Equal(t, http.StatusOK, status, string(got))
@@ -401,7 +401,7 @@ func TestPresignGet(t *testing.T) {
 		key := newKey()
 		putObject(t, store, key, nil)
 
-		u, err := store.PresignGet(ctxT(t), key, time.Minute)
+		u, err := store.PresignGet(ctxT(t), key, time.Minute, "")
 		require.NoError(t, err)
 		status, hdr, got := get(t, u)
 		require.Equal(t, http.StatusOK, status, string(got))
@@ -415,7 +415,7 @@ func TestPresignGet(t *testing.T) {
 		key, body := newKey(), []byte("soon gone")
 		putObject(t, store, key, body)
 
-		u, err := store.PresignGet(ctxT(t), key, time.Second)
+		u, err := store.PresignGet(ctxT(t), key, time.Second, "")
 		require.NoError(t, err)
 		time.Sleep(2100 * time.Millisecond)
 		status, _, got := get(t, u)
@@ -431,7 +431,7 @@ func TestPresignGet(t *testing.T) {
 		putObject(t, store, key, []byte("mine"))
 		putObject(t, store, other, []byte("someone else's"))
 
-		u, err := store.PresignGet(ctxT(t), key, time.Minute)
+		u, err := store.PresignGet(ctxT(t), key, time.Minute, "")
 		require.NoError(t, err)
 		status, _, got := get(t, strings.Replace(u, key, other, 1))
 		t.Logf("status %d %s", status, errorCode(string(got)))
@@ -462,7 +462,7 @@ func TestPresignEndpoint(t *testing.T) {
 		status, resp := put(t, putURL, upload{body: body, checksum: sum(body)})
 		require.Equal(t, http.StatusOK, status, resp)
 
-		getURL, err := store.PresignGet(ctxT(t), key, time.Minute)
+		getURL, err := store.PresignGet(ctxT(t), key, time.Minute, "")
 		require.NoError(t, err)
 		gu, err := url.Parse(getURL)
 		require.NoError(t, err)
@@ -713,7 +713,7 @@ func TestStoreDown(t *testing.T) {
 	}
 
 	// Presigning is local: it works with the store down.
-	_, err = store.PresignGet(ctxT(t), key, time.Minute)
+	_, err = store.PresignGet(ctxT(t), key, time.Minute, "")
 	require.NoError(t, err)
 
 	require.NoError(t, gw.Restart(startCtx))

@@ -17,7 +17,11 @@ import (
 // sidecar returns of a volume file.
 const sniffBytes = sidecar.HeadBytes
 
-// MintStaging presigns an upload slot in the workspace; nothing is written.
+// MintStaging presigns an upload slot in the workspace under a fresh final
+// key, so that register moves no bytes. With Multipart and a size above the
+// threshold (or no digest to bind a single PUT to), it starts a multipart
+// upload and returns its plan instead of a URL. Nothing is written to the
+// database.
 func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.StagingRequest) (*cairn.Staging, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -25,12 +29,14 @@ func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.S
 	if _, err := s.store.FindWorkspace(ctx, workspaceID); err != nil {
 		return nil, err
 	}
-	if r.Size > s.maxObjectSize {
-		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge,
-			"artifact staged for workspace %s is %d bytes, over the %d byte single-PUT size cap",
-			workspaceID, r.Size, s.maxObjectSize)
+	if r.Multipart && (r.Size > s.multipartThreshold || r.SHA256B64 == "") {
+		return s.mintUpload(ctx, workspaceID, r.Size)
 	}
-	key := s.keys.stagingKey(workspaceID)
+	if limit := s.singlePutCap(); r.Size > limit {
+		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge,
+			"artifact staged for workspace %s is %d bytes, over the %d byte single-PUT size cap", workspaceID, r.Size, limit)
+	}
+	key := s.keys.finalKey(workspaceID)
 	expires := s.now().Add(s.putURLTTL)
 	url, err := s.objects.PresignPut(ctx, key, PutSpec{
 		Size: r.Size, SHA256B64: r.SHA256B64, ContentType: r.ContentType, TTL: s.putURLTTL,
@@ -41,10 +47,13 @@ func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.S
 	return &cairn.Staging{Key: key, PutURL: url, ExpiresAt: expires}, nil
 }
 
-// RegisterArtifact turns an uploaded staging object into a new artifact.
-// The name is checked before any store work, so a refused register never
-// leaves a copied object behind; a row is inserted only after its object
-// exists.
+// singlePutCap is the largest object one PUT may carry: the configured
+// maximum, within the store's own single-PUT limit.
+func (s *Service) singlePutCap() int64 { return min(s.maxObjectSize, cairn.MaxPartSize) }
+
+// RegisterArtifact turns an uploaded object into a new artifact. The name
+// is checked before any store work; a row is inserted only after its
+// object is known to exist, and a key registers once.
 func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c cairn.ArtifactCreate) (*cairn.Artifact, error) {
 	if err := validateCreate(c); err != nil {
 		return nil, err
@@ -55,23 +64,20 @@ func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c ca
 	if err := s.checkNameFree(ctx, workspaceID, c.Name); err != nil {
 		return nil, err
 	}
-	if err := s.keys.checkStagingKey(workspaceID, c.StagingKey); err != nil {
-		return nil, err
-	}
-	obj, err := s.ingest(ctx, workspaceID, c.StagingKey)
+	staged := cairn.Staged{Key: c.StagingKey, Upload: c.Upload}
+	obj, err := s.ingest(ctx, workspaceID, staged)
 	if err != nil {
 		return nil, err
 	}
 	a, err := s.recordArtifact(ctx, workspaceID, c.Name, c.Description, obj)
-	if err != nil {
-		s.deleteObject(ctx, obj.key, "orphaned copy")
-		return nil, err
-	}
-	s.deleteObject(ctx, c.StagingKey, "staging object")
-	return a, nil
+	s.settle(ctx, staged, obj, err)
+	return a, err
 }
 
 func validateCreate(c cairn.ArtifactCreate) error {
+	if err := c.Upload.Validate(); err != nil {
+		return err
+	}
 	if c.StagingKey == "" {
 		return cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
 	}
@@ -94,37 +100,129 @@ func (s *Service) checkNameFree(ctx context.Context, workspaceID, name string) e
 	return nil
 }
 
-// object is content written under a new final key, with the digest its
-// PUT was bound to ("" when the store did not report one).
+// object is content written under a final key, with its verified digest
+// ("" when the store did not report one).
 type object struct {
 	key       string
 	size      int64
 	mimeType  string
 	sha256B64 string
+	// copied is set when ingest copied a legacy staging object to key.
+	copied bool
 }
 
-// ingest checks a staging object and copies it to a new final key with its
-// sniffed MIME type. The digest is the checksum the store verified at the
-// staging PUT, as its stat reports it: never recomputed by reading the
-// object. The staging object is left for the caller to delete.
-func (s *Service) ingest(ctx context.Context, workspaceID, stagingKey string) (*object, error) {
-	info, err := s.objects.Stat(ctx, stagingKey)
+// ingest checks uploaded content and returns the object a row may name. A
+// final key minted by MintStaging is taken where it lies — one HEAD and one
+// ranged read, or, for a multipart upload, its completion and one read that
+// hashes it; a legacy staging key is copied to a final key as before.
+func (s *Service) ingest(ctx context.Context, workspaceID string, staged cairn.Staged) (*object, error) {
+	legacy, err := s.keys.checkStagingKey(workspaceID, staged.Key)
 	if err != nil {
-		return nil, stagingError(stagingKey, err)
+		return nil, err
+	}
+	if legacy && staged.Upload != nil {
+		return nil, cairn.Errorf(cairn.ReasonStagingKeyInvalid, "staging object key '%s' names no multipart upload", staged.Key)
+	}
+	if legacy {
+		return s.ingestCopy(ctx, workspaceID, staged.Key)
+	}
+	if err := s.checkKeyUnused(ctx, staged.Key); err != nil {
+		return nil, err
+	}
+	if staged.Upload != nil {
+		return s.ingestUpload(ctx, staged.Key, *staged.Upload)
+	}
+	return s.ingestPut(ctx, staged.Key)
+}
+
+// checkKeyUnused refuses a key that an artifact names or once named: a key
+// is one artifact's content, ever, and a released one is on its way out.
+func (s *Service) checkKeyUnused(ctx context.Context, key string) error {
+	used, err := s.store.ObjectKeyUsed(ctx, key)
+	if err != nil {
+		return err
+	}
+	if used {
+		return cairn.Errorf(cairn.ReasonStagingKeyUsed, "staging object key '%s' was already registered", key)
+	}
+	return nil
+}
+
+// ingestPut takes an object written by one checksum-bound PUT: its size and
+// digest are what the store verified, as its HEAD reports them.
+func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
+	info, err := s.stagedInfo(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	mimeType, err := s.sniff(ctx, key, info.Size)
+	if err != nil {
+		return nil, stagingError(key, err)
+	}
+	digest := info.SHA256B64
+	if cairn.ValidateSHA256B64(digest) != nil {
+		digest = "" // not a whole-object SHA-256 (none, or a composite)
+	}
+	return &object{key: key, size: info.Size, mimeType: mimeType, sha256B64: digest}, nil
+}
+
+// stagedInfo stats an uploaded object and applies the size cap and the
+// register window: an object older than the window may be reaped as never
+// referenced while this register runs, so it is refused, not recorded.
+func (s *Service) stagedInfo(ctx context.Context, key string) (*ObjectInfo, error) {
+	info, err := s.objects.Stat(ctx, key)
+	if err != nil {
+		return nil, stagingError(key, err)
 	}
 	if info.Size > s.maxObjectSize {
-		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "staged object '%s' is %d bytes, over the %d byte single-PUT size cap",
-			stagingKey, info.Size, s.maxObjectSize)
+		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "staged object '%s' is %d bytes, over the %d byte size cap",
+			key, info.Size, s.maxObjectSize)
+	}
+	if age := s.now().Sub(info.LastModified); age > s.registerWindow {
+		return nil, cairn.Errorf(cairn.ReasonStagingNotFound,
+			"staging object '%s' was uploaded %s ago, past the %s register window; upload it again",
+			key, age.Round(time.Second), s.registerWindow)
+	}
+	return info, nil
+}
+
+// ingestCopy is the register of a key minted under the staging prefix
+// before register stopped copying: stat, sniff, and a copy to a new final
+// key with the sniffed type. The caller deletes the staging object once
+// the row exists.
+func (s *Service) ingestCopy(ctx context.Context, workspaceID, stagingKey string) (*object, error) {
+	info, err := s.stagedInfo(ctx, stagingKey)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size > cairn.MaxPartSize {
+		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "staged object '%s' is %d bytes, over the %d byte single-part copy limit",
+			stagingKey, info.Size, int64(cairn.MaxPartSize))
 	}
 	mimeType, err := s.sniff(ctx, stagingKey, info.Size)
 	if err != nil {
 		return nil, stagingError(stagingKey, err)
 	}
-	obj := &object{key: s.keys.finalKey(workspaceID), size: info.Size, mimeType: mimeType, sha256B64: info.SHA256B64}
+	obj := &object{key: s.keys.finalKey(workspaceID), size: info.Size, mimeType: mimeType, sha256B64: info.SHA256B64, copied: true}
 	if err := s.objects.Copy(ctx, stagingKey, obj.key, mimeType); err != nil {
 		return nil, stagingError(stagingKey, err)
 	}
 	return obj, nil
+}
+
+// settle cleans up after a register or replace wrote (or failed to write)
+// its row. A legacy copy loses its staging object once recorded, or the
+// copy when not. An object uploaded straight to its final key stays when
+// the row could not be written: the client may register it again (under
+// another name, say), and the reaper takes it by age otherwise.
+func (s *Service) settle(ctx context.Context, staged cairn.Staged, obj *object, rowErr error) {
+	switch {
+	case !obj.copied:
+	case rowErr != nil:
+		s.deleteObject(ctx, obj.key, "orphaned copy")
+	default:
+		s.deleteObject(ctx, staged.Key, "staging object")
+	}
 }
 
 // sniff detects the MIME type from the object's first bytes. An empty
@@ -143,7 +241,7 @@ func (s *Service) sniff(ctx context.Context, key string, size int64) (string, er
 // stagingError names a staging object that vanished (never uploaded, or
 // reaped); other store failures pass through.
 func stagingError(key string, err error) error {
-	if errors.Is(err, ErrObjectNotFound) {
+	if errors.Is(err, ErrObjectNotFound) || errors.Is(err, ErrUploadNotFound) {
 		return &cairn.Error{Reason: cairn.ReasonStagingNotFound,
 			Detail: fmt.Sprintf("staging object '%s' not found; upload it first", key), Err: err}
 	}

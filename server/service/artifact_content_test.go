@@ -28,7 +28,7 @@ func TestReplaceContent(t *testing.T) {
 			return nil, errArtifactNotFound(id)
 		}
 
-		a, err := svc.ReplaceContent(t.Context(), ulid.Make().String(), "")
+		a, err := svc.ReplaceContent(t.Context(), ulid.Make().String(), cairn.Staged{Key: ""})
 		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err))
 		require.Nil(t, a)
 		require.Zero(t, lookups)
@@ -43,7 +43,7 @@ func TestReplaceContent(t *testing.T) {
 		key := stagingKeyFor(old.WorkspaceID)
 		fl.stage(key, int64(len(pdf)), pdf)
 
-		a, err := svc.ReplaceContent(t.Context(), ulid.Make().String(), key)
+		a, err := svc.ReplaceContent(t.Context(), ulid.Make().String(), cairn.Staged{Key: key})
 		require.Equal(t, cairn.ReasonArtifactNotFound, cairn.ErrorReason(err))
 		require.Nil(t, a)
 		require.Empty(t, fl.calls)
@@ -69,7 +69,7 @@ func TestReplaceContent(t *testing.T) {
 				key := tt.key(old.WorkspaceID)
 				fl.stage(key, int64(len(pdf)), pdf)
 
-				a, err := svc.ReplaceContent(t.Context(), old.ID, key)
+				a, err := svc.ReplaceContent(t.Context(), old.ID, cairn.Staged{Key: key})
 				require.Equal(t, cairn.ReasonStagingKeyInvalid, cairn.ErrorReason(err))
 				require.Equal(t, "staging object key '"+key+"' was not issued for workspace "+old.WorkspaceID,
 					cairn.ErrorDetail(err), "the key is checked against the artifact's own workspace")
@@ -93,7 +93,7 @@ func TestReplaceContent(t *testing.T) {
 				fl.stage(key, 9000, pdf)
 
 				ctx := cairn.WithActor(t.Context(), "alice")
-				a, err := svc.ReplaceContent(ctx, old.ID, key)
+				a, err := svc.ReplaceContent(ctx, old.ID, cairn.Staged{Key: key})
 				require.NoError(t, err)
 
 				require.Len(t, fl.copies, 1)
@@ -138,7 +138,7 @@ func TestReplaceContent(t *testing.T) {
 		key := stagingKeyFor(old.WorkspaceID)
 		fl.stage(key, int64(len(pdf)), pdf)
 
-		a, err := svc.ReplaceContent(t.Context(), old.ID, key)
+		a, err := svc.ReplaceContent(t.Context(), old.ID, cairn.Staged{Key: key})
 		require.Equal(t, cairn.ReasonArtifactNotFound, cairn.ErrorReason(err))
 		require.Nil(t, a)
 		require.Len(t, fl.copies, 1)
@@ -176,7 +176,7 @@ func TestReplaceContent(t *testing.T) {
 				fl.stage(key, int64(len(pdf)), pdf)
 				tt.fail(f)
 
-				a, err := svc.ReplaceContent(t.Context(), old.ID, key)
+				a, err := svc.ReplaceContent(t.Context(), old.ID, cairn.Staged{Key: key})
 				require.ErrorIs(t, err, boom)
 				require.Nil(t, a)
 				require.Len(t, fl.copies, 1)
@@ -216,7 +216,7 @@ func TestReplaceContent(t *testing.T) {
 				fl.stage(key, tt.size, pdf)
 				tt.fail(f)
 
-				a, err := svc.ReplaceContent(t.Context(), old.ID, key)
+				a, err := svc.ReplaceContent(t.Context(), old.ID, cairn.Staged{Key: key})
 				require.Equal(t, tt.reason, cairn.ErrorReason(err))
 				require.Nil(t, a)
 				require.Empty(t, fl.updated)

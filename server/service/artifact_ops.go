@@ -56,7 +56,7 @@ func (s *Service) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGe
 	if g.TTL > 0 && g.TTL < ttl {
 		ttl = g.TTL
 	}
-	if d.GetURL, err = s.objects.PresignGet(ctx, a.ObjectKey, ttl); err != nil {
+	if d.GetURL, err = s.objects.PresignGet(ctx, a.ObjectKey, ttl, a.MIMEType); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -109,32 +109,28 @@ func (s *Service) SetArtifactDescription(ctx context.Context, id string, d *stri
 	})
 }
 
-// ReplaceContent points the artifact at a new copy of the staging object
-// and marks it RECORDED. The old object is released, not deleted, so a GET
-// URL minted before keeps working through the grace window. Concurrent
-// replacements are last-writer-wins; each releases the key it replaced.
-func (s *Service) ReplaceContent(ctx context.Context, id, stagingKey string) (*cairn.Artifact, error) {
-	if stagingKey == "" {
+// ReplaceContent points the artifact at newly uploaded content and marks
+// it RECORDED. The old object is released, not deleted, so a GET URL minted
+// before keeps working through the grace window. Concurrent replacements
+// are last-writer-wins; each releases the key it replaced.
+func (s *Service) ReplaceContent(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error) {
+	if src.Key == "" {
 		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
+	}
+	if err := src.Upload.Validate(); err != nil {
+		return nil, err
 	}
 	a, err := s.store.FindArtifact(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.keys.checkStagingKey(a.WorkspaceID, stagingKey); err != nil {
-		return nil, err
-	}
-	obj, err := s.ingest(ctx, a.WorkspaceID, stagingKey)
+	obj, err := s.ingest(ctx, a.WorkspaceID, src)
 	if err != nil {
 		return nil, err
 	}
 	updated, err := s.writeContent(ctx, id, obj)
-	if err != nil {
-		s.deleteObject(ctx, obj.key, "orphaned copy")
-		return nil, err
-	}
-	s.deleteObject(ctx, stagingKey, "staging object")
-	return updated, nil
+	s.settle(ctx, src, obj, err)
+	return updated, err
 }
 
 // writeContent switches the row to obj, releasing the key it had.

@@ -39,7 +39,7 @@ func TestGetArtifact(t *testing.T) {
 				a.State = state
 				f.artifactRow(a)
 				presigns := 0
-				f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) {
+				f.objects.PresignGetFunc = func(context.Context, string, time.Duration, string) (string, error) {
 					presigns++
 					return "u", nil
 				}
@@ -59,7 +59,7 @@ func TestGetArtifact(t *testing.T) {
 		a.State = cairn.ArtifactMissingObject
 		f.artifactRow(a)
 		presigns := 0
-		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) {
+		f.objects.PresignGetFunc = func(context.Context, string, time.Duration, string) (string, error) {
 			presigns++
 			return "u", nil
 		}
@@ -105,7 +105,7 @@ func TestGetArtifact(t *testing.T) {
 				f.objects.StatFunc = func(_ context.Context, key string) (*service.ObjectInfo, error) {
 					return &service.ObjectInfo{Key: key, Size: a.Size}, nil
 				}
-				f.objects.PresignGetFunc = func(_ context.Context, key string, ttl time.Duration) (string, error) {
+				f.objects.PresignGetFunc = func(_ context.Context, key string, ttl time.Duration, _ string) (string, error) {
 					presigns = append(presigns, presign{key, ttl})
 					return "https://s3.example/get?sig", nil
 				}
@@ -126,7 +126,7 @@ func TestGetArtifact(t *testing.T) {
 		f.objects.StatFunc = func(_ context.Context, key string) (*service.ObjectInfo, error) {
 			return &service.ObjectInfo{Key: key}, nil
 		}
-		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) { return "", errStoreDown }
+		f.objects.PresignGetFunc = func(context.Context, string, time.Duration, string) (string, error) { return "", errStoreDown }
 
 		d, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
 		require.ErrorIs(t, err, errStoreDown)
@@ -148,7 +148,7 @@ func TestGetArtifact(t *testing.T) {
 			return true, nil
 		}
 		presigns := 0
-		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) { presigns++; return "u", nil }
+		f.objects.PresignGetFunc = func(context.Context, string, time.Duration, string) (string, error) { presigns++; return "u", nil }
 
 		d, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
 		require.Equal(t, cairn.ReasonObjectMissing, cairn.ErrorReason(err))
@@ -164,7 +164,7 @@ func TestGetArtifact(t *testing.T) {
 		a := f.newArtifact(uuid.NewString())
 		f.artifactRow(a)
 		f.objects.StatFunc = func(context.Context, string) (*service.ObjectInfo, error) { return nil, errStoreDown }
-		f.objects.PresignGetFunc = func(context.Context, string, time.Duration) (string, error) { return "u", nil }
+		f.objects.PresignGetFunc = func(context.Context, string, time.Duration, string) (string, error) { return "u", nil }
 
 		d, err := svc.GetArtifact(t.Context(), a.ID, cairn.ArtifactGet{Presign: true})
 		require.NoError(t, err, "a store that cannot answer is no proof the object is gone: signing is local")

@@ -43,15 +43,20 @@ func (k keyScheme) finalKey(workspaceID string) string {
 	return k.store + "/" + workspaceID + "/" + ulid.Make().String()
 }
 
-// checkStagingKey accepts exactly the shape this server issues for the
-// workspace: no other prefix, no extra segment, one uppercase ULID.
-func (k keyScheme) checkStagingKey(workspaceID, key string) error {
-	rest, ok := strings.CutPrefix(key, k.staging+"/"+workspaceID+"/")
-	if !ok || !isULID(rest) {
-		return cairn.Errorf(cairn.ReasonStagingKeyInvalid,
-			"staging object key '%s' was not issued for workspace %s", key, workspaceID)
+// checkStagingKey accepts exactly the shapes this server issues for the
+// workspace: no other prefix, no extra segment, one uppercase ULID. Mint
+// issues final keys, which register takes as they are; legacy is true for
+// a key under the staging prefix, minted before register stopped copying,
+// which register still copies to a final key.
+func (k keyScheme) checkStagingKey(workspaceID, key string) (legacy bool, err error) {
+	for _, prefix := range []string{k.store, k.staging} {
+		rest, ok := strings.CutPrefix(key, prefix+"/"+workspaceID+"/")
+		if ok && isULID(rest) {
+			return prefix == k.staging, nil
+		}
 	}
-	return nil
+	return false, cairn.Errorf(cairn.ReasonStagingKeyInvalid,
+		"staging object key '%s' was not issued for workspace %s", key, workspaceID)
 }
 
 // isULID reports a canonical ULID: 26 uppercase Crockford base32

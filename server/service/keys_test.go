@@ -71,7 +71,12 @@ func TestCheckStagingKey(t *testing.T) {
 		for _, p := range []KeyPrefixes{{}, {Base: "poc"}, {Base: "/a//b/", Staging: "in/"}} {
 			k := newKeyScheme(p)
 			for range 100 {
-				require.NoError(t, k.checkStagingKey(keysWorkspace, k.stagingKey(keysWorkspace)))
+				legacy, err := k.checkStagingKey(keysWorkspace, k.finalKey(keysWorkspace))
+				require.NoError(t, err)
+				require.False(t, legacy, "mint issues final keys, which register takes as they are")
+				legacy, err = k.checkStagingKey(keysWorkspace, k.stagingKey(keysWorkspace))
+				require.NoError(t, err)
+				require.True(t, legacy, "a key minted before the upgrade is still copied")
 			}
 		}
 	})
@@ -80,7 +85,8 @@ func TestCheckStagingKey(t *testing.T) {
 		t.Parallel()
 		k := newKeyScheme(KeyPrefixes{Base: "poc"})
 		good := "poc/staging/" + keysWorkspace + "/" + keysULID
-		require.NoError(t, k.checkStagingKey(keysWorkspace, good))
+		_, err := k.checkStagingKey(keysWorkspace, good)
+		require.NoError(t, err)
 
 		tests := []struct {
 			name string
@@ -88,7 +94,8 @@ func TestCheckStagingKey(t *testing.T) {
 		}{
 			{"Empty", ""},
 			{"NoBase", "staging/" + keysWorkspace + "/" + keysULID},
-			{"FinalKey", k.finalKey(keysWorkspace)},
+			{"FinalKeyOfOtherWorkspace", "poc/store/9a0c1313-6b0e-4d7a-9c1f-2e5b7d9a0c13/" + keysULID},
+			{"FinalKeyWithoutBase", "store/" + keysWorkspace + "/" + keysULID},
 			{"OtherWorkspace", "poc/staging/9a0c1313-6b0e-4d7a-9c1f-2e5b7d9a0c13/" + keysULID},
 			{"WorkspacePrefixOnly", "poc/staging/" + keysWorkspace[:8] + "/" + keysULID},
 			{"LowercaseULID", "poc/staging/" + keysWorkspace + "/" + strings.ToLower(keysULID)},
@@ -115,7 +122,7 @@ func TestCheckStagingKey(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
-				err := k.checkStagingKey(keysWorkspace, tt.key)
+				_, err := k.checkStagingKey(keysWorkspace, tt.key)
 				require.Equal(t, cairn.ReasonStagingKeyInvalid, cairn.ErrorReason(err))
 				require.Equal(t, "staging object key '"+tt.key+"' was not issued for workspace "+keysWorkspace,
 					cairn.ErrorDetail(err))
@@ -175,13 +182,17 @@ func FuzzCheckStagingKey(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, key string) {
 		for _, k := range schemes {
-			err := k.checkStagingKey(keysWorkspace, key)
+			legacy, err := k.checkStagingKey(keysWorkspace, key)
 			if err != nil {
 				require.Equal(t, cairn.ReasonStagingKeyInvalid, cairn.ErrorReason(err))
 				continue
 			}
-			id, ok := strings.CutPrefix(key, k.staging+"/"+keysWorkspace+"/")
-			require.True(t, ok, "accepted %q without the staging prefix", key)
+			prefix := k.store
+			if legacy {
+				prefix = k.staging
+			}
+			id, ok := strings.CutPrefix(key, prefix+"/"+keysWorkspace+"/")
+			require.True(t, ok, "accepted %q without the staging or store prefix", key)
 			require.Len(t, id, 26)
 			for _, c := range id {
 				require.Contains(t, crockford, string(c), "accepted %q with a non-Crockford character", key)

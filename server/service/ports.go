@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -58,6 +59,9 @@ type Store interface {
 	// UpdateArtifact writes every mutable column of a.
 	// Reasons: artifact_not_found, name_taken.
 	UpdateArtifact(ctx context.Context, a *cairn.Artifact) error
+	// ObjectKeyUsed reports whether an artifact row names key or a
+	// released_objects row holds it.
+	ObjectKeyUsed(ctx context.Context, key string) (bool, error)
 	// DeleteArtifact deletes a row; an absent one is artifact_not_found.
 	DeleteArtifact(ctx context.Context, id string) error
 	// FlagMissing turns a RECORDED row whose object key is still a's into
@@ -140,8 +144,9 @@ type ObjectStore interface {
 	// PresignPut signs a PUT of key that the store accepts only with exactly
 	// the given size and SHA-256 (and content type, when one is given).
 	PresignPut(ctx context.Context, key string, put PutSpec) (url string, err error)
-	// PresignGet signs a GET of key that downloads as an attachment.
-	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// PresignGet signs a GET of key that downloads as an attachment, served
+	// with contentType (the type cairn sniffed, whatever the uploader sent).
+	PresignGet(ctx context.Context, key string, ttl time.Duration, contentType string) (string, error)
 	// Stat reads an object's size, modification time and stored checksum.
 	Stat(ctx context.Context, key string) (*ObjectInfo, error)
 	// ReadHead reads at most the first n bytes of an object.
@@ -153,9 +158,59 @@ type ObjectStore interface {
 	Delete(ctx context.Context, key string) error
 	// Pin writes the directory marker of a key prefix (prefix + "/").
 	Pin(ctx context.Context, prefix string) error
+	// Read opens the whole object for one streaming read.
+	Read(ctx context.Context, key string) (io.ReadCloser, error)
+
+	// CreateUpload starts a multipart upload of key whose parts are each
+	// bound to a SHA-256 the store verifies.
+	CreateUpload(ctx context.Context, key string) (uploadID string, err error)
+	// PresignPart signs one part's upload, bound to its size and SHA-256.
+	PresignPart(ctx context.Context, key, uploadID string, part PartSpec) (string, error)
+	// ListParts lists the parts the store received, in part order; an
+	// unknown upload is ErrUploadNotFound.
+	ListParts(ctx context.Context, key, uploadID string) ([]Part, error)
+	// CompleteUpload assembles parts into the object. Reasons:
+	// upload_incomplete (parts the store will not assemble).
+	CompleteUpload(ctx context.Context, key, uploadID string, parts []Part) error
+	// AbortUpload discards an upload; an unknown one is not an error.
+	AbortUpload(ctx context.Context, key, uploadID string) error
 }
 
-// PutSpec is what a presigned PUT binds.
+// MaxParts is the most parts one multipart upload has (the S3 limit).
+const MaxParts = cairn.MaxParts
+
+// PartSpec is what a presigned part upload binds.
+type PartSpec struct {
+	Number    int // 1 … MaxParts
+	Size      int64
+	SHA256B64 string
+	TTL       time.Duration
+}
+
+// Part is one part a store holds for an unfinished upload.
+type Part struct {
+	Number    int
+	Size      int64
+	ETag      string
+	SHA256B64 string // the checksum the store verified the part against
+}
+
+// Upload is one unfinished multipart upload.
+type Upload struct {
+	Key       string
+	ID        string
+	Initiated time.Time
+}
+
+// ErrUploadNotFound is returned (wrapped) for a multipart upload the store
+// does not know: completed, aborted or never started.
+var ErrUploadNotFound = errors.New("upload not found")
+
+// AnySize in a PutSpec leaves the PUT's length unbound.
+const AnySize = -1
+
+// PutSpec is what a presigned PUT binds. An empty SHA256B64 binds no
+// checksum; Size AnySize binds no length.
 type PutSpec struct {
 	Size        int64
 	SHA256B64   string
@@ -172,6 +227,9 @@ type ObjectInfo struct {
 	// against when it was written (a checksum-bound PUT), as Stat reports
 	// it; empty when the store kept none or the call does not report it.
 	SHA256B64 string
+	// ETag is the store's entity tag, unquoted: for a single PUT, the hex
+	// MD5 of the bytes the store received.
+	ETag string
 }
 
 // ErrObjectNotFound is returned (wrapped) for an absent object.

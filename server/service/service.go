@@ -23,11 +23,20 @@ var (
 
 // Config holds the service's settings; zero values take defaults.
 type Config struct {
-	AppName       string        // namespaces volumes, containers and locks; default "cairn"
-	Keys          KeyPrefixes   // object-key prefixes
-	MaxObjectSize int64         // single-PUT cap; default 1 GiB
-	PutURLTTL     time.Duration // staging PUT URLs; default 360 s
-	GetURLMaxTTL  time.Duration // presigned GETs; default 900 s
+	AppName       string      // namespaces volumes, containers and locks; default "cairn"
+	Keys          KeyPrefixes // object-key prefixes
+	MaxObjectSize int64       // the largest artifact; default 1 GiB
+	// MultipartThreshold: a mint that asks for multipart gets a plan above
+	// it; default 256 MiB. PartSize is a plan's part size; default 64 MiB.
+	MultipartThreshold int64
+	PartSize           int64
+	// RegisterWindow is how long after its upload an object may still be
+	// registered: less than the reaper's grace for never-referenced objects
+	// (maintenance.objAgeOutSec), so a register never races the reaper.
+	// Default 58 minutes.
+	RegisterWindow time.Duration
+	PutURLTTL      time.Duration // staging PUT URLs; default 360 s
+	GetURLMaxTTL   time.Duration // presigned GETs; default 900 s
 	// SidecarTimeout is the runtime's bound on one sidecar run; URLs handed
 	// to sidecars outlive it. Default 300 s.
 	SidecarTimeout time.Duration
@@ -51,9 +60,12 @@ type Service struct {
 	// onTransfer counts moved bytes; never nil.
 	onTransfer func(direction string, bytes int64)
 
-	maxObjectSize int64
-	putURLTTL     time.Duration
-	getURLMaxTTL  time.Duration
+	maxObjectSize      int64
+	multipartThreshold int64
+	partSize           int64
+	registerWindow     time.Duration
+	putURLTTL          time.Duration
+	getURLMaxTTL       time.Duration
 	// sidecarTimeout bounds one sidecar run.
 	sidecarTimeout time.Duration
 
@@ -68,17 +80,21 @@ type Service struct {
 // New returns a Service over the given adapters.
 func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service {
 	s := &Service{
-		store:          store,
-		runtime:        runtime,
-		objects:        objects,
-		appName:        cmp.Or(cfg.AppName, "cairn"),
-		keys:           newKeyScheme(cfg.Keys),
-		log:            cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		now:            cfg.Now,
-		maxObjectSize:  cmp.Or(cfg.MaxObjectSize, 1<<30),
-		putURLTTL:      cmp.Or(cfg.PutURLTTL, 360*time.Second),
-		getURLMaxTTL:   cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
-		sidecarTimeout: cmp.Or(cfg.SidecarTimeout, 300*time.Second),
+		store:         store,
+		runtime:       runtime,
+		objects:       objects,
+		appName:       cmp.Or(cfg.AppName, "cairn"),
+		keys:          newKeyScheme(cfg.Keys),
+		log:           cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		now:           cfg.Now,
+		maxObjectSize: cmp.Or(cfg.MaxObjectSize, 1<<30),
+		// A part is never below the store's minimum, whatever the config.
+		multipartThreshold: cmp.Or(cfg.MultipartThreshold, 256<<20),
+		partSize:           max(cmp.Or(cfg.PartSize, 64<<20), cairn.MinPartSize),
+		registerWindow:     cmp.Or(cfg.RegisterWindow, 58*time.Minute),
+		putURLTTL:          cmp.Or(cfg.PutURLTTL, 360*time.Second),
+		getURLMaxTTL:       cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
+		sidecarTimeout:     cmp.Or(cfg.SidecarTimeout, 300*time.Second),
 	}
 	if s.now == nil {
 		s.now = cairn.Now

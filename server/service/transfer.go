@@ -107,7 +107,7 @@ func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath str
 				"artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State)
 		}
 		// The URL must outlive the sidecar, whatever the REST maximum.
-		url, err := s.objects.PresignGet(ctx, a.ObjectKey, s.sidecarTimeout+sidecarURLSlack)
+		url, err := s.objects.PresignGet(ctx, a.ObjectKey, s.sidecarTimeout+sidecarURLSlack, "")
 		if err != nil {
 			return err
 		}

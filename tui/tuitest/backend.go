@@ -32,7 +32,7 @@ type Backend struct {
 	GetArtifactFunc            func(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error)
 	RenameArtifactFunc         func(ctx context.Context, id, name string) (*cairn.Artifact, error)
 	SetArtifactDescriptionFunc func(ctx context.Context, id string, d *string) (*cairn.Artifact, error)
-	ReplaceContentFunc         func(ctx context.Context, id, key string) (*cairn.Artifact, error)
+	ReplaceContentFunc         func(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error)
 	DeleteArtifactFunc         func(ctx context.Context, id string) error
 
 	EventsFunc func(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error)
@@ -170,12 +170,24 @@ func (b *Backend) SetArtifactDescription(ctx context.Context, id string, d *stri
 	return b.World.describeArtifact(ctx, id, d)
 }
 
-func (b *Backend) ReplaceContent(ctx context.Context, id, key string) (*cairn.Artifact, error) {
+func (b *Backend) ReplaceContent(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error) {
 	if b.ReplaceContentFunc != nil {
-		return b.ReplaceContentFunc(ctx, id, key)
+		return b.ReplaceContentFunc(ctx, id, src)
 	}
 	return nil, unsupported()
 }
+
+// The multipart calls are the client's business; the TUI's fake world has
+// no store behind it.
+func (b *Backend) MintParts(context.Context, string, cairn.PartRequest) (*cairn.PartURLs, error) {
+	return nil, unsupported()
+}
+
+func (b *Backend) UploadedParts(context.Context, string, string, string) ([]cairn.UploadedPart, error) {
+	return nil, unsupported()
+}
+
+func (b *Backend) AbortUpload(context.Context, string, string, string) error { return unsupported() }
 
 func (b *Backend) DeleteArtifact(ctx context.Context, id string) error {
 	if b.DeleteArtifactFunc != nil {

@@ -2,6 +2,7 @@ package servicetest
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/cairn-dev/cairn/server/service"
@@ -13,12 +14,19 @@ var _ service.ObjectStore = (*ObjectStore)(nil)
 type ObjectStore struct {
 	PingFunc       func(ctx context.Context) error
 	PresignPutFunc func(ctx context.Context, key string, put service.PutSpec) (string, error)
-	PresignGetFunc func(ctx context.Context, key string, ttl time.Duration) (string, error)
+	PresignGetFunc func(ctx context.Context, key string, ttl time.Duration, contentType string) (string, error)
 	StatFunc       func(ctx context.Context, key string) (*service.ObjectInfo, error)
 	ReadHeadFunc   func(ctx context.Context, key string, n int64) ([]byte, error)
 	CopyFunc       func(ctx context.Context, src, dst, contentType string) error
 	DeleteFunc     func(ctx context.Context, key string) error
 	PinFunc        func(ctx context.Context, prefix string) error
+	ReadFunc       func(ctx context.Context, key string) (io.ReadCloser, error)
+
+	CreateUploadFunc   func(ctx context.Context, key string) (string, error)
+	PresignPartFunc    func(ctx context.Context, key, uploadID string, part service.PartSpec) (string, error)
+	ListPartsFunc      func(ctx context.Context, key, uploadID string) ([]service.Part, error)
+	CompleteUploadFunc func(ctx context.Context, key, uploadID string, parts []service.Part) error
+	AbortUploadFunc    func(ctx context.Context, key, uploadID string) error
 }
 
 func (o *ObjectStore) Ping(ctx context.Context) error {
@@ -35,11 +43,11 @@ func (o *ObjectStore) PresignPut(ctx context.Context, key string, put service.Pu
 	return o.PresignPutFunc(ctx, key, put)
 }
 
-func (o *ObjectStore) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+func (o *ObjectStore) PresignGet(ctx context.Context, key string, ttl time.Duration, contentType string) (string, error) {
 	if o.PresignGetFunc == nil {
 		return "", notSet("ObjectStore.PresignGet")
 	}
-	return o.PresignGetFunc(ctx, key, ttl)
+	return o.PresignGetFunc(ctx, key, ttl, contentType)
 }
 
 func (o *ObjectStore) Stat(ctx context.Context, key string) (*service.ObjectInfo, error) {
@@ -75,4 +83,46 @@ func (o *ObjectStore) Pin(ctx context.Context, prefix string) error {
 		return notSet("ObjectStore.Pin")
 	}
 	return o.PinFunc(ctx, prefix)
+}
+
+func (o *ObjectStore) Read(ctx context.Context, key string) (io.ReadCloser, error) {
+	if o.ReadFunc == nil {
+		return nil, notSet("ObjectStore.Read")
+	}
+	return o.ReadFunc(ctx, key)
+}
+
+func (o *ObjectStore) CreateUpload(ctx context.Context, key string) (string, error) {
+	if o.CreateUploadFunc == nil {
+		return "", notSet("ObjectStore.CreateUpload")
+	}
+	return o.CreateUploadFunc(ctx, key)
+}
+
+func (o *ObjectStore) PresignPart(ctx context.Context, key, uploadID string, part service.PartSpec) (string, error) {
+	if o.PresignPartFunc == nil {
+		return "", notSet("ObjectStore.PresignPart")
+	}
+	return o.PresignPartFunc(ctx, key, uploadID, part)
+}
+
+func (o *ObjectStore) ListParts(ctx context.Context, key, uploadID string) ([]service.Part, error) {
+	if o.ListPartsFunc == nil {
+		return nil, notSet("ObjectStore.ListParts")
+	}
+	return o.ListPartsFunc(ctx, key, uploadID)
+}
+
+func (o *ObjectStore) CompleteUpload(ctx context.Context, key, uploadID string, parts []service.Part) error {
+	if o.CompleteUploadFunc == nil {
+		return notSet("ObjectStore.CompleteUpload")
+	}
+	return o.CompleteUploadFunc(ctx, key, uploadID, parts)
+}
+
+func (o *ObjectStore) AbortUpload(ctx context.Context, key, uploadID string) error {
+	if o.AbortUploadFunc == nil {
+		return notSet("ObjectStore.AbortUpload")
+	}
+	return o.AbortUploadFunc(ctx, key, uploadID)
 }

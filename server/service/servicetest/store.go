@@ -39,6 +39,7 @@ type Store struct {
 	UpdateArtifactFunc    func(ctx context.Context, a *cairn.Artifact) error
 	DeleteArtifactFunc    func(ctx context.Context, id string) error
 	ReleaseObjectFunc     func(ctx context.Context, key, workspaceID string, at time.Time) error
+	ObjectKeyUsedFunc     func(ctx context.Context, key string) (bool, error)
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
@@ -193,4 +194,13 @@ func (s *Store) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*ca
 		return nil, notSet("Store.FindAuditEvents")
 	}
 	return s.FindAuditEventsFunc(ctx, f)
+}
+
+// ObjectKeyUsed answers false when no func is set: most tests register
+// fresh keys.
+func (s *Store) ObjectKeyUsed(ctx context.Context, key string) (bool, error) {
+	if s.ObjectKeyUsedFunc == nil {
+		return false, nil
+	}
+	return s.ObjectKeyUsedFunc(ctx, key)
 }
