@@ -165,11 +165,16 @@ type S3Config struct {
 
 // StoreConfig is `artifact.store`.
 type StoreConfig struct {
-	Bucket           string       `yaml:"bucket"`
-	PutURLTTLSecs    int          `yaml:"putUrlTTLSecs"`
-	GetURLMaxTTLSecs int          `yaml:"getUrlMaxTTLSecs"`
-	MaxObjectSize    int64        `yaml:"maxObjectSize"`
-	Prefix           PrefixConfig `yaml:"prefix"`
+	Bucket           string `yaml:"bucket"`
+	PutURLTTLSecs    int    `yaml:"putUrlTTLSecs"`
+	GetURLMaxTTLSecs int    `yaml:"getUrlMaxTTLSecs"`
+	MaxObjectSize    int64  `yaml:"maxObjectSize"`
+	// MultipartThreshold: a client asking for multipart gets an upload
+	// plan above this size (ARCHITECTURE §11.3); PartSize is the plan's
+	// part size, grown for objects that would need over 10 000 parts.
+	MultipartThreshold int64        `yaml:"multipartThreshold"`
+	PartSize           int64        `yaml:"partSize"`
+	Prefix             PrefixConfig `yaml:"prefix"`
 }
 
 // PrefixConfig is `artifact.store.prefix`: the key prefixes of the one bucket
@@ -280,9 +285,10 @@ const (
 	minClientTTL      = 60
 	minPresignTTLSecs = 5
 	maxPresignTTLSecs = 7 * 24 * 60 * 60
-	// maxObjectSizeCap is the single-part copy limit of S3: registering an
-	// artifact copies its staging object in one part (API.md §16.22).
-	maxObjectSizeCap = 5 << 30
+	// maxObjectSizeCap is the S3 object limit: 10 000 parts of up to
+	// 5 GiB, capped by the store at 5 TiB. Register no longer copies, so
+	// the 5 GiB single-part copy limit is gone.
+	maxObjectSizeCap = 5 << 40
 	// putURLGraceSecs is how long after the PUT URL expires an upload may
 	// still be registered before the reconciler may reap it (API.md §16.2).
 	putURLGraceSecs = 60
@@ -332,7 +338,10 @@ func DefaultConfig() Config {
 				PutURLTTLSecs:    360,
 				GetURLMaxTTLSecs: 900,
 				MaxObjectSize:    1 << 30,
-				Prefix:           PrefixConfig{Staging: "staging", Store: "store"},
+				// Measured: see README "Large artifacts".
+				MultipartThreshold: 256 << 20,
+				PartSize:           64 << 20,
+				Prefix:             PrefixConfig{Staging: "staging", Store: "store"},
 			},
 			Sidecar: SidecarConfig{
 				Image: "cairn-sidecar:latest", TimeoutSecs: 300, NetworkMode: "bridge", MaxConcurrent: 8,

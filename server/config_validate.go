@@ -132,8 +132,16 @@ func (s StoreConfig) validate(p *configProblems) {
 	p.between("artifact.store.putUrlTTLSecs", s.PutURLTTLSecs, minPresignTTLSecs, maxPresignTTLSecs)
 	p.between("artifact.store.getUrlMaxTTLSecs", s.GetURLMaxTTLSecs, minPresignTTLSecs, maxPresignTTLSecs)
 	if s.MaxObjectSize <= 0 || s.MaxObjectSize > maxObjectSizeCap {
-		p.add("artifact.store.maxObjectSize", "must be between 1 and %d (5 GiB, the single-part copy limit), got %d",
+		p.add("artifact.store.maxObjectSize", "must be between 1 and %d (5 TiB, the S3 object limit), got %d",
 			int64(maxObjectSizeCap), s.MaxObjectSize)
+	}
+	if s.MultipartThreshold < cairn.MinPartSize || s.MultipartThreshold > cairn.MaxPartSize {
+		p.add("artifact.store.multipartThreshold", "must be between %d (5 MiB) and %d (5 GiB), got %d",
+			int64(cairn.MinPartSize), int64(cairn.MaxPartSize), s.MultipartThreshold)
+	}
+	if s.PartSize < cairn.MinPartSize || s.PartSize > cairn.MaxPartSize {
+		p.add("artifact.store.partSize", "must be between %d (5 MiB) and %d (5 GiB), got %d",
+			int64(cairn.MinPartSize), int64(cairn.MaxPartSize), s.PartSize)
 	}
 	if s.Prefix.Base != "" {
 		p.keyPrefix("artifact.store.prefix.base", s.Prefix.Base)

@@ -203,13 +203,16 @@ func (s *Server) reconcileConfig() reconcile.Config {
 func (s *Server) serviceConfig() service.Config {
 	store := s.cfg.Artifact.Store
 	return service.Config{
-		AppName:        s.cfg.AppName,
-		Keys:           service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
-		MaxObjectSize:  store.MaxObjectSize,
-		PutURLTTL:      time.Duration(store.PutURLTTLSecs) * time.Second,
-		GetURLMaxTTL:   time.Duration(store.GetURLMaxTTLSecs) * time.Second,
-		SidecarTimeout: time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
-		Logger:         s.log,
+		AppName:            s.cfg.AppName,
+		Keys:               service.KeyPrefixes{Base: store.Prefix.Base, Staging: store.Prefix.Staging, Store: store.Prefix.Store},
+		MaxObjectSize:      store.MaxObjectSize,
+		MultipartThreshold: store.MultipartThreshold,
+		PartSize:           store.PartSize,
+		RegisterWindow:     registerWindow(s.cfg.Maintenance),
+		PutURLTTL:          time.Duration(store.PutURLTTLSecs) * time.Second,
+		GetURLMaxTTL:       time.Duration(store.GetURLMaxTTLSecs) * time.Second,
+		SidecarTimeout:     time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
+		Logger:             s.log,
 	}
 }
 
@@ -403,4 +406,11 @@ func logLevel(s string) slog.Level {
 // Migrate applies the embedded schema to the configured database.
 func Migrate(ctx context.Context, cfg Config, sqlPassword string) (int32, error) {
 	return postgres.Migrate(ctx, DatabaseURL(cfg.Persistence.SQL.App, sqlPassword))
+}
+
+// registerWindow is how long after its upload an object may be registered:
+// the reaper's grace for never-referenced objects less a margin, so that a
+// register never inserts a row for an object the reaper is deleting.
+func registerWindow(m MaintenanceConfig) time.Duration {
+	return time.Duration(m.ObjAgeOutSec-putURLGraceSecs) * time.Second
 }

@@ -56,7 +56,6 @@ func TestReplaceContent(t *testing.T) {
 			key  func(ws string) string
 		}{
 			{"OtherWorkspace", func(string) string { return stagingKeyFor(uuid.NewString()) }},
-			{"OwnFinalKey", func(ws string) string { return "store/" + ws + "/" + ulid.Make().String() }},
 			{"TrailingSlash", func(ws string) string { return stagingKeyFor(ws) + "/" }},
 		}
 		for _, tt := range tests {

@@ -303,7 +303,7 @@ func TestRegisterArtifact(t *testing.T) {
 			{"DoubleSlash", func(ws string) string { return "staging//" + ws + "/" + ulid26 }},
 			{"TrailingSlash", func(ws string) string { return "staging/" + ws + "/" + ulid26 + "/" }},
 			{"LeadingSlash", func(ws string) string { return "/staging/" + ws + "/" + ulid26 }},
-			{"StorePrefix", func(ws string) string { return "store/" + ws + "/" + ulid26 }},
+			{"StorePrefixOtherWorkspace", func(string) string { return "store/" + uuid.NewString() + "/" + ulid26 }},
 			{"ULID25", func(ws string) string { return "staging/" + ws + "/" + ulid26[:25] }},
 			{"ULID27", func(ws string) string { return "staging/" + ws + "/" + ulid26 + "0" }},
 			{"NoULID", func(ws string) string { return "staging/" + ws + "/" }},
@@ -340,7 +340,7 @@ func TestRegisterArtifact(t *testing.T) {
 		require.Empty(t, fl.calls)
 	})
 
-	t.Run("OK", func(t *testing.T) {
+	t.Run("OKLegacyStagingKey", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
 		ws := f.namesFreeWorkspace()
@@ -464,7 +464,7 @@ func TestRegisterArtifact(t *testing.T) {
 
 		a, err := svc.RegisterArtifact(t.Context(), ws.ID, cairn.ArtifactCreate{StagingKey: key, Name: "report"})
 		require.Equal(t, cairn.ReasonObjectTooLarge, cairn.ErrorReason(err))
-		require.Equal(t, "staged object '"+key+"' is 101 bytes, over the 100 byte single-PUT size cap", cairn.ErrorDetail(err))
+		require.Equal(t, "staged object '"+key+"' is 101 bytes, over the 100 byte size cap", cairn.ErrorDetail(err))
 		require.Nil(t, a)
 		require.Equal(t, []string{"stat"}, fl.calls)
 	})

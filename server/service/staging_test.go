@@ -78,13 +78,13 @@ func TestMintStaging(t *testing.T) {
 			prefix string
 			ttl    time.Duration
 		}{
-			{"OKDefaults", service.Config{}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "staging", 360 * time.Second},
-			{"OKZeroSize", service.Config{}, cairn.StagingRequest{SHA256B64: sha256B64(nil)}, "staging", 360 * time.Second},
-			{"OKContentType", service.Config{}, cairn.StagingRequest{Size: 5, SHA256B64: sum, ContentType: "application/pdf"}, "staging", 360 * time.Second},
-			{"OKBasePrefix", service.Config{Keys: service.KeyPrefixes{Base: "poc"}}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "poc/staging", 360 * time.Second},
-			{"OKCleanedPrefixes", service.Config{Keys: service.KeyPrefixes{Base: "/a//b/", Staging: "up/"}}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "a/b/up", 360 * time.Second},
-			{"OKPutURLTTL", service.Config{PutURLTTL: time.Minute}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "staging", time.Minute},
-			{"OKSizeAtCap", service.Config{MaxObjectSize: 5}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "staging", 360 * time.Second},
+			{"OKDefaults", service.Config{}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "store", 360 * time.Second},
+			{"OKZeroSize", service.Config{}, cairn.StagingRequest{SHA256B64: sha256B64(nil)}, "store", 360 * time.Second},
+			{"OKContentType", service.Config{}, cairn.StagingRequest{Size: 5, SHA256B64: sum, ContentType: "application/pdf"}, "store", 360 * time.Second},
+			{"OKBasePrefix", service.Config{Keys: service.KeyPrefixes{Base: "poc"}}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "poc/store", 360 * time.Second},
+			{"OKCleanedPrefixes", service.Config{Keys: service.KeyPrefixes{Base: "/a//b/", Staging: "up/"}}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "a/b/store", 360 * time.Second},
+			{"OKPutURLTTL", service.Config{PutURLTTL: time.Minute}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "store", time.Minute},
+			{"OKSizeAtCap", service.Config{MaxObjectSize: 5}, cairn.StagingRequest{Size: 5, SHA256B64: sum}, "store", 360 * time.Second},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
