@@ -116,15 +116,16 @@ func (s *Store) AbortUpload(ctx context.Context, key, uploadID string) error {
 	return err
 }
 
-// ListUploads returns up to max unfinished uploads under prefix, in key and
-// upload-ID order, after the given markers (empty: from the start).
+// ListUploads returns up to max unfinished uploads under prefix, in key
+// order, with keys after after.Key (empty: from the start). Pages are cut
+// by key alone: cairn starts one upload per fresh key, and versitygw
+// refuses an upload-ID marker it did not hand out itself.
 func (s *Store) ListUploads(ctx context.Context, prefix string, after service.Upload, max int) ([]service.Upload, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	in := &s3.ListMultipartUploadsInput{Bucket: &s.bucket, Prefix: &prefix, MaxUploads: aws.Int32(int32(max))}
 	if after.Key != "" {
 		in.KeyMarker = aws.String(after.Key)
-		in.UploadIdMarker = aws.String(after.ID)
 	}
 	out, err := s.client.ListMultipartUploads(ctx, in)
 	if err != nil {
