@@ -22,6 +22,9 @@ type SweepResult struct {
 	ArtifactsFlagged  int       `json:"artifacts_flagged"`
 	ReleasedPruned    int       `json:"released_pruned"`
 	ContainersRemoved int       `json:"containers_removed"`
+	// UploadsAborted counts unfinished multipart uploads started before the
+	// grace cutoff and aborted (sweep multipart-uploads).
+	UploadsAborted int `json:"uploads_aborted"`
 	// Errors holds the first MaxSweepErrors per-item failures;
 	// ErrorsOmitted counts the rest, so a report stays small however much
 	// failed.

@@ -125,7 +125,7 @@ func (m *reconcileMetrics) observe(res *cairn.SweepResult, err error) {
 		"staging_examined": res.StagingExamined, "staging_deleted": res.StagingDeleted,
 		"storage_examined": res.StorageExamined, "storage_deleted": res.StorageDeleted,
 		"artifacts_flagged": res.ArtifactsFlagged, "released_pruned": res.ReleasedPruned,
-		"containers_removed": res.ContainersRemoved,
+		"containers_removed": res.ContainersRemoved, "uploads_aborted": res.UploadsAborted,
 	} {
 		m.items.WithLabelValues(name).Add(float64(n))
 	}

@@ -54,6 +54,7 @@ func sweepFields(r *cairn.SweepResult) fields {
 		{"Volumes", fmt.Sprintf("%d examined, %d adopted, %d cleared, %d orphaned",
 			r.VolumesExamined, r.VolumesAdopted, r.VolumesCleared, r.VolumesOrphaned)},
 		{"Staging", fmt.Sprintf("%d examined, %d deleted", r.StagingExamined, r.StagingDeleted)},
+		{"Uploads", fmt.Sprintf("%d aborted", r.UploadsAborted)},
 		{"Storage", fmt.Sprintf("%d examined, %d deleted", r.StorageExamined, r.StorageDeleted)},
 		{"Flagged missing", n(r.ArtifactsFlagged)},
 		{"Released pruned", n(r.ReleasedPruned)},

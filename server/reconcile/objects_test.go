@@ -232,3 +232,44 @@ func TestMissingFlagRaces(t *testing.T) {
 	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, during.ID), "written while the listing ran: never flagged")
 	require.Equal(t, cairn.ArtifactRecorded, e.artifactState(t, missed.ID), "the HEAD found what the listing missed")
 }
+
+func TestMultipartUploads(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	r := e.reconciler(reconcile.Config{})
+	reconcile.SetPageSize(r, 2) // three uploads: two listing pages
+	ws := e.workspace(t, cairn.VolumeNone)
+	var ids []string
+	var keys []string
+	for range 3 {
+		key := "store/" + ws.ID + "/" + ulid.Make().String()
+		id, err := e.store.CreateUpload(ctx, key)
+		require.NoError(t, err)
+		keys, ids = append(keys, key), append(ids, id)
+	}
+	outside := "staging/" + ws.ID + "/" + ulid.Make().String() // never touched: not under the store prefix
+	outsideID, err := e.store.CreateUpload(ctx, outside)
+	require.NoError(t, err)
+
+	e.ahead(ageOut / 2) // started within the grace
+	res := pass(t, r)
+	require.Empty(t, res.Errors)
+	require.Zero(t, res.UploadsAborted)
+	for i, k := range keys {
+		_, err := e.store.ListParts(ctx, k, ids[i])
+		require.NoError(t, err, "an upload within its grace may still be registered")
+	}
+
+	e.ahead(2 * ageOut) // abandoned
+	res = pass(t, r)
+	require.Empty(t, res.Errors)
+	require.Equal(t, 3, res.UploadsAborted)
+	for i, k := range keys {
+		_, err := e.store.ListParts(ctx, k, ids[i])
+		require.ErrorIs(t, err, service.ErrUploadNotFound)
+	}
+	_, err = e.store.ListParts(ctx, outside, outsideID)
+	require.NoError(t, err, "an upload outside the store prefix is never touched")
+	require.NoError(t, e.store.AbortUpload(ctx, outside, outsideID))
+}

@@ -74,6 +74,11 @@ type Objects interface {
 	DeleteMany(ctx context.Context, keys []string) (failed []string, err error)
 	// Stat reads one object; an absent one is service.ErrObjectNotFound.
 	Stat(ctx context.Context, key string) (*service.ObjectInfo, error)
+	// ListUploads returns up to max unfinished multipart uploads whose key
+	// starts with prefix, in key order, with keys after after.Key.
+	ListUploads(ctx context.Context, prefix string, after service.Upload, max int) ([]service.Upload, error)
+	// AbortUpload discards an upload; an unknown one is not an error.
+	AbortUpload(ctx context.Context, key, uploadID string) error
 }
 
 // Container is a container of the app, as the leak sweep sees it.

@@ -25,6 +25,7 @@ const (
 	sweepStaging    = "staging-objects"
 	sweepStorage    = "storage-objects"
 	sweepContainers = "containers"
+	sweepUploads    = "multipart-uploads"
 )
 
 // defaultPageSize is the listing and row page of every sweep.
@@ -162,6 +163,7 @@ func (r *Reconciler) report(res *cairn.SweepResult, err error) {
 		"volumes_examined", res.VolumesExamined, "volumes_adopted", res.VolumesAdopted,
 		"volumes_cleared", res.VolumesCleared, "volumes_orphaned", res.VolumesOrphaned,
 		"staging_examined", res.StagingExamined, "staging_deleted", res.StagingDeleted,
+		"uploads_aborted", res.UploadsAborted,
 		"storage_examined", res.StorageExamined, "storage_deleted", res.StorageDeleted,
 		"artifacts_flagged", res.ArtifactsFlagged, "released_pruned", res.ReleasedPruned,
 		"containers_removed", res.ContainersRemoved, "errors", len(res.Errors) + res.ErrorsOmitted,
@@ -268,6 +270,7 @@ func (p *pass) run(ctx context.Context) error {
 		return err
 	}
 	p.sweepStaging(ctx)
+	p.sweepUploads(ctx)
 	if err := p.sweepStorage(ctx); err != nil {
 		return err
 	}

@@ -98,6 +98,36 @@ func (p *pass) sweepStaging(ctx context.Context) {
 	}
 }
 
+// sweepUploads aborts the multipart uploads under the store prefix that
+// were started before the cutoff and never completed: their parts hold
+// space, and no register can complete them any more (the register window
+// is shorter than the grace).
+func (p *pass) sweepUploads(ctx context.Context) {
+	prefix := p.scopedPrefix(p.r.final)
+	after := service.Upload{}
+	for {
+		page, err := p.r.objects.ListUploads(ctx, prefix, after, p.r.pageSize)
+		if err != nil {
+			p.fail(sweepUploads, "listing failed", err)
+			return
+		}
+		for _, u := range page {
+			if !u.Initiated.Before(p.cutoff) {
+				continue
+			}
+			if err := p.r.objects.AbortUpload(ctx, u.Key, u.ID); err != nil {
+				p.fail(sweepUploads, "abort failed", err)
+				continue
+			}
+			p.res.UploadsAborted++
+		}
+		if len(page) < p.r.pageSize {
+			return
+		}
+		after = page[len(page)-1]
+	}
+}
+
 // deleteObjects bulk-deletes keys and returns those that went; failures
 // are collected.
 func (p *pass) deleteObjects(ctx context.Context, sweep string, keys []string) []string {
