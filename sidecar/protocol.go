@@ -10,6 +10,7 @@ const (
 	CommandPrep     = "prep"
 	CommandStat     = "stat"
 	CommandUpload   = "upload"
+	CommandPut      = "put"
 	CommandDownload = "download"
 )
 
@@ -22,6 +23,7 @@ const (
 	EnvObjectSize  = "CAIRN_OBJECT_SIZE"
 	EnvSHA256B64   = "CAIRN_SHA256_B64"
 	EnvContentType = "CAIRN_CONTENT_TYPE"
+	EnvMaxSize     = "CAIRN_MAX_SIZE"
 )
 
 // Failure reasons reported in a result line.
@@ -38,8 +40,8 @@ const (
 	ExitUsage   = 2
 )
 
-// Result is the line printed by prep, upload and download. Fields that do
-// not apply to a command are omitted.
+// Result is the line printed by prep, upload, put and download. Fields that
+// do not apply to a command are omitted.
 type Result struct {
 	OK             bool    `json:"ok"`
 	Error          *string `json:"error,omitempty"`
@@ -49,6 +51,12 @@ type Result struct {
 	UploadedPath   string  `json:"uploaded_path,omitempty"`
 	DownloadedPath string  `json:"downloaded_path,omitempty"`
 	Size           *int64  `json:"size,omitempty"`
+	// SHA256B64 (standard padded base64), MD5 (lower-case hex) and Head (the
+	// first HeadBytes bytes, base64 in the line) describe the bytes a put
+	// read and sent, all taken in its one pass over the file.
+	SHA256B64 string `json:"sha256_b64,omitempty"`
+	MD5       string `json:"md5,omitempty"`
+	Head      []byte `json:"head,omitempty"`
 }
 
 // Failure builds a failed Result.

@@ -15,7 +15,7 @@ type Env func(string) string
 // process exit code.
 func Main(args []string, env Env, out io.Writer) int {
 	if len(args) != 1 {
-		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, stat, upload or download"), ExitUsage)
+		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, stat, upload, put or download"), ExitUsage)
 	}
 	switch args[0] {
 	case CommandPrep:
@@ -28,6 +28,8 @@ func Main(args []string, env Env, out io.Writer) int {
 		return emit(out, r, ExitFailure)
 	case CommandUpload:
 		return finish(out, upload(env))
+	case CommandPut:
+		return finish(out, putSource(env))
 	case CommandDownload:
 		return finish(out, download(env))
 	default:

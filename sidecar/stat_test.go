@@ -78,67 +78,74 @@ func sourceVolume(t *testing.T) volume {
 	return v
 }
 
-func TestStatSource(t *testing.T) {
-	t.Parallel()
-	v := sourceVolume(t)
+// sourceCase is one source of API.md §5.4's table and what stat and put
+// make of it: a valid source's bytes, or a refusal's reason and message.
+type sourceCase struct {
+	name, source string
+	// resolved is where the source leads inside the mount; "" when it does
+	// not resolve to something there.
+	resolved        string
+	data            []byte // a valid source's content
+	reason, message string // a refusal; "" for a valid source
+}
+
+// sourceCases walks every row of the source table over sourceVolume.
+func sourceCases(v volume) []sourceCase {
 	notFound := func(p string) string { return "source file '" + p + "' does not exist" }
 	outside := func(r string) string {
 		return "source path resolves to '" + r + "', which is outside the workspace volume mounted at '" + v.ws + "'"
 	}
 	isDir := func(p string) string { return "source path '" + p + "' is a directory, not a single uploadable file" }
 	notRegular := func(p string) string { return "source path '" + p + "' is not a regular file" }
+	secret, sibling := filepath.Join(v.outside, "secret"), filepath.Join(v.sibling, "file")
+	return []sourceCase{
+		{name: "OK", source: v.at("file.txt"), resolved: v.at("file.txt"), data: helloData},
+		{name: "OKEmpty", source: v.at("empty"), resolved: v.at("empty"), data: []byte{}},
+		{name: "OKHeadIsTheFirstBytes", source: v.at("large"), resolved: v.at("large"), data: largeData},
+		{name: "OKAbsoluteSymlinkInMount", source: v.at("abs-in"), resolved: v.at("dir/nested.txt"), data: nestedRaw},
+		{name: "OKRelativeSymlinkInMount", source: v.at("rel-in"), resolved: v.at("dir/nested.txt"), data: nestedRaw},
+		{name: "OKSymlinkedParentInMount", source: v.at("dir-link/nested.txt"), resolved: v.at("dir/nested.txt"), data: nestedRaw},
+		{name: "OKUncleanPath", source: v.ws + "//dir/../file.txt", resolved: v.at("file.txt"), data: helloData},
 
-	tests := []struct {
-		name   string
-		source string
-		want   string
-	}{
-		{"OK", v.at("file.txt"), validStatLine(v.at("file.txt"), helloData)},
-		{"OKEmpty", v.at("empty"), validStatLine(v.at("empty"), nil)},
-		{"OKHeadIsTheFirstBytes", v.at("large"), validStatLine(v.at("large"), largeData)},
-		{"OKAbsoluteSymlinkInMount", v.at("abs-in"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},
-		{"OKRelativeSymlinkInMount", v.at("rel-in"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},
-		{"OKSymlinkedParentInMount", v.at("dir-link/nested.txt"), validStatLine(v.at("dir/nested.txt"), nestedRaw)},
-		{"OKUncleanPath", v.ws + "//dir/../file.txt", validStatLine(v.at("file.txt"), helloData)},
+		{name: "ErrNotFound", source: v.at("missing"), reason: ReasonSourceNotFound, message: notFound(v.at("missing"))},
+		{name: "ErrNotFoundDangling", source: v.at("dangling"), reason: ReasonSourceNotFound, message: notFound(v.at("dangling"))},
+		{name: "ErrNotFoundMissingParent", source: v.at("nodir/f"), reason: ReasonSourceNotFound, message: notFound(v.at("nodir/f"))},
+		{name: "ErrNotFoundUnderAFile", source: v.at("file.txt/f"), reason: ReasonSourceNotFound, message: notFound(v.at("file.txt/f"))},
 
-		{"ErrNotFound", v.at("missing"), invalidStatLine("", ReasonSourceNotFound, notFound(v.at("missing")))},
-		{"ErrNotFoundDangling", v.at("dangling"), invalidStatLine("", ReasonSourceNotFound, notFound(v.at("dangling")))},
-		{"ErrNotFoundMissingParent", v.at("nodir/f"), invalidStatLine("", ReasonSourceNotFound, notFound(v.at("nodir/f")))},
-		{"ErrNotFoundUnderAFile", v.at("file.txt/f"), invalidStatLine("", ReasonSourceNotFound, notFound(v.at("file.txt/f")))},
+		{name: "ErrDirectory", source: v.at("dir"), resolved: v.at("dir"), reason: ReasonSourceIsDirectory, message: isDir(v.at("dir"))},
+		{name: "ErrDirectoryThroughSymlink", source: v.at("dir-link"), resolved: v.at("dir"), reason: ReasonSourceIsDirectory,
+			message: isDir(v.at("dir-link"))},
+		{name: "ErrMountRoot", source: v.ws, resolved: v.ws, reason: ReasonSourceIsDirectory, message: isDir(v.ws)},
+		{name: "ErrFIFO", source: v.at("fifo"), resolved: v.at("fifo"), reason: ReasonSourceNotRegular, message: notRegular(v.at("fifo"))},
+		{name: "ErrSocket", source: v.at("sock"), resolved: v.at("sock"), reason: ReasonSourceNotRegular, message: notRegular(v.at("sock"))},
 
-		{"ErrDirectory", v.at("dir"), invalidStatLine(v.at("dir"), ReasonSourceIsDirectory, isDir(v.at("dir")))},
-		{"ErrDirectoryThroughSymlink", v.at("dir-link"), invalidStatLine(v.at("dir"), ReasonSourceIsDirectory, isDir(v.at("dir-link")))},
-		{"ErrMountRoot", v.ws, invalidStatLine(v.ws, ReasonSourceIsDirectory, isDir(v.ws))},
-		{"ErrFIFO", v.at("fifo"), invalidStatLine(v.at("fifo"), ReasonSourceNotRegular, notRegular(v.at("fifo")))},
-		{"ErrSocket", v.at("sock"), invalidStatLine(v.at("sock"), ReasonSourceNotRegular, notRegular(v.at("sock")))},
-
-		{"ErrOutsideAbsoluteSymlink", v.at("abs-out"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.outside, "secret")))},
-		{"ErrOutsideRelativeSymlink", v.at("rel-out"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.outside, "secret")))},
-		{"ErrOutsideSiblingPrefix", v.at("sibling"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.sibling, "file")))},
-		{"ErrOutsideSymlinkedParent", v.at("out-dir/secret"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.outside, "secret")))},
-		{"ErrOutsideSymlinkedParentMissingFile", v.at("out-dir/missing"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.outside, "missing")))},
-		{"ErrOutsideDotDot", v.at("../outside/secret"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.outside, "secret")))},
-		{"ErrOutsideSiblingDirectly", filepath.Join(v.sibling, "file"),
-			invalidStatLine("", ReasonPathOutsideMount, outside(filepath.Join(v.sibling, "file")))},
-		{"ErrRelativePath", "file.txt", invalidStatLine("", ReasonPathOutsideMount,
-			"path 'file.txt' must be absolute, and within the workspace volume mounted at '"+v.ws+"'")},
+		{name: "ErrOutsideAbsoluteSymlink", source: v.at("abs-out"), reason: ReasonPathOutsideMount, message: outside(secret)},
+		{name: "ErrOutsideRelativeSymlink", source: v.at("rel-out"), reason: ReasonPathOutsideMount, message: outside(secret)},
+		{name: "ErrOutsideSiblingPrefix", source: v.at("sibling"), reason: ReasonPathOutsideMount, message: outside(sibling)},
+		{name: "ErrOutsideSymlinkedParent", source: v.at("out-dir/secret"), reason: ReasonPathOutsideMount, message: outside(secret)},
+		{name: "ErrOutsideSymlinkedParentMissingFile", source: v.at("out-dir/missing"), reason: ReasonPathOutsideMount,
+			message: outside(filepath.Join(v.outside, "missing"))},
+		{name: "ErrOutsideDotDot", source: v.at("../outside/secret"), reason: ReasonPathOutsideMount, message: outside(secret)},
+		{name: "ErrOutsideSiblingDirectly", source: sibling, reason: ReasonPathOutsideMount, message: outside(sibling)},
+		{name: "ErrRelativePath", source: "file.txt", reason: ReasonPathOutsideMount,
+			message: "path 'file.txt' must be absolute, and within the workspace volume mounted at '" + v.ws + "'"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+}
+
+func TestStatSource(t *testing.T) {
+	t.Parallel()
+	v := sourceVolume(t)
+	for _, tc := range sourceCases(v) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			line, code := runLine(t, []string{CommandStat}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: tt.source})
-			require.Equal(t, tt.want, line)
-			if fields(t, line)["valid"][0] == 't' {
+			line, code := runLine(t, []string{CommandStat}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: tc.source})
+			if tc.reason == "" {
+				require.Equal(t, validStatLine(tc.resolved, tc.data), line)
 				require.Equal(t, ExitOK, code)
-			} else {
-				require.Equal(t, ExitFailure, code)
+				return
 			}
+			require.Equal(t, invalidStatLine(tc.resolved, tc.reason, tc.message), line)
+			require.Equal(t, ExitFailure, code)
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 )
 
@@ -45,7 +44,15 @@ func upload(env Env) Result {
 	if fi.Size() != size {
 		return failed(changedSize(src), 0)
 	}
-	if status, f := put(vals[EnvURL], file, size, vals[EnvSHA256B64], env(EnvContentType), src); f != nil {
+	header := http.Header{"X-Amz-Checksum-Sha256": {vals[EnvSHA256B64]}}
+	if ct := env(EnvContentType); ct != "" {
+		header.Set("Content-Type", ct)
+	}
+	status, f := send(vals[EnvURL], &exactReader{r: file, left: size}, size, header, src)
+	if f == nil {
+		f = signedStatus(status, src)
+	}
+	if f != nil {
 		return failed(f, status)
 	}
 	return Result{OK: true, UploadedPath: m.display(rel), Size: &size}
@@ -55,24 +62,21 @@ func changedSize(src string) *failure {
 	return fail(ReasonSourceChanged, "the source file '%s' changed size while the upload was in flight", src)
 }
 
-// put sends the body and classifies the answer. It returns the store's
-// status when the store answered.
-func put(url string, file *os.File, size int64, sum, contentType, src string) (int, *failure) {
-	body := io.Reader(http.NoBody)
-	if size > 0 {
-		body = &exactReader{r: file, left: size}
+// send PUTs exactly size bytes of body to url with header, never chunked (a
+// literal empty body for 0), and returns the store's status. A failure
+// means the store never answered, or body ran short or long (errChanged),
+// in which case the PUT is never completed.
+func send(url string, body io.Reader, size int64, header http.Header, src string) (int, *failure) {
+	if size == 0 {
+		body = http.NoBody
 	}
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, url, body)
 	if err != nil {
 		return 0, fail(ReasonEnvInvalid, "%s is not a valid URL", EnvURL)
 	}
 	req.ContentLength = size
-	if size == 0 {
-		req.Body = http.NoBody
-	}
-	req.Header.Set("x-amz-checksum-sha256", sum)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := httpClient().Do(req)
 	if errors.Is(err, errChanged) {
@@ -83,15 +87,21 @@ func put(url string, file *os.File, size int64, sum, contentType, src string) (i
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) //nolint:errcheck // draining only
+	return resp.StatusCode, nil
+}
+
+// signedStatus classifies the answer to a checksum-bound PUT: a 400 is the
+// store refusing bytes that no longer match the digest signed for.
+func signedStatus(status int, src string) *failure {
 	switch {
-	case resp.StatusCode < 300:
-		return resp.StatusCode, nil
-	case resp.StatusCode == http.StatusBadRequest:
-		return resp.StatusCode, fail(ReasonSourceChanged, "the object store rejected the upload (HTTP %d); the source file '%s' "+
+	case status < 300:
+		return nil
+	case status == http.StatusBadRequest:
+		return fail(ReasonSourceChanged, "the object store rejected the upload (HTTP %d); the source file '%s' "+
 			"most likely changed while the upload was in flight, so its content no longer matches the checksum the upload "+
-			"was signed for", resp.StatusCode, src)
+			"was signed for", status, src)
 	default:
-		return resp.StatusCode, statusFailure(resp.StatusCode, "upload")
+		return statusFailure(status, "upload")
 	}
 }
 
