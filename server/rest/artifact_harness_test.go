@@ -222,7 +222,7 @@ func (h *artHarness) mintRaw(t testing.TB, ws, reqBody string) *staging {
 	require.NoError(t, json.Unmarshal(env.Staging, &st))
 	require.NoError(t, json.Unmarshal(env.Staging, &st.raw))
 	require.ElementsMatch(t, []string{"staging_object_key", "put_url", "expires_at"}, keys(st.raw))
-	require.Regexp(t, `^staging/`+regexp.QuoteMeta(ws)+`/`+ulidPattern+`$`, st.Key)
+	require.Regexp(t, `^store/`+regexp.QuoteMeta(ws)+`/`+ulidPattern+`$`, st.Key)
 	require.Regexp(t, utcMicros, string(st.raw["expires_at"]))
 	return &st
 }

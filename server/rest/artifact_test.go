@@ -83,11 +83,9 @@ func TestArtifactFlow(t *testing.T) {
 			require.Equal(t, "attachment", hdr.Get("Content-Disposition"))
 			require.Equal(t, c.mime, hdr.Get("Content-Type"))
 
-			_, _, found = h.head(t, st.Key)
-			require.False(t, found, "register deletes the staging object")
-			contentType, size, found := h.head(t, a.ObjectKey)
+			require.Equal(t, st.Key, a.ObjectKey, "register takes the uploaded object where it lies: no copy")
+			_, size, found = h.head(t, a.ObjectKey)
 			require.True(t, found, "the final object exists")
-			require.Equal(t, c.mime, contentType, "the final object carries the sniffed type")
 			require.Equal(t, int64(len(c.body)), size)
 			require.Equal(t, []string{a.ObjectKey}, h.objects(t, "store/"+ws+"/"))
 			require.Empty(t, h.objects(t, "staging/"+ws+"/"))
@@ -119,9 +117,10 @@ func TestArtifactFlow(t *testing.T) {
 		require.Equal(t, "text/html; charset=utf-8", a.MIMEType)
 		contentType, _, found := h.head(t, a.ObjectKey)
 		require.True(t, found)
-		require.Equal(t, "text/html; charset=utf-8", contentType)
+		require.Equal(t, "image/png", contentType, "the object keeps what its PUT said…")
 		status, hdr, got := fetch(t, h.presign(t, a.ID))
 		require.Equal(t, http.StatusOK, status)
+		require.Equal(t, "text/html; charset=utf-8", hdr.Get("Content-Type"), "…but a GET is served with the sniffed type")
 		require.Equal(t, body, got)
 		require.Equal(t, "attachment", hdr.Get("Content-Disposition"), "active content downloads, never renders")
 	})
@@ -172,17 +171,17 @@ func TestArtifactNames(t *testing.T) {
 		require.Equal(t, "Failed to register artifact 'report' in workspace "+ws, e.Message)
 		require.Equal(t, "workspace "+ws+" already has an artifact named 'report'", e.Detail)
 		require.Equal(t, 1, h.rows(t, ws))
-		require.Equal(t, []string{first.ObjectKey}, h.objects(t, "store/"+ws+"/"), "no final object was copied")
+		require.ElementsMatch(t, []string{first.ObjectKey, key}, h.objects(t, "store/"+ws+"/"), "nothing was copied")
 		_, _, found := h.head(t, key)
-		require.True(t, found, "the staging object is left for a retry under another name")
+		require.True(t, found, "the upload is left for a retry under another name")
 
 		// The same staging object registers under a free name.
 		h.artifactOf(t, h.register(t, ws, key, "report-2"))
 	})
 
 	// Concurrent registers of one name all pass the pre-check; the unique
-	// index picks one winner, the others get 409 and their copies are
-	// deleted (API.md §4.2 step 8).
+	// index picks one winner, the others get 409 and keep their uploads for
+	// a retry (the reaper takes them by age otherwise).
 	t.Run("ErrNameTakenConcurrently", func(t *testing.T) {
 		t.Parallel()
 		const racers = 10
@@ -216,7 +215,8 @@ func TestArtifactNames(t *testing.T) {
 		}
 		require.NotNil(t, winner)
 		require.Equal(t, 1, h.rows(t, ws))
-		require.Equal(t, []string{winner.ObjectKey}, h.objects(t, "store/"+ws+"/"), "the losers' copies are gone")
+		require.Contains(t, stagingKeys, winner.ObjectKey)
+		require.ElementsMatch(t, stagingKeys, h.objects(t, "store/"+ws+"/"), "no copies: every upload lies where it was put")
 		require.Equal(t, []string{"NEW_WORKSPACE", "NEW_ARTIFACT"}, h.b.auditTypes(t, ws))
 	})
 

@@ -50,13 +50,11 @@ func TestReplaceContent(t *testing.T) {
 			"new_object_key": r.ObjectKey, "new_mime_type": "application/pdf", "new_size": float64(len(newBody)),
 		}, events[2].Metadata)
 
-		// The staging object went; both final objects are there, the old
-		// one until the reaper's grace window ends.
-		_, _, found := h.head(t, key)
-		require.False(t, found)
-		contentType, _, found := h.head(t, r.ObjectKey)
+		// The upload became the content where it lies; the old object stays
+		// until the reaper's grace window ends.
+		require.Equal(t, key, r.ObjectKey)
+		_, _, found := h.head(t, r.ObjectKey)
 		require.True(t, found)
-		require.Equal(t, "application/pdf", contentType)
 		require.ElementsMatch(t, []string{a.ObjectKey, r.ObjectKey}, h.objects(t, "store/"+ws+"/"))
 
 		status, hdr, body := fetch(t, oldURL)

@@ -119,7 +119,7 @@ func TestStagingRefusedByStore(t *testing.T) {
 		ws := h.newWorkspace(t)
 		key := h.stage(t, ws, minted)
 		h.artifactOf(t, h.register(t, ws, key, "first"))
-		h.failsArt(t, h.register(t, ws, key, "second"), http.StatusBadRequest, "staging_not_found")
+		h.failsArt(t, h.register(t, ws, key, "second"), http.StatusConflict, "staging_key_used")
 		require.Equal(t, 1, h.rows(t, ws))
 		require.Len(t, h.objects(t, "store/"+ws+"/"), 1)
 	})
@@ -150,7 +150,7 @@ func TestObjectSizeCap(t *testing.T) {
 		e := h.failsArt(t, do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/new-staging", mintBody(overCap)),
 			http.StatusBadRequest, "object_too_large")
 		require.Equal(t, "Failed to mint a staging upload URL for workspace "+ws, e.Message)
-		require.Equal(t, "artifact staged for workspace "+ws+" is 17 bytes, over the 16 byte single-PUT size cap",
+		require.Equal(t, "artifact staged for workspace "+ws+" is 17 bytes, over the 16 byte size cap",
 			e.Detail)
 		h.failsArt(t, do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/new-staging",
 			sprintf(`{"size":%d,"sha256_b64":%q}`, int64(1)<<62, sha256B64(nil))),
@@ -174,7 +174,7 @@ func TestObjectSizeCap(t *testing.T) {
 		h.putDirect(t, key, overCap) // bypasses the mint's declared-size check
 		e := h.failsArt(t, h.register(t, ws, key, "big"), http.StatusBadRequest, "object_too_large")
 		require.Equal(t, "Failed to register artifact 'big' in workspace "+ws, e.Message)
-		require.Equal(t, "staged object '"+key+"' is 17 bytes, over the 16 byte single-PUT size cap", e.Detail)
+		require.Equal(t, "staged object '"+key+"' is 17 bytes, over the 16 byte size cap", e.Detail)
 		require.Zero(t, h.rows(t, ws))
 		require.Empty(t, h.objects(t, "store/"+ws+"/"))
 		require.Equal(t, []string{"NEW_WORKSPACE"}, h.b.auditTypes(t, ws))
@@ -300,7 +300,7 @@ func TestStagingValidation(t *testing.T) {
 		"ShortULID":            "staging/" + ws + "/" + ownULID[:25],
 		"ULIDOutOfRange":       "staging/" + ws + "/8" + ownULID[1:],
 		"ULIDWithU":            "staging/" + ws + "/" + ownULID[:25] + "U",
-		"StorePrefix":          existing.ObjectKey,
+		"StoreOtherWorkspace":  "store/" + other + "/" + ownULID,
 		"NoWorkspace":          "staging/" + ownULID,
 		"WorkspacePrefixOnly":  "staging/" + ws,
 		"OtherPrefix":          "poc/" + ownKey,
