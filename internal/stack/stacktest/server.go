@@ -30,6 +30,42 @@ var binaries struct {
 	err  error
 }
 
+// BinaryAt returns a cairn server binary built from the given commit of
+// this repository (a detached worktree), built once and kept in the state
+// directory.
+func BinaryAt(t testing.TB, commit string) string {
+	t.Helper()
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := stateDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(state, "bin-"+commit, "cairn")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	tree := filepath.Join(state, "tree-"+commit)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	os.RemoveAll(tree) // a worktree left by an interrupted build
+	for _, step := range [][]string{
+		{"git", "-C", root, "worktree", "prune"},
+		{"git", "-C", root, "worktree", "add", "--force", "--detach", tree, commit},
+		{"go", "-C", tree, "build", "-o", bin, "./cmd/cairn"},
+		{"git", "-C", root, "worktree", "remove", "--force", tree},
+	} {
+		cmd := exec.CommandContext(ctx, step[0], step[1:]...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", strings.Join(step, " "), err, out)
+		}
+	}
+	return bin
+}
+
 // Binary returns the path of a freshly built project binary ("cairn",
 // "cairn-tui", "cairn-sidecar"), built once per test binary from the
 // current source.
@@ -81,6 +117,10 @@ type ServerOptions struct {
 	// empty: a server with no tokens on loopback runs without
 	// authentication.)
 	Tokens []string
+	// Binary runs this cairn binary instead of the one built from the
+	// current source: a server of another commit, for side-by-side
+	// benchmarks.
+	Binary string
 }
 
 // Server is a real `cairn server` process of the built binary on its own
@@ -175,7 +215,11 @@ auth:
 	if o.Maintainer {
 		args = append(args, "--with-maintainer")
 	}
-	s.cmd = exec.Command(Binary(t, "cairn"), args...) //nolint:noctx // stopped with Ctrl-C at cleanup, as an operator would
+	bin := o.Binary
+	if bin == "" {
+		bin = Binary(t, "cairn")
+	}
+	s.cmd = exec.Command(bin, args...) //nolint:noctx // stopped with Ctrl-C at cleanup, as an operator would
 	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+s.pg.Password,
 		"CAIRN_S3_ACCESS_KEY="+s.S3.AccessKey, "CAIRN_S3_SECRET_KEY="+s.S3.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
