@@ -80,14 +80,22 @@ func (a *API) listArtifacts(r *http.Request) (any, error) {
 		}
 		f.States = append(f.States, state)
 	}
+	// An unknown workspace is left to FindArtifacts, which checks the query
+	// before the workspace: the answer to a bad query stays the same.
+	tag, err := a.artifactsTag(r.Context(), f)
+	if err != nil && cairn.ErrorReason(err) != cairn.ReasonWorkspaceNotFound {
+		return nil, failed(err, "Failed to list workspace %s artifacts", id)
+	}
+	cond := parseIfNoneMatch(r.Header)
+	if cond.matches(tag) {
+		return listAnswer[*cairn.Artifact]{etag: tag, notModified: true}, nil
+	}
 	list, err := a.svc.FindArtifacts(r.Context(), f)
 	if err != nil {
 		return nil, failed(err, "Failed to list workspace %s artifacts", id)
 	}
-	// The key is omitted when the list is empty, as the first cairn did.
-	return struct {
-		Artifacts []*cairn.Artifact `json:"artifacts,omitempty"`
-	}{list}, nil
+	return listAnswer[*cairn.Artifact]{key: "artifacts", rows: list, appendRow: appendArtifact,
+		etag: tag, notModified: cond.any}, nil
 }
 
 func (a *API) getArtifact(r *http.Request) (any, error) {

@@ -136,9 +136,12 @@ func (a *API) serve(h endpoint, level slog.Level) http.Handler {
 
 		payload, err := h(r.WithContext(ctx))
 		status := http.StatusOK
-		if err != nil {
+		switch rp, ok := payload.(responder); {
+		case err != nil:
 			status = a.writeError(w, r, id, err)
-		} else {
+		case ok:
+			status = rp.respond(w, id)
+		default:
 			writeSuccess(w, id, payload)
 		}
 		a.log.Log(ctx, level, "request", "method", r.Method, "path", r.URL.Path,

@@ -45,14 +45,20 @@ func (a *API) listWorkspaces(r *http.Request) (any, error) {
 		}
 		f.VolumeStates = append(f.VolumeStates, state)
 	}
+	tag, err := a.workspacesTag(r.Context(), f)
+	if err != nil {
+		return nil, failed(err, "Failed to list workspaces")
+	}
+	cond := parseIfNoneMatch(r.Header)
+	if cond.matches(tag) {
+		return listAnswer[*cairn.Workspace]{etag: tag, notModified: true}, nil
+	}
 	list, err := a.svc.FindWorkspaces(r.Context(), f)
 	if err != nil {
 		return nil, failed(err, "Failed to list workspaces")
 	}
-	// The key is omitted when the list is empty, as the first cairn did.
-	return struct {
-		Workspaces []*cairn.Workspace `json:"workspaces,omitempty"`
-	}{list}, nil
+	return listAnswer[*cairn.Workspace]{key: "workspaces", rows: list, appendRow: appendWorkspace,
+		etag: tag, notModified: cond.any}, nil
 }
 
 func (a *API) getWorkspace(r *http.Request) (any, error) {
