@@ -2,9 +2,6 @@ package service
 
 import (
 	"context"
-	"strconv"
-
-	"github.com/gabriel-vasile/mimetype"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sidecar"
@@ -12,10 +9,11 @@ import (
 
 var _ cairn.VolumeTransferService = (*Service)(nil)
 
-// ArtifactFromVolume stores a volume file as a new artifact: stat (hash and
-// head) → presign a PUT to a new final key → upload → record, all under the
-// workspace's shared lock. An object left by a failure after the upload is
-// never referenced, and the reaper takes it by age.
+// ArtifactFromVolume stores a volume file as a new artifact: presign a PUT
+// to a new final key → one put sidecar (check, stream, hash) → check the
+// object against what the sidecar sent → record, all under the workspace's
+// shared lock. An object a failure leaves behind is deleted best-effort;
+// what that misses is never referenced, and the reaper takes it by age.
 func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
 	if err := validateVolumeCreate(c); err != nil {
 		return nil, err
@@ -159,59 +157,7 @@ func (s *Service) withTransferLock(ctx context.Context, workspaceID string, op f
 	return op(ws)
 }
 
-// uploadFromVolume hashes the source in a stat sidecar, which also returns
-// the file's head to sniff the MIME type from, then uploads it in an upload
-// sidecar straight to a new final key, with a PUT bound to that size, digest
-// and type. A file changed since the stat fails the digest, so the type
-// always describes the stored bytes. subject names the sidecars (the
-// workspace for a new artifact, the artifact for an update).
-func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src string) (*object, error) {
-	st, err := s.statSource(ctx, ws, subject, src)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size > s.maxObjectSize {
-		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte single-PUT size cap",
-			src, st.Size, s.maxObjectSize)
-	}
-	obj := &object{key: s.keys.finalKey(ws.ID), size: st.Size, mimeType: mimetype.Detect(st.Head).String(),
-		sha256B64: st.SHA256B64}
-	url, err := s.objects.PresignPut(ctx, obj.key, PutSpec{Size: st.Size, SHA256B64: st.SHA256B64,
-		ContentType: obj.mimeType, TTL: s.putURLTTL})
-	if err != nil {
-		return nil, err
-	}
-	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
-		Command: sidecar.CommandUpload, Role: "cairn-upload", Subject: subject,
-		Env: map[string]string{
-			sidecar.EnvSourcePath: src, sidecar.EnvURL: url, sidecar.EnvContentType: obj.mimeType,
-			sidecar.EnvObjectSize: strconv.FormatInt(st.Size, 10), sidecar.EnvSHA256B64: st.SHA256B64,
-		},
-	}, url)
-	if err != nil {
-		return nil, err
-	}
-	if err := transferVerdict(sidecar.CommandUpload, res, run, url); err != nil {
-		return nil, err
-	}
-	s.onTransfer("volume_to_store", obj.size)
-	return obj, nil
-}
-
-// statSource runs the stat sidecar (no network) and returns a valid result.
-func (s *Service) statSource(ctx context.Context, ws *cairn.Workspace, subject, src string) (*sidecar.StatResult, error) {
-	run, err := s.runtime.RunSidecar(ctx, SidecarSpec{
-		Command: sidecar.CommandStat, Role: "cairn-stat", Subject: subject, WorkspaceID: ws.ID,
-		VolumeName: ws.VolumeName,
-		Env:        map[string]string{sidecar.EnvMountRoot: cairn.MountPath, sidecar.EnvSourcePath: src},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return statVerdict(run)
-}
-
-// runTransfer runs an upload or download sidecar on the transfer network.
+// runTransfer runs a put or download sidecar on the transfer network.
 func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec SidecarSpec, url string) (*sidecar.Result, *SidecarRun, error) {
 	spec.WorkspaceID, spec.VolumeName, spec.Transfer = ws.ID, ws.VolumeName, true
 	spec.Env[sidecar.EnvMountRoot] = cairn.MountPath

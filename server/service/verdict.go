@@ -1,7 +1,6 @@
 package service
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -13,29 +12,7 @@ import (
 // stays valid.
 const sidecarURLSlack = 60 * time.Second
 
-// statVerdict turns a stat run into a valid result or the caller's mistake.
-func statVerdict(run *SidecarRun) (*sidecar.StatResult, error) {
-	line, ok := sidecar.LastObject(run.Output)
-	var res sidecar.StatResult
-	if !ok || json.Unmarshal(line, &res) != nil {
-		return nil, noResultLine(sidecar.CommandStat, run, "")
-	}
-	switch {
-	case res.Valid && run.ExitCode == 0:
-		return &res, nil
-	case res.Valid:
-		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the stat sidecar reported a valid source but exited %d", run.ExitCode)
-	case res.ReasonText() == "":
-		detail := res.ErrorText()
-		if detail == "" {
-			detail = "the stat sidecar rejected the source file without a reason"
-		}
-		return nil, cairn.Errorf(cairn.ReasonSidecarRejected, "%s", detail)
-	}
-	return nil, classify(res.ReasonText(), res.ErrorText(), "")
-}
-
-// transferVerdict judges an upload or download: success needs ok and exit
+// transferVerdict judges a put or download: success needs ok and exit
 // code 0; a failure is classified by the line's reason.
 func transferVerdict(command string, res *sidecar.Result, run *SidecarRun, url string) error {
 	switch {
@@ -62,6 +39,8 @@ func classify(reason, message, url string) error {
 		return cairn.Errorf(cairn.Reason(reason), "%s", detail)
 	case sidecar.ReasonObjectNotFound:
 		return cairn.Errorf(cairn.ReasonObjectMissing, "%s", detail)
+	case sidecar.ReasonObjectTooLarge:
+		return cairn.Errorf(cairn.ReasonObjectTooLarge, "%s", detail)
 	case sidecar.ReasonStoreRejected, sidecar.ReasonStoreError, sidecar.ReasonStoreUnreachable:
 		return cairn.Errorf(cairn.ReasonStoreUnavailable, "%s", detail)
 	default:
