@@ -67,15 +67,22 @@ func (c *Client) Artifacts(ctx context.Context, f cairn.ArtifactFilter) iter.Seq
 	if err := needID("workspace", f.WorkspaceID); err != nil {
 		return func(yield func(*cairn.Artifact, error) bool) { yield(nil, err) }
 	}
+	return pages(ctx, c, pathOf("workspaces", f.WorkspaceID, "artifacts"), artifactQuery(f), f.Page, artifactRows)
+}
+
+// artifactQuery is the list's query without its page.
+func artifactQuery(f cairn.ArtifactFilter) url.Values {
 	q := url.Values{"name": f.Names}
 	for _, s := range f.States {
 		q.Add("state", string(s))
 	}
-	return pages(ctx, c, pathOf("workspaces", f.WorkspaceID, "artifacts"), q, f.Page, func(p *struct {
-		Artifacts []*cairn.Artifact `json:"artifacts"`
-	}) []*cairn.Artifact {
-		return p.Artifacts
-	})
+	return q
+}
+
+func artifactRows(p *struct {
+	Artifacts []*cairn.Artifact `json:"artifacts"`
+}) []*cairn.Artifact {
+	return p.Artifacts
 }
 
 // GetArtifact returns an artifact and, with g.Presign, a GET URL valid for

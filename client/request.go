@@ -27,6 +27,17 @@ type call struct {
 	idempotent bool
 	// long requests run sidecars or a sweep on the server.
 	long bool
+	// ifNoneMatch makes a GET conditional: a 304 answer decodes nothing and
+	// sets reply.notModified.
+	ifNoneMatch string
+	// reply, when not nil, receives what the answer says besides its body.
+	reply *reply
+}
+
+// reply is what a call learns from an answer's headers.
+type reply struct {
+	etag        string
+	notModified bool
 }
 
 // do sends k and decodes the payload of a 2xx envelope into out (nil:
@@ -46,6 +57,9 @@ func (c *Client) do(parent context.Context, k call, out any) error {
 	if k.body != nil {
 		req.SetHeader("Content-Type", "application/json").SetBody(k.body)
 	}
+	if k.ifNoneMatch != "" {
+		req.SetHeader("If-None-Match", k.ifNoneMatch)
+	}
 	if k.idempotent {
 		req.AddRetryCondition(func(_ *resty.Response, err error) bool { return retryable(err) })
 	}
@@ -63,6 +77,13 @@ func (c *Client) do(parent context.Context, k call, out any) error {
 			Detail: fmt.Sprintf("%s: the answer is larger than %d bytes", what, maxResponseBytes), Err: err}
 	case err != nil:
 		return transportError(parent, what, err)
+	}
+	if k.reply != nil {
+		k.reply.etag = resp.Header().Get("ETag")
+		k.reply.notModified = k.ifNoneMatch != "" && resp.StatusCode() == http.StatusNotModified
+		if k.reply.notModified {
+			return nil
+		}
 	}
 	if resp.StatusCode() < 200 || resp.StatusCode() > 299 {
 		return errorFrom(resp.StatusCode(), resp.Header(), resp.Body())

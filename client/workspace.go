@@ -41,15 +41,22 @@ func (c *Client) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([
 // zero means every match, f.Offset where to start. It stops at the first
 // error, which it yields.
 func (c *Client) Workspaces(ctx context.Context, f cairn.WorkspaceFilter) iter.Seq2[*cairn.Workspace, error] {
+	return pages(ctx, c, pathOf("workspaces"), workspaceQuery(f), f.Page, workspaceRows)
+}
+
+// workspaceQuery is the list's query without its page.
+func workspaceQuery(f cairn.WorkspaceFilter) url.Values {
 	q := url.Values{"name": f.Names}
 	for _, s := range f.VolumeStates {
 		q.Add("volume_state", string(s))
 	}
-	return pages(ctx, c, pathOf("workspaces"), q, f.Page, func(p *struct {
-		Workspaces []*cairn.Workspace `json:"workspaces"`
-	}) []*cairn.Workspace {
-		return p.Workspaces
-	})
+	return q
+}
+
+func workspaceRows(p *struct {
+	Workspaces []*cairn.Workspace `json:"workspaces"`
+}) []*cairn.Workspace {
+	return p.Workspaces
 }
 
 // InspectWorkspace returns a workspace and its live mount count.

@@ -147,3 +147,28 @@ func FuzzListJSON(f *testing.F) {
 			appendRow: appendWorkspace})
 	})
 }
+
+// BenchmarkListJSON prints the cost of a 1 000-artifact answer written by
+// encoding/json (through writeSuccess, as before) and by the appenders.
+func BenchmarkListJSON(b *testing.B) {
+	now := cairn.Now()
+	rows := make([]*cairn.Artifact, 1000)
+	for i := range rows {
+		sha := "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+		rows[i] = &cairn.Artifact{ID: "01JAAAAAAAAAAAAAAAAAAAAAAA", WorkspaceID: "7b0c9f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+			Name: "art-123", ObjectKey: "store/7b0c9f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b/01JAAAAAAAAAAAAAAAAAAAAAAA",
+			MIMEType: "text/plain; charset=utf-8", Size: int64(i), State: cairn.ArtifactRecorded, SHA256B64: &sha,
+			CreatedAt: now, UpdatedAt: now}
+	}
+	b.Run("EncodingJSON", func(b *testing.B) {
+		for b.Loop() {
+			writeSuccess(httptest.NewRecorder(), "id", oldList("artifacts", rows))
+		}
+	})
+	b.Run("Appenders", func(b *testing.B) {
+		l := listAnswer[*cairn.Artifact]{key: "artifacts", rows: rows, appendRow: appendArtifact}
+		for b.Loop() {
+			l.respond(httptest.NewRecorder(), "id")
+		}
+	})
+}

@@ -24,8 +24,12 @@ type (
 		offset int
 		ws     []*cairn.Workspace
 		arts   []*cairn.Artifact
-		err    error
-		at     time.Time // when the answer arrived
+		etag   string // the server's tag for the page, when it sends one
+		// unchanged: the server found the list still the one the tag sent
+		// names; no rows came.
+		unchanged bool
+		err       error
+		at        time.Time // when the answer arrived
 	}
 	// entityMsg is a workspace GET with its mount count.
 	entityMsg struct {
@@ -56,6 +60,15 @@ type listState struct {
 	retryAt  time.Time
 	failures int
 	origin   Origin
+	// last is the tag of the first page of the last complete list, and
+	// its row count; pending is the running list's.
+	last, pending listTag
+}
+
+// listTag is a list's first-page ETag and how many rows the list had.
+type listTag struct {
+	etag string
+	rows int
 }
 
 // List is the state of a scope's list as a screen's body reports it.
@@ -81,26 +94,34 @@ func (f *Feed) listState(sc store.Scope) *listState {
 }
 
 // startList begins a new list of sc; an older one's replies go stale.
+// The first page asks whether the list changed since the last complete one,
+// when the store still holds that list's rows.
 func (f *Feed) startList(sc store.Scope, o Origin) tea.Cmd {
 	l := f.listState(sc)
+	ifNoneMatch := ""
+	if f.holds(sc) {
+		ifNoneMatch = l.last.etag
+	}
 	l.reqID, l.gen = f.host.NextID(), f.st.BeginList(sc)
-	l.loading, l.loaded, l.origin = true, 0, o
-	return fetchPage(f.ctx, f.backend, f.clock, sc, l.reqID, l.gen, 0)
+	l.loading, l.loaded, l.origin, l.pending = true, 0, o, listTag{}
+	return fetchPage(f.ctx, f.backend, f.clock, sc, l.reqID, l.gen, 0, ifNoneMatch)
 }
 
-// fetchPage asks for one page of sc at offset.
-func fetchPage(ctx context.Context, b Backend, clock func() time.Time, sc store.Scope, reqID int, gen int64, offset int) tea.Cmd {
+// fetchPage asks for one page of sc at offset, conditionally when
+// ifNoneMatch is set.
+func fetchPage(ctx context.Context, b Backend, clock func() time.Time, sc store.Scope, reqID int, gen int64,
+	offset int, ifNoneMatch string) tea.Cmd {
 	page := cairn.Page{Offset: offset, Limit: pageSize}
 	return func() tea.Msg {
 		msg := listPageMsg{scope: sc, reqID: reqID, gen: gen, offset: offset}
 		if sc.Kind == store.ScopeWorkspaces {
-			msg.ws, msg.err = b.FindWorkspaces(ctx, cairn.WorkspaceFilter{Page: page})
+			msg.ws, msg.etag, msg.unchanged, msg.err = workspacePage(ctx, b, cairn.WorkspaceFilter{Page: page}, ifNoneMatch)
 		} else {
-			msg.arts, msg.err = b.FindArtifacts(ctx, cairn.ArtifactFilter{
+			msg.arts, msg.etag, msg.unchanged, msg.err = artifactPage(ctx, b, cairn.ArtifactFilter{
 				WorkspaceID: sc.WorkspaceID,
 				States:      []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject},
 				Page:        page,
-			})
+			}, ifNoneMatch)
 		}
 		msg.at = clock()
 		return msg
@@ -119,6 +140,12 @@ func (f *Feed) onPage(msg listPageMsg) tea.Cmd {
 	}
 	f.conn.RESTFailing, f.conn.restWorks = false, true
 	f.conn.LastGood = msg.at
+	if msg.unchanged {
+		return f.listUnchanged(msg, l)
+	}
+	if msg.offset == 0 {
+		l.pending.etag = msg.etag
+	}
 	var ch store.Changes
 	n := len(msg.ws) + len(msg.arts)
 	if msg.scope.Kind == store.ScopeWorkspaces {
@@ -128,10 +155,11 @@ func (f *Feed) onPage(msg listPageMsg) tea.Cmd {
 	}
 	l.loaded += n
 	if n == pageSize {
-		return tea.Batch(f.host.Changed(ch, l.origin), fetchPage(f.ctx, f.backend, f.clock, msg.scope, msg.reqID, msg.gen, msg.offset+n))
+		return tea.Batch(f.host.Changed(ch, l.origin), fetchPage(f.ctx, f.backend, f.clock, msg.scope, msg.reqID, msg.gen, msg.offset+n, ""))
 	}
 	ch.Merge(f.st.FinishList(msg.scope, msg.gen))
 	l.loading, l.err, l.retryAt, l.failures = false, nil, time.Time{}, 0
+	l.last = listTag{etag: l.pending.etag, rows: l.loaded}
 	cmds := []tea.Cmd{f.host.Changed(ch, l.origin), f.pollIfDialsFail()}
 	for _, sc := range ch.Relist {
 		cmds = append(cmds, f.startList(sc, OriginResync))
