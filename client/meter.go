@@ -43,11 +43,16 @@ func (p Phase) String() string {
 
 // PhaseProgress is told, from the goroutine doing the work, which phase a
 // transfer is in, the bytes of that phase done so far and its total: once
-// with done == 0 when a phase starts, at most every ProgressInterval while
-// bytes flow, and once with done == total when the phase completed. An
-// upload reports PhaseHashing, then PhaseUploading (done starts again at
-// 0); registering the artifact follows the last PhaseUploading report. A
-// download reports PhaseDownloading. It must return quickly.
+// when a phase starts (done == 0, or for a resumed transfer the bytes an
+// earlier run left done), at most every ProgressInterval while bytes flow,
+// and once with done == total when the phase completed. An upload reports
+// PhaseHashing, then PhaseUploading (done starts again); registering the
+// artifact follows the last PhaseUploading report. A multipart upload
+// hashes each part just before sending it, so it reports PhaseUploading
+// alone — after a PhaseHashing of the parts an interrupted run stored, when
+// it resumes. A download reports PhaseDownloading. Reports of a transfer
+// moved in parallel parts come from several goroutines, one at a time and
+// in order. It must return quickly.
 type PhaseProgress func(phase Phase, done, total int64)
 
 // reporter is the meter callback of one phase: p (which hears only the

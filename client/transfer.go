@@ -1,13 +1,13 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,27 +27,72 @@ type UploadOptions struct {
 	// ContentType, when set, is signed into the PUT and sent with it. The
 	// server sniffs the stored type from the bytes either way.
 	ContentType string
-	// Progress, optional, hears the PUT's bytes only.
+	// Progress, optional, hears the bytes sent to the store only.
 	Progress Progress
 	// PhaseProgress, optional, hears the hash pass and the PUT, each
 	// with its phase.
 	PhaseProgress PhaseProgress
-	RateLimit     int64 // bytes per second; 0: unlimited
+	RateLimit     int64 // bytes per second, all parts together; 0: unlimited
+
+	// MultipartAbove is the file size above which the file goes up in
+	// parts, resumably; 0 is DefaultMultipartAbove, negative never.
+	MultipartAbove int64
+	// Parallel is how many parts move at once; 0 is DefaultParallel.
+	Parallel int
+	// StateDir keeps the resume state of multipart uploads; "" is
+	// DefaultStateDir().
+	StateDir string
+	// PartProgress, optional, hears the parts of a multipart upload.
+	PartProgress PartProgress
+	// Notice, optional, hears what became of an interrupted run of the
+	// same upload: resumed, or started over and why. It is called on the
+	// caller's goroutine before the bytes move.
+	Notice func(Notice)
 }
+
+// multipart reports whether a file of size bytes goes up in parts.
+func (o UploadOptions) multipart(size int64) bool {
+	limit := cmp.Or(o.MultipartAbove, DefaultMultipartAbove)
+	return limit >= 0 && size > limit
+}
+
+func (o UploadOptions) parallel() int { return max(cmp.Or(o.Parallel, DefaultParallel), 1) }
 
 // DownloadOptions shape Download and DownloadTo.
 type DownloadOptions struct {
 	Overwrite     bool          // Download only: replace an existing destination file
 	Progress      Progress      // optional
 	PhaseProgress PhaseProgress // optional; always PhaseDownloading
-	RateLimit     int64         // bytes per second; 0: unlimited
+	RateLimit     int64         // bytes per second, all ranges together; 0: unlimited
 	// TTL is how long the presigned GET is valid (whole seconds, rounded
 	// up); zero asks for the server's maximum.
 	TTL time.Duration
 
+	// RangedAbove is the size above which Download fetches ranges in
+	// parallel into a part file that a later run resumes; 0 is
+	// DefaultRangedAbove, negative never. DownloadTo always streams.
+	RangedAbove int64
+	// Parallel is how many ranges move at once; 0 is DefaultParallel.
+	Parallel int
+	// PartProgress, optional, hears the ranges of a ranged download.
+	PartProgress PartProgress
+	// Notice, optional, hears what became of an interrupted run of the
+	// same download, before the bytes move.
+	Notice func(Notice)
+
 	// createPart opens the part file; nil is os.OpenFile (a test seam).
 	createPart func(path string) (partFile, error)
+	// rangeSize is a ranged download's range; 0 is rangeSize (a test seam).
+	rangeSize int64
 }
+
+// ranged reports whether an object of size bytes is fetched in ranges.
+func (o DownloadOptions) ranged(size int64) bool {
+	limit := cmp.Or(o.RangedAbove, DefaultRangedAbove)
+	return limit >= 0 && size > limit
+}
+
+func (o DownloadOptions) parallel() int { return max(cmp.Or(o.Parallel, DefaultParallel), 1) }
 
 // partFile is what Download writes the bytes to before the rename.
 type partFile interface {
@@ -71,6 +116,15 @@ const hashBuffer = 1 << 20
 // if it changes in between, the store refuses the PUT (source_changed). A
 // cancelled context stops it; the staging object an interrupted upload may
 // leave is never referenced and the reaper removes it by age.
+//
+// A file above o.MultipartAbove goes up in parts instead, o.Parallel at
+// once, each hashed and bound to its own SHA-256; the server hashes the
+// assembled object at register. Such an upload resumes: its state is kept
+// in o.StateDir until it is registered, and the same Upload (workspace,
+// file, name) run again after an interruption sends only the parts the
+// store lacks. A file that changed since (size, modification time, inode)
+// starts over, and so does an upload the server no longer has; o.Notice
+// hears which.
 func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadOptions) (*cairn.Artifact, error) {
 	name := o.Name
 	if name == "" {
@@ -82,10 +136,19 @@ func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadO
 	if err := cairn.ValidateDescription(o.Description); err != nil {
 		return nil, err
 	}
-	if err := c.checkNameFree(ctx, workspaceID, name); err != nil {
+	src, err := openSource(path)
+	if err != nil {
 		return nil, err
 	}
-	key, err := c.stageFile(ctx, workspaceID, path, o)
+	defer src.Close()
+	t := uploadTarget{workspaceID: workspaceID, name: name, description: o.Description}
+	if o.multipart(src.size) {
+		return c.uploadInParts(ctx, t, src, o)
+	}
+	if _, err := c.checkTarget(ctx, t, nil); err != nil {
+		return nil, err
+	}
+	key, err := c.stageFile(ctx, workspaceID, src, o)
 	if err != nil {
 		return nil, err
 	}
@@ -93,43 +156,49 @@ func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadO
 }
 
 // Replace uploads the file at path as the artifact's new content, as
-// Upload does, then replaces the content (repairing a MISSING_OBJECT
-// artifact). Name and Description of o are ignored.
+// Upload does (in parts and resumably above o.MultipartAbove), then
+// replaces the content (repairing a MISSING_OBJECT artifact). Name and
+// Description of o are ignored.
 func (c *Client) Replace(ctx context.Context, artifactID, path string, o UploadOptions) (*cairn.Artifact, error) {
 	d, err := c.GetArtifact(ctx, artifactID, cairn.ArtifactGet{})
 	if err != nil {
 		return nil, err
 	}
-	key, err := c.stageFile(ctx, d.Artifact.WorkspaceID, path, o)
+	src, err := openSource(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if o.multipart(src.size) {
+		return c.uploadInParts(ctx, uploadTarget{workspaceID: d.Artifact.WorkspaceID, current: d.Artifact}, src, o)
+	}
+	key, err := c.stageFile(ctx, d.Artifact.WorkspaceID, src, o)
 	if err != nil {
 		return nil, err
 	}
 	return c.ReplaceContent(ctx, artifactID, cairn.Staged{Key: key})
 }
 
-// checkNameFree refuses, before any byte is read, a name the workspace
-// already has in any state (the server checks again at register).
-func (c *Client) checkNameFree(ctx context.Context, workspaceID, name string) error {
+// nameTakenBy is the artifact of the workspace named name in any state,
+// or nil (the server checks again at register).
+func (c *Client) nameTakenBy(ctx context.Context, workspaceID, name string) (*cairn.Artifact, error) {
 	taken, err := c.FindArtifacts(ctx, cairn.ArtifactFilter{WorkspaceID: workspaceID, Names: []string{name},
 		States: []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject}, Page: cairn.Page{Limit: 1}})
-	if err != nil {
-		return err
+	if err != nil || len(taken) == 0 {
+		return nil, err
 	}
-	if len(taken) > 0 {
-		return &cairn.Error{Reason: cairn.ReasonNameTaken, Status: http.StatusConflict,
-			Detail: fmt.Sprintf("workspace %s already has an artifact named '%s'", workspaceID, name)}
-	}
-	return nil
+	return taken[0], nil
+}
+
+func nameTaken(workspaceID, name string) error {
+	return &cairn.Error{Reason: cairn.ReasonNameTaken, Status: http.StatusConflict,
+		Detail: fmt.Sprintf("workspace %s already has an artifact named '%s'", workspaceID, name)}
 }
 
 // stageFile hashes the file, mints a slot for it and uploads it; it
 // returns the staging key.
-func (c *Client) stageFile(ctx context.Context, workspaceID, path string, o UploadOptions) (string, error) {
-	f, size, err := openRegular(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+func (c *Client) stageFile(ctx context.Context, workspaceID string, src *source, o UploadOptions) (string, error) {
+	f, size := src.f, src.size
 	begin(o.PhaseProgress, PhaseHashing, size)
 	sum, err := hashFile(ctx, f, size, reporter(PhaseHashing, nil, o.PhaseProgress))
 	if err != nil {
@@ -140,7 +209,7 @@ func (c *Client) stageFile(ctx context.Context, workspaceID, path string, o Uplo
 		return "", err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("rewind %s: %w", path, err)
+		return "", fmt.Errorf("rewind %s: %w", src.path, err)
 	}
 	begin(o.PhaseProgress, PhaseUploading, size)
 	m := newMeter(ctx, io.LimitReader(f, size), size, reporter(PhaseUploading, o.Progress, o.PhaseProgress), o.RateLimit)
@@ -151,22 +220,22 @@ func (c *Client) stageFile(ctx context.Context, workspaceID, path string, o Uplo
 	return st.Key, nil
 }
 
-// openRegular opens a regular file for reading and returns its size.
-func openRegular(path string) (*os.File, int64, error) {
+// openRegular opens a regular file for reading.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s is not a regular file", path)
+		return nil, nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	return f, fi.Size(), nil
+	return f, fi, nil
 }
 
 // hashFile is the standard padded base64 of the SHA-256 of what r holds
@@ -213,142 +282,6 @@ func (c *Client) put(ctx context.Context, putURL string, body io.Reader, size in
 		return storeRefusal("upload", resp)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes)) // so the connection is reused
-	return nil
-}
-
-// Download writes the artifact's content to the file dest: through a
-// presigned GET into dest+".part", verified against the artifact's size and
-// sha256_b64, flushed to disk (fsync), then renamed to dest, so that dest
-// never names bytes a crash could still lose. A failure, a mismatch or a cancelled
-// context removes the part file and leaves dest as it was. An existing
-// dest is refused (fs.ErrExist) unless o.Overwrite. An artifact recorded
-// before digests were kept is verified by size alone.
-func (c *Client) Download(ctx context.Context, artifactID, dest string, o DownloadOptions) (*cairn.Artifact, error) {
-	if fi, err := os.Stat(dest); err == nil {
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory", dest)
-		}
-		if !o.Overwrite {
-			return nil, fmt.Errorf("%s: %w (overwrite it explicitly)", dest, fs.ErrExist)
-		}
-	}
-	part := dest + ".part"
-	f, err := o.openPart(part)
-	if err != nil {
-		return nil, err
-	}
-	a, err := c.DownloadTo(ctx, artifactID, f, o)
-	if err == nil {
-		err = closePart(f, part)
-	} else {
-		_ = f.Close() // the download's error is the one to report
-	}
-	if err == nil {
-		err = place(part, dest, o.Overwrite)
-	}
-	if err != nil {
-		_ = os.Remove(part) // the part file must not outlive a failure; it may already be gone
-		return nil, err
-	}
-	return a, nil
-}
-
-// closePart flushes the part file to disk, then closes it: the rename
-// that follows must not publish bytes still only in the page cache.
-func closePart(f partFile, part string) error {
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("flush %s: %w", part, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", part, err)
-	}
-	return nil
-}
-
-// openPart creates (or truncates) the part file.
-func (o DownloadOptions) openPart(path string) (partFile, error) {
-	if o.createPart != nil {
-		return o.createPart(path)
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-}
-
-// place moves the finished part file to dest. Without overwrite a hard
-// link makes the move fail if dest appeared meanwhile; where links are not
-// supported, a rename does.
-func place(part, dest string, overwrite bool) error {
-	if !overwrite {
-		err := os.Link(part, dest)
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: %w (overwrite it explicitly)", dest, fs.ErrExist)
-		}
-		if err == nil {
-			return os.Remove(part)
-		}
-	}
-	return os.Rename(part, dest)
-}
-
-// DownloadTo streams the artifact's content to w through a presigned GET
-// and verifies its size and SHA-256 at the end; on a mismatch the bytes
-// were written already, and the error wraps ErrVerification.
-func (c *Client) DownloadTo(ctx context.Context, artifactID string, w io.Writer, o DownloadOptions) (*cairn.Artifact, error) {
-	d, err := c.GetArtifact(ctx, artifactID, cairn.ArtifactGet{Presign: true, TTL: o.TTL})
-	if err != nil {
-		return nil, err
-	}
-	a := d.Artifact
-	resp, err := c.fetch(ctx, d.GetURL, "")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.ContentLength >= 0 && resp.ContentLength != a.Size {
-		return nil, fmt.Errorf("artifact %s: the store holds %d bytes, %d were recorded: %w",
-			a.ID, resp.ContentLength, a.Size, ErrVerification)
-	}
-	begin(o.PhaseProgress, PhaseDownloading, a.Size)
-	m := newMeter(ctx, io.LimitReader(resp.Body, a.Size+1), a.Size, reporter(PhaseDownloading, o.Progress, o.PhaseProgress), o.RateLimit)
-	toHash, sum := hashBehind()
-	n, err := io.CopyBuffer(io.MultiWriter(w, toHash), m, make([]byte, ioBufferBytes))
-	toHash.Close()
-	digest := <-sum
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("download artifact %s: %w", a.ID, context.Cause(ctx))
-		}
-		return nil, fmt.Errorf("download artifact %s: %w", a.ID, redactURL(err))
-	}
-	if err := verify(a, n, digest); err != nil {
-		return nil, err
-	}
-	m.finish()
-	return a, nil
-}
-
-// hashBehind hashes what is written to the returned writer on a second
-// goroutine, one buffer behind the writer, so that a download runs at the
-// pace of the slower of network and hash rather than of both in turn.
-// Closing the writer ends the goroutine, which then sends the digest.
-func hashBehind() (io.WriteCloser, <-chan string) {
-	pr, pw := io.Pipe()
-	sum := make(chan string, 1)
-	go func() {
-		h := sha256.New()
-		_, _ = io.CopyBuffer(h, pr, make([]byte, ioBufferBytes)) // a hash never fails; the writer's close ends the copy
-		sum <- base64.StdEncoding.EncodeToString(h.Sum(nil))
-	}()
-	return pw, sum
-}
-
-func verify(a *cairn.Artifact, n int64, sum string) error {
-	if n != a.Size {
-		return fmt.Errorf("artifact %s: received %d bytes, %d were recorded: %w", a.ID, n, a.Size, ErrVerification)
-	}
-	if a.SHA256B64 != nil && *a.SHA256B64 != sum {
-		return fmt.Errorf("artifact %s: the bytes have SHA-256 %s, %s was recorded: %w", a.ID, sum, *a.SHA256B64, ErrVerification)
-	}
 	return nil
 }
 
