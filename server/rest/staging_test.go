@@ -150,7 +150,7 @@ func TestObjectSizeCap(t *testing.T) {
 		e := h.failsArt(t, do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/new-staging", mintBody(overCap)),
 			http.StatusBadRequest, "object_too_large")
 		require.Equal(t, "Failed to mint a staging upload URL for workspace "+ws, e.Message)
-		require.Equal(t, "artifact staged for workspace "+ws+" is 17 bytes, over the 16 byte size cap",
+		require.Equal(t, "artifact staged for workspace "+ws+" is 17 bytes, over the 16 byte single-PUT size cap",
 			e.Detail)
 		h.failsArt(t, do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/new-staging",
 			sprintf(`{"size":%d,"sha256_b64":%q}`, int64(1)<<62, sha256B64(nil))),
