@@ -143,36 +143,11 @@ func BenchmarkArtifactList(b *testing.B) {
 		FROM generate_series(1, 1000) i`, ab.ws.ID)
 	must(b, err)
 
-	benchList(b, ab, "/v1/workspaces/"+ab.ws.ID+"/artifacts?limit=1000", func() int {
+	benchList(b, ab, "/v1/workspaces/"+ab.ws.ID+"/artifacts?limit=1000", func() (int, error) {
 		list, err := ab.db.FindArtifacts(ctx, cairn.ArtifactFilter{WorkspaceID: ab.ws.ID,
 			States: []cairn.ArtifactState{cairn.ArtifactRecorded}, Page: cairn.Page{Limit: 1000}})
-		must(b, err)
-		return len(list)
+		return len(list), err
 	})
-}
-
-// measure runs op from several goroutines for a fixed time and returns
-// operations per second.
-func measure(b *testing.B, op func()) float64 {
-	b.Helper()
-	const workers, window = 8, 2 * time.Second
-	done := make(chan int, workers)
-	deadline := time.Now().Add(window)
-	for range workers {
-		go func() {
-			n := 0
-			for time.Now().Before(deadline) {
-				op()
-				n++
-			}
-			done <- n
-		}()
-	}
-	total := 0
-	for range workers {
-		total += <-done
-	}
-	return float64(total) / window.Seconds()
 }
 
 func must(b *testing.B, err error) {

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/cairn-dev/cairn"
@@ -26,9 +27,6 @@ type listAnswer[T any] struct {
 	notModified bool
 }
 
-// rowBytes is a guess at a row's JSON length, to size the answer once.
-const rowBytes = 400
-
 func (l listAnswer[T]) respond(w http.ResponseWriter, requestID string) int {
 	if l.etag != "" {
 		w.Header().Set("ETag", l.etag)
@@ -37,7 +35,7 @@ func (l listAnswer[T]) respond(w http.ResponseWriter, requestID string) int {
 		w.WriteHeader(http.StatusNotModified)
 		return http.StatusNotModified
 	}
-	body, err := l.envelope(make([]byte, 0, 128+len(l.rows)*rowBytes), requestID)
+	body, err := l.envelope(nil, requestID)
 	if err != nil {
 		// What writeSuccess answers when encoding/json fails.
 		w.Header().Del("ETag")
@@ -65,9 +63,13 @@ func (l listAnswer[T]) envelope(b []byte, requestID string) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
+			start := len(b)
 			var err error
 			if b, err = l.appendRow(b, row); err != nil {
 				return nil, err
+			}
+			if i == 0 { // room for the rest, sized on the first row, so the answer grows once
+				b = slices.Grow(b, (len(b)-start+1)*(len(l.rows)-1)*9/8)
 			}
 		}
 		b = append(b, ']')

@@ -99,6 +99,23 @@ func appendNullString(b []byte, s *string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// The ASCII bytes a JSON string carries as they are, as bit sets over
+// 0–63 and 64–127: not the controls, '"', '\\', nor the HTML characters
+// '<', '>' and '&'.
+const (
+	safeLow  uint64 = 0xffffffff00000000 &^ (1<<'"' | 1<<'&' | 1<<'<' | 1<<'>')
+	safeHigh uint64 = ^uint64(0) &^ (1 << ('\\' - 64))
+)
+
+// safeASCII reports whether c < utf8.RuneSelf is one of them.
+func safeASCII(c byte) bool {
+	set := safeLow
+	if c >= 64 {
+		set = safeHigh
+	}
+	return set>>(c&63)&1 != 0
+}
+
 // appendString appends s as a JSON string the way encoding/json does by
 // default: control characters, '"' and '\' escaped (\b, \f, \n, \r, \t
 // by name), '<', '>' and '&' as \u00XX, invalid UTF-8 as \ufffd, and
@@ -109,7 +126,7 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if safeASCII(c) {
 				i++
 				continue
 			}
