@@ -347,7 +347,7 @@ func contractStaging(t *testing.T, s subject) {
 	t.Run("MintOK", func(t *testing.T) {
 		st, err := s.svc.MintStaging(ctx, ws.ID, cairn.StagingRequest{Size: int64(len(body)), SHA256B64: digest(body)})
 		require.NoError(t, err)
-		require.True(t, strings.HasPrefix(st.Key, "staging/"+ws.ID+"/"), st.Key)
+		require.True(t, strings.HasPrefix(st.Key, "store/"+ws.ID+"/"), st.Key)
 		require.NotEmpty(t, st.PutURL)
 		require.True(t, st.ExpiresAt.After(time.Now()))
 	})
