@@ -182,6 +182,9 @@ func startDevServices(ctx context.Context, dir string) (*devStack, error) {
 	return st, err
 }
 
+// devMaxObjectSize is the local stack's artifact cap: the 5 TiB of S3.
+const devMaxObjectSize = 5 << 40
+
 // devConfig is the server configuration of the dev stack: loopback only,
 // the app name given (unique per state dir, so that no two stacks share
 // volume names or locks), transfer sidecars on the host network so that
@@ -210,6 +213,8 @@ func devConfig(listen string, s3 *stack.S3, app, overrides string) (server.Confi
 	// An evaluation stack shows a vanished object within a minute, with no
 	// action (the maintainer flags it on the next pass).
 	cfg.Maintenance.SweepIntSec = 60
+	// Artifacts of any size: the local store takes what the disk holds.
+	cfg.Artifact.Store.MaxObjectSize = devMaxObjectSize
 	if overrides != "" {
 		data, err := os.ReadFile(overrides)
 		if err != nil {

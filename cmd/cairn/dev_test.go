@@ -314,6 +314,8 @@ func TestDevConfigSweepsEveryMinute(t *testing.T) {
 	cfg, err := devConfig("127.0.0.1:0", s3, "cairn-dev-test", "")
 	require.NoError(t, err)
 	require.Equal(t, 60, cfg.Maintenance.SweepIntSec)
+	require.Equal(t, int64(5<<40), cfg.Artifact.Store.MaxObjectSize, "artifacts of any size on the local stack")
+	require.NoError(t, cfg.Validate())
 
 	overrides := filepath.Join(t.TempDir(), "c.yaml")
 	require.NoError(t, os.WriteFile(overrides, []byte("maintenance: {sweepIntSec: 5}\n"), 0o600))
