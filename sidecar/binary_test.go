@@ -99,12 +99,8 @@ func TestBinary(t *testing.T) {
 	getter := startStore(t, &store{status: http.StatusOK, body: objectData})
 	missing := startStore(t, &store{status: http.StatusNotFound})
 	putter := startStore(t, &store{status: http.StatusOK})
-	oneput := startStore(t, &store{status: http.StatusOK})
 	forbidden := startStore(t, &store{status: http.StatusForbidden})
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}
-	stat := func(source string) map[string]string {
-		return map[string]string{EnvMountRoot: v.ws, EnvSourcePath: source}
-	}
 	download := func(target, url string) map[string]string {
 		return map[string]string{EnvMountRoot: v.ws, EnvTargetPath: target, EnvURL: url}
 	}
@@ -115,23 +111,12 @@ func TestBinary(t *testing.T) {
 		code int
 		want string
 	}{
-		{"StatOK", sidecarRun{args: []string{CommandStat}, vars: stat(v.at("file.txt"))},
-			ExitOK, validStatLine(v.at("file.txt"), helloData)},
-		{"StatErrNotFound", sidecarRun{args: []string{CommandStat}, vars: stat(v.at("nope"))},
-			ExitFailure, invalidStatLine("", ReasonSourceNotFound, "source file '"+v.at("nope")+"' does not exist")},
-		{"StatErrUnreadable", sidecarRun{args: []string{CommandStat}, vars: stat(v.at("locked.txt")), cred: nobody},
-			ExitFailure, invalidStatLine(v.at("locked.txt"), ReasonSourceUnreadable,
-				"failed to read source file '"+v.at("locked.txt")+"': permission denied")},
-		{"StatErrEnv", sidecarRun{args: []string{CommandStat}},
-			ExitFailure, `{"ok":false,"resolved_path":null,"valid":false,"size":0,"sha256_b64":"","error":"CAIRN_MOUNT_ROOT is not set","reason":"env_invalid"}`},
-		{"UploadOK", sidecarRun{args: []string{CommandUpload}, vars: uploadVars(v, v.at("file.txt"), putter.url(), helloData)},
-			ExitOK, uploadedLine(v.at("file.txt"), len(helloData))},
-		{"UploadErrForbidden", sidecarRun{args: []string{CommandUpload}, vars: uploadVars(v, v.at("file.txt"), forbidden.url(), helloData)},
-			ExitFailure, failureLine(ReasonStoreRejected, "the object store rejected the upload (HTTP 403)", http.StatusForbidden)},
-		{"PutOK", sidecarRun{args: []string{CommandPut}, vars: putVars(v, v.at("file.txt"), oneput.url(), 100)},
+		{"PutOK", sidecarRun{args: []string{CommandPut}, vars: putVars(v, v.at("file.txt"), putter.url(), 100)},
 			ExitOK, putLine(v.at("file.txt"), helloData)},
-		{"PutErrUnreadable", sidecarRun{args: []string{CommandPut}, vars: putVars(v, v.at("locked.txt"), oneput.url(), 100), cred: nobody},
+		{"PutErrUnreadable", sidecarRun{args: []string{CommandPut}, vars: putVars(v, v.at("locked.txt"), putter.url(), 100), cred: nobody},
 			ExitFailure, failureLine(ReasonSourceUnreadable, "failed to read source file '"+v.at("locked.txt")+"': permission denied", 0)},
+		{"PutErrForbidden", sidecarRun{args: []string{CommandPut}, vars: putVars(v, v.at("file.txt"), forbidden.url(), 100)},
+			ExitFailure, failureLine(ReasonStoreRejected, "the object store rejected the upload (HTTP 403)", http.StatusForbidden)},
 		{"PutErrEnv", sidecarRun{args: []string{CommandPut}, vars: map[string]string{EnvMountRoot: v.ws}},
 			ExitFailure, failureLine(ReasonEnvInvalid, "CAIRN_SOURCE_PATH is not set", 0)},
 		{"DownloadOK", sidecarRun{args: []string{CommandDownload}, vars: download(v.at("new.bin"), getter.url())},
@@ -143,7 +128,7 @@ func TestBinary(t *testing.T) {
 		{"ErrUnknownCommand", sidecarRun{args: []string{"bogus"}, vars: map[string]string{EnvMountRoot: v.ws}},
 			ExitUsage, failureLine(ReasonEnvInvalid, `unknown command "bogus"`, 0)},
 		{"ErrNoCommand", sidecarRun{vars: map[string]string{EnvMountRoot: v.ws}},
-			ExitUsage, failureLine(ReasonEnvInvalid, "expected exactly one command: prep, stat, upload, put or download", 0)},
+			ExitUsage, failureLine(ReasonEnvInvalid, "expected exactly one command: prep, put or download", 0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,9 +142,6 @@ func TestBinary(t *testing.T) {
 	}
 
 	got := putter.requests()
-	require.Len(t, got, 1)
-	requireSigned(t, got[0], helloData)
-	got = oneput.requests()
 	require.Len(t, got, 1, "the unreadable file is never sent")
 	requireUnbound(t, got[0], helloData)
 	require.Equal(t, objectData, readFile(t, v.at("new.bin")))

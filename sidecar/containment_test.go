@@ -1,7 +1,7 @@
 package sidecar
 
 import (
-	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,25 +88,28 @@ func FuzzDownloadTarget(f *testing.F) {
 	})
 }
 
-// FuzzStatSource stats arbitrary paths under the mount: a valid answer is a
+// FuzzPutSource puts arbitrary paths under the mount: a success sent a
 // file inside it, never one of the neighbours' files.
-func FuzzStatSource(f *testing.F) {
+func FuzzPutSource(f *testing.F) {
 	for _, seed := range trapSeeds {
 		f.Add(seed)
 	}
+	st := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // test store
+	}))
+	f.Cleanup(st.Close)
 	f.Fuzz(func(t *testing.T, rel string) {
 		v := trapVolume(t)
-		line, code := runLine(t, []string{CommandStat}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: v.ws + "/" + rel})
-		var r StatResult
-		raw, ok := LastObject([]byte(line))
-		require.True(t, ok)
-		require.NoError(t, json.Unmarshal(raw, &r))
-		if !r.Valid {
+		line, code := runLine(t, []string{CommandPut}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: v.ws + "/" + rel,
+			EnvURL: st.URL, EnvMaxSize: "100"})
+		requireNeighboursUntouched(t, v)
+		r := decodeResult(t, line)
+		if !r.OK {
 			require.Equal(t, ExitFailure, code)
 			return
 		}
 		require.Equal(t, ExitOK, code)
-		require.True(t, strings.HasPrefix(*r.ResolvedPath, v.ws+"/"), "%s is inside the mount", *r.ResolvedPath)
+		require.True(t, strings.HasPrefix(r.UploadedPath, v.ws+"/"), "%s is inside the mount", r.UploadedPath)
 		require.Equal(t, sum(helloData), r.SHA256B64, "the only file inside is dir/f")
 	})
 }

@@ -8,22 +8,17 @@ package sidecar
 // Commands, passed as the container's only argument.
 const (
 	CommandPrep     = "prep"
-	CommandStat     = "stat"
-	CommandUpload   = "upload"
 	CommandPut      = "put"
 	CommandDownload = "download"
 )
 
 // Environment variables; the sidecar reads nothing else.
 const (
-	EnvMountRoot   = "CAIRN_MOUNT_ROOT"
-	EnvSourcePath  = "CAIRN_SOURCE_PATH"
-	EnvTargetPath  = "CAIRN_TARGET_PATH"
-	EnvURL         = "CAIRN_URL"
-	EnvObjectSize  = "CAIRN_OBJECT_SIZE"
-	EnvSHA256B64   = "CAIRN_SHA256_B64"
-	EnvContentType = "CAIRN_CONTENT_TYPE"
-	EnvMaxSize     = "CAIRN_MAX_SIZE"
+	EnvMountRoot  = "CAIRN_MOUNT_ROOT"
+	EnvSourcePath = "CAIRN_SOURCE_PATH"
+	EnvTargetPath = "CAIRN_TARGET_PATH"
+	EnvURL        = "CAIRN_URL"
+	EnvMaxSize    = "CAIRN_MAX_SIZE"
 )
 
 // Failure reasons reported in a result line.
@@ -40,7 +35,7 @@ const (
 	ExitUsage   = 2
 )
 
-// Result is the line printed by prep, upload, put and download. Fields that
+// Result is the line printed by every command. Fields that
 // do not apply to a command are omitted.
 type Result struct {
 	OK             bool    `json:"ok"`

@@ -16,12 +16,17 @@ import (
 // ReasonObjectTooLarge refuses a put of a file over CAIRN_MAX_SIZE.
 const ReasonObjectTooLarge = "object_too_large"
 
-// putSource stores a volume file in one pass: it checks the source exactly
-// as stat does, opens it once, streams exactly its fstat length to the
-// presigned PUT in CAIRN_URL, hashing (SHA-256, MD5) and keeping the head as
-// the bytes go by, then checks that the file did not change meanwhile. The
-// result reports what was sent, so the server can compare it with what the
-// store received (the MD5 against the ETag) before it records anything.
+// HeadBytes is how much of a file's start a put reports: what MIME
+// sniffing reads.
+const HeadBytes = 3072
+
+// putSource stores a volume file in one pass: it resolves the source and
+// checks that it is a regular file inside the mount, opens it once, streams
+// exactly its fstat length to the presigned PUT in CAIRN_URL, hashing it
+// (SHA-256, MD5) and keeping its head as the bytes go by, then checks that
+// the file did not change meanwhile. The result reports what was sent, so
+// that the server can compare it with what the store received (the MD5
+// with the ETag) before it records anything.
 func putSource(env Env) Result {
 	root, bad := mountRoot(env)
 	if bad != nil {
@@ -55,18 +60,9 @@ func putSource(env Env) Result {
 		return failed(fail(ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte cap of one upload from a volume",
 			src, size, limit), 0)
 	}
-	sums := newDigests()
-	in := &readRecorder{r: file}
-	status, f := send(vals[EnvURL], io.TeeReader(&exactReader{r: in, left: size}, sums), size, nil, src)
-	switch {
-	case in.err != nil:
-		return failed(fail(ReasonSourceUnreadable, "failed to read source file '%s': %s", src, errno(in.err)), 0)
-	case f != nil:
+	sums, status, f := stream(vals[EnvURL], src, file, size)
+	if f != nil {
 		return failed(f, status)
-	case status >= 300:
-		// The URL binds no checksum, so a refusal says nothing about the
-		// file: every non-2xx is the store's.
-		return failed(statusFailure(status, "upload"), status)
 	}
 	if f := m.unchanged(src, rel, file, fi); f != nil {
 		return failed(f, 0)
@@ -74,6 +70,26 @@ func putSource(env Env) Result {
 	return Result{OK: true, UploadedPath: m.display(rel), Size: &size,
 		SHA256B64: base64.StdEncoding.EncodeToString(sums.sha.Sum(nil)),
 		MD5:       hex.EncodeToString(sums.md5.Sum(nil)), Head: sums.head.b}
+}
+
+// stream sends exactly size bytes of file to url and hashes them on the
+// way, through one fixed copy buffer. status is the store's answer, when
+// there was one.
+func stream(url, src string, file *os.File, size int64) (sums *digests, status int, f *failure) {
+	sums = newDigests()
+	in := &readRecorder{r: file}
+	status, f = send(url, io.TeeReader(&exactReader{r: in, left: size}, sums), size, src)
+	switch {
+	case in.err != nil:
+		return nil, 0, fail(ReasonSourceUnreadable, "failed to read source file '%s': %s", src, errno(in.err))
+	case f != nil:
+		return nil, status, f
+	case status >= 300:
+		// The URL binds no checksum, so a refusal says nothing about the
+		// file: every non-2xx is the store's.
+		return nil, status, statusFailure(status, "upload")
+	}
+	return sums, status, nil
 }
 
 // readRecorder remembers a read error of the file, so that it is reported
@@ -111,6 +127,16 @@ func (d *digests) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// headBuffer keeps the first HeadBytes bytes written to it.
+type headBuffer struct{ b []byte }
+
+func (w *headBuffer) Write(p []byte) (int, error) {
+	if room := HeadBytes - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
 // unchanged checks, after the PUT, that the file sent is still the file at
 // the path with the length and times it had when it was opened: a rewrite in
 // place moves its mtime and ctime, a rename over it or a removal changes what
@@ -145,5 +171,6 @@ func stateOf(fi fs.FileInfo) fileState {
 	if !ok {
 		return fileState{size: fi.Size()}
 	}
-	return fileState{size: st.Size, mtime: st.Mtim, ctime: st.Ctim, dev: st.Dev, ino: st.Ino}
+	// Dev and Ino are narrower than uint64 on some platforms.
+	return fileState{size: st.Size, mtime: st.Mtim, ctime: st.Ctim, dev: uint64(st.Dev), ino: uint64(st.Ino)}
 }

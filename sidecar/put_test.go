@@ -8,12 +8,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
+
+func changedSizeMessage(p string) string {
+	return "the source file '" + p + "' changed size while the upload was in flight"
+}
 
 // putVars is the environment of a put of source, capped at limit bytes.
 func putVars(v volume, source, url string, limit int64) map[string]string {
@@ -112,6 +118,36 @@ func TestPut(t *testing.T) {
 		require.Len(t, r.MD5, 32)
 	})
 
+	t.Run("OKMountRootThroughSymlink", func(t *testing.T) {
+		t.Parallel()
+		v := newVolume(t)
+		v.write(t, "file.txt", helloData, 0o644)
+		link := filepath.Join(v.base, "mnt")
+		require.NoError(t, os.Symlink(v.ws, link))
+		st := startStore(t, &store{status: http.StatusOK})
+		vars := putVars(v, link+"/file.txt", st.url(), 100)
+		vars[EnvMountRoot] = link + "/"
+		line, code := runLine(t, []string{CommandPut}, vars)
+		require.Equal(t, ExitOK, code)
+		require.Equal(t, putLine(link+"/file.txt", helloData), line,
+			"uploaded_path is reported under the mount path the caller knows")
+	})
+
+	t.Run("ErrDevice", func(t *testing.T) {
+		t.Parallel()
+		v := newVolume(t)
+		// /dev/null's numbers; the test filesystem may be mounted nodev, in
+		// which case opening it fails and it must still be judged by its
+		// type.
+		if err := syscall.Mknod(v.at("null"), syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			skipUnlessCI(t, "mknod needs CAP_MKNOD: %v", err)
+		}
+		st := startStore(t, &store{status: http.StatusOK})
+		line, code := runLine(t, []string{CommandPut}, putVars(v, v.at("null"), st.url(), 100))
+		require.Equal(t, ExitFailure, code)
+		require.Equal(t, failureLine(ReasonSourceNotRegular, "source path '"+v.at("null")+"' is not a regular file", 0), line)
+		require.Empty(t, st.requests())
+	})
 	t.Run("ErrObjectTooLarge", func(t *testing.T) {
 		t.Parallel()
 		v := newVolume(t)

@@ -15,19 +15,11 @@ type Env func(string) string
 // process exit code.
 func Main(args []string, env Env, out io.Writer) int {
 	if len(args) != 1 {
-		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, stat, upload, put or download"), ExitUsage)
+		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put or download"), ExitUsage)
 	}
 	switch args[0] {
 	case CommandPrep:
 		return finish(out, prep(env))
-	case CommandStat:
-		r := stat(env)
-		if r.Valid {
-			return emit(out, r, ExitOK)
-		}
-		return emit(out, r, ExitFailure)
-	case CommandUpload:
-		return finish(out, upload(env))
 	case CommandPut:
 		return finish(out, putSource(env))
 	case CommandDownload:

@@ -20,6 +20,9 @@ const (
 	ReasonStoreUnreachable = "store_unreachable"
 )
 
+// chunk is the streaming unit of reads and transfers.
+const chunk = 1 << 20
+
 // connectTimeout bounds reaching the store; the transfer itself may take up
 // to the container's timeout.
 const connectTimeout = 30 * time.Second

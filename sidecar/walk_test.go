@@ -18,17 +18,19 @@ func TestLinksIntoNowhere(t *testing.T) {
 	require.NoError(t, os.Symlink("../gone/passwd", v.at("rel")))
 	require.NoError(t, os.Symlink(filepath.Join(v.base, "gone"), v.at("dir")))
 	require.NoError(t, os.Symlink(v.at("missing-inside"), v.at("dangling")))
+	// Every answer comes before the network: nothing listens here.
+	const nowhereURL = "http://127.0.0.1:1/x"
 
 	for _, name := range []string{"abs", "rel"} {
-		line, code := runLine(t, []string{CommandStat}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: v.at(name)})
+		line, code := runLine(t, []string{CommandPut}, putVars(v, v.at(name), nowhereURL, 100))
 		require.Equal(t, ExitFailure, code)
 		require.Contains(t, line, `"reason":"`+ReasonPathOutsideMount+`"`, name)
 	}
-	line, _ := runLine(t, []string{CommandStat}, map[string]string{EnvMountRoot: v.ws, EnvSourcePath: v.at("dangling")})
+	line, _ := runLine(t, []string{CommandPut}, putVars(v, v.at("dangling"), nowhereURL, 100))
 	require.Contains(t, line, `"reason":"`+ReasonSourceNotFound+`"`, "a dangling link inside the mount is a missing file")
 
 	line, _ = runLine(t, []string{CommandDownload}, map[string]string{
-		EnvMountRoot: v.ws, EnvTargetPath: v.at("dir/f"), EnvURL: "http://127.0.0.1:1/x"})
+		EnvMountRoot: v.ws, EnvTargetPath: v.at("dir/f"), EnvURL: nowhereURL})
 	require.Contains(t, line, `"reason":"`+ReasonPathOutsideMount+`"`, "a parent linked outside, even to nothing")
 	require.NoDirExists(t, filepath.Join(v.base, "gone"))
 }

@@ -122,10 +122,12 @@ func TestSidecarPosture(t *testing.T) {
 		require.NotContains(t, info.Config.Env, "HTTPS_PROXY=http://proxy.test:3128")
 	})
 
-	t.Run("StatDACOverrideNetworkNone", func(t *testing.T) {
+	t.Run("NoTransferDACOverrideNetworkNone", func(t *testing.T) {
 		t.Parallel()
+		// Any command but prep reads users' files; only a transfer gets a
+		// network and the extras.
 		r, app := setupInternal(t, extras)
-		spec := newSpec(app, sidecar.CommandStat, "cairn-stat", false)
+		spec := newSpec(app, sidecar.CommandPut, "cairn-upload", false)
 
 		info := inspectCreated(t, r, spec)
 		requireCommon(t, r, app, spec, info)
@@ -138,7 +140,7 @@ func TestSidecarPosture(t *testing.T) {
 	t.Run("TransferDefaultBridgeWithExtras", func(t *testing.T) {
 		t.Parallel()
 		r, app := setupInternal(t, extras)
-		spec := newSpec(app, sidecar.CommandUpload, "cairn-upload", true)
+		spec := newSpec(app, sidecar.CommandPut, "cairn-upload", true)
 
 		info := inspectCreated(t, r, spec)
 		requireCommon(t, r, app, spec, info)

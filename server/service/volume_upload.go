@@ -18,8 +18,8 @@ import (
 // sent. Before any row exists the object must be exactly those bytes: its
 // size, and its ETag — for a single PUT, the MD5 of what the store
 // received. The SHA-256 recorded is the sidecar's, taken in the same pass;
-// the MIME type is sniffed from its head. A failure deletes the object
-// best-effort. subject names the sidecar (the workspace for a new
+// the MIME type is sniffed from its head. A failure that may have stored
+// the object deletes it best-effort. subject names the sidecar (the workspace for a new
 // artifact, the artifact for an update).
 func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src string) (*object, error) {
 	key := s.keys.finalKey(ws.ID)
@@ -44,12 +44,22 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 		obj, err = s.checkPut(ctx, key, src, res, limit)
 	}
 	if err != nil {
-		// Most failures stored nothing; deleting an absent key is cheap.
-		s.deleteObject(ctx, key, "object of a failed volume upload")
+		if mayHaveStored(res) {
+			s.deleteObject(ctx, key, "object of a failed volume upload")
+		}
 		return nil, err
 	}
 	s.onTransfer("volume_to_store", obj.size)
 	return obj, nil
+}
+
+// mayHaveStored reports whether a failed put may have left an object
+// behind: unless the sidecar's line says it stopped before the store kept
+// anything (a refused source, a store refusal or outage), assume it did. A
+// run without a line may have been stopped after its PUT; source_changed
+// may come after one.
+func mayHaveStored(res *sidecar.Result) bool {
+	return res == nil || res.OK || res.ReasonText() == sidecar.ReasonSourceChanged
 }
 
 // checkPut compares the stored object with what the put sidecar reports
