@@ -24,7 +24,9 @@ import (
 // An artifact above o.RangedAbove is fetched in ranges, o.Parallel at
 // once, and resumably: an interruption (or a failed range) keeps the part
 // file and, beside it, dest+".part.json", which records the ranges done;
-// the same Download run again fetches only the rest. The whole file is
+// the same Download run again fetches only the rest. The part file is
+// flushed to disk every 64 MiB while the ranges arrive, so that the flush
+// before the rename is short. The whole file is
 // still verified before the rename: it is hashed in order as its prefix
 // completes. A part file of another artifact, or of this one before its
 // content changed, starts over (o.Notice hears it); a mismatch removes

@@ -223,13 +223,22 @@ func (dl *rangedDownload) run(ctx context.Context, o DownloadOptions) (string, e
 	defer stop()
 	hashed := make(chan hashResult, 1)
 	go func() { hashed <- h.run(hctx) }()
+	fz := &flusher{f: dl.f, part: dl.part, kick: make(chan struct{}, 1)}
+	fetched := make(chan struct{})
+	flushed := make(chan error, 1)
+	go func() { flushed <- fz.run(fetched) }()
 	err := eachParallel(ctx, o.parallel(), need, func(ctx context.Context, i int) error {
 		if err := dl.fetchRange(ctx, fl, i); err != nil {
 			return err
 		}
 		h.complete(i)
+		fz.add(dl.length(i))
 		return dl.mark(i)
 	})
+	close(fetched)
+	if ferr := <-flushed; err == nil {
+		err = ferr
+	}
 	if err != nil {
 		stop()
 		<-hashed
@@ -249,12 +258,61 @@ func (dl *rangedDownload) length(i int) int64 {
 	return min(dl.state.RangeSize, dl.a.Size-off)
 }
 
-// mark records range i complete in the sidecar.
+// mark records range i complete in the sidecar. The bytes may still be
+// only in the page cache: they survive the process (Ctrl-C, a kill), and a
+// crash of the machine that loses them fails the end-to-end verification.
 func (dl *rangedDownload) mark(i int) error {
 	dl.mu.Lock()
 	dl.done[i] = true
 	dl.mu.Unlock()
 	return dl.save()
+}
+
+// flushBytes is how many bytes a ranged download writes between two
+// flushes of the part file to disk (fsync): flushing while the ranges
+// arrive overlaps it with the transfer, instead of one long flush before
+// the rename.
+const flushBytes = 64 << 20
+
+// flusher flushes the part file in the background as ranges complete.
+type flusher struct {
+	f     *os.File
+	part  string
+	kick  chan struct{} // buffered: a flush is due
+	mu    sync.Mutex
+	bytes int64 // written since the last flush was asked for
+}
+
+// add counts n bytes written, and asks for a flush once enough gathered.
+func (fz *flusher) add(n int64) {
+	fz.mu.Lock()
+	fz.bytes += n
+	due := fz.bytes >= flushBytes
+	if due {
+		fz.bytes = 0
+	}
+	fz.mu.Unlock()
+	if due {
+		select {
+		case fz.kick <- struct{}{}:
+		default: // one is due already
+		}
+	}
+}
+
+// run flushes when asked until fetched is closed; it returns the first
+// failure.
+func (fz *flusher) run(fetched <-chan struct{}) error {
+	for {
+		select {
+		case <-fz.kick:
+			if err := fz.f.Sync(); err != nil {
+				return fmt.Errorf("flush %s: %w", fz.part, err)
+			}
+		case <-fetched:
+			return nil
+		}
+	}
 }
 
 // save writes the sidecar atomically.

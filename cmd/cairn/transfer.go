@@ -33,27 +33,40 @@ func (r *rateFlag) Set(s string) error {
 	return nil
 }
 
+// largeFiles is the help text on transfers in parts, shared by upload and
+// replace.
+const largeFiles = `A file above 64 MiB goes up in parts, --parallel at once, and resumes: after an
+interruption (Ctrl-C, a lost network, a killed process) the same command run
+again sends only the parts the store lacks. Its state is kept under
+$XDG_STATE_HOME/cairn/uploads (default ~/.local/state/cairn/uploads) until the
+artifact is registered; a file changed since starts over.`
+
 func artUpload(c *cli) *cobra.Command {
 	var name, desc, contentType string
 	var rate rateFlag
+	var parallel int
 	cmd := &cobra.Command{
 		Use:               "upload WS FILE [--name N] [--description D]",
 		Short:             "Upload a local file as a new artifact (named after the file unless --name)",
+		Long:              "upload stores FILE as a new artifact of WS, verified by its SHA-256.\n\n" + largeFiles,
 		Args:              usage(cobra.ExactArgs(2)),
 		ValidArgsFunction: c.completeWorkspaceThenFile,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			if err := checkParallel(parallel); err != nil {
+				return err
+			}
 			wsID, err := workspaceID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
 			}
-			o := client.UploadOptions{Name: name, ContentType: contentType, RateLimit: rate.bytes}
+			o := client.UploadOptions{Name: name, ContentType: contentType, RateLimit: rate.bytes, Parallel: parallel}
 			if cmd.Flags().Changed("description") {
 				o.Description = &desc
 			}
-			var end func()
-			o.PhaseProgress, end = c.progress(filepath.Base(args[1]))
+			p := c.progress(filepath.Base(args[1]))
+			p.upload(&o)
 			a, err := cl.Upload(cmd.Context(), wsID, args[1], o)
-			end()
+			p.end()
 			if err != nil {
 				return err
 			}
@@ -64,26 +77,49 @@ func artUpload(c *cli) *cobra.Command {
 	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
 	cmd.Flags().StringVar(&contentType, "content-type", "", "Content-Type to sign into the upload (the server sniffs the stored type)")
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	parallelFlag(cmd, &parallel, "parts")
 	return cmd
+}
+
+// maxParallel bounds --parallel: more connections than this to one store
+// only contend with each other.
+const maxParallel = 32
+
+// parallelFlag adds --parallel: how many parts (or ranges) move at once.
+func parallelFlag(cmd *cobra.Command, n *int, what string) {
+	cmd.Flags().IntVar(n, "parallel", client.DefaultParallel,
+		fmt.Sprintf("how many %s of a file above 64 MiB move at once (1 to %d)", what, maxParallel))
+}
+
+func checkParallel(n int) error {
+	if n < 1 || n > maxParallel {
+		return usagef("--parallel %d: expected 1 to %d", n, maxParallel)
+	}
+	return nil
 }
 
 func artReplace(c *cli) *cobra.Command {
 	var rate rateFlag
+	var parallel int
 	cmd := &cobra.Command{
 		Use:               "replace ART FILE",
 		Short:             "Replace an artifact's content with a local file (repairs a MISSING artifact)",
+		Long:              "replace makes FILE the content of ART, verified by its SHA-256.\n\n" + largeFiles,
 		Args:              usage(cobra.ExactArgs(2)),
 		ValidArgsFunction: c.completeArtifacts,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			if err := checkParallel(parallel); err != nil {
+				return err
+			}
 			id, err := artifactID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
 			}
-			o := client.UploadOptions{RateLimit: rate.bytes}
-			var end func()
-			o.PhaseProgress, end = c.progress(filepath.Base(args[1]))
+			o := client.UploadOptions{RateLimit: rate.bytes, Parallel: parallel}
+			p := c.progress(filepath.Base(args[1]))
+			p.upload(&o)
 			a, err := cl.Replace(cmd.Context(), id, args[1], o)
-			end()
+			p.end()
 			if err != nil {
 				return err
 			}
@@ -91,6 +127,7 @@ func artReplace(c *cli) *cobra.Command {
 		}),
 	}
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	parallelFlag(cmd, &parallel, "parts")
 	return cmd
 }
 
@@ -98,6 +135,7 @@ func artDownload(c *cli) *cobra.Command {
 	var overwrite bool
 	var rate rateFlag
 	var ttl time.Duration
+	var parallel int
 	cmd := &cobra.Command{
 		Use:   "download ART [DEST|-] [--ttl 5m]",
 		Short: "Download an artifact, verified against its size and SHA-256",
@@ -106,22 +144,30 @@ current directory; a directory DEST gets the artifact's name inside it) through
 DEST.part, verified against the artifact's size and SHA-256, then renamed. A
 mismatch removes the part file and fails. An existing DEST is refused unless
 --overwrite. DEST '-' streams to stdout and fails at the end on a mismatch.
---ttl is how long the presigned GET it fetches stays valid.`,
+--ttl is how long the presigned GET it fetches stays valid.
+
+An artifact above 64 MiB comes in ranges, --parallel at once, and resumes:
+after an interruption DEST.part stays, with DEST.part.json beside it
+recording the ranges done, and the same command run again fetches only the
+rest (an artifact whose content changed since starts over).`,
 		Args:              usage(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: c.completeArtifacts,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
 			if cmd.Flags().Changed("ttl") && ttl <= 0 {
 				return usagef("--ttl needs a positive duration")
 			}
+			if err := checkParallel(parallel); err != nil {
+				return err
+			}
 			id, err := artifactID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
 			}
-			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes, TTL: ttl}
-			var end func()
+			o := client.DownloadOptions{Overwrite: overwrite, RateLimit: rate.bytes, TTL: ttl, Parallel: parallel}
 			_, name, _ := strings.Cut(args[0], "/")
-			o.PhaseProgress, end = c.progress(firstOf(name, args[0]))
-			defer end()
+			p := c.progress(firstOf(name, args[0]))
+			p.download(&o)
+			defer p.end()
 			if len(args) == 2 && args[1] == "-" {
 				_, err := cl.DownloadTo(cmd.Context(), id, c.stdout, o)
 				return err
@@ -131,7 +177,7 @@ mismatch removes the part file and fails. An existing DEST is refused unless
 				return err
 			}
 			a, err := cl.Download(cmd.Context(), id, dest, o)
-			end()
+			p.end()
 			if errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("%s exists; pass --overwrite to replace it", dest)
 			}
@@ -152,6 +198,7 @@ mismatch removes the part file and fails. An existing DEST is refused unless
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace an existing DEST")
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long the presigned GET stays valid (default and cap: the server's maximum)")
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
+	parallelFlag(cmd, &parallel, "ranges")
 	return cmd
 }
 

@@ -112,6 +112,11 @@ type ServerOptions struct {
 	// MaxObjectSize is artifact.store.maxObjectSize in bytes; 0 leaves the
 	// server's default (1 GiB).
 	MaxObjectSize int64
+	// MultipartThreshold and PartSize are artifact.store.multipartThreshold
+	// and artifact.store.partSize in bytes; 0 leaves the server's defaults
+	// (256 MiB, 64 MiB).
+	MultipartThreshold int64
+	PartSize           int64
 	// Tokens are the bearer tokens the server accepts, each with every
 	// scope; nil means AdminToken alone. Server.Token is the first. (Not
 	// empty: a server with no tokens on loopback runs without
@@ -193,6 +198,12 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 	maxSize := ""
 	if o.MaxObjectSize != 0 {
 		maxSize = fmt.Sprintf(", maxObjectSize: %d", o.MaxObjectSize)
+	}
+	if o.MultipartThreshold != 0 {
+		maxSize += fmt.Sprintf(", multipartThreshold: %d", o.MultipartThreshold)
+	}
+	if o.PartSize != 0 {
+		maxSize += fmt.Sprintf(", partSize: %d", o.PartSize)
 	}
 	db := s.Database[strings.LastIndex(s.Database, "/")+1 : strings.Index(s.Database, "?")]
 	s.runs++
