@@ -54,15 +54,6 @@ func requireOneLine(t *testing.T, out string) string {
 	return line
 }
 
-// fields decodes a result line into its raw fields, to check which are
-// present and which are null.
-func fields(t *testing.T, line string) map[string]json.RawMessage {
-	t.Helper()
-	var m map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal([]byte(line), &m))
-	return m
-}
-
 // quote renders s as encoding/json does.
 func quote(s string) string {
 	b, err := json.Marshal(s)

@@ -19,7 +19,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/mount"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -254,28 +253,6 @@ func (h *xferHarness) sidecarsCreatedSince(t testing.TB, t0 time.Time) int {
 			require.NoError(t, err)
 		}
 	}
-}
-
-// startLoop starts a tool container that runs script (from the mount root)
-// in ws's volume until stopped.
-func (h *xferHarness) startLoop(t testing.TB, ws *workspace, script string) (stop func()) {
-	t.Helper()
-	cli, image := stacktest.Docker(t), stacktest.Shell(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := cli.ContainerCreate(ctx, &container.Config{
-		Image: image, Cmd: []string{"-c", "cd " + volRoot + " && " + script},
-		Labels: map[string]string{docker.LabelApp: h.b.app},
-	}, &container.HostConfig{
-		Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: ws.VolumeName, Target: volRoot}},
-	}, nil, nil, "")
-	require.NoError(t, err)
-	stop = func() {
-		cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) //nolint:errcheck // also removed with the app
-	}
-	t.Cleanup(stop)
-	require.NoError(t, cli.ContainerStart(ctx, resp.ID, container.StartOptions{}))
-	return stop
 }
 
 // deadEndpoint returns a loopback URL where nothing listens.
