@@ -50,8 +50,9 @@ const (
 //     put sidecar) vs its floor (ARCHITECTURE.md §11.4): one bare container
 //     run (docker run --rm of the sidecar image) plus curl -T of the same
 //     file from the host through a PUT presigned the way the sidecar's is
-//     (no length, checksum or type bound). Reports the medians of three
-//     interleaved samples in seconds and their ratio (target ≤ 1.15). And
+//     (no length, checksum or type bound). Reports the medians of four
+//     interleaved samples in seconds and their ratio (target ≤ 1.15), and,
+//     for reference, the ratio to curl -T run inside a container. And
 //     store → volume (load-in-volume) vs curl -o through ?presign: MB/s of
 //     each and their ratio (target ≥ 0.8).
 //
@@ -109,37 +110,52 @@ func BenchmarkVolumeTransfer(b *testing.B) {
 		}
 
 		// Several interleaved samples of volume → store per iteration, so
-		// that one slow container start does not decide the ratio. Each
-		// side starts with nothing dirty in the page cache: a container
-		// create fsyncs the engine's state, and after 512 MiB written by
-		// whatever ran before it that fsync alone takes 1.5–3 s here, which
-		// would charge one side for the other's writes.
-		const samples = 3
-		var upAPI, upFloor, upRun, upCurl []time.Duration
+		// that one slow container start does not decide the ratio; which
+		// side goes first alternates. Each side starts with nothing dirty
+		// in the page cache: a container create fsyncs the engine's state,
+		// and after 512 MiB written by whatever ran before it that fsync
+		// alone takes 1.5–3 s here, which would charge one side for the
+		// other's writes.
+		const samples = 4
+		var upAPI, upFloor, upRun, upCurl, upBoxed []time.Duration
 		var downAPI, downCurl time.Duration
 		var upPhases, downPhases string
 		b.ResetTimer()
 		for i := range b.N {
 			var a *xferArtifact
 			for j := range samples {
-				b.StopTimer()
-				syscall.Sync()
-				b.StartTimer()
-				start := time.Now()
-				a = xferArtifactOf(b, h.fromVolume(b, ws.ID, volRoot+"/big", sprintf("big-%d-%d", i, j)))
-				took := time.Since(start)
-				upAPI = append(upAPI, took)
-				require.Equal(b, int64(xferLarge), a.Size)
-				require.Equal(b, sum, a.SHA256B64)
-				upPhases = h.sidecarPhases(b, start, took)
-
-				b.StopTimer()
-				putURL := h.unboundPut(b, sprintf("bench/curl-%d-%d", i, j))
-				syscall.Sync()
-				run := h.dockerRunBare(b, ws.VolumeName)
-				put := curl("-o", os.DevNull, "-T", src, putURL)
-				upRun, upCurl = append(upRun, run), append(upCurl, put)
-				upFloor = append(upFloor, run+put)
+				cairn := func() {
+					b.StopTimer()
+					syscall.Sync()
+					b.StartTimer()
+					start := time.Now()
+					a = xferArtifactOf(b, h.fromVolume(b, ws.ID, volRoot+"/big", sprintf("big-%d-%d", i, j)))
+					took := time.Since(start)
+					b.StopTimer()
+					upAPI = append(upAPI, took)
+					require.Equal(b, int64(xferLarge), a.Size)
+					require.Equal(b, sum, a.SHA256B64)
+					upPhases = h.sidecarPhases(b, start, took)
+				}
+				floor := func() {
+					b.StopTimer()
+					putURL := h.unboundPut(b, sprintf("bench/curl-%d-%d", i, j))
+					syscall.Sync()
+					run := h.dockerRunBare(b, ws.VolumeName)
+					put := curl("-o", os.DevNull, "-T", src, putURL)
+					upRun, upCurl = append(upRun, run), append(upCurl, put)
+					upFloor = append(upFloor, run+put)
+					putURL = h.unboundPut(b, sprintf("bench/boxed-%d-%d", i, j))
+					syscall.Sync()
+					upBoxed = append(upBoxed, h.curlInContainer(b, src, putURL))
+				}
+				if j%2 == 0 {
+					cairn()
+					floor()
+				} else {
+					floor()
+					cairn()
+				}
 				b.StartTimer()
 			}
 
@@ -169,6 +185,8 @@ func BenchmarkVolumeTransfer(b *testing.B) {
 		b.ReportMetric(up.Seconds(), "up-cairn-s")
 		b.ReportMetric(floor.Seconds(), "up-floor-s")
 		b.ReportMetric(up.Seconds()/floor.Seconds(), "up-ratio")
+		boxed := xferMedian(upBoxed)
+		b.ReportMetric(up.Seconds()/boxed.Seconds(), "up-ratio-boxed-curl")
 		mbps := func(d time.Duration) float64 { return float64(b.N) * xferLarge / 1e6 / d.Seconds() }
 		b.ReportMetric(mbps(downAPI), "down-cairn-MB/s")
 		b.ReportMetric(mbps(downCurl), "down-curl-MB/s")
@@ -177,6 +195,8 @@ func BenchmarkVolumeTransfer(b *testing.B) {
 			"curl -T %v, medians), ratio %.2f (target ≤ 1.15); samples: cairn %v, floor %v",
 			up.Round(time.Millisecond), floor.Round(time.Millisecond), xferMedian(upRun).Round(time.Millisecond),
 			xferMedian(upCurl).Round(time.Millisecond), up.Seconds()/floor.Seconds(), rounded(upAPI), rounded(upFloor))
+		b.Logf("512 MiB volume→store: cairn vs curl -T run inside a container (docker run --rm, host network): median %v, "+
+			"ratio %.2f; samples %v", boxed.Round(time.Millisecond), up.Seconds()/boxed.Seconds(), rounded(upBoxed))
 		b.Logf("512 MiB store→volume: cairn %.0f MB/s, curl -o %.0f MB/s, ratio %.2f (target ≥ 0.8)",
 			mbps(downAPI), mbps(downCurl), mbps(downAPI)/mbps(downCurl))
 		b.Logf("where the time went (last iteration): volume→store %s; store→volume %s", upPhases, downPhases)
@@ -196,6 +216,22 @@ func (h *xferHarness) dockerRunBare(tb testing.TB, volume string) time.Duration 
 		h.image, "prep").CombinedOutput()
 	took := time.Since(start)
 	require.NoError(tb, err, "docker run: %s", out)
+	return took
+}
+
+// curlInContainer times curl -T of src to url run inside a container, the
+// way a sidecar runs (docker run --rm, the harness's host network): the
+// shell image with the host's root mounted read-only, chrooted into it for
+// curl. Not the floor, but what any upload from inside a container costs
+// here, next to curl on the host.
+func (h *xferHarness) curlInContainer(tb testing.TB, src, url string) time.Duration {
+	tb.Helper()
+	start := time.Now()
+	out, err := exec.CommandContext(tb.Context(), "docker", "run", "--rm", "--network", "host",
+		"--label", docker.LabelApp+"="+h.b.app, "-v", "/:/host:ro", "-e", "URL="+url, stacktest.Shell(tb),
+		"-c", `chroot /host /usr/bin/curl -sS -f -o /dev/null -T "$0" "$URL"`, src).CombinedOutput()
+	took := time.Since(start)
+	require.NoError(tb, err, "curl in a container: %s", out)
 	return took
 }
 
