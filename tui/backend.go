@@ -45,6 +45,11 @@ type Transfers interface {
 	Download(ctx context.Context, artifactID, dest string, o client.DownloadOptions) (*cairn.Artifact, error)
 	// ReadHead returns at most the first n bytes and the total size.
 	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
+	// PendingUploads, PendingProgress and DiscardUpload are the uploads
+	// an earlier run left unfinished: listed, asked about, aborted.
+	PendingUploads(stateDir string) ([]client.PendingUpload, error)
+	PendingProgress(ctx context.Context, p client.PendingUpload) (parts int, bytes int64, err error)
+	DiscardUpload(ctx context.Context, p client.PendingUpload) error
 }
 
 // Shells opens interactive shells and says whether the server has them on

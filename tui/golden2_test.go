@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
@@ -52,6 +53,14 @@ func partTwo() []scene {
 			h.m.xfer.Cancel(t.ID)
 			h.m.Update(transfer.DoneMsg{ID: t.ID, Err: contextCanceled()})
 		}},
+		{name: "transfer_parts", setup: func(h *harness) {
+			t := fleetTransfers(h, 1)[0]
+			at := h.clock.Now()
+			h.send(hubMsg{batch: live.Batch{At: at, Notes: []live.Note{{Transfer: t.ID, Text: "resumed: 3 of 8 parts already stored"}},
+				Progress: []live.Sample{{Transfer: t.ID, Done: 24 << 20, Total: 64 << 20, Parts: 3, PartsTotal: 8, At: at}}}})
+			samples(h, live.Sample{Transfer: t.ID, Done: 32 << 20, Total: 64 << 20, Parts: 4, PartsTotal: 8, At: at.Add(1500 * time.Millisecond)})
+		}},
+		{name: "modal_resume", setup: func(h *harness) { pendingFleet(h); fleet(h) }},
 		{name: "tray_more", setup: func(h *harness) { fleetTransfers(h, 5) }},
 		{name: "transfers_screen", setup: func(h *harness) {
 			ts := fleetTransfers(h, 3)
@@ -139,6 +148,28 @@ func partTwo() []scene {
 }
 
 func contextCanceled() error { return context.Canceled }
+
+// pendingFleet leaves two interrupted uploads into ws-alpha for the
+// fleet's first list to offer: one with 3 of 8 parts stored, one whose
+// file changed since.
+func pendingFleet(h *harness) {
+	started := h.clock.Now()
+	h.b.PendingUploadsFunc = func(string) ([]client.PendingUpload, error) {
+		ws, _ := h.b.FindWorkspaces(ctxBackground(), cairn.WorkspaceFilter{Names: []string{"ws-alpha"}})
+		return []client.PendingUpload{
+			{WorkspaceID: ws[0].ID, Path: "/srv/exports/2025-03-13/nightly_dump.tar", Name: "nightly_dump", Size: 64 << 20,
+				PartSize: 8 << 20, PartCount: 8, StartedAt: started},
+			{WorkspaceID: ws[0].ID, Path: "/srv/exports/weights.bin", Name: "model_weights", Size: 72 << 20,
+				PartSize: 8 << 20, PartCount: 9, StartedAt: started.Add(time.Hour), SourceChanged: true},
+		}, nil
+	}
+	h.b.PendingProgressFunc = func(_ ctxT, p client.PendingUpload) (int, int64, error) {
+		if p.SourceChanged {
+			return 0, 0, nil
+		}
+		return 3, 24 << 20, nil
+	}
+}
 
 // fleetTransfers is the fleet with n uploads whose Cmds never run.
 func fleetTransfers(h *harness, n int) []*common.Transfer {

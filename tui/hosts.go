@@ -43,7 +43,7 @@ func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.n
 
 func (h feedHost) Scopes() []store.Scope { return h.m.stack.Scopes() }
 func (h feedHost) Paused() bool          { return h.m.modal != nil }
-func (h feedHost) FirstList() tea.Cmd    { return h.m.shell.Check() }
+func (h feedHost) FirstList() tea.Cmd    { return tea.Batch(h.m.shell.Check(), h.m.act.OfferResume()) }
 
 // flowHost is the root's side of the action flow's Host.
 type flowHost struct{ m *Model }

@@ -10,8 +10,8 @@ import (
 )
 
 // onHub applies one coalesced batch: the feed takes the connection
-// transitions and the events, the queue the progress samples; it re-arms
-// the hub wait.
+// transitions and the events, the queue the progress samples and notes;
+// it re-arms the hub wait.
 func (m *Model) onHub(b live.Batch) tea.Cmd {
 	m.sh.now = b.At
 	cmd := m.feed.Batch(b)
@@ -19,7 +19,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 		m.xfer.Samples(b.Progress)
 	}
 	m.stack.Broadcast(common.TimeMsg{})
-	return tea.Batch(m.armHub(), cmd)
+	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes))
 }
 
 // changed tells every screen on the stack about ch and raises the MISSING

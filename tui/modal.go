@@ -31,6 +31,7 @@ func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) common.Mo
 		"forms         tab/shift+tab or down/up between fields; space toggles; enter submits; esc cancels",
 		"path fields   tab completes a local path (the longest common prefix, or the candidates); ~ is home",
 		"busy forms    esc closes the form; the operation goes on and its result is a toast",
+		"resume offer  at start: r resumes the interrupted uploads, D discards them, esc asks again next start",
 		"", th.Dim.Render("y/Y copy with OSC 52; in tmux it needs set-clipboard on."))
 	return help.New(th, "Help", lines)
 }

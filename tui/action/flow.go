@@ -75,6 +75,8 @@ func (act *Flow) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return act.onMountCheck(msg), true
 	case dialog.LocalStat:
 		return act.onLocalStat(msg), true
+	case transfer.PendingMsg:
+		return act.onPending(msg), true
 	}
 	return nil, false
 }

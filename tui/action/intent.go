@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/typed"
@@ -32,6 +33,7 @@ const (
 	intentVolLoad
 	intentVolUpdate
 	intentCancelTransfer // past 50 %
+	intentResume         // the offer of the interrupted uploads
 )
 
 // intent is the pending purpose of the open modal.
@@ -48,7 +50,8 @@ type intent struct {
 	size       int64
 	name, desc string
 	repair     bool
-	transfer   int // intentCancelTransfer
+	transfer   int                // intentCancelTransfer
+	pending    []transfer.Pending // intentResume
 }
 
 func (act *Flow) openModal(md common.Modal, in intent) {
@@ -73,6 +76,9 @@ func (act *Flow) closeModal() {
 // starts its operation (the form stays open, busy), anything else closes.
 func (act *Flow) Settle(res common.Result) tea.Cmd {
 	in := act.intent
+	if in.kind == intentResume {
+		return act.settleResume(res)
+	}
 	if f, isForm := act.host.Modal().(*form.Model); isForm && res.OK {
 		switch in.kind {
 		case intentUpload, intentReplace, intentDownload:

@@ -56,6 +56,9 @@ type Transfer struct {
 	// Meter is the bytes, rate and ETA of the current phase's samples
 	// (hashing, then uploading, each from zero).
 	termkit.Meter
+	// Parts of PartsTotal parts are complete: a multipart upload or a
+	// ranged download (PartsTotal is 0 for a transfer in one piece).
+	Parts, PartsTotal int
 	// Queued, Started and Ended are model times.
 	Queued, Started, Ended time.Time
 	// Err is the one sentence of a failure.
@@ -115,4 +118,12 @@ func (t *Transfer) Sample(hashing bool, done, total int64, at time.Time) {
 	}
 	t.Phase = phase
 	t.Meter.Sample(done, total, at)
+}
+
+// SampleParts applies a sample's parts; a sample without them (a
+// transfer in one piece, or before its first part report) keeps the last.
+func (t *Transfer) SampleParts(done, total int) {
+	if t.Phase.Running() && total > 0 {
+		t.Parts, t.PartsTotal = done, total
+	}
 }

@@ -49,7 +49,8 @@ type Host interface {
 	Scopes() []store.Scope
 	// Paused reports a modal or form: polling waits.
 	Paused() bool
-	// FirstList is what starts with the first list (the shell check).
+	// FirstList is what starts with the first list (the shell check, the
+	// offer of interrupted uploads).
 	FirstList() tea.Cmd
 }
 

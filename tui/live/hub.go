@@ -45,7 +45,17 @@ type Sample struct {
 	Transfer    int
 	Hashing     bool // an upload's read of the file for its digest
 	Done, Total int64
-	At          time.Time
+	// Parts of PartsTotal parts are complete (a multipart upload, a
+	// ranged download); PartsTotal is 0 for a transfer in one piece.
+	Parts, PartsTotal int
+	At                time.Time
+}
+
+// Note is what a transfer's client said about an interrupted run of it:
+// resumed, or started over and why (one sentence).
+type Note struct {
+	Transfer int
+	Text     string
 }
 
 // Batch is everything the hub gathered since the last delivery.
@@ -56,12 +66,15 @@ type Batch struct {
 	// Progress is the latest sample of each transfer that reported, in
 	// the order they first reported.
 	Progress []Sample
-	At       time.Time
+	// Notes are the transfers' notes in order (at most maxNotes, newest
+	// kept).
+	Notes []Note
+	At    time.Time
 }
 
 // Empty reports a batch with nothing in it.
 func (b Batch) Empty() bool {
-	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress) == 0
+	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0
 }
 
 type entityKey struct {
@@ -77,8 +90,12 @@ func keyOf(ev cairn.Event) entityKey {
 	return entityKey{id: ev.ID}
 }
 
-// maxConn bounds the kept connection transitions; older ones are dropped.
-const maxConn = 16
+// maxConn and maxNotes bound the kept connection transitions and notes;
+// older ones are dropped.
+const (
+	maxConn  = 16
+	maxNotes = 16
+)
 
 // Hub is the mutex-guarded meeting point of the pump and the model.
 type Hub struct {
@@ -95,6 +112,7 @@ type Hub struct {
 	overflow bool
 	progress []Sample
 	sampled  map[int]int // transfer → index in progress
+	notes    []Note
 
 	lastDelivery time.Time // consumer side only
 }
@@ -179,11 +197,23 @@ func (h *Hub) Progress(s Sample) {
 	h.wake()
 }
 
+// Note records a transfer's note. It never blocks: the transfer's
+// goroutine calls it.
+func (h *Hub) Note(n Note) {
+	h.mu.Lock()
+	if len(h.notes) == maxNotes {
+		h.notes = append(h.notes[:0], h.notes[1:]...)
+	}
+	h.notes = append(h.notes, n)
+	h.mu.Unlock()
+	h.wake()
+}
+
 func (h *Hub) take() Batch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress}
-	h.progress = nil
+	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes}
+	h.progress, h.notes = nil, nil
 	clear(h.sampled)
 	for _, ev := range h.events {
 		if ev.Type != "" {

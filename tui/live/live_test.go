@@ -82,6 +82,24 @@ func TestHubProgressKeepsTheLatestSamplePerTransfer(t *testing.T) {
 	require.Equal(t, []live.Sample{{Transfer: 1, Done: 50, Total: 50, At: t0}}, wait(t, h).Progress, "delivered samples are gone")
 }
 
+func TestHubNotesKeepOrderAndABound(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 100, now)
+	h.Progress(live.Sample{Transfer: 1, Done: 5, Total: 50, Parts: 1, PartsTotal: 4})
+	for i := range 20 {
+		h.Note(live.Note{Transfer: 1, Text: fmt.Sprint(i)})
+	}
+	b := wait(t, h)
+	require.Len(t, b.Notes, 16, "a bounded slot")
+	require.Equal(t, "4", b.Notes[0].Text, "the oldest go first")
+	require.Equal(t, "19", b.Notes[15].Text)
+	require.Equal(t, 1, b.Progress[0].Parts, "parts ride on the sample")
+	h.Note(live.Note{Transfer: 2, Text: "again"})
+	b = wait(t, h)
+	require.Equal(t, []live.Note{{Transfer: 2, Text: "again"}}, b.Notes, "delivered notes are gone")
+	require.False(t, b.Empty())
+}
+
 func TestHubOverflowAsksResync(t *testing.T) {
 	t.Parallel()
 	h := live.NewHub(0, 10, now)

@@ -34,6 +34,8 @@ type Backend interface {
 	Replace(ctx context.Context, artifactID, path string, o client.UploadOptions) (*cairn.Artifact, error)
 	// Download writes the content to dest through dest.part, verified.
 	Download(ctx context.Context, artifactID, dest string, o client.DownloadOptions) (*cairn.Artifact, error)
+	// Resumer finds the uploads an earlier run left unfinished.
+	Resumer
 }
 
 // Host is what the queue asks of the root model, synchronously, from
@@ -135,6 +137,8 @@ func (q *Queue) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return q.onDone(msg), true
 	case LingerMsg:
 		return q.onLingerDone(msg.id), true
+	case DiscardedMsg:
+		return q.onDiscarded(msg), true
 	}
 	return nil, false
 }
@@ -166,9 +170,24 @@ func (q *Queue) Samples(samples []live.Sample) {
 	for _, s := range samples {
 		if t := q.Get(s.Transfer); t != nil {
 			t.Sample(s.Hashing, s.Done, s.Total, s.At)
+			t.SampleParts(s.Parts, s.PartsTotal)
 		}
 	}
 	q.host.Changed()
+}
+
+// Notes shows what the client said about transfers resuming or starting
+// over, one info toast each, named after the transfer.
+func (q *Queue) Notes(notes []live.Note) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, n := range notes {
+		name := "a transfer"
+		if t := q.Get(n.Transfer); t != nil {
+			name = t.Name
+		}
+		cmds = append(cmds, q.host.Toast(common.LevelInfo, name+": "+n.Text))
+	}
+	return tea.Batch(cmds...)
 }
 
 // Cancel cancels a queued or running transfer; the running one ends with

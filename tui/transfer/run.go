@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -25,24 +26,57 @@ func (q *Queue) options() Options {
 	return Options{RateLimit: q.c.Config.RateLimit, PresignTTL: q.c.Config.PresignTTL}
 }
 
-// Run moves the bytes; it runs in a Cmd. Progress goes to the hub, never
-// to the program: the program may be blocked inside a shell.
+// Run moves the bytes; it runs in a Cmd. Progress and the client's
+// notices go to the hub, never to the program: the program may be
+// blocked inside a shell.
 func Run(ctx context.Context, b Backend, hub *live.Hub, s Spec, o Options) DoneMsg {
-	progress := func(phase client.Phase, done, total int64) {
-		hub.Progress(live.Sample{Transfer: s.ID, Hashing: phase == client.PhaseHashing, Done: done, Total: total})
-	}
+	m := &meter{hub: hub, s: live.Sample{Transfer: s.ID}}
+	note := func(n client.Notice) { hub.Note(live.Note{Transfer: s.ID, Text: n.Text}) }
 	done := DoneMsg{ID: s.ID}
 	switch s.Kind {
 	case common.Upload:
-		done.Art, done.Err = b.Upload(ctx, s.WSID, s.Path, client.UploadOptions{
-			Name: s.Name, Description: s.Desc, PhaseProgress: progress, RateLimit: o.RateLimit})
+		done.Art, done.Err = b.Upload(ctx, s.WSID, s.Path, client.UploadOptions{Name: s.Name, Description: s.Desc,
+			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit})
 	case common.Replace:
-		done.Art, done.Err = b.Replace(ctx, s.ArtID, s.Path, client.UploadOptions{PhaseProgress: progress, RateLimit: o.RateLimit})
+		done.Art, done.Err = b.Replace(ctx, s.ArtID, s.Path, client.UploadOptions{
+			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit})
 	case common.Download:
-		done.Art, done.Err = b.Download(ctx, s.ArtID, s.Path, client.DownloadOptions{
-			Overwrite: s.Overwrite, PhaseProgress: progress, RateLimit: o.RateLimit, TTL: o.PresignTTL})
+		done.Art, done.Err = b.Download(ctx, s.ArtID, s.Path, client.DownloadOptions{Overwrite: s.Overwrite,
+			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit, TTL: o.PresignTTL})
 	}
 	return done
+}
+
+// meter joins a transfer's two callbacks, bytes and parts, into the one
+// sample per transfer the hub keeps: each report sends the latest of
+// both. The client bounds how often it reports bytes (ProgressInterval)
+// and reports parts once per part, so the hub sees no more than before.
+type meter struct {
+	hub *live.Hub
+
+	mu      sync.Mutex // the parts and the bytes come from different goroutines
+	s       live.Sample
+	sampled bool // a bytes report came: the sample's phase is known
+}
+
+func (m *meter) bytes(phase client.Phase, done, total int64) {
+	m.mu.Lock()
+	m.s.Hashing, m.s.Done, m.s.Total, m.sampled = phase == client.PhaseHashing, done, total, true
+	s := m.s
+	m.mu.Unlock()
+	m.hub.Progress(s)
+}
+
+// parts keeps the count; before any bytes report it waits for one, since
+// a sample without bytes would read as all of them sent.
+func (m *meter) parts(done, total int) {
+	m.mu.Lock()
+	m.s.Parts, m.s.PartsTotal = done, total
+	s, send := m.s, m.sampled
+	m.mu.Unlock()
+	if send {
+		m.hub.Progress(s)
+	}
 }
 
 // KindWord names what a transfer does: upload, replace, download.

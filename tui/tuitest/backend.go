@@ -42,6 +42,10 @@ type Backend struct {
 	DownloadFunc func(ctx context.Context, id, dest string, o client.DownloadOptions) (*cairn.Artifact, error)
 	ReadHeadFunc func(ctx context.Context, id string, n int64) ([]byte, int64, error)
 
+	PendingUploadsFunc  func(stateDir string) ([]client.PendingUpload, error)
+	PendingProgressFunc func(ctx context.Context, p client.PendingUpload) (int, int64, error)
+	DiscardUploadFunc   func(ctx context.Context, p client.PendingUpload) error
+
 	ArtifactFromVolumeFunc func(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error)
 	UpdateFromVolumeFunc   func(ctx context.Context, id, path string) (*cairn.Artifact, error)
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error

@@ -224,3 +224,29 @@ func (b *Backend) Sweep(ctx context.Context, wsID string) (*cairn.SweepResult, e
 	}
 	return &cairn.SweepResult{WorkspaceID: wsID}, nil
 }
+
+// PendingUploads lists no interrupted uploads unless PendingUploadsFunc
+// says otherwise.
+func (b *Backend) PendingUploads(stateDir string) ([]client.PendingUpload, error) {
+	if b.PendingUploadsFunc != nil {
+		return b.PendingUploadsFunc(stateDir)
+	}
+	return nil, nil
+}
+
+// PendingProgress answers that the store holds none of the parts unless
+// PendingProgressFunc says otherwise.
+func (b *Backend) PendingProgress(ctx context.Context, p client.PendingUpload) (int, int64, error) {
+	if b.PendingProgressFunc != nil {
+		return b.PendingProgressFunc(ctx, p)
+	}
+	return 0, 0, nil
+}
+
+// DiscardUpload succeeds unless DiscardUploadFunc says otherwise.
+func (b *Backend) DiscardUpload(ctx context.Context, p client.PendingUpload) error {
+	if b.DiscardUploadFunc != nil {
+		return b.DiscardUploadFunc(ctx, p)
+	}
+	return nil
+}

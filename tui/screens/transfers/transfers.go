@@ -65,8 +65,8 @@ func New(c *common.Common) *Screen {
 
 // stamp is what a row's cells read: everything that moves.
 func stamp(c *common.Common, t *common.Transfer) string {
-	return fmt.Sprintf("%d|%d|%d|%.0f|%t|%s|%d|%s", t.Phase, t.Done, t.Total, t.Rate, t.Cancelling, t.Name,
-		c.Data.Frame(), transferline.Short(t.Duration(c.Data.Now())))
+	return fmt.Sprintf("%d|%d|%d|%.0f|%t|%s|%d|%s|%d/%d", t.Phase, t.Done, t.Total, t.Rate, t.Cancelling, t.Name,
+		c.Data.Frame(), transferline.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
 }
 
 func (s *Screen) reload() {

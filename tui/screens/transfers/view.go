@@ -1,6 +1,8 @@
 package transfers
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
@@ -27,6 +29,7 @@ func columns(c *common.Common) []table.Column[*row] {
 			}},
 		{Title: "PROGRESS", Min: 17, Drop: 3, Cell: func(r *row) string { return transferline.Bar(th, r.t, 12) }},
 		{Title: "BYTES", Min: 21, Right: true, Drop: 4, Cell: func(r *row) string { return bytes(r.t) }},
+		{Title: "PARTS", Min: 7, Right: true, Drop: 1, Cell: func(r *row) string { return parts(r.t) }},
 		{Title: "RATE", Min: 11, Right: true, Drop: 2, Cell: func(r *row) string { return rate(c, r.t) }},
 		{Title: "TIME", Min: 8, Right: true, Drop: 5, Cell: func(r *row) string { return timeCell(c, r.t) }},
 		{Title: "PATH", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.path }},
@@ -41,6 +44,14 @@ func bytes(t *common.Transfer) string {
 		return termkit.Size(t.Total)
 	}
 	return termkit.Size(t.Done) + " / " + termkit.Size(t.Total)
+}
+
+// parts is a transfer cut in parts' count, also once it ended.
+func parts(t *common.Transfer) string {
+	if t.PartsTotal == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", t.Parts, t.PartsTotal)
 }
 
 func rate(c *common.Common, t *common.Transfer) string {
@@ -89,6 +100,9 @@ func Detail(c *common.Common, t *common.Transfer, width int) []string {
 		pane.Field(th, "Local path", termkit.Sanitize(t.Path)),
 		pane.Field(th, "Bytes", bytes(t)),
 		pane.Field(th, "Rate", rate(c, t)),
+	}
+	if t.PartsTotal > 0 {
+		lines = append(lines, pane.Field(th, "Parts", fmt.Sprintf("%d of %d complete", t.Parts, t.PartsTotal)))
 	}
 	if !t.Started.IsZero() {
 		lines = append(lines, pane.Field(th, "Started", pane.Stamped(now, t.Started)),

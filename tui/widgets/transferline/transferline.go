@@ -78,6 +78,15 @@ func Bar(th *theme.Theme, t *common.Transfer, width int) string {
 	return th.Bar(width).ViewAs(f) + fmt.Sprintf(" %3d%%", int(f*100))
 }
 
+// Parts is a transfer cut in parts' count while it runs: "12/32 parts";
+// "" for a transfer in one piece or one that no longer runs.
+func Parts(t *common.Transfer) string {
+	if t.PartsTotal == 0 || !t.Phase.Running() || t.Phase == common.PhaseHashing {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d parts", t.Parts, t.PartsTotal)
+}
+
 // Tail is what follows the bar: rate and ETA while bytes move, the size
 // and duration when done, the sentence of a failure.
 func Tail(th *theme.Theme, t *common.Transfer, now time.Time) string {
@@ -119,13 +128,16 @@ func moving(th *theme.Theme, t *common.Transfer) string {
 }
 
 // View renders the line at width; narrow widths drop the tail, then the
-// bar.
+// parts, then the bar.
 func View(th *theme.Theme, t *common.Transfer, now time.Time, frame, width int) string {
 	name := table.Pad(t.Name, nameWidth, false, th.Glyphs.Ellipsis)
 	head := Arrow(th, t) + " " + name + " " + table.Pad(PhaseWord(th, t, frame), phaseWidth, false, th.Glyphs.Ellipsis)
 	parts := []string{head}
 	if bar := Bar(th, t, barWidth); bar != "" {
 		parts = append(parts, bar)
+	}
+	if n := Parts(t); n != "" {
+		parts = append(parts, n)
 	}
 	if tail := Tail(th, t, now); tail != "" {
 		parts = append(parts, tail)

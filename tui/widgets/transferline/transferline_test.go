@@ -3,6 +3,7 @@ package transferline_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -45,6 +46,39 @@ func TestBar(t *testing.T) {
 			t.Parallel()
 			tr := &common.Transfer{Kind: common.Upload, Name: "report_csv", Phase: c.phase, Meter: termkit.Meter{Done: c.done, Total: c.total}}
 			require.Equal(t, c.want, transferline.Bar(c.th, tr, c.width))
+		})
+	}
+}
+
+// A transfer in parts shows its count beside the bytes while it runs, and
+// gives it up before the bar when the line is short.
+func TestParts(t *testing.T) {
+	t.Parallel()
+	th := theme.New("dark", theme.Unicode())
+	at := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
+	tr := &common.Transfer{Kind: common.Upload, Name: "big_bin", Phase: common.PhaseUploading,
+		Meter: termkit.Meter{Done: 24 << 20, Total: 80 << 20, Sampled: at, FirstSample: at}, Parts: 3, PartsTotal: 10}
+	require.Equal(t, "3/10 parts", transferline.Parts(tr))
+	wide := transferline.View(th, tr, at, 0, 100)
+	require.Contains(t, wide, " 30%  3/10 parts  ")
+	require.NotContains(t, transferline.View(th, tr, at, 0, 64), "parts", "dropped before the bar")
+	require.Contains(t, transferline.View(th, tr, at, 0, 64), "30%")
+
+	for _, c := range []struct {
+		name  string
+		phase common.Phase
+		total int
+		want  string
+	}{
+		{"OnePiece", common.PhaseUploading, 0, ""},
+		{"Hashing", common.PhaseHashing, 10, ""},
+		{"Registering", common.PhaseRegistering, 10, "3/10 parts"},
+		{"Done", common.PhaseDone, 10, ""},
+		{"Cancelled", common.PhaseCancelled, 10, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &common.Transfer{Kind: common.Upload, Phase: c.phase, Parts: 3, PartsTotal: c.total}
+			require.Equal(t, c.want, transferline.Parts(tr))
 		})
 	}
 }
