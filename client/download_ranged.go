@@ -213,11 +213,11 @@ func (dl *rangedDownload) run(ctx context.Context, o DownloadOptions) (string, e
 	if err := dl.save(); err != nil {
 		return "", err
 	}
+	fl := newFlow(ctx, have, dl.a.Size, kept, dl.count, flowOptions{
+		progress: reporter(PhaseDownloading, o.Progress, o.PhaseProgress), parts: o.PartProgress, rate: o.RateLimit})
 	if o.PhaseProgress != nil {
 		o.PhaseProgress(PhaseDownloading, have, dl.a.Size)
 	}
-	fl := newFlow(ctx, have, dl.a.Size, kept, dl.count, flowOptions{
-		progress: reporter(PhaseDownloading, o.Progress, o.PhaseProgress), parts: o.PartProgress, rate: o.RateLimit})
 	h := newPrefixHasher(dl.f, dl.a.Size, dl.state.RangeSize, dl.done)
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()

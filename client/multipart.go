@@ -226,11 +226,11 @@ func (c *Client) sendParts(ctx context.Context, st *uploadState, src *source, st
 	if len(stored) > 0 {
 		notify(o.Notice, resumedNotice("stored", kept, st.PartCount))
 	}
+	fl := newFlow(ctx, keptBytes, src.size, kept, st.PartCount, flowOptions{
+		progress: reporter(PhaseUploading, o.Progress, o.PhaseProgress), parts: o.PartProgress, rate: o.RateLimit})
 	if o.PhaseProgress != nil {
 		o.PhaseProgress(PhaseUploading, keptBytes, src.size)
 	}
-	fl := newFlow(ctx, keptBytes, src.size, kept, st.PartCount, flowOptions{
-		progress: reporter(PhaseUploading, o.Progress, o.PhaseProgress), parts: o.PartProgress, rate: o.RateLimit})
 	m := &partMinter{c: c, st: st, reqs: make(chan mintRequest)}
 	mctx, stop := context.WithCancel(ctx)
 	minted := make(chan struct{})
