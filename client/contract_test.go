@@ -544,7 +544,7 @@ func contractTransfers(t *testing.T, s subject) {
 	a, err := s.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{SourcePath: cairn.MountPath + "/in.txt", Name: "saved"})
 	require.NoError(t, err)
 	require.Equal(t, int64(len(content)), a.Size)
-	require.Equal(t, digest([]byte(content)), *a.SHA256B64, "the digest the stat sidecar read")
+	require.Equal(t, digest([]byte(content)), *a.SHA256B64, "the digest the put sidecar took while sending")
 	require.Equal(t, "text/plain; charset=utf-8", a.MIMEType)
 
 	t.Run("ArtifactFromVolumeRefusals", func(t *testing.T) {

@@ -60,7 +60,7 @@ func (s *Server) readyVolume(w http.ResponseWriter, x *cairn.Workspace, p string
 	return s.volumes[x.ID], true
 }
 
-// source is the stat sidecar's verdict on a source path.
+// source is the put sidecar's verdict on a source path.
 func source(w http.ResponseWriter, v *volume, p string) ([]byte, bool) {
 	c := path.Clean(p)
 	if v.dirs[c] {

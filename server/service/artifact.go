@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// sniffBytes is how much of an object the MIME detector reads: what a stat
+// sniffBytes is how much of an object the MIME detector reads: what a put
 // sidecar returns of a volume file.
 const sniffBytes = sidecar.HeadBytes
 

@@ -119,8 +119,8 @@ type Runtime interface {
 // SidecarSpec describes one sidecar run; the runtime adds the hardened
 // posture (API.md §8.6).
 type SidecarSpec struct {
-	Command     string            // prep, stat, upload, download
-	Role        string            // name part: volume-prep, cairn-stat, …
+	Command     string            // prep, put, download
+	Role        string            // name part: volume-prep, cairn-upload, …
 	Subject     string            // workspace or artifact ID, for the name
 	WorkspaceID string            // for the cairn.workspace label
 	VolumeName  string            // mounted at cairn.MountPath
