@@ -62,6 +62,9 @@ func setup(t *testing.T) *env {
 // ahead sets how far the reconciler's clock runs ahead of the real one.
 func (e *env) ahead(d time.Duration) { e.offset.Store(int64(d)) }
 
+// now is the reconciler's clock.
+func (e *env) now() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) }
+
 func (e *env) reconciler(cfg reconcile.Config) *reconcile.Reconciler {
 	return e.reconcilerWith(e.store, cfg)
 }
@@ -70,7 +73,7 @@ func (e *env) reconcilerWith(objects reconcile.Objects, cfg reconcile.Config) *r
 	cfg.AppName = e.app
 	cfg.ObjAgeOut = ageOut
 	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return cairn.Timestamp(time.Now().Add(time.Duration(e.offset.Load()))) }
+		cfg.Now = func() time.Time { return cairn.Timestamp(e.now()) }
 	}
 	return reconcile.New(e.db, objects, e.rt, reconcile.JoinVolumes(e.rt, e.svc), cfg)
 }

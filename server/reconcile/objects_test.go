@@ -251,6 +251,12 @@ func TestMultipartUploads(t *testing.T) {
 	outside := "staging/" + ws.ID + "/" + ulid.Make().String() // never touched: not under the store prefix
 	outsideID, err := e.store.CreateUpload(ctx, outside)
 	require.NoError(t, err)
+	// A long upload, started long ago but still receiving parts.
+	long := &busyUpload{Objects: e.store, key: "store/" + ws.ID + "/" + ulid.Make().String(), now: e.now}
+	long.id, err = e.store.CreateUpload(ctx, long.key)
+	require.NoError(t, err)
+	r = e.reconcilerWith(long, reconcile.Config{})
+	reconcile.SetPageSize(r, 2)
 
 	e.ahead(ageOut / 2) // started within the grace
 	res := pass(t, r)
@@ -271,5 +277,24 @@ func TestMultipartUploads(t *testing.T) {
 	}
 	_, err = e.store.ListParts(ctx, outside, outsideID)
 	require.NoError(t, err, "an upload outside the store prefix is never touched")
-	require.NoError(t, e.store.AbortUpload(ctx, outside, outsideID))
+	_, err = e.store.ListParts(ctx, long.key, long.id)
+	require.NoError(t, err, "an upload that received a part within the grace is not abandoned")
+	for _, u := range []service.Upload{{Key: outside, ID: outsideID}, {Key: long.key, ID: long.id}} {
+		require.NoError(t, e.store.AbortUpload(ctx, u.Key, u.ID))
+	}
+}
+
+// busyUpload is the store with one upload that has just received a part,
+// by the reconciler's clock.
+type busyUpload struct {
+	reconcile.Objects
+	key, id string
+	now     func() time.Time
+}
+
+func (b *busyUpload) ListParts(ctx context.Context, key, uploadID string) ([]service.Part, error) {
+	if key == b.key && uploadID == b.id {
+		return []service.Part{{Number: 1, Size: 1, LastModified: b.now()}}, nil
+	}
+	return b.Objects.ListParts(ctx, key, uploadID)
 }

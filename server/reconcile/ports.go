@@ -77,6 +77,9 @@ type Objects interface {
 	// ListUploads returns up to max unfinished multipart uploads whose key
 	// starts with prefix, in key order, with keys after after.Key.
 	ListUploads(ctx context.Context, prefix string, after service.Upload, max int) ([]service.Upload, error)
+	// ListParts lists an upload's parts; an unknown upload is
+	// service.ErrUploadNotFound.
+	ListParts(ctx context.Context, key, uploadID string) ([]service.Part, error)
 	// AbortUpload discards an upload; an unknown one is not an error.
 	AbortUpload(ctx context.Context, key, uploadID string) error
 }

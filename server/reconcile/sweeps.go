@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,9 +100,9 @@ func (p *pass) sweepStaging(ctx context.Context) {
 }
 
 // sweepUploads aborts the multipart uploads under the store prefix that
-// were started before the cutoff and never completed: their parts hold
-// space, and no register can complete them any more (the register window
-// is shorter than the grace).
+// were abandoned: started before the cutoff, and no part received since.
+// Their parts hold space. An upload still receiving parts is left alone
+// however long it runs — a terabyte takes hours.
 func (p *pass) sweepUploads(ctx context.Context) {
 	prefix := p.scopedPrefix(p.r.final)
 	after := service.Upload{}
@@ -112,7 +113,7 @@ func (p *pass) sweepUploads(ctx context.Context) {
 			return
 		}
 		for _, u := range page {
-			if !u.Initiated.Before(p.cutoff) {
+			if !u.Initiated.Before(p.cutoff) || p.uploadActive(ctx, u) {
 				continue
 			}
 			if err := p.r.objects.AbortUpload(ctx, u.Key, u.ID); err != nil {
@@ -126,6 +127,21 @@ func (p *pass) sweepUploads(ctx context.Context) {
 		}
 		after = page[len(page)-1]
 	}
+}
+
+// uploadActive reports an upload that received a part after the cutoff.
+// One that cannot be listed is left for the next pass; one that is gone
+// needs no abort.
+func (p *pass) uploadActive(ctx context.Context, u service.Upload) bool {
+	parts, err := p.r.objects.ListParts(ctx, u.Key, u.ID)
+	if errors.Is(err, service.ErrUploadNotFound) {
+		return true
+	}
+	if err != nil {
+		p.fail(sweepUploads, "listing an upload's parts failed", err)
+		return true
+	}
+	return slices.ContainsFunc(parts, func(part service.Part) bool { return !part.LastModified.Before(p.cutoff) })
 }
 
 // deleteObjects bulk-deletes keys and returns those that went; failures

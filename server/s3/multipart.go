@@ -64,7 +64,7 @@ func (s *Store) ListParts(ctx context.Context, key, uploadID string) ([]service.
 		}
 		for _, p := range out.Parts {
 			parts = append(parts, service.Part{Number: int(aws.ToInt32(p.PartNumber)), Size: aws.ToInt64(p.Size),
-				ETag: aws.ToString(p.ETag), SHA256B64: aws.ToString(p.ChecksumSHA256)})
+				ETag: aws.ToString(p.ETag), SHA256B64: aws.ToString(p.ChecksumSHA256), LastModified: aws.ToTime(p.LastModified)})
 		}
 		if !aws.ToBool(out.IsTruncated) || len(parts) > service.MaxParts {
 			return parts, nil

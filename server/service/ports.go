@@ -193,6 +193,8 @@ type Part struct {
 	Size      int64
 	ETag      string
 	SHA256B64 string // the checksum the store verified the part against
+	// LastModified is when the store received the part.
+	LastModified time.Time
 }
 
 // Upload is one unfinished multipart upload.
