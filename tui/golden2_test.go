@@ -61,6 +61,10 @@ func partTwo() []scene {
 			samples(h, live.Sample{Transfer: t.ID, Done: 32 << 20, Total: 64 << 20, Parts: 4, PartsTotal: 8, At: at.Add(1500 * time.Millisecond)})
 		}},
 		{name: "modal_resume", setup: func(h *harness) { pendingFleet(h); fleet(h) }},
+		{name: "modal_resume_ascii", edit: func(c *config.Config) { c.Glyphs = "ascii" }, setup: func(h *harness) {
+			pendingFleet(h)
+			fleet(h)
+		}},
 		{name: "tray_more", setup: func(h *harness) { fleetTransfers(h, 5) }},
 		{name: "transfers_screen", setup: func(h *harness) {
 			ts := fleetTransfers(h, 3)

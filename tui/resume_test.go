@@ -84,7 +84,7 @@ func TestResumeOffer(t *testing.T) {
 		v := flat(h.view())
 		require.Contains(t, v, "Resume interrupted uploads")
 		require.Contains(t, v, "2 uploads did not finish in an earlier run:")
-		require.Contains(t, v, "↑ big_bin → ws-alpha · 80.0 MiB · started 2h ago")
+		require.Contains(t, v, "↑ big_bin into ws-alpha · 80.0 MiB · started 2h ago")
 		require.Contains(t, v, "/data/exports/big.bin · 3 of 10 parts stored")
 		require.Contains(t, v, "↑ replace model_bin in ws-alpha · 72.0 MiB · started 1h ago")
 		require.Contains(t, v, "/data/model.bin · ! changed since; starts over")
@@ -186,7 +186,7 @@ func TestResumeOffer(t *testing.T) {
 		h.size(120, 40).hello()
 		v := flat(h.view())
 		require.Contains(t, v, "Resume an interrupted upload")
-		require.Contains(t, v, "↑ big_bin → a deleted workspace")
+		require.Contains(t, v, "↑ big_bin into a deleted workspace")
 		require.Contains(t, v, "! gone from the server; starts over")
 	})
 	t.Run("AnotherModalOpen", func(t *testing.T) {

@@ -64,7 +64,7 @@ func (s *liveStack) openTUI(t *testing.T) *tmuxtest.Pane {
 	t.Helper()
 	bin := stacktest.Binary(t, "cairn-tui")
 	p := tmuxtest.Start(t, tmuxtest.Options{Env: []string{"NO_COLOR=1", "CAIRN_URL=" + s.srv.URL,
-		"CAIRN_TOKEN=" + s.srv.Token, "XDG_CONFIG_HOME=" + t.TempDir()}},
+		"CAIRN_TOKEN=" + s.srv.Token, "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}},
 		"sh", "-c", bin+"; echo tui-exit-$?; exec sh")
 	return p
 }
@@ -155,7 +155,8 @@ func TestRealTerminalTransfersAndShell(t *testing.T) {
 
 	bin := stacktest.Binary(t, "cairn-tui")
 	p := tmuxtest.Start(t, tmuxtest.Options{Env: []string{"NO_COLOR=1", "CAIRN_URL=" + srv.URL,
-		"CAIRN_TOKEN=" + srv.Token, "XDG_CONFIG_HOME=" + t.TempDir(), "CAIRN_TUI_TRANSFER_RATE_LIMIT=16MiB"}}, bin)
+		"CAIRN_TOKEN=" + srv.Token, "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(),
+		"CAIRN_TUI_TRANSFER_RATE_LIMIT=16MiB"}}, bin)
 	p.WaitForText(seen, "● live", "ws-alpha")
 	p.Keys("Enter")
 	p.WaitForText(seen, "ws-alpha ▸ artifacts", "report_csv")

@@ -37,7 +37,7 @@ func Resume(th *theme.Theme, now time.Time, ups []transfer.Pending) *choice.Mode
 func resumeBody(th *theme.Theme, now time.Time, ups []transfer.Pending, width, rows int) []string {
 	intro := fmt.Sprintf("%d %s did not finish in an earlier run:", len(ups), termkit.Plural(len(ups), "upload", "uploads"))
 	lines := []string{table.Pad(intro, width, false, th.Glyphs.Ellipsis), ""}
-	note := []string{"", th.Dim.Render(table.Pad("later changes nothing: they are offered again at the next start", width, false, th.Glyphs.Ellipsis))}
+	note := []string{"", th.Dim.Render(table.Pad("esc changes nothing; asked again at the next start", width, false, th.Glyphs.Ellipsis))}
 	fits := (rows - len(lines)) / 2 // uploads that fit, two lines each
 	if fits < len(ups) {
 		fits = (rows - len(lines) - 1) / 2 // one line says how many more
@@ -62,7 +62,7 @@ func target(th *theme.Theme, p transfer.Pending, now time.Time, width int) strin
 	if ws == "" {
 		ws = "a deleted workspace"
 	}
-	what := fmt.Sprintf("%s %s → %s", th.Glyphs.Up, termkit.Sanitize(p.Name()), termkit.Sanitize(ws))
+	what := fmt.Sprintf("%s %s into %s", th.Glyphs.Up, termkit.Sanitize(p.Name()), termkit.Sanitize(ws))
 	if p.ArtifactID != "" {
 		what = fmt.Sprintf("%s replace %s in %s", th.Glyphs.Up, termkit.Sanitize(p.Name()), termkit.Sanitize(ws))
 	}

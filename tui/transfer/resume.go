@@ -69,9 +69,6 @@ func (p Pending) Name() string {
 	return shortID(p.ArtifactID)
 }
 
-// StartsOver reports an upload that resuming starts from the first part.
-func (p Pending) StartsOver() bool { return p.SourceChanged || p.Gone }
-
 // PendingMsg answers FindPending.
 type PendingMsg struct {
 	Uploads []Pending
