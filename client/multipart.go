@@ -49,7 +49,8 @@ func openSource(path string) (*source, error) {
 	return &source{f: f, path: abs, size: fi.Size(), fp: fingerprintOf(fi)}, nil
 }
 
-func (s *source) Close() error { return s.f.Close() }
+// close closes the file, which was only read: nothing can be lost.
+func (s *source) close() { _ = s.f.Close() }
 
 // uploadTarget is what uploaded content becomes: a new artifact of the
 // workspace, or the content of an existing artifact (current).

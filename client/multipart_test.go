@@ -272,7 +272,7 @@ func TestMultipartUpload(t *testing.T) {
 		o := uploadOptions(dir)
 		o.Name = name
 		_, err = c.Upload(t.Context(), s.ws.ID, src, o)
-		requireReason(t, err, cairn.ReasonNameTaken)
+		_ = requireReason(t, err, cairn.ReasonNameTaken)
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		require.Empty(t, entries, "refused before an upload started")
@@ -371,7 +371,7 @@ func TestMultipartResume(t *testing.T) {
 		require.Equal(t, int64(len(body)), traffic.sent.Load(), "all of it again")
 		key, upload := client.PendingRef(p)
 		_, err = c.UploadedParts(t.Context(), s.ws.ID, key, upload)
-		requireReason(t, err, cairn.ReasonStagingNotFound) // the old upload was aborted
+		_ = requireReason(t, err, cairn.ReasonStagingNotFound) // the old upload was aborted
 	})
 	t.Run("UploadGoneStartsOver", func(t *testing.T) {
 		t.Parallel()
@@ -400,7 +400,7 @@ func TestMultipartResume(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, pending)
 		_, _, err = c.PendingProgress(t.Context(), p)
-		requireReason(t, err, cairn.ReasonStagingNotFound)
+		_ = requireReason(t, err, cairn.ReasonStagingNotFound)
 	})
 	t.Run("RegisterAnswerLost", func(t *testing.T) {
 		t.Parallel()
@@ -477,7 +477,7 @@ func TestMultipartRefusesOtherBytes(t *testing.T) {
 
 	_, err = c.RegisterArtifact(ctx, s.ws.ID, cairn.ArtifactCreate{StagingKey: st.Key, Name: unique("refused"),
 		Upload: &cairn.StagedUpload{ID: st.Upload.ID, Size: partSize + 10}})
-	requireReason(t, err, cairn.ReasonUploadIncomplete)
+	_ = requireReason(t, err, cairn.ReasonUploadIncomplete)
 }
 
 func TestRangedDownloadResume(t *testing.T) {

@@ -140,7 +140,7 @@ func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadO
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
+	defer src.close()
 	t := uploadTarget{workspaceID: workspaceID, name: name, description: o.Description}
 	if o.multipart(src.size) {
 		return c.uploadInParts(ctx, t, src, o)
@@ -168,7 +168,7 @@ func (c *Client) Replace(ctx context.Context, artifactID, path string, o UploadO
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
+	defer src.close()
 	if o.multipart(src.size) {
 		return c.uploadInParts(ctx, uploadTarget{workspaceID: d.Artifact.WorkspaceID, current: d.Artifact}, src, o)
 	}

@@ -193,7 +193,7 @@ func (s *proxiedStack) killWhen(t testing.TB, moved func() int64, at int64, args
 		time.Sleep(5 * time.Millisecond) // polling a byte count: nothing else announces it
 	}
 	require.NoError(t, cmd.Process.Kill())
-	<-exited
+	require.Error(t, <-exited, "a killed process exits with its signal")
 	return out.String()
 }
 
