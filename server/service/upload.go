@@ -190,7 +190,7 @@ func (s *Service) hashObject(ctx context.Context, key string, size int64) (*obje
 	defer body.Close()
 	h := sha256.New()
 	head := &headWriter{limit: sniffBytes}
-	n, err := io.Copy(io.MultiWriter(h, head), body)
+	n, err := readAhead(body, io.MultiWriter(h, head))
 	if err != nil {
 		return nil, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Detail: "the object store failed to read the object", Err: err}
 	}
@@ -199,6 +199,63 @@ func (s *Service) hashObject(ctx context.Context, key string, size int64) (*obje
 	}
 	return &object{key: key, size: size, mimeType: mimetype.Detect(head.buf).String(),
 		sha256B64: base64.StdEncoding.EncodeToString(h.Sum(nil))}, nil
+}
+
+// Read-ahead of hashObject: the store's read and the hash each take about
+// as long (≈ 0.85 s per GiB here), so they run side by side.
+const (
+	readAheadChunk = 1 << 20
+	readAheadDepth = 4
+)
+
+// readAhead copies r to w with the reads on their own goroutine, a few
+// chunks ahead of the writes; memory stays at readAheadDepth chunks.
+func readAhead(r io.Reader, w io.Writer) (int64, error) {
+	type chunk struct {
+		b   []byte
+		err error
+	}
+	free := make(chan []byte, readAheadDepth)
+	for range readAheadDepth {
+		free <- make([]byte, readAheadChunk)
+	}
+	full := make(chan chunk, readAheadDepth)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(full)
+		for {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			n, err := io.ReadFull(r, b)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			full <- chunk{b[:n], err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var total int64
+	for c := range full {
+		if _, err := w.Write(c.b); err != nil {
+			return total, err
+		}
+		total += int64(len(c.b))
+		if c.err == io.EOF {
+			return total, nil
+		}
+		if c.err != nil {
+			return total, c.err
+		}
+		free <- c.b[:cap(c.b)]
+	}
+	return total, nil
 }
 
 // headWriter keeps the first limit bytes written to it.
