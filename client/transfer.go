@@ -142,7 +142,7 @@ func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadO
 	}
 	defer src.close()
 	t := uploadTarget{workspaceID: workspaceID, name: name, description: o.Description}
-	if o.multipart(src.size) {
+	if o.multipart(src.size) || c.interrupted(t, src, o) {
 		return c.uploadInParts(ctx, t, src, o)
 	}
 	if _, err := c.checkTarget(ctx, t, nil); err != nil {
@@ -169,8 +169,9 @@ func (c *Client) Replace(ctx context.Context, artifactID, path string, o UploadO
 		return nil, err
 	}
 	defer src.close()
-	if o.multipart(src.size) {
-		return c.uploadInParts(ctx, uploadTarget{workspaceID: d.Artifact.WorkspaceID, current: d.Artifact}, src, o)
+	t := uploadTarget{workspaceID: d.Artifact.WorkspaceID, current: d.Artifact}
+	if o.multipart(src.size) || c.interrupted(t, src, o) {
+		return c.uploadInParts(ctx, t, src, o)
 	}
 	key, err := c.stageFile(ctx, d.Artifact.WorkspaceID, src, o)
 	if err != nil {

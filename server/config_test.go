@@ -113,7 +113,7 @@ func TestDefaultConfig(t *testing.T) {
 		"putUrlTTLSecs":               {c.Artifact.Store.PutURLTTLSecs, 360},
 		"getUrlMaxTTLSecs":            {c.Artifact.Store.GetURLMaxTTLSecs, 900},
 		"maxObjectSize":               {c.Artifact.Store.MaxObjectSize, int64(1073741824)},
-		"multipartThreshold":          {c.Artifact.Store.MultipartThreshold, int64(268435456)},
+		"multipartThreshold":          {c.Artifact.Store.MultipartThreshold, int64(1073741824)},
 		"partSize":                    {c.Artifact.Store.PartSize, int64(67108864)},
 		"prefix":                      {c.Artifact.Store.Prefix, PrefixConfig{Staging: "staging", Store: "store"}},
 		"sidecar":                     {c.Artifact.Sidecar, SidecarConfig{Image: "cairn-sidecar:latest", TimeoutSecs: 300, NetworkMode: "bridge", MaxConcurrent: 8}},

@@ -358,7 +358,8 @@ func TestCLIUploadSourceChanged(t *testing.T) {
 	wsName := uniqueName("changed")
 	ws := field[cairn.Workspace](t, s.json(t, "ws", "create", wsName), "workspace")
 	src, _ := randomFile(t, dir, "data.bin", 200<<20)
-	upload := []string{"art", "upload", wsName, src, "--name", "data", "--parallel", "1", "--rate-limit", "64MiB", "-o", "json"}
+	upload := []string{"art", "upload", wsName, src, "--name", "data", "--parallel", "1", "--rate-limit", "64MiB",
+		"--multipart-above", "64MiB", "-o", "json"}
 	// Cut inside the second part's body: no part is in flight whole, so
 	// none completes behind the abort.
 	s.killWhen(t, s.proxy.up.Load, 80<<20, upload...)
@@ -367,7 +368,7 @@ func TestCLIUploadSourceChanged(t *testing.T) {
 	next, nextSum := randomFile(t, t.TempDir(), "next.bin", 150<<20)
 	require.NoError(t, os.Rename(next, src), "a new file in its place")
 
-	r := s.ok(t, "art", "upload", wsName, src, "--name", "data", "-o", "json")
+	r := s.ok(t, "art", "upload", wsName, src, "--name", "data", "--multipart-above", "64MiB", "-o", "json")
 	require.Contains(t, r.stderr, "source changed since the interrupted upload; starting over")
 	a := field[cairn.Artifact](t, decodeOne(t, r.stdout), "artifact")
 	require.Equal(t, nextSum, *a.SHA256B64)

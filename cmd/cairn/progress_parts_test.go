@@ -46,11 +46,11 @@ func TestCLIPartsOnTerminal(t *testing.T) {
 	s.ok(t, "ws", "create", wsName)
 	src, sum := randomFile(t, dir, "payload", 100<<20)
 
-	p := s.onTerminal(t, "art", "upload", wsName, src, "--rate-limit", "32MiB")
+	p := s.onTerminal(t, "art", "upload", wsName, src, "--rate-limit", "32MiB", "--multipart-above", "64MiB")
 	p.waitFor(t, regexp.MustCompile(`uploading payload \[#*\.+\] +\d+%  [\d.]+ MiB/100\.0 MiB .* parts 1/2`))
 	require.Equal(t, 1, p.interrupt(t), "output: %s", p.output())
 
-	r := s.ok(t, "art", "upload", wsName, src, "-o", "json")
+	r := s.ok(t, "art", "upload", wsName, src, "-o", "json") // no flag: an interrupted upload resumes in parts anyway
 	require.Regexp(t, `resumed: [12] of 2 parts already stored`, r.stderr)
 	a := field[struct {
 		SHA256B64 string `json:"sha256_b64"`

@@ -33,17 +33,39 @@ func (r *rateFlag) Set(s string) error {
 	return nil
 }
 
+// sizeFlag is a size in bytes, as termkit.ParseSize reads them.
+type sizeFlag struct{ bytes int64 }
+
+func (f *sizeFlag) String() string { return strconv.FormatInt(f.bytes, 10) }
+func (f *sizeFlag) Type() string   { return "size" }
+
+func (f *sizeFlag) Set(s string) error {
+	n, err := termkit.ParseSize(s)
+	if err != nil || n < 1 {
+		return errors.New("expected a size, like 67108864, 64M or 1GiB")
+	}
+	f.bytes = n
+	return nil
+}
+
+// multipartFlag adds --multipart-above: on a slow or flaky link, a smaller
+// file is worth sending resumably.
+func multipartFlag(cmd *cobra.Command, f *sizeFlag) {
+	cmd.Flags().Var(f, "multipart-above", "send a file larger than this in parts, resumably (default 1GiB)")
+}
+
 // largeFiles is the help text on transfers in parts, shared by upload and
 // replace.
-const largeFiles = `A file above 64 MiB goes up in parts, --parallel at once, and resumes: after an
-interruption (Ctrl-C, a lost network, a killed process) the same command run
-again sends only the parts the store lacks. Its state is kept under
-$XDG_STATE_HOME/cairn/uploads (default ~/.local/state/cairn/uploads) until the
-artifact is registered; a file changed since starts over.`
+const largeFiles = `A file above 1 GiB (--multipart-above) goes up in parts, --parallel at once,
+and resumes: after an interruption (Ctrl-C, a lost network, a killed process)
+the same command run again sends only the parts the store lacks. Its state is
+kept under $XDG_STATE_HOME/cairn/uploads (default ~/.local/state/cairn/uploads)
+until the artifact is registered; a file changed since starts over.`
 
 func artUpload(c *cli) *cobra.Command {
 	var name, desc, contentType string
 	var rate rateFlag
+	var above sizeFlag
 	var parallel int
 	cmd := &cobra.Command{
 		Use:               "upload WS FILE [--name N] [--description D]",
@@ -59,7 +81,8 @@ func artUpload(c *cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := client.UploadOptions{Name: name, ContentType: contentType, RateLimit: rate.bytes, Parallel: parallel}
+			o := client.UploadOptions{Name: name, ContentType: contentType, RateLimit: rate.bytes, Parallel: parallel,
+				MultipartAbove: above.bytes}
 			if cmd.Flags().Changed("description") {
 				o.Description = &desc
 			}
@@ -78,6 +101,7 @@ func artUpload(c *cli) *cobra.Command {
 	cmd.Flags().StringVar(&contentType, "content-type", "", "Content-Type to sign into the upload (the server sniffs the stored type)")
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
 	parallelFlag(cmd, &parallel, "parts")
+	multipartFlag(cmd, &above)
 	return cmd
 }
 
@@ -88,7 +112,7 @@ const maxParallel = 32
 // parallelFlag adds --parallel: how many parts (or ranges) move at once.
 func parallelFlag(cmd *cobra.Command, n *int, what string) {
 	cmd.Flags().IntVar(n, "parallel", client.DefaultParallel,
-		fmt.Sprintf("how many %s of a file above 64 MiB move at once (1 to %d)", what, maxParallel))
+		fmt.Sprintf("how many %s of a large file move at once (1 to %d)", what, maxParallel))
 }
 
 func checkParallel(n int) error {
@@ -100,6 +124,7 @@ func checkParallel(n int) error {
 
 func artReplace(c *cli) *cobra.Command {
 	var rate rateFlag
+	var above sizeFlag
 	var parallel int
 	cmd := &cobra.Command{
 		Use:               "replace ART FILE",
@@ -115,7 +140,7 @@ func artReplace(c *cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := client.UploadOptions{RateLimit: rate.bytes, Parallel: parallel}
+			o := client.UploadOptions{RateLimit: rate.bytes, Parallel: parallel, MultipartAbove: above.bytes}
 			p := c.progress(filepath.Base(args[1]))
 			p.upload(&o)
 			a, err := cl.Replace(cmd.Context(), id, args[1], o)
@@ -128,6 +153,7 @@ func artReplace(c *cli) *cobra.Command {
 	}
 	cmd.Flags().Var(&rate, "rate-limit", "at most this many bytes per second (e.g. 16MiB; 0: no limit)")
 	parallelFlag(cmd, &parallel, "parts")
+	multipartFlag(cmd, &above)
 	return cmd
 }
 

@@ -27,7 +27,7 @@ type Config struct {
 	Keys          KeyPrefixes // object-key prefixes
 	MaxObjectSize int64       // the largest artifact; default 1 GiB
 	// MultipartThreshold: a mint that asks for multipart gets a plan above
-	// it; default 256 MiB. PartSize is a plan's part size; default 64 MiB.
+	// it; default 1 GiB. PartSize is a plan's part size; default 64 MiB.
 	MultipartThreshold int64
 	PartSize           int64
 	// RegisterWindow is how long after its upload an object may still be
@@ -89,7 +89,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		now:           cfg.Now,
 		maxObjectSize: cmp.Or(cfg.MaxObjectSize, 1<<30),
 		// A part is never below the store's minimum, whatever the config.
-		multipartThreshold: cmp.Or(cfg.MultipartThreshold, 256<<20),
+		multipartThreshold: cmp.Or(cfg.MultipartThreshold, 1<<30),
 		partSize:           max(cmp.Or(cfg.PartSize, 64<<20), cairn.MinPartSize),
 		registerWindow:     cmp.Or(cfg.RegisterWindow, 58*time.Minute),
 		putURLTTL:          cmp.Or(cfg.PutURLTTL, 360*time.Second),
