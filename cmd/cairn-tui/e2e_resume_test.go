@@ -40,7 +40,7 @@ func TestRealTerminalResumesAnInterruptedUpload(t *testing.T) {
 	stateDir := filepath.Join(stateHome, "cairn", "uploads") // the client's default under XDG_STATE_HOME
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	_, err = api.Upload(ctx, ws.ID, big, client.UploadOptions{Name: "big_bin", StateDir: stateDir, Parallel: 1,
+	_, err = api.Upload(ctx, ws.ID, big, client.UploadOptions{Name: "big_bin", StateDir: stateDir, Parallel: 1, MultipartAbove: 64 << 20,
 		PartProgress: func(done, _ int) {
 			if done >= 3 {
 				cancel()
