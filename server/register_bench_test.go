@@ -40,7 +40,14 @@ func BenchmarkRegisterSideBySide(b *testing.B) {
 	b.ReportMetric(sides[0].median().Seconds()*1000, "now-ms")
 	b.ReportMetric(sides[1].median().Seconds()*1000, "then-ms")
 	b.ReportMetric(float64(sides[0].median())/float64(sides[1].median()), "now/then")
+	for i, name := range []string{"now", "then"} {
+		rt := sides[i]
+		b.Logf("%s: mint %.2f ms, PUT %.2f ms, register %.2f ms (medians)", name,
+			ms(medianOf(rt.mints)), ms(medianOf(rt.puts)), ms(medianOf(rt.registers)))
+	}
 }
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // roundTrip is one server's side of the benchmark.
 type roundTrip struct {
@@ -49,6 +56,8 @@ type roundTrip struct {
 	body  []byte
 	sum   string
 	times []time.Duration
+	// the three steps of each round trip
+	mints, puts, registers []time.Duration
 }
 
 func newRoundTrip(b *testing.B, s *stacktest.Server, body []byte) *roundTrip {
@@ -65,6 +74,7 @@ func (rt *roundTrip) once(b *testing.B, i int) {
 	start := time.Now()
 	st, err := rt.c.MintStaging(ctx, rt.ws, cairn.StagingRequest{Size: int64(len(rt.body)), SHA256B64: rt.sum})
 	must(b, err)
+	minted := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, st.PutURL, bytes.NewReader(rt.body))
 	must(b, err)
 	req.Header.Set("x-amz-checksum-sha256", rt.sum)
@@ -74,13 +84,19 @@ func (rt *roundTrip) once(b *testing.B, i int) {
 	if resp.StatusCode != http.StatusOK {
 		b.Fatalf("PUT answered %d", resp.StatusCode)
 	}
+	put := time.Now()
 	_, err = rt.c.RegisterArtifact(ctx, rt.ws, cairn.ArtifactCreate{StagingKey: st.Key, Name: fmt.Sprintf("a%d", i)})
 	must(b, err)
-	rt.times = append(rt.times, time.Since(start))
+	end := time.Now()
+	rt.times = append(rt.times, end.Sub(start))
+	rt.mints, rt.puts, rt.registers = append(rt.mints, minted.Sub(start)), append(rt.puts, put.Sub(minted)),
+		append(rt.registers, end.Sub(put))
 }
 
-func (rt *roundTrip) median() time.Duration {
-	s := slices.Clone(rt.times)
+func (rt *roundTrip) median() time.Duration { return medianOf(rt.times) }
+
+func medianOf(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
 }

@@ -150,15 +150,31 @@ func (s *Service) checkKeyUnused(ctx context.Context, key string) error {
 
 // ingestPut takes an object written by one checksum-bound PUT: its size and
 // digest are what the store verified, as its HEAD reports them.
+//
+// The HEAD and the ranged read go out together: neither needs the other's
+// answer, and a register's time is mostly these two round trips. The read
+// of an empty object fails (stores refuse a range over zero bytes) and is
+// then not needed.
 func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
+	var head []byte
+	var headErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		head, headErr = s.objects.ReadHead(ctx, key, sniffBytes)
+	}()
 	info, err := s.stagedInfo(ctx, key)
+	<-read
 	if err != nil {
 		return nil, err
 	}
-	mimeType, err := s.sniff(ctx, key, info.Size)
-	if err != nil {
-		return nil, stagingError(key, err)
+	if info.Size == 0 {
+		head, headErr = nil, nil
 	}
+	if headErr != nil {
+		return nil, stagingError(key, headErr)
+	}
+	mimeType := mimetype.Detect(head).String()
 	digest := info.SHA256B64
 	if cairn.ValidateSHA256B64(digest) != nil {
 		digest = "" // not a whole-object SHA-256 (none, or a composite)

@@ -466,7 +466,7 @@ func TestDeleteArtifact(t *testing.T) {
 	recordDeletes := func(f *fixture, fl *artifactFlow) *[]string {
 		var out []string
 		f.store.DeleteArtifactFunc = func(_ context.Context, id string) error {
-			fl.calls = append(fl.calls, "delete row")
+			fl.record("delete row")
 			out = append(out, id)
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,6 +94,7 @@ func errArtifactNotFound(id string) error {
 // "commit" or "rollback", and deletes as "delete <key>".
 type artifactFlow struct {
 	f        *fixture
+	mu       sync.Mutex // the store's HEAD and ranged read run side by side
 	calls    []string
 	heads    []int64 // n of each ReadHead
 	copies   []objectCopy
@@ -100,6 +102,13 @@ type artifactFlow struct {
 	updated  []cairn.Artifact
 	released []releasedObject
 	deleted  []string
+}
+
+// record notes one call; store fakes may be called from two goroutines.
+func (fl *artifactFlow) record(call string) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.calls = append(fl.calls, call)
 }
 
 type objectCopy struct{ src, dst, contentType string }
@@ -115,42 +124,42 @@ type releasedObject struct {
 func (f *fixture) flow() *artifactFlow {
 	fl := &artifactFlow{f: f}
 	f.store.WithTxFunc = func(_ context.Context, fn func(service.Store) error) error {
-		fl.calls = append(fl.calls, "begin")
+		fl.record("begin")
 		err := fn(f.store)
 		if err != nil {
-			fl.calls = append(fl.calls, "rollback")
+			fl.record("rollback")
 			return err
 		}
-		fl.calls = append(fl.calls, "commit")
+		fl.record("commit")
 		return nil
 	}
 	f.store.InsertArtifactFunc = func(_ context.Context, a *cairn.Artifact) error {
-		fl.calls = append(fl.calls, "insert")
+		fl.record("insert")
 		fl.inserted = append(fl.inserted, *a)
 		return nil
 	}
 	f.store.UpdateArtifactFunc = func(_ context.Context, a *cairn.Artifact) error {
-		fl.calls = append(fl.calls, "update")
+		fl.record("update")
 		fl.updated = append(fl.updated, *a)
 		return nil
 	}
 	f.store.ReleaseObjectFunc = func(_ context.Context, key, workspaceID string, at time.Time) error {
-		fl.calls = append(fl.calls, "release")
+		fl.record("release")
 		fl.released = append(fl.released, releasedObject{key: key, workspaceID: workspaceID, at: at})
 		return nil
 	}
 	audit := f.store.InsertAuditFunc
 	f.store.InsertAuditFunc = func(ctx context.Context, ev *cairn.AuditEvent) error {
-		fl.calls = append(fl.calls, "audit")
+		fl.record("audit")
 		return audit(ctx, ev)
 	}
 	f.objects.CopyFunc = func(_ context.Context, src, dst, contentType string) error {
-		fl.calls = append(fl.calls, "copy")
+		fl.record("copy")
 		fl.copies = append(fl.copies, objectCopy{src: src, dst: dst, contentType: contentType})
 		return nil
 	}
 	f.objects.DeleteFunc = func(_ context.Context, key string) error {
-		fl.calls = append(fl.calls, "delete "+key)
+		fl.record("delete "+key)
 		fl.deleted = append(fl.deleted, key)
 		return nil
 	}
@@ -161,15 +170,17 @@ func (f *fixture) flow() *artifactFlow {
 // first bytes are head; every other key is absent.
 func (fl *artifactFlow) stage(key string, size int64, head []byte) {
 	fl.f.objects.StatFunc = func(_ context.Context, k string) (*service.ObjectInfo, error) {
-		fl.calls = append(fl.calls, "stat")
+		fl.record("stat")
 		if k != key {
 			return nil, fmt.Errorf("stat %s: %w", k, service.ErrObjectNotFound)
 		}
 		return &service.ObjectInfo{Key: k, Size: size, LastModified: fl.f.now.Add(-time.Minute)}, nil
 	}
 	fl.f.objects.ReadHeadFunc = func(_ context.Context, k string, n int64) ([]byte, error) {
-		fl.calls = append(fl.calls, "readhead")
+		fl.record("readhead")
+		fl.mu.Lock()
 		fl.heads = append(fl.heads, n)
+		fl.mu.Unlock()
 		if k != key {
 			return nil, fmt.Errorf("get %s: %w", k, service.ErrObjectNotFound)
 		}
@@ -539,7 +550,7 @@ func TestRegisterArtifact(t *testing.T) {
 		fl.stage(key, int64(len(text)), text)
 		taken := cairn.Errorf(cairn.ReasonNameTaken, "workspace %s already has an artifact named 'report'", ws.ID)
 		f.store.InsertArtifactFunc = func(context.Context, *cairn.Artifact) error {
-			fl.calls = append(fl.calls, "insert")
+			fl.record("insert")
 			return taken
 		}
 

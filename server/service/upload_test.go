@@ -37,8 +37,9 @@ func TestRegisterWithoutCopy(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, key, a.ObjectKey, "the uploaded object is the artifact's, where it lies")
 		require.Equal(t, "text/plain; charset=utf-8", a.MIMEType)
-		require.Equal(t, []string{"stat", "readhead", "begin", "insert", "audit", "commit"}, fl.calls,
-			"register is one HEAD, one ranged read and the insert: no copy, no delete")
+		require.ElementsMatch(t, []string{"stat", "readhead"}, fl.calls[:2], "one HEAD and one ranged read, side by side")
+		require.Equal(t, []string{"begin", "insert", "audit", "commit"}, fl.calls[2:],
+			"then the insert: no copy, no delete")
 		require.Empty(t, fl.copies)
 	})
 
