@@ -265,6 +265,9 @@ func (s *Server) waitReady(t testing.TB) {
 // Output is what the server printed so far.
 func (s *Server) Output() string { return s.out.String() }
 
+// PID is the running server process's ID, to weigh its memory.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 func (s *Server) stop() {
 	if s.cmd.ProcessState != nil {
 		return
