@@ -159,7 +159,7 @@ func (f *fixture) flow() *artifactFlow {
 		return nil
 	}
 	f.objects.DeleteFunc = func(_ context.Context, key string) error {
-		fl.record("delete "+key)
+		fl.record("delete " + key)
 		fl.deleted = append(fl.deleted, key)
 		return nil
 	}
