@@ -46,7 +46,7 @@ func TestCLIPartsOnTerminal(t *testing.T) {
 	s.ok(t, "ws", "create", wsName)
 	src, sum := randomFile(t, dir, "payload", 100<<20)
 
-	p := s.onTerminal(t, "art", "upload", wsName, src, "--rate-limit", "32MiB", "--multipart-above", "64MiB")
+	p := s.onTerminal(t, "art", "upload", wsName, src, "--rate-limit", "32MiB", "--multipart-above", "64MiB", "--parallel", "1")
 	p.waitFor(t, regexp.MustCompile(`uploading payload \[#*\.+\] +\d+%  [\d.]+ MiB/100\.0 MiB .* parts 1/2`))
 	require.Equal(t, 1, p.interrupt(t), "output: %s", p.output())
 
