@@ -88,7 +88,8 @@ func TestSidecarPosture(t *testing.T) {
 		require.NotNil(t, hc.PidsLimit)
 		require.Positive(t, *hc.PidsLimit)
 
-		require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath}}, hc.Mounts)
+		require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath,
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}, hc.Mounts, "one mount, without copy-up")
 		require.Len(t, info.Mounts, 1)
 		require.Equal(t, mount.TypeVolume, info.Mounts[0].Type)
 		require.Equal(t, spec.VolumeName, info.Mounts[0].Name)

@@ -180,7 +180,7 @@ func (s *Shells) hostConfig(spec service.ShellSpec) *container.HostConfig {
 	mem := s.cfg.MemoryMiB << 20
 	tmpfs := fmt.Sprintf("rw,nosuid,nodev,size=%dm,mode=1777", s.cfg.TmpfsMiB)
 	return &container.HostConfig{
-		Mounts:         []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath}},
+		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
 		Init:           &init,
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": tmpfs, ShellHome: tmpfs},

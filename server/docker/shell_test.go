@@ -151,7 +151,8 @@ func TestShellContainerSpec(t *testing.T) {
 	require.False(t, hc.Privileged)
 	require.Empty(t, hc.Binds)
 	require.Empty(t, hc.PortBindings)
-	require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: b.volume, Target: cairn.MountPath}}, hc.Mounts)
+	require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: b.volume, Target: cairn.MountPath,
+		VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}, hc.Mounts, "one mount, without copy-up")
 
 	require.Equal(t, spec.Name, list[0].Name)
 	require.Equal(t, spec.ShellID, list[0].ShellID)

@@ -148,7 +148,7 @@ func (r *Runtime) labels(own map[string]string) map[string]string {
 func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
 	pids := int64(sidecarPids)
 	hc := &container.HostConfig{
-		Mounts:         []mount.Mount{{Type: mount.TypeVolume, Source: spec.VolumeName, Target: cairn.MountPath}},
+		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,

@@ -97,3 +97,14 @@ func (r *Runtime) ListVolumes(ctx context.Context, prefix string) ([]string, err
 	}
 	return names, nil
 }
+
+// workspaceMount mounts a workspace volume at cairn.MountPath without
+// Docker's copy-up. Mounting an empty named volume over a directory the
+// container has — a shell's working directory is one — copies that
+// directory onto the volume, mode and owner included: the root prep made
+// 0777 would turn 0755 root:root, and tool containers of other UIDs could
+// no longer write to their workspace.
+func workspaceMount(volume string) mount.Mount {
+	return mount.Mount{Type: mount.TypeVolume, Source: volume, Target: cairn.MountPath,
+		VolumeOptions: &mount.VolumeOptions{NoCopy: true}}
+}
