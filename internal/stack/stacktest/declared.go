@@ -21,7 +21,8 @@ func DeclareHugeBody(t testing.TB, rawURL string, declared int64, header map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("tcp", u.Host)
+	var d net.Dialer
+	conn, err := d.DialContext(t.Context(), "tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
