@@ -21,8 +21,7 @@ func DeclareHugeBody(t testing.TB, rawURL string, declared int64, header map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(t.Context(), "tcp", u.Host)
+	conn, err := net.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
