@@ -90,13 +90,6 @@ func Routes(svc Services, cfg Config) []route.Route {
 // its clients understand; memory stays bounded whatever the client sends.
 func boundBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > maxBodyBytes {
-			// Declared too large: refused before a byte is read, so a
-			// client trickling it holds no connection and no goroutine.
-			w.Header().Set("Connection", "close")
-			tooLarge(w)
-			return
-		}
 		// Read through a MaxBytesReader, so that the server, having seen the
 		// limit hit, answers before it drops the connection.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))

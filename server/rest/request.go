@@ -11,11 +11,6 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// errBodyTooLarge is the refusal of a body over maxBodyBytes.
-func errBodyTooLarge(cause error) error {
-	return &cairn.Error{Reason: cairn.ReasonBodyTooLarge, Detail: "the request body is larger than 1 MiB", Err: cause}
-}
-
 // maxBodyBytes bounds every JSON request body.
 const maxBodyBytes = 1 << 20
 
@@ -27,7 +22,8 @@ func decodeJSON(r *http.Request, v any) error {
 		return nil
 	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return errBodyTooLarge(err)
+		return &cairn.Error{Reason: cairn.ReasonBodyTooLarge,
+			Detail: "the request body is larger than 1 MiB", Err: err}
 	}
 	if errors.Is(err, io.EOF) {
 		return &cairn.Error{Reason: cairn.ReasonInvalidJSON, Detail: "the request body is empty", Err: err}

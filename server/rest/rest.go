@@ -124,17 +124,6 @@ func (a *API) health(pattern string, h endpoint) route.Route {
 	return route.Route{Method: method, Path: path, Scope: route.Public, Handler: a.serve(h, a.cfg.HealthLogLevel)}
 }
 
-// call runs the endpoint, unless the request declares a body over the
-// bound: that is refused before a byte of it is read, so a client
-// trickling one holds neither the connection nor a goroutine.
-func call(h endpoint, w http.ResponseWriter, r *http.Request) (any, error) {
-	if r.ContentLength > maxBodyBytes {
-		w.Header().Set("Connection", "close")
-		return nil, errBodyTooLarge(nil)
-	}
-	return h(r)
-}
-
 // serve wraps an endpoint with the request ID, the request deadline, the
 // envelope and the request log line.
 func (a *API) serve(h endpoint, level slog.Level) http.Handler {
@@ -145,7 +134,7 @@ func (a *API) serve(h endpoint, level slog.Level) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 		defer cancel()
 
-		payload, err := call(h, w, r.WithContext(ctx))
+		payload, err := h(r.WithContext(ctx))
 		status := http.StatusOK
 		switch rp, ok := payload.(responder); {
 		case err != nil:
