@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -129,9 +130,27 @@ func (g *Guard) protect(rt route.Route) http.Handler {
 		if !ok {
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = boundBody(w, r)
 		rt.Handler.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// boundBody bounds the request body at MaxBodyBytes. A body declared
+// larger is refused before a byte of it is read: its reads fail at once
+// with the *http.MaxBytesError each front door answers 413 to, in its own
+// words, and the server is told the limit was hit, so that it closes the
+// connection gracefully after the answer — neither reading on while a
+// client trickles the body, nor resetting the connection under a client
+// still writing it.
+func boundBody(w http.ResponseWriter, r *http.Request) io.ReadCloser {
+	if r.ContentLength <= MaxBodyBytes {
+		return http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	// One byte that is not the body's trips the limit of a zero-byte
+	// reader: that is what tells the server.
+	tripped := http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0)
+	_, _ = tripped.Read(make([]byte, 1))
+	return tripped
 }
 
 // admit authenticates the request for scope and returns the context the
