@@ -285,7 +285,10 @@ func drainOnce(t *testing.T, s *docker.Shells, b *shellBundle) error {
 		return err
 	}
 	defer func() { _ = st.Close() }() // Serve closed it already; a second call repeats its result
-	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}})
+	// The drain timeout bounds how long the exit status may trail the
+	// output's end; four shells at once on a loaded engine have been seen
+	// to take longer than the 2 s default, which is not what this tests.
+	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}, DrainTimeout: 30 * time.Second})
 	tr := ptyshelltest.Dial(t, srv.URL).Collect()
 	switch {
 	case tr.Exits != 1 || tr.Exit.ExitCode != 3:
