@@ -57,6 +57,11 @@ func (b *shellBundle) spec() service.ShellSpec {
 	}
 }
 
+// testDrainTimeout bounds how long a shell's exit status may trail the end
+// of its output. A loaded engine (CI runs every package at once) has been
+// seen to take longer than the 2 s default, which no test here is about.
+const testDrainTimeout = 30 * time.Second
+
 // create makes the container of spec; Close runs at cleanup at the latest.
 func create(t *testing.T, s *docker.Shells, spec service.ShellSpec) ptyshell.Stream {
 	t.Helper()
@@ -70,7 +75,7 @@ func create(t *testing.T, s *docker.Shells, spec service.ShellSpec) ptyshell.Str
 // STATUS frames, after which only OUTPUT comes until the end.
 func serve(t *testing.T, st ptyshell.Stream, size ptyshell.Size) (conn *ptyshelltest.Conn, running func()) {
 	t.Helper()
-	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: size})
+	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: size, DrainTimeout: testDrainTimeout})
 	conn = ptyshelltest.Dial(t, srv.URL)
 	return conn, func() {
 		t.Helper()
@@ -285,10 +290,7 @@ func drainOnce(t *testing.T, s *docker.Shells, b *shellBundle) error {
 		return err
 	}
 	defer func() { _ = st.Close() }() // Serve closed it already; a second call repeats its result
-	// The drain timeout bounds how long the exit status may trail the
-	// output's end; four shells at once on a loaded engine have been seen
-	// to take longer than the 2 s default, which is not what this tests.
-	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}, DrainTimeout: 30 * time.Second})
+	srv := ptyshelltest.NewServer(t, st, ptyshell.ServeOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}, DrainTimeout: testDrainTimeout})
 	tr := ptyshelltest.Dial(t, srv.URL).Collect()
 	switch {
 	case tr.Exits != 1 || tr.Exit.ExitCode != 3:
