@@ -224,6 +224,9 @@ type VolumeArtifactCreate struct {
 	SourcePath  string
 	Name        string
 	Description *string
+	// Format, when set (ArchiveTarGz, ArchiveZip), packs the directory at
+	// SourcePath into one archive artifact.
+	Format string
 }
 
 // VolumeTransferService moves bytes between a workspace volume and the

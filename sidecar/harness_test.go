@@ -30,7 +30,7 @@ func runLine(t *testing.T, args []string, vars map[string]string) (string, int) 
 	t.Helper()
 	var out bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- Main(args, env(vars), &out) }()
+	go func() { done <- Main(args, env(vars), strings.NewReader(""), &out) }()
 	var code int
 	select {
 	case code = <-done:

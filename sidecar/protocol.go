@@ -52,6 +52,11 @@ type Result struct {
 	SHA256B64 string `json:"sha256_b64,omitempty"`
 	MD5       string `json:"md5,omitempty"`
 	Head      []byte `json:"head,omitempty"`
+	// Pack and unpack: the parts a pack sent (0: one PUT), the entries it
+	// packed or an unpack wrote, and where an unpack put them.
+	Parts        int    `json:"parts,omitempty"`
+	Entries      int    `json:"entries,omitempty"`
+	UnpackedPath string `json:"unpacked_path,omitempty"`
 }
 
 // Failure builds a failed Result.

@@ -11,11 +11,11 @@ import (
 // Env reads one environment variable; the real binary passes os.Getenv.
 type Env func(string) string
 
-// Main runs one command and writes its result line to out. It returns the
-// process exit code.
-func Main(args []string, env Env, out io.Writer) int {
+// Main runs one command and writes its result line to out; serve and pack
+// also converse over in and out. It returns the process exit code.
+func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	if len(args) != 1 {
-		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put or download"), ExitUsage)
+		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack or unpack"), ExitUsage)
 	}
 	switch args[0] {
 	case CommandPrep:
@@ -24,6 +24,12 @@ func Main(args []string, env Env, out io.Writer) int {
 		return finish(out, putSource(env))
 	case CommandDownload:
 		return finish(out, download(env))
+	case CommandServe:
+		return serve(env, in, out)
+	case CommandPack:
+		return finish(out, pack(env, in, out))
+	case CommandUnpack:
+		return finish(out, unpack(env))
 	default:
 		return emit(out, Failure(ReasonEnvInvalid, fmt.Sprintf("unknown command %q", args[0])), ExitUsage)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,7 @@ func env(vars map[string]string) Env {
 func run(t *testing.T, args []string, vars map[string]string) (Result, int) {
 	t.Helper()
 	var out bytes.Buffer
-	code := Main(args, env(vars), &out)
+	code := Main(args, env(vars), strings.NewReader(""), &out)
 	r, ok := ParseResult(out.Bytes())
 	require.True(t, ok, "output %q has a result line", out.String())
 	return r, code

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	os.Exit(sidecar.Main(os.Args[1:], os.Getenv, os.Stdout))
+	os.Exit(sidecar.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
 )
 
 // Store is the metadata database. Methods return *cairn.Error values for
@@ -114,6 +115,21 @@ type Runtime interface {
 	// RunSidecar runs one sidecar container to completion and always removes
 	// it. Reasons: docker_unavailable, sidecar_busy, sidecar_timeout.
 	RunSidecar(ctx context.Context, spec SidecarSpec) (*SidecarRun, error)
+	// Browse answers one read-only request about a workspace volume's files
+	// in that workspace's browse container, started on first use and kept
+	// warm for a while (ARCHITECTURE §11.1). A reply with OK false is the
+	// sidecar's refusal, not an error. Reasons: docker_unavailable,
+	// sidecar_busy, sidecar_timeout.
+	Browse(ctx context.Context, target BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
+	// StopBrowse removes a workspace's browse container, if it has one, so
+	// that a teardown finds its volume unmounted.
+	StopBrowse(ctx context.Context, workspaceID string) error
+}
+
+// BrowseTarget names the volume a browse container mounts, read-only.
+type BrowseTarget struct {
+	WorkspaceID string
+	VolumeName  string
 }
 
 // SidecarSpec describes one sidecar run; the runtime adds the hardened
@@ -126,6 +142,11 @@ type SidecarSpec struct {
 	VolumeName  string            // mounted at cairn.MountPath
 	Env         map[string]string // CAIRN_* input
 	Transfer    bool              // transfer network mode and extras; else network none
+	// Dialog, when set, runs the sidecar attached without a TTY: each line
+	// it prints that is a sidecar.Need goes to Dialog, whose answer (one
+	// sidecar.Grant line) is written to its stdin. An error from Dialog
+	// ends the run (the sidecar is removed) with that error.
+	Dialog func(ctx context.Context, need sidecar.Need) (sidecar.Grant, error)
 }
 
 // SidecarRun is what a finished sidecar left behind.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/sidecar"
 )
 
 var _ service.Runtime = (*Runtime)(nil)
@@ -16,6 +17,8 @@ type Runtime struct {
 	RemoveVolumeFunc func(ctx context.Context, name string) error
 	MountCountsFunc  func(ctx context.Context, volumes []string) (map[string]int, error)
 	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
+	BrowseFunc       func(ctx context.Context, t service.BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
+	StopBrowseFunc   func(ctx context.Context, workspaceID string) error
 }
 
 func (r *Runtime) Ping(ctx context.Context) error {
@@ -58,4 +61,19 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (*se
 		return nil, notSet("Runtime.RunSidecar")
 	}
 	return r.RunSidecarFunc(ctx, spec)
+}
+
+func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error) {
+	if r.BrowseFunc == nil {
+		return nil, notSet("Runtime.Browse")
+	}
+	return r.BrowseFunc(ctx, t, req)
+}
+
+// StopBrowse defaults to success: a fake runtime has no browse container.
+func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
+	if r.StopBrowseFunc == nil {
+		return nil
+	}
+	return r.StopBrowseFunc(ctx, workspaceID)
 }
