@@ -91,11 +91,22 @@ func (c *Client) do(parent context.Context, k call, out any) error {
 	if out == nil {
 		return nil
 	}
+	if raw, ok := out.(*rawAnswer); ok {
+		raw.header, raw.body = resp.Header(), resp.Body()
+		return nil
+	}
 	if err := json.Unmarshal(resp.Body(), out); err != nil {
 		return &cairn.Error{Reason: cairn.ReasonInternal, Status: resp.StatusCode(),
 			Detail: fmt.Sprintf("%s: the server's answer is not the expected JSON", what), Err: err}
 	}
 	return nil
+}
+
+// rawAnswer, passed as do's out, receives a 2xx answer's body and headers
+// as they are: for the routes whose payload is not JSON.
+type rawAnswer struct {
+	header http.Header
+	body   []byte
 }
 
 // get is an idempotent GET.

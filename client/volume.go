@@ -20,7 +20,8 @@ func (c *Client) ArtifactFromVolume(ctx context.Context, workspaceID string, vc 
 		SourcePath  string  `json:"source_path"`
 		Name        string  `json:"name"`
 		Description *string `json:"description,omitempty"`
-	}{vc.SourcePath, vc.Name, vc.Description}
+		Format      string  `json:"format,omitempty"`
+	}{vc.SourcePath, vc.Name, vc.Description, vc.Format}
 	return c.artifactCall(ctx, call{method: http.MethodPost, path: pathOf("workspaces", workspaceID, "artifact-from-volume"),
 		body: body, long: true})
 }
