@@ -82,6 +82,22 @@ const (
 	ReasonClientGone Reason = "client_gone"
 )
 
+// Reasons of the volume-files capability (ARCHITECTURE §11.1, §11.2).
+const (
+	ReasonPathNotFound      Reason = "path_not_found"
+	ReasonPathIsDirectory   Reason = "path_is_directory"
+	ReasonPathIsSymlink     Reason = "path_is_symlink"
+	ReasonPathNotRegular    Reason = "path_not_regular"
+	ReasonPathUnreadable    Reason = "path_unreadable"
+	ReasonRangeTooLarge     Reason = "range_too_large"
+	ReasonSourceNotDir      Reason = "source_not_directory"
+	ReasonArchiveInvalid    Reason = "archive_invalid"
+	ReasonArchiveUnsafePath Reason = "archive_unsafe_path"
+	ReasonArchiveTooLarge   Reason = "archive_too_large"
+	ReasonArchiveRatio      Reason = "archive_ratio"
+	ReasonTargetExists      Reason = "target_exists"
+)
+
 // Error is the one error type that crosses cairn's layers. Detail is written
 // for the caller and must never carry SQL, stack traces, host paths, store
 // keys of another workspace or presigned URLs; Err is the internal cause,

@@ -5,22 +5,6 @@ import (
 	"time"
 )
 
-// Reasons of the volume-files capability (ARCHITECTURE §11.1, §11.2).
-const (
-	ReasonPathNotFound      Reason = "path_not_found"
-	ReasonPathIsDirectory   Reason = "path_is_directory"
-	ReasonPathIsSymlink     Reason = "path_is_symlink"
-	ReasonPathNotRegular    Reason = "path_not_regular"
-	ReasonPathUnreadable    Reason = "path_unreadable"
-	ReasonRangeTooLarge     Reason = "range_too_large"
-	ReasonSourceNotDir      Reason = "source_not_directory"
-	ReasonArchiveInvalid    Reason = "archive_invalid"
-	ReasonArchiveUnsafePath Reason = "archive_unsafe_path"
-	ReasonArchiveTooLarge   Reason = "archive_too_large"
-	ReasonArchiveRatio      Reason = "archive_ratio"
-	ReasonTargetExists      Reason = "target_exists"
-)
-
 // File entry types.
 const (
 	FileTypeFile    = "file"
@@ -36,6 +20,14 @@ const (
 	// MaxFileReadBytes is the most one read returns: whole files leave
 	// through an artifact, never through the API server.
 	MaxFileReadBytes = 1 << 20
+)
+
+// Headers of a file content answer: the file's size and modification time
+// when it was read, and the offset the bytes start at.
+const (
+	HeaderFileSize   = "X-Cairn-File-Size"
+	HeaderFileMTime  = "X-Cairn-File-Mtime"
+	HeaderFileOffset = "X-Cairn-File-Offset"
 )
 
 // Archive formats of pack and unpack.

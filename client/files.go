@@ -12,14 +12,6 @@ import (
 
 var _ cairn.FileService = (*Client)(nil)
 
-// Headers of a file content answer: the file's size and modification time
-// when it was read, and the offset the bytes start at.
-const (
-	HeaderFileSize   = "X-Cairn-File-Size"
-	HeaderFileMTime  = "X-Cairn-File-Mtime"
-	HeaderFileOffset = "X-Cairn-File-Offset"
-)
-
 // ListFiles lists one page of a directory of the workspace volume (or the
 // one entry of a path that is not a directory).
 func (c *Client) ListFiles(ctx context.Context, workspaceID string, p cairn.FileListParams) (*cairn.FileListing, error) {
@@ -78,8 +70,8 @@ func (c *Client) ReadFile(ctx context.Context, workspaceID string, p cairn.FileR
 		return nil, err
 	}
 	out := &cairn.FileContent{Path: p.Path, Offset: p.Offset, Data: raw.body, ContentType: raw.header.Get("Content-Type")}
-	out.Size, _ = strconv.ParseInt(raw.header.Get(HeaderFileSize), 10, 64)
-	out.MTime, _ = time.Parse(time.RFC3339Nano, raw.header.Get(HeaderFileMTime))
+	out.Size, _ = strconv.ParseInt(raw.header.Get(cairn.HeaderFileSize), 10, 64)
+	out.MTime, _ = time.Parse(time.RFC3339Nano, raw.header.Get(cairn.HeaderFileMTime))
 	return out, nil
 }
 

@@ -24,6 +24,28 @@ type Config struct {
 	Artifact    ArtifactConfig    `yaml:"artifact"`
 	Maintenance MaintenanceConfig `yaml:"maintenance"`
 	Shell       ShellConfig       `yaml:"shell"`
+	Files       FilesConfig       `yaml:"files"`
+}
+
+// FilesConfig is `files`: the browse containers that read a workspace
+// volume's files, and the bounds of an unpack (ARCHITECTURE §11.1, §11.2).
+type FilesConfig struct {
+	Browse BrowseConfig `yaml:"browse"`
+	Unpack UnpackConfig `yaml:"unpack"`
+}
+
+// BrowseConfig is `files.browse`. A browse container lives at most as
+// long as a sidecar run (artifact.sidecar.timeoutSecs).
+type BrowseConfig struct {
+	IdleSecs      int `yaml:"idleSecs"`
+	MaxContainers int `yaml:"maxContainers"`
+}
+
+// UnpackConfig is `files.unpack`.
+type UnpackConfig struct {
+	MaxEntries int   `yaml:"maxEntries"`
+	MaxBytes   int64 `yaml:"maxBytes"`
+	MaxRatio   int   `yaml:"maxRatio"`
 }
 
 // PersistenceConfig is `persistence`. Only the application database is left;
@@ -349,6 +371,10 @@ func DefaultConfig() Config {
 		},
 		Maintenance: MaintenanceConfig{SweepIntSec: 300, ObjAgeOutSec: 3600},
 		Shell:       DefaultShellConfig(),
+		Files: FilesConfig{
+			Browse: BrowseConfig{IdleSecs: 60, MaxContainers: 16},
+			Unpack: UnpackConfig{MaxEntries: 10000, MaxBytes: 10 << 30, MaxRatio: 200},
+		},
 	}
 }
 

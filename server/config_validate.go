@@ -33,7 +33,18 @@ func (c *Config) Validate() error {
 	c.Artifact.Sidecar.validate(&p)
 	c.Maintenance.validate(&p, c.Artifact.Store.PutURLTTLSecs)
 	c.Shell.validate(&p)
+	c.Files.validate(&p)
 	return errors.Join(p...)
+}
+
+func (f FilesConfig) validate(p *configProblems) {
+	p.atLeast("files.browse.idleSecs", f.Browse.IdleSecs, 1)
+	p.atLeast("files.browse.maxContainers", f.Browse.MaxContainers, 1)
+	p.atLeast("files.unpack.maxEntries", f.Unpack.MaxEntries, 1)
+	if f.Unpack.MaxBytes < 1 {
+		p.add("files.unpack.maxBytes", "must be at least 1, got %d", f.Unpack.MaxBytes)
+	}
+	p.atLeast("files.unpack.maxRatio", f.Unpack.MaxRatio, 1)
 }
 
 func (s SQLAppConfig) validate(p *configProblems) {

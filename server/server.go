@@ -212,7 +212,9 @@ func (s *Server) serviceConfig() service.Config {
 		PutURLTTL:          time.Duration(store.PutURLTTLSecs) * time.Second,
 		GetURLMaxTTL:       time.Duration(store.GetURLMaxTTLSecs) * time.Second,
 		SidecarTimeout:     time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
-		Logger:             s.log,
+		Unpack: service.UnpackLimits{MaxEntries: s.cfg.Files.Unpack.MaxEntries, MaxBytes: s.cfg.Files.Unpack.MaxBytes,
+			MaxRatio: s.cfg.Files.Unpack.MaxRatio},
+		Logger: s.log,
 	}
 }
 

@@ -29,6 +29,7 @@ type Services interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.FileService
 }
 
 // Config holds the endpoint's settings; zero values take defaults.

@@ -38,6 +38,9 @@ func (t *toolbox) tools() []mcpserver.ServerTool {
 		serve(t, updateArtifactTool, t.updateArtifact),
 		serve(t, deleteArtifactTool, t.deleteArtifact),
 		serve(t, renameArtifactTool, t.renameArtifact),
+		serve(t, listFilesTool, t.listFiles),
+		serve(t, readFileTool, t.readFile),
+		serve(t, unpackArtifactTool, t.unpackArtifact),
 	}
 }
 
@@ -128,10 +131,13 @@ var uploadArtifactTool = definition{
 	params: []param{
 		requiredString("workspace_name", workspaceNameDesc),
 		requiredString("source_path", "Absolute path of the file to store, inside /mnt/cairn/ws, "+
-			"e.g. /mnt/cairn/ws/out/report.pdf. It must be a regular file; a symlink to one inside the mount is followed."),
+			"e.g. /mnt/cairn/ws/out/report.pdf. It must be a regular file; a symlink to one inside the mount is followed. "+
+			"With format, a directory to pack instead."),
 		requiredString("artifact_name", "Name for the new artifact: 1 to 128 ASCII letters, digits, '-' or '_', "+
 			"not used by any artifact of the workspace."),
 		optionalString("description", "Free text kept with the artifact, at most 4096 bytes."),
+		optionalString("format", "Pack the directory at source_path into one archive artifact: tar.gz or zip. "+
+			"Symlinks are stored as symlinks; FIFOs, sockets and devices are refused."),
 	},
 	annotations: action(false, false),
 }

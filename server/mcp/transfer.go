@@ -46,6 +46,7 @@ type uploadArgs struct {
 	SourcePath    string  `json:"source_path"`
 	ArtifactName  string  `json:"artifact_name"`
 	Description   *string `json:"description"`
+	Format        string  `json:"format"`
 }
 
 func (a uploadArgs) check(tool string) error {
@@ -61,6 +62,9 @@ func (a uploadArgs) check(tool string) error {
 	if err := cairn.ValidateDescription(a.Description); err != nil {
 		return badParameters(tool, "%s", cairn.ErrorDetail(err))
 	}
+	if a.Format != "" && a.Format != cairn.ArchiveTarGz && a.Format != cairn.ArchiveZip {
+		return badParameters(tool, "'format' must be '%s' or '%s'", cairn.ArchiveTarGz, cairn.ArchiveZip)
+	}
 	return nil
 }
 
@@ -72,7 +76,7 @@ func (t *toolbox) uploadArtifact(ctx context.Context, a uploadArgs) (*mcpgo.Call
 		return nil, err
 	}
 	_, err = t.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{
-		SourcePath: a.SourcePath, Name: a.ArtifactName, Description: a.Description,
+		SourcePath: a.SourcePath, Name: a.ArtifactName, Description: a.Description, Format: a.Format,
 	})
 	if err != nil {
 		return nil, err

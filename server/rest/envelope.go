@@ -102,6 +102,9 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, id string, err 
 	}
 	reason := cairn.ErrorReason(err)
 	status, known := statusOf(reason)
+	if s, ok := statusOverride(err); ok && known {
+		status = s
+	}
 	message := "Request failed"
 	if re, ok := errors.AsType[*routeError](err); ok {
 		message = re.message
@@ -157,6 +160,20 @@ var statuses = map[cairn.Reason]int{
 	cairn.ReasonTargetIsDirectory: http.StatusBadRequest,
 	cairn.ReasonWriteFailed:       http.StatusBadRequest,
 	cairn.ReasonSidecarRejected:   http.StatusBadRequest,
+
+	// The files routes and archives (ARCHITECTURE §11.1, §11.2).
+	cairn.ReasonPathIsDirectory:   http.StatusBadRequest,
+	cairn.ReasonPathIsSymlink:     http.StatusBadRequest,
+	cairn.ReasonPathNotRegular:    http.StatusBadRequest,
+	cairn.ReasonPathUnreadable:    http.StatusBadRequest,
+	cairn.ReasonRangeTooLarge:     http.StatusBadRequest,
+	cairn.ReasonSourceNotDir:      http.StatusBadRequest,
+	cairn.ReasonArchiveInvalid:    http.StatusBadRequest,
+	cairn.ReasonArchiveUnsafePath: http.StatusBadRequest,
+	cairn.ReasonArchiveTooLarge:   http.StatusBadRequest,
+	cairn.ReasonArchiveRatio:      http.StatusBadRequest,
+	cairn.ReasonPathNotFound:      http.StatusNotFound,
+	cairn.ReasonTargetExists:      http.StatusConflict,
 
 	// The shell's pre-upgrade refusals (PTYSHELL.md §3.2).
 	cairn.ReasonWebsocketRequired:   http.StatusBadRequest,

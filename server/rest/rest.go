@@ -42,6 +42,7 @@ type Services interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.FileService
 	cairn.AuditService
 	Readiness
 }
@@ -97,6 +98,9 @@ func (a *API) Routes() []route.Route {
 		a.route("POST /v1/workspaces/{workspaceID}/artifact-from-volume", route.Write, a.artifactFromVolume),
 		a.route("POST /v1/artifacts/{artifactID}/update-from-volume", route.Write, a.updateFromVolume),
 		a.route("POST /v1/artifacts/{artifactID}/load-in-volume", route.Write, a.loadInVolume),
+		a.route("POST /v1/artifacts/{artifactID}/unpack-in-volume", route.Write, a.unpackInVolume),
+		a.route("GET /v1/workspaces/{workspaceID}/files", route.Read, a.listFiles),
+		a.route("GET /v1/workspaces/{workspaceID}/files/content", route.Read, a.readFile),
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
 	}

@@ -12,12 +12,13 @@ func (a *API) artifactFromVolume(r *http.Request) (any, error) {
 		SourcePath  string  `json:"source_path"`
 		Name        string  `json:"name"`
 		Description *string `json:"description"`
+		Format      string  `json:"format"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse volume artifact parameters from request")
 	}
 	art, err := a.svc.ArtifactFromVolume(r.Context(), id, cairn.VolumeArtifactCreate{
-		SourcePath: req.SourcePath, Name: req.Name, Description: req.Description,
+		SourcePath: req.SourcePath, Name: req.Name, Description: req.Description, Format: req.Format,
 	})
 	switch {
 	case isValidation(err):

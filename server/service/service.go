@@ -46,6 +46,8 @@ type Config struct {
 	// succeeded, by direction ("volume_to_store", "store_to_volume"). The
 	// seam for metrics.
 	OnTransfer func(direction string, bytes int64)
+	// Unpack bounds what one unpack may write; zero fields take defaults.
+	Unpack UnpackLimits
 }
 
 // Service implements the cairn service interfaces.
@@ -68,6 +70,7 @@ type Service struct {
 	getURLMaxTTL       time.Duration
 	// sidecarTimeout bounds one sidecar run.
 	sidecarTimeout time.Duration
+	unpackLimits   UnpackLimits
 
 	mounts      *mountCounter
 	dockerCheck cachedCheck
@@ -95,6 +98,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		putURLTTL:          cmp.Or(cfg.PutURLTTL, 360*time.Second),
 		getURLMaxTTL:       cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
 		sidecarTimeout:     cmp.Or(cfg.SidecarTimeout, 300*time.Second),
+		unpackLimits:       cfg.Unpack.withDefaults(),
 	}
 	if s.now == nil {
 		s.now = cairn.Now

@@ -24,12 +24,16 @@ func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c 
 	if err := s.checkNameFree(ctx, workspaceID, c.Name); err != nil {
 		return nil, err
 	}
-	if err := cairn.ValidateVolumePath(c.SourcePath); err != nil {
+	validPath := cairn.ValidateVolumePath
+	if c.Format != "" {
+		validPath = cairn.ValidateListPath // the whole volume packs too
+	}
+	if err := validPath(c.SourcePath); err != nil {
 		return nil, err
 	}
 	var out *cairn.Artifact
 	err := s.withTransferLock(ctx, workspaceID, func(ws *cairn.Workspace) error {
-		obj, err := s.uploadFromVolume(ctx, ws, workspaceID, c.SourcePath)
+		obj, err := s.fromVolume(ctx, ws, workspaceID, c)
 		if err != nil {
 			return err
 		}
@@ -42,9 +46,24 @@ func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c 
 	return out, err
 }
 
+// fromVolume stores a volume file as it is, or packs a directory when a
+// format is asked for.
+func (s *Service) fromVolume(ctx context.Context, ws *cairn.Workspace, subject string, c cairn.VolumeArtifactCreate) (*object, error) {
+	if c.Format != "" {
+		return s.packFromVolume(ctx, ws, subject, c.SourcePath, c.Format)
+	}
+	return s.uploadFromVolume(ctx, ws, subject, c.SourcePath)
+}
+
+// only is the secrets of a run handed one URL.
+func only(url string) func() []string { return func() []string { return []string{url} } }
+
 func validateVolumeCreate(c cairn.VolumeArtifactCreate) error {
 	if c.SourcePath == "" {
 		return cairn.Errorf(cairn.ReasonInvalidParameters, "source_path is required")
+	}
+	if err := validateFormat(c.Format); err != nil {
+		return err
 	}
 	if err := cairn.ValidateName("artifact", c.Name); err != nil {
 		return err
@@ -112,7 +131,7 @@ func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath str
 		res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
 			Command: sidecar.CommandDownload, Role: "cairn-download", Subject: a.ID,
 			Env: map[string]string{sidecar.EnvTargetPath: targetPath, sidecar.EnvURL: url},
-		}, url)
+		}, only(url))
 		if err != nil {
 			return err
 		}
@@ -157,17 +176,18 @@ func (s *Service) withTransferLock(ctx context.Context, workspaceID string, op f
 	return op(ws)
 }
 
-// runTransfer runs a put or download sidecar on the transfer network.
-func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec SidecarSpec, url string) (*sidecar.Result, *SidecarRun, error) {
+// runTransfer runs a transfer sidecar on the transfer network. secrets
+// names the URLs handed to it, by the end of the run, for redaction.
+func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec SidecarSpec, secrets func() []string) (*sidecar.Result, *SidecarRun, error) {
 	spec.WorkspaceID, spec.VolumeName, spec.Transfer = ws.ID, ws.VolumeName, true
 	spec.Env[sidecar.EnvMountRoot] = cairn.MountPath
 	run, err := s.runtime.RunSidecar(ctx, spec)
 	if err != nil {
-		return nil, nil, redactError(err, url)
+		return nil, nil, redactError(err, secrets()...)
 	}
 	res, ok := sidecar.ParseResult(run.Output)
 	if !ok {
-		return nil, nil, noResultLine(spec.Command, run, url)
+		return nil, nil, noResultLine(spec.Command, run, secrets()...)
 	}
 	return &res, run, nil
 }

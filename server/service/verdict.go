@@ -14,28 +14,30 @@ const sidecarURLSlack = 60 * time.Second
 
 // transferVerdict judges a put or download: success needs ok and exit
 // code 0; a failure is classified by the line's reason.
-func transferVerdict(command string, res *sidecar.Result, run *SidecarRun, url string) error {
+func transferVerdict(command string, res *sidecar.Result, run *SidecarRun, urls ...string) error {
 	switch {
 	case res.OK && run.ExitCode == 0:
 		return nil
 	case res.OK:
 		return cairn.Errorf(cairn.ReasonSidecarFailed, "the %s sidecar reported success but exited %d", command, run.ExitCode)
 	case res.ReasonText() == "":
-		return cairn.Errorf(cairn.ReasonSidecarRejected, "%s", sidecar.Redact(res.ErrorText(), url))
+		return cairn.Errorf(cairn.ReasonSidecarRejected, "%s", sidecar.Redact(res.ErrorText(), urls...))
 	}
-	return classify(res.ReasonText(), res.ErrorText(), url)
+	return classify(res.ReasonText(), res.ErrorText(), urls...)
 }
 
 // classify maps a sidecar's failure reason to the API's (API.md §5.5): the
 // caller's mistakes keep their reason, store trouble is store_unavailable,
 // a vanished object is object_missing, the rest is the sidecar failing.
-func classify(reason, message, url string) error {
-	detail := sidecar.Redact(message, url)
+func classify(reason, message string, urls ...string) error {
+	detail := sidecar.Redact(message, urls...)
 	switch reason {
 	case sidecar.ReasonSourceNotFound, sidecar.ReasonSourceIsDirectory, sidecar.ReasonSourceNotRegular,
 		sidecar.ReasonSourceUnreadable, sidecar.ReasonSourceChanged, sidecar.ReasonPathOutsideMount,
 		sidecar.ReasonPathIsMountRoot, sidecar.ReasonTargetDirMissing, sidecar.ReasonTargetIsDirectory,
-		sidecar.ReasonWriteFailed:
+		sidecar.ReasonWriteFailed, sidecar.ReasonSourceNotDir, sidecar.ReasonTargetExists,
+		sidecar.ReasonArchiveInvalid, sidecar.ReasonArchiveUnsafePath, sidecar.ReasonArchiveTooLarge,
+		sidecar.ReasonArchiveRatio:
 		return cairn.Errorf(cairn.Reason(reason), "%s", detail)
 	case sidecar.ReasonObjectNotFound:
 		return cairn.Errorf(cairn.ReasonObjectMissing, "%s", detail)
@@ -50,21 +52,21 @@ func classify(reason, message, url string) error {
 
 // noResultLine reports a sidecar that printed nothing decodable, quoting its
 // output with the URL redacted.
-func noResultLine(command string, run *SidecarRun, url string) error {
+func noResultLine(command string, run *SidecarRun, urls ...string) error {
 	return cairn.Errorf(cairn.ReasonSidecarFailed, "'%s' sidecar produced no parseable result line (exit code %d); output: %s",
-		command, run.ExitCode, sidecar.Redact(string(run.Output), url))
+		command, run.ExitCode, sidecar.Redact(string(run.Output), urls...))
 }
 
 // redactError keeps a URL out of an error a runtime returned, wherever the
 // *cairn.Error sits in the chain. The cause chain stays (a cancellation is
 // still a cancellation); only its text is redacted.
-func redactError(err error, url string) error {
+func redactError(err error, urls ...string) error {
 	e, ok := errors.AsType[*cairn.Error](err)
-	if !ok || url == "" {
+	if !ok || len(urls) == 0 {
 		return err
 	}
-	return &cairn.Error{Reason: e.Reason, Detail: sidecar.Redact(e.Detail, url),
-		Err: &redacted{text: sidecar.Redact(err.Error(), url), err: err}}
+	return &cairn.Error{Reason: e.Reason, Detail: sidecar.Redact(e.Detail, urls...),
+		Err: &redacted{text: sidecar.Redact(err.Error(), urls...), err: err}}
 }
 
 // redacted is an error whose text had a URL taken out, over its original.

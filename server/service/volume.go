@@ -33,6 +33,11 @@ func (s *Service) SetupVolume(ctx context.Context, id string) error {
 // refuses while a container mounts it), and marks the workspace NONE.
 func (s *Service) TeardownVolume(ctx context.Context, id string) error {
 	return s.withVolumeLock(ctx, id, func(ws *cairn.Workspace) error {
+		// The browse container is cairn's own reader: it goes first, so
+		// that only a user's container can keep the volume in use.
+		if err := s.runtime.StopBrowse(ctx, ws.ID); err != nil {
+			return err
+		}
 		if err := s.runtime.RemoveVolume(ctx, ws.VolumeName); err != nil {
 			return s.nameShells(ctx, ws, err)
 		}

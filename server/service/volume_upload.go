@@ -35,7 +35,7 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 		Command: sidecar.CommandPut, Role: "cairn-upload", Subject: subject,
 		Env: map[string]string{sidecar.EnvSourcePath: src, sidecar.EnvURL: url,
 			sidecar.EnvMaxSize: strconv.FormatInt(limit, 10)},
-	}, url)
+	}, only(url))
 	if err == nil {
 		err = transferVerdict(sidecar.CommandPut, res, run, url)
 	}
