@@ -22,7 +22,7 @@ func newArtifactCommand(c *cli) *cobra.Command {
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(artList(c), artGet(c), artRename(c), artDescribe(c), artDelete(c),
-		artUpload(c), artReplace(c), artDownload(c), artSave(c), artLoad(c), artUpdate(c))
+		artUpload(c), artReplace(c), artDownload(c), artSave(c), artLoad(c), artUpdate(c), artUnpack(c))
 	return cmd
 }
 

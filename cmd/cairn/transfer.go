@@ -247,19 +247,25 @@ func downloadPath(cmd *cobra.Command, cl *client.Client, id string, args []strin
 }
 
 func artSave(c *cli) *cobra.Command {
-	var name, desc string
+	var name, desc, format string
 	cmd := &cobra.Command{
-		Use:               "save WS VOLPATH [--name N]",
-		Short:             "Save a file of the workspace volume (a path under " + cairn.MountPath + ") as a new artifact",
+		Use:               "save WS VOLPATH [--name N] [--format tar.gz|zip]",
+		Short:             "Save a file of the workspace volume (a path under " + cairn.MountPath + ") as a new artifact; --format packs a directory",
 		Args:              usage(cobra.ExactArgs(2)),
 		ValidArgsFunction: c.completeWorkspaces,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			if err := archiveFormat(format); err != nil {
+				return err
+			}
 			wsID, err := workspaceID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
 			}
-			vc := cairn.VolumeArtifactCreate{SourcePath: args[1], Name: name}
-			if vc.Name == "" {
+			vc := cairn.VolumeArtifactCreate{SourcePath: args[1], Name: name, Format: format}
+			switch {
+			case vc.Name == "" && format != "":
+				vc.Name = archiveName(args[1], format)
+			case vc.Name == "":
 				vc.Name = client.ArtifactName(args[1])
 			}
 			if cmd.Flags().Changed("description") {
@@ -272,8 +278,9 @@ func artSave(c *cli) *cobra.Command {
 			return c.emit(artifactView(artPayload{a}, a))
 		}),
 	}
-	cmd.Flags().StringVar(&name, "name", "", "artifact name (default: the file name, '.' and other characters made '_')")
+	cmd.Flags().StringVar(&name, "name", "", "artifact name (default: the file name, '.' and other characters made '_'; with --format, e.g. src_tar_gz)")
 	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
+	cmd.Flags().StringVar(&format, "format", "", "pack the directory VOLPATH into one archive: tar.gz or zip (links kept as links, special files refused)")
 	return cmd
 }
 
