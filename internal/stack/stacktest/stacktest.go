@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -231,6 +232,27 @@ func AppName(t testing.TB) string {
 }
 
 // RemoveApp force-removes the containers and volumes of app.
+// removeContainer force-removes a container and waits until it is gone: a
+// container started with auto-remove may be on its way out already, and
+// its volume stays in use until it is.
+func removeContainer(t testing.TB, cli *client.Client, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gone, errs := cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
+	err := cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	if err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "already in progress") {
+		t.Errorf("remove container %s: %v", id, err)
+		return
+	}
+	select {
+	case <-gone:
+	case err := <-errs:
+		if !cerrdefs.IsNotFound(err) {
+			t.Errorf("wait for container %s to go: %v", id, err)
+		}
+	}
+}
+
 func RemoveApp(t testing.TB, cli *client.Client, app string) {
 	ctx := context.Background()
 	label := filters.NewArgs(filters.Arg("label", "cairn.app="+app))
@@ -239,9 +261,7 @@ func RemoveApp(t testing.TB, cli *client.Client, app string) {
 		t.Errorf("list containers of %s: %v", app, err)
 	}
 	for _, c := range list {
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
-			t.Errorf("remove container %s: %v", c.ID, err)
-		}
+		removeContainer(t, cli, c.ID)
 	}
 	vols, err := cli.VolumeList(ctx, volumeListOptions(app))
 	if err != nil {
