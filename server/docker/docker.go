@@ -33,6 +33,17 @@ type Config struct {
 	ExtraHosts    []string          // "host:address", transfer sidecars only
 	ExtraEnv      map[string]string // transfer sidecars only; never CAIRN_*
 	MaxConcurrent int               // sidecars at once; default 8
+	// MaxBrowsers bounds the warm browse containers (ARCHITECTURE §11.1);
+	// when all are taken, the least recently used idle one is stopped.
+	// Default 16.
+	MaxBrowsers int
+	// BrowseIdle is how long a browse container is kept without a request;
+	// default 60 s. Its lifetime is Timeout, so the maintainer's sweep of
+	// sidecars older than Timeout + 60 s never meets a live one.
+	BrowseIdle time.Duration
+	// BrowseTimeout bounds one browse request (with the caller's own
+	// deadline, whichever is sooner); default 30 s.
+	BrowseTimeout time.Duration
 	Logger        *slog.Logger
 	// OnSidecar, when set, sees every sidecar run end: its command, result
 	// (ok, failed: a non-zero exit, timeout, or error: the engine failed)
@@ -40,12 +51,15 @@ type Config struct {
 	OnSidecar func(command, result string, took time.Duration)
 }
 
-// Runtime runs cairn's volumes and sidecars on one Docker Engine.
+// Runtime runs cairn's volumes, sidecars and browse containers on one
+// Docker Engine. Its owner calls CloseBrowsers on shutdown.
 type Runtime struct {
-	cli   *client.Client
-	cfg   Config
-	slots chan struct{}
-	log   *slog.Logger
+	cli    *client.Client
+	cfg    Config
+	slots  chan struct{}
+	log    *slog.Logger
+	browse *browsers
+	now    func() time.Time
 }
 
 // Connect returns an engine client from the standard Docker environment,
@@ -65,11 +79,16 @@ func New(cli *client.Client, cfg Config) *Runtime {
 	cfg.Timeout = cmp.Or(cfg.Timeout, 300*time.Second)
 	cfg.NetworkMode = cmp.Or(cfg.NetworkMode, "bridge")
 	cfg.MaxConcurrent = cmp.Or(cfg.MaxConcurrent, 8)
+	cfg.MaxBrowsers = cmp.Or(cfg.MaxBrowsers, 16)
+	cfg.BrowseIdle = cmp.Or(cfg.BrowseIdle, 60*time.Second)
+	cfg.BrowseTimeout = cmp.Or(cfg.BrowseTimeout, 30*time.Second)
 	return &Runtime{
-		cli:   cli,
-		cfg:   cfg,
-		slots: make(chan struct{}, cfg.MaxConcurrent),
-		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		cli:    cli,
+		cfg:    cfg,
+		slots:  make(chan struct{}, cfg.MaxConcurrent),
+		log:    cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		browse: newBrowsers(cfg.MaxConcurrent),
+		now:    time.Now,
 	}
 }
 

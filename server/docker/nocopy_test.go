@@ -9,13 +9,15 @@ import (
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/service"
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
 // TestMountKeepsTheVolumeRoot: after prep made a fresh volume's root 0777,
 // every kind of cairn container mounts it while it is still empty — a
-// sidecar, and a shell, whose working directory is the mount path — and a
-// tool container running as UID 1000 can still create a file at its root.
+// browse container, a sidecar, and a shell, whose working directory is the
+// mount path — and a tool container running as UID 1000 can still create a
+// file at its root.
 // Docker's copy-up would otherwise stamp the container's directory mode
 // (0755 root:root) onto the empty volume at its first mount.
 func TestMountKeepsTheVolumeRoot(t *testing.T) {
@@ -26,6 +28,19 @@ func TestMountKeepsTheVolumeRoot(t *testing.T) {
 	run, err := r.RunSidecar(ctx, prepSpec(b))
 	require.NoError(t, err)
 	require.Equal(t, 0, run.ExitCode, "output: %q", run.Output)
+
+	// A browse container, kept warm while the tool container writes, then
+	// stopped. The sidecar image has no directory at the mount path and the
+	// mount is read-only, so this step guards against an image that gets
+	// one; TestBrowsePosture pins the option itself.
+	target := service.BrowseTarget{WorkspaceID: "01JTESTWORKSPACE", VolumeName: b.volume}
+	reply, err := r.Browse(ctx, target, sidecar.BrowseRequest{Op: sidecar.OpList, Path: cairn.MountPath})
+	require.NoError(t, err)
+	require.True(t, reply.OK, "reply: %+v", reply)
+	require.Empty(t, reply.Entries)
+	requireWritableByOthers(t, b)
+	require.NoError(t, r.StopBrowse(ctx, target.WorkspaceID))
+	requireWritableByOthers(t, b)
 
 	// A sidecar: a download to a path whose directory is missing fails
 	// after the mount, leaving the volume empty.

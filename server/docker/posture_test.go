@@ -162,6 +162,96 @@ func TestSidecarPosture(t *testing.T) {
 	})
 }
 
+func TestSidecarCaps(t *testing.T) {
+	t.Parallel()
+	// Unpack restores owners and modes of files it does not own.
+	for command, want := range map[string][]string{
+		sidecar.CommandPrep:     nil,
+		sidecar.CommandPut:      {"DAC_OVERRIDE"},
+		sidecar.CommandDownload: {"DAC_OVERRIDE"},
+		sidecar.CommandPack:     {"DAC_OVERRIDE"},
+		sidecar.CommandUnpack:   {"DAC_OVERRIDE", "CHOWN", "FOWNER"},
+	} {
+		t.Run(command, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, want, sidecarCaps(command))
+		})
+	}
+}
+
+func TestDialogSidecarPosture(t *testing.T) {
+	t.Parallel()
+	// A dialog run is a sidecar like any other, attached without a TTY.
+	r, app := setupInternal(t, Config{})
+	spec := service.SidecarSpec{Command: sidecar.CommandPack, Role: "cairn-pack", Subject: "01JTESTSUBJECT",
+		WorkspaceID: "01JTESTWORKSPACE", VolumeName: app + "-ws", Transfer: true,
+		Env:    map[string]string{sidecar.EnvMountRoot: cairn.MountPath},
+		Dialog: func(context.Context, sidecar.Need) (sidecar.Grant, error) { return sidecar.Grant{}, nil }}
+
+	info := inspectCreated(t, r, spec)
+	cfg, hc := info.Config, info.HostConfig
+	require.False(t, cfg.Tty)
+	require.True(t, cfg.OpenStdin)
+	require.True(t, cfg.StdinOnce, "the sidecar reads end of file when the server lets go")
+	require.True(t, cfg.AttachStdin && cfg.AttachStdout && cfg.AttachStderr)
+	require.Equal(t, "0:0", cfg.User)
+	require.Equal(t, []string{"DAC_OVERRIDE"}, caps(hc.CapAdd))
+	require.Equal(t, []string{"ALL"}, caps(hc.CapDrop))
+	require.True(t, hc.ReadonlyRootfs)
+	require.False(t, hc.AutoRemove, "RunSidecar removes it")
+	require.Equal(t, container.NetworkMode("bridge"), hc.NetworkMode)
+}
+
+func TestBrowsePosture(t *testing.T) {
+	t.Parallel()
+	r, b := setupBrowse(t, Config{Instance: "posture", BrowseIdle: 90 * time.Second, Timeout: 200 * time.Second})
+	list(t, r, b.target, cairn.MountPath)
+	info, err := b.cli.ContainerInspect(t.Context(), browsersOf(t, b.cli, b.app)[b.target.WorkspaceID])
+	require.NoError(t, err)
+	cfg, hc := info.Config, info.HostConfig
+
+	require.Regexp(t, "^/"+regexp.QuoteMeta(b.app+".browse."+b.target.WorkspaceID+".")+ulidPattern+"$", info.Name)
+	require.Equal(t, r.cfg.Image, cfg.Image)
+	require.Equal(t, []string{"/cairn-sidecar"}, []string(cfg.Entrypoint))
+	require.Equal(t, []string{sidecar.CommandServe}, []string(cfg.Cmd))
+	require.Equal(t, "0:0", cfg.User)
+	require.Equal(t, "/", cfg.WorkingDir)
+	require.False(t, cfg.Tty, "stdout and stderr apart")
+	require.True(t, cfg.OpenStdin)
+	require.True(t, cfg.StdinOnce, "the sidecar reads end of file when the server drops the stream")
+	require.Subset(t, cfg.Env, []string{
+		sidecar.EnvMountRoot + "=" + cairn.MountPath,
+		sidecar.EnvIdleSecs + "=180",     // twice the idle: the server's reaper goes first
+		sidecar.EnvLifetimeSecs + "=200", // the sidecar timeout: the maintainer's sweep never meets a live one
+	})
+	for k, v := range map[string]string{
+		LabelApp: b.app, LabelRole: "sidecar", LabelSidecar: "true", LabelInstance: "posture",
+		LabelCommand: sidecar.CommandServe, LabelWorkspace: b.target.WorkspaceID,
+	} {
+		require.Equal(t, v, cfg.Labels[k], "label %s", k)
+	}
+
+	require.Equal(t, []string{"ALL"}, caps(hc.CapDrop))
+	require.Equal(t, []string{"DAC_READ_SEARCH"}, caps(hc.CapAdd), "reads every file, writes none")
+	require.Equal(t, []string{"no-new-privileges"}, hc.SecurityOpt)
+	require.True(t, hc.ReadonlyRootfs)
+	require.False(t, hc.Privileged)
+	require.True(t, hc.AutoRemove, "a container that exits by itself leaves nothing behind")
+	require.Equal(t, container.NetworkMode("none"), hc.NetworkMode)
+	require.Empty(t, hc.Binds)
+	require.Empty(t, hc.Tmpfs)
+	require.Equal(t, int64(128<<20), hc.Memory)
+	require.NotNil(t, hc.PidsLimit)
+	require.Positive(t, *hc.PidsLimit)
+
+	require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Source: b.target.VolumeName, Target: cairn.MountPath,
+		ReadOnly: true, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}, hc.Mounts, "one mount, read-only, without copy-up")
+	require.Len(t, info.Mounts, 1)
+	require.Equal(t, b.target.VolumeName, info.Mounts[0].Name)
+	require.Equal(t, cairn.MountPath, info.Mounts[0].Destination)
+	require.False(t, info.Mounts[0].RW)
+}
+
 func TestEnv(t *testing.T) {
 	t.Parallel()
 	r := New(nil, Config{ExtraEnv: map[string]string{"NO_PROXY": "store", "HTTPS_PROXY": "http://p:1"}})

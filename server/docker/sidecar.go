@@ -39,7 +39,8 @@ const (
 
 // RunSidecar runs one sidecar to completion: take a slot, create, start,
 // wait (bounded by the configured timeout), read the merged output, and
-// always remove the container.
+// always remove the container. With spec.Dialog the sidecar runs attached
+// and converses while it runs (dialog.go); the rest is the same.
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
 	release, err := r.takeSlot(ctx)
 	if err != nil {
@@ -54,6 +55,13 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run
 	}
 	defer r.removeContainer(ctx, id)
 
+	if spec.Dialog != nil {
+		code, out, err := r.runDialog(ctx, id, spec)
+		if err != nil {
+			return nil, err
+		}
+		return &service.SidecarRun{ExitCode: code, Output: out}, nil
+	}
 	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return nil, unavailable("start the sidecar", err)
 	}
@@ -115,19 +123,31 @@ func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (
 			LabelCommand: spec.Command, LabelWorkspace: spec.WorkspaceID,
 		}),
 	}
+	if spec.Dialog != nil {
+		// A conversation needs stdin and stdout apart from stderr: no TTY.
+		// StdinOnce: the sidecar reads end of file when the server lets go.
+		cfg.Tty = false
+		cfg.OpenStdin, cfg.StdinOnce = true, true
+		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
+	}
 	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, spec.Role, spec.Subject, ulid.Make())
-	// The create runs detached from the request: cut short, the engine may
-	// still make the container and we would never learn its ID to remove
-	// it. A request gone meanwhile removes what was made.
+	return r.createContainer(ctx, cfg, r.hostConfig(spec), name, "the sidecar")
+}
+
+// createContainer creates a container and returns its ID. The create runs
+// detached from the request: cut short, the engine may still make the
+// container and we would never learn its ID to remove it. A request gone
+// meanwhile removes what was made.
+func (r *Runtime) createContainer(ctx context.Context, cfg *container.Config, hc *container.HostConfig, name, what string) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	resp, err := r.cli.ContainerCreate(cctx, cfg, r.hostConfig(spec), nil, nil, name)
+	resp, err := r.cli.ContainerCreate(cctx, cfg, hc, nil, nil, name)
 	if err != nil {
-		return "", unavailable("create the sidecar", err)
+		return "", unavailable("create "+what, err)
 	}
 	if err := ctx.Err(); err != nil {
 		r.removeContainer(ctx, resp.ID)
-		return "", unavailable("create the sidecar", err)
+		return "", unavailable("create "+what, err)
 	}
 	return resp.ID, nil
 }
@@ -143,28 +163,45 @@ func (r *Runtime) labels(own map[string]string) map[string]string {
 }
 
 // hostConfig is the hardened posture: one volume mount, read-only root, no
-// capabilities but DAC_OVERRIDE for the commands that read or write files of
-// other users, no new privileges, bounded memory and pids.
+// capabilities but those the command needs (sidecarCaps), no new
+// privileges, bounded memory and pids.
 func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
-	pids := int64(sidecarPids)
 	hc := &container.HostConfig{
 		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
 		CapDrop:        []string{"ALL"},
+		CapAdd:         sidecarCaps(spec.Command),
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		NetworkMode:    "none",
-		Resources: container.Resources{
-			Memory: sidecarMemory, MemoryReservation: sidecarMemoryReservation, PidsLimit: &pids,
-		},
-	}
-	if spec.Command != sidecar.CommandPrep {
-		hc.CapAdd = []string{"DAC_OVERRIDE"}
+		Resources:      sidecarResources(),
 	}
 	if spec.Transfer {
 		hc.NetworkMode = container.NetworkMode(r.cfg.NetworkMode)
 		hc.ExtraHosts = r.cfg.ExtraHosts
 	}
 	return hc
+}
+
+// sidecarCaps are the capabilities a command adds to an otherwise
+// powerless root. Prep: none (owner match suffices for chown-to-self and
+// chmod). Unpack restores the owners and modes an archive records, of
+// files it does not own: DAC_OVERRIDE, CHOWN and FOWNER. The others read or
+// write files of other users: DAC_OVERRIDE.
+func sidecarCaps(command string) []string {
+	switch command {
+	case sidecar.CommandPrep:
+		return nil
+	case sidecar.CommandUnpack:
+		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
+	default:
+		return []string{"DAC_OVERRIDE"}
+	}
+}
+
+// sidecarResources bounds a sidecar's memory and pids (API.md §8.6).
+func sidecarResources() container.Resources {
+	pids := int64(sidecarPids)
+	return container.Resources{Memory: sidecarMemory, MemoryReservation: sidecarMemoryReservation, PidsLimit: &pids}
 }
 
 // env renders the protocol variables, plus the deployment's extras for

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
 )
 
 // VolumeExists inspects one volume.
@@ -55,7 +56,11 @@ const maxFilteredVolumes = 100
 
 // MountCounts counts, for each named volume, the running containers that
 // mount it, in one engine call however many volumes are asked for. A volume
-// that does not exist counts 0.
+// that does not exist counts 0. This app's browse containers are not
+// counted: each is cairn's own read-only reader, kept warm for BrowseIdle
+// after someone looked at the files, not a user of the workspace. Counted,
+// every workspace just browsed would read as in use; and a teardown stops
+// it first anyway (StopBrowse).
 func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]int, error) {
 	counts := make(map[string]int, len(names))
 	running := filters.NewArgs(filters.Arg("status", "running"))
@@ -70,6 +75,9 @@ func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]i
 		return nil, unavailable("list containers", err)
 	}
 	for _, c := range list {
+		if c.Labels[LabelApp] == r.cfg.AppName && c.Labels[LabelCommand] == sidecar.CommandServe {
+			continue
+		}
 		seen := map[string]bool{}
 		for _, m := range c.Mounts {
 			if _, ok := counts[m.Name]; ok && m.Type == mount.TypeVolume && !seen[m.Name] {
@@ -107,4 +115,12 @@ func (r *Runtime) ListVolumes(ctx context.Context, prefix string) ([]string, err
 func workspaceMount(volume string) mount.Mount {
 	return mount.Mount{Type: mount.TypeVolume, Source: volume, Target: cairn.MountPath,
 		VolumeOptions: &mount.VolumeOptions{NoCopy: true}}
+}
+
+// readOnlyWorkspaceMount is workspaceMount for cairn's own reader, the
+// browse container, which must never change a workspace.
+func readOnlyWorkspaceMount(volume string) mount.Mount {
+	m := workspaceMount(volume)
+	m.ReadOnly = true
+	return m
 }

@@ -1,0 +1,194 @@
+package docker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/docker"
+	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+// askerSource is a stand-in sidecar that converses as pack does: it asks
+// for two URLs, one Need line each, reads each Grant line, and reports the
+// URLs it was given in its result line. Around the conversation it prints
+// what a real sidecar might: a plain line, a JSON line that is no Need, a
+// line on stderr, and a long line.
+const askerSource = `package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {
+	fmt.Println("starting")
+	fmt.Println(` + "`" + `{"progress":1}` + "`" + `)
+	fmt.Fprintln(os.Stderr, "a word on stderr")
+	fmt.Println(strings.Repeat("x", 100000))
+	in := bufio.NewScanner(os.Stdin)
+	var urls []string
+	for i := 1; i <= 2; i++ {
+		fmt.Printf("{\"need\":\"part\",\"number\":%d,\"size\":%d,\"sha256_b64\":\"c2hh\"}\n", i, 10*i)
+		var g struct {
+			URL   string ` + "`" + `json:"url"` + "`" + `
+			Error string ` + "`" + `json:"error"` + "`" + `
+		}
+		if !in.Scan() || json.Unmarshal(in.Bytes(), &g) != nil || g.Error != "" {
+			fmt.Println(` + "`" + `{"ok":false,"error":"no grant","reason":"sidecar_rejected"}` + "`" + `)
+			os.Exit(1)
+		}
+		urls = append(urls, g.URL)
+	}
+	line, _ := json.Marshal(map[string]any{"ok": true, "uploaded_path": strings.Join(urls, " ")})
+	fmt.Println(string(line))
+}
+`
+
+// asker builds a scratch image whose /cairn-sidecar is the asker.
+func asker(t *testing.T, cli *client.Client) string {
+	t.Helper()
+	tag, err := standIn(t, cli, "asker", askerSource)
+	require.NoError(t, err)
+	return tag
+}
+
+// standIn builds a scratch image whose /cairn-sidecar is the Go program
+// source, under a tag unique to the test and removed at cleanup.
+func standIn(t *testing.T, cli *client.Client, name, source string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "main.go"), filepath.Join(dir, "cairn-sidecar")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, src)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the %s: %v: %s", name, err, out)
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	tag := "cairn-" + name + "-test:" + strings.ToLower(ulid.Make().String())
+	if err := stack.EnsureImage(ctx, cli, tag, stack.SidecarImage(binary)); err != nil {
+		return "", err
+	}
+	t.Cleanup(func() {
+		_, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+		if err != nil {
+			t.Logf("remove image %s: %v", tag, err)
+		}
+	})
+	return tag, nil
+}
+
+// dialogSpec is a pack-like run of the asker on a prepared volume.
+func dialogSpec(t *testing.T, r *docker.Runtime, b *testBundle, dialog func(context.Context, sidecar.Need) (sidecar.Grant, error)) service.SidecarSpec {
+	t.Helper()
+	require.NoError(t, r.CreateVolume(t.Context(), b.volume, nil))
+	spec := prepSpec(b)
+	spec.Command, spec.Role, spec.Dialog = sidecar.CommandPack, "cairn-pack", dialog
+	return spec
+}
+
+func TestRunSidecarDialog(t *testing.T) {
+	t.Parallel()
+
+	t.Run("OKGrantsReachTheSidecar", func(t *testing.T) {
+		t.Parallel()
+		cli := stacktest.Docker(t)
+		var observed []string
+		r, b := setup(t, docker.Config{Image: asker(t, cli),
+			OnSidecar: func(command, result string, _ time.Duration) { observed = append(observed, command+" "+result) }})
+		var needs []sidecar.Need
+		spec := dialogSpec(t, r, b, func(_ context.Context, n sidecar.Need) (sidecar.Grant, error) {
+			needs = append(needs, n)
+			return sidecar.Grant{URL: fmt.Sprintf("http://store.test/part/%d", n.Number)}, nil
+		})
+
+		run, err := r.RunSidecar(t.Context(), spec)
+		require.NoError(t, err)
+		require.Equal(t, 0, run.ExitCode, "output: %q", run.Output)
+		require.Equal(t, []sidecar.Need{
+			{Need: sidecar.NeedPart, Number: 1, Size: 10, SHA256B64: "c2hh"},
+			{Need: sidecar.NeedPart, Number: 2, Size: 20, SHA256B64: "c2hh"},
+		}, needs)
+		res, ok := sidecar.ParseResult(run.Output)
+		require.True(t, ok, "output: %q", run.Output)
+		require.True(t, res.OK)
+		require.Equal(t, "http://store.test/part/1 http://store.test/part/2", res.UploadedPath)
+
+		out := string(run.Output)
+		require.NotContains(t, out, `"need"`, "needs are the dialog's, not output")
+		require.Contains(t, out, "starting\n")
+		require.Contains(t, out, `{"progress":1}`)
+		require.Contains(t, out, "a word on stderr")
+		require.Contains(t, out, strings.Repeat("x", 64<<10)+"\n", "a long line is kept, cut")
+		require.NotContains(t, out, strings.Repeat("x", 64<<10+1))
+		require.Equal(t, []string{"pack ok"}, observed)
+		require.Empty(t, sidecarsOf(t, b.cli, b.app), "removed after the run")
+	})
+
+	t.Run("ErrOfTheDialogEndsTheRun", func(t *testing.T) {
+		t.Parallel()
+		cli := stacktest.Docker(t)
+		var observed []string
+		r, b := setup(t, docker.Config{Image: asker(t, cli),
+			OnSidecar: func(command, result string, _ time.Duration) { observed = append(observed, command+" "+result) }})
+		refused := cairn.Errorf(cairn.ReasonObjectTooLarge, "the archive grew past its bound")
+		asked := 0
+		spec := dialogSpec(t, r, b, func(_ context.Context, n sidecar.Need) (sidecar.Grant, error) {
+			asked++
+			return sidecar.Grant{}, refused
+		})
+
+		run, err := r.RunSidecar(t.Context(), spec)
+		require.Nil(t, run)
+		require.ErrorIs(t, err, refused)
+		require.Equal(t, 1, asked)
+		require.Equal(t, []string{"pack error"}, observed)
+		require.Empty(t, sidecarsOf(t, b.cli, b.app), "stopped and removed")
+	})
+
+	t.Run("ErrSidecarTimeoutWhileTheDialogHangs", func(t *testing.T) {
+		t.Parallel()
+		cli := stacktest.Docker(t)
+		r, b := setup(t, docker.Config{Image: asker(t, cli), Timeout: 2 * time.Second})
+		var dialogErr error
+		spec := dialogSpec(t, r, b, func(ctx context.Context, n sidecar.Need) (sidecar.Grant, error) {
+			<-ctx.Done()
+			dialogErr = ctx.Err()
+			return sidecar.Grant{}, ctx.Err()
+		})
+
+		began := time.Now()
+		run, err := r.RunSidecar(t.Context(), spec)
+		require.Nil(t, run)
+		require.Equal(t, cairn.ReasonSidecarTimeout, cairn.ErrorReason(err), "err: %v", err)
+		require.Less(t, time.Since(began), 20*time.Second)
+		require.ErrorIs(t, dialogErr, context.Canceled, "the dialog is told the run ended")
+		require.Empty(t, sidecarsOf(t, b.cli, b.app))
+	})
+}
