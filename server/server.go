@@ -74,6 +74,7 @@ type Server struct {
 	events     *events.Events // the live events stream; nil without an API listener
 	maintain   bool           // run the reconciler's leader loop
 
+	runtime       *docker.Runtime
 	shells        *service.Shells // the shell rules; nil without an API listener
 	shellRuntime  *docker.Shells
 	shellInstance string // shell.instanceName, resolved
@@ -110,6 +111,7 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	runtimeCfg := s.runtimeConfig()
 	runtimeCfg.OnSidecar = metrics.sidecar
 	runtime = docker.New(s.docker, runtimeCfg)
+	s.runtime = runtime
 	if err := runtime.CheckImage(ctx); err != nil {
 		return nil, err
 	}
@@ -179,6 +181,8 @@ func (s *Server) runtimeConfig() docker.Config {
 		ExtraHosts:    hosts,
 		ExtraEnv:      env,
 		MaxConcurrent: sc.MaxConcurrent,
+		MaxBrowsers:   s.cfg.Files.Browse.MaxContainers,
+		BrowseIdle:    time.Duration(s.cfg.Files.Browse.IdleSecs) * time.Second,
 		Logger:        s.log,
 	}
 }
@@ -351,6 +355,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		var apiErr error
 		if s.api != nil {
 			apiErr = s.api.Shutdown(sctx)
+		}
+		// After the API: no request is left to start a browse container.
+		if err := s.runtime.CloseBrowsers(sctx); err != nil {
+			s.log.Warn("remove the browse containers", "err", err)
 		}
 		return errors.Join(apiErr, s.metrics.Shutdown(sctx))
 	})

@@ -251,7 +251,11 @@ func TestFilesRead(t *testing.T) {
 	} {
 		t.Run(tc.outcome, func(t *testing.T) {
 			e := fails(t, h.read(t, ws.ID, tc.path, tc.q...), tc.status, tc.reason)
-			require.Equal(t, "Failed to read a file of workspace "+ws.ID+" volume", e.Message)
+			want := "Failed to read a file of workspace " + ws.ID + " volume"
+			if tc.reason == "invalid_query" {
+				want = "Query parameter 'length' must be an integer" // a malformed query says so itself
+			}
+			require.Equal(t, want, e.Message)
 		})
 	}
 

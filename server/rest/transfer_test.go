@@ -83,10 +83,11 @@ func xferSetup(t testing.TB, o xferOpts) *xferHarness {
 		image:  image,
 		secret: []string{"X-Amz-Signature", "X-Amz-Credential", gw.Endpoint},
 	}
-	h.url = h.serve(t, o)
-	// Registered after the server's cleanup, so it runs before the server
-	// stops: every request has been answered, and every sidecar must be gone.
+	// Registered before the server's cleanups, so it runs after them: every
+	// request has been answered, the browse containers closed, and every
+	// sidecar must be gone.
 	t.Cleanup(func() { h.requireNoSidecars(t) })
+	h.url = h.serve(t, o)
 	return h
 }
 
@@ -99,6 +100,11 @@ func (h *xferHarness) serve(t testing.TB, o xferOpts) string {
 	require.NoError(t, err)
 	runtime := docker.New(h.b.cli, docker.Config{AppName: h.b.app, Image: cmp.Or(o.image, h.image),
 		NetworkMode: "host", Timeout: o.timeout})
+	t.Cleanup(func() {
+		if err := runtime.CloseBrowsers(context.Background()); err != nil {
+			t.Errorf("remove the browse containers: %v", err)
+		}
+	})
 	svc := service.New(h.b.store, runtime, objects, service.Config{AppName: h.b.app, SidecarTimeout: o.timeout,
 		MaxObjectSize: o.maxSize})
 	srv := httptest.NewServer(authtest.Mount(t, "", rest.New(svc, rest.Config{}).Routes()))
