@@ -27,6 +27,7 @@ type Backend interface {
 	cairn.ArtifactService
 	cairn.EventService
 	cairn.VolumeTransferService
+	cairn.FileService
 	cairn.MaintenanceService
 	Transfers
 	Shells

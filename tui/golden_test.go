@@ -143,6 +143,9 @@ func scenes() []scene {
 	}
 }
 
+// allScenes are every golden scene.
+func allScenes() []scene { return append(append(scenes(), partTwo()...), partThree()...) }
+
 // missingEvent turns report_csv MISSING by an event, on the workspaces
 // screen, with the artifacts cached.
 func missingEvent(h *harness) {
@@ -159,7 +162,7 @@ func missingEvent(h *harness) {
 // TestViewGoldens renders every scene at the three layout sizes; run with
 // -update to rewrite testdata/TestViewGoldens/…, and read the diffs.
 func TestViewGoldens(t *testing.T) {
-	for _, sc := range append(scenes(), partTwo()...) {
+	for _, sc := range allScenes() {
 		for _, size := range tuitest.Layouts() {
 			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, size.W, size.H), func(t *testing.T) {
 				h := newHarness(t, func(c *config.Config) {
@@ -223,9 +226,10 @@ func TestScreenCaptures(t *testing.T) {
 		"badge_polling": true, "workspaces_readonly": true,
 		"transfer_uploading": true, "transfers_screen": true, "preview_text": true, "preview_binary": true,
 		"preview_escaped": true, "modal_vol_save": true, "modal_replace_confirm": true, "shell_exited": true,
+		"files_root": true, "files_preview_text": true, "modal_files_pick_load": true,
 	}
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
-	for _, sc := range append(scenes(), partTwo()...) {
+	for _, sc := range allScenes() {
 		if !want[sc.name] {
 			continue
 		}

@@ -119,7 +119,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Quit:
 		return m.quit()
 	case keys.Refresh:
-		return m.feed.Refresh()
+		return tea.Batch(m.feed.Refresh(), m.stack.ToTop(common.RefreshMsg{}))
 	case keys.Jump1:
 		m.stack.Pop(1)
 	case keys.Jump2:

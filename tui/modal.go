@@ -29,7 +29,9 @@ func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) common.Mo
 		"(y/N)         only y confirms; any other key cancels",
 		"typed         the exact name, then enter; esc cancels",
 		"forms         tab/shift+tab or down/up between fields; space toggles; enter submits; esc cancels",
-		"path fields   tab completes a local path (the longest common prefix, or the candidates); ~ is home",
+		"path fields   tab completes a local path, or a volume path from the volume's listing (the longest",
+		"              common prefix, or the candidates); ~ is home",
+		"pickers       type to filter; up/down select; enter picks; esc cancels",
 		"busy forms    esc closes the form; the operation goes on and its result is a toast",
 		"resume offer  at start: r resumes the interrupted uploads, D discards them, esc asks again next start",
 		"", th.Dim.Render("y/Y copy with OSC 52; in tmux it needs set-clipboard on."))

@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
@@ -80,6 +81,10 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.onFetch(msg)
 	case common.HeadMsg:
 		return m.feed.ReadHead(msg)
+	case files.ListMsg:
+		return m.listFiles(msg)
+	case files.PageMsg:
+		return m.stack.Files(msg)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:

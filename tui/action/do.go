@@ -35,12 +35,12 @@ func (act *Flow) Do(a common.ActionMsg) tea.Cmd {
 	if p := act.ops.Pending(w.ID); p != "" {
 		return act.host.Toast(common.LevelInfo, "busy: "+p)
 	}
-	return act.workspaceAction(a.ID, w)
+	return act.workspaceAction(a, w)
 }
 
-func (act *Flow) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
+func (act *Flow) workspaceAction(a common.ActionMsg, w *cairn.Workspace) tea.Cmd {
 	in := intent{wsID: w.ID}
-	switch id {
+	switch id := a.ID; id {
 	case keys.WsEdit:
 		in.kind = intentEditWorkspace
 		act.openModal(dialog.Workspace(act.c.Theme, act.st, "Edit "+w.Name, w), in)
@@ -67,7 +67,9 @@ func (act *Flow) workspaceAction(id keys.ID, w *cairn.Workspace) tea.Cmd {
 			return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")
 		}
 		in.kind = intentVolSave
-		act.openModal(dialog.VolSave(act.c.Theme, act.st, w), in)
+		act.openModal(dialog.VolSave(act.c.Theme, act.st, w, act.volPath(w.ID, cairn.MountPath+"/"), ""), in)
+	case keys.Files, keys.FilesPreview, keys.FilesSave, keys.FilesLoad, keys.FilesUnpack:
+		return act.fileAction(a, w)
 	case keys.WsDelete:
 		if w.VolumeState == cairn.VolumeReady {
 			in.kind = intentDeleteReady

@@ -80,13 +80,15 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 }
 
 // next starts what follows an op: provisioning after a create, the delete
-// after a teardown.
+// after a teardown, a new listing of the volume after cairn wrote it.
 func (act *Flow) next(d ops.DoneMsg) tea.Cmd {
 	switch {
 	case d.Op.Kind == ops.Create && d.Op.Provision && d.WS != nil:
 		return act.ops.Run(act.wsOp(ops.Provision, d.WS.ID))
 	case d.Op.Kind == ops.Teardown && d.Op.ThenDelete:
 		return act.ops.Run(act.wsOp(ops.DeleteWorkspace, d.Op.WSID))
+	case d.Op.Kind == ops.VolLoad || d.Op.Kind == ops.Unpack:
+		return act.host.VolumeChanged(d.Op.WSID)
 	}
 	return nil
 }

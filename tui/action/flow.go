@@ -38,13 +38,25 @@ type Host interface {
 	Modal() common.Modal
 	Queue() *transfer.Queue
 	OpenShell(w *cairn.Workspace) tea.Cmd
-	// Push opens a screen (the preview) on the stack.
-	Push(s common.Screen)
+	// Push opens a screen (the preview) on the stack and returns what it
+	// starts with.
+	Push(s common.Screen) tea.Cmd
 	WorkspaceName(id string) string
+	// OpenFiles pushes the files pane of a workspace (and lists its
+	// artifacts for the pickers).
+	OpenFiles(wsID string) tea.Cmd
+	// VolumeChanged tells the files panes of a workspace that cairn wrote
+	// its volume: the volume sends no events, so they list again.
+	VolumeChanged(wsID string) tea.Cmd
+	// VolumeEntry is the entry at volume path p as a files pane of the
+	// workspace lists it, if one does.
+	VolumeEntry(wsID, p string) (cairn.FileEntry, bool)
 }
 
 // Backend is what the flow asks of the server itself: the operations'
-// and the head of an artifact for its preview.
+// (a volume file's read for its preview and the volume listing behind
+// path completion among them) and the head of an artifact for its
+// preview.
 type Backend interface {
 	ops.Backend
 	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)

@@ -34,6 +34,9 @@ const (
 	intentVolUpdate
 	intentCancelTransfer // past 50 %
 	intentResume         // the offer of the interrupted uploads
+	intentPickLoad       // the picker of the artifact to load into a directory
+	intentPickUnpack     // the picker of the archive to unpack into one
+	intentUnpack         // the form of the new directory
 )
 
 // intent is the pending purpose of the open modal.
@@ -52,6 +55,8 @@ type intent struct {
 	repair     bool
 	transfer   int                // intentCancelTransfer
 	pending    []transfer.Pending // intentResume
+	// dir is the files pane's directory a load or unpack goes into.
+	dir string
 }
 
 func (act *Flow) openModal(md common.Modal, in intent) {
@@ -76,14 +81,22 @@ func (act *Flow) closeModal() {
 // starts its operation (the form stays open, busy), anything else closes.
 func (act *Flow) Settle(res common.Result) tea.Cmd {
 	in := act.intent
-	if in.kind == intentResume {
+	switch in.kind {
+	case intentResume:
 		return act.settleResume(res)
+	case intentPickLoad, intentPickUnpack:
+		act.closeModal()
+		if !res.OK {
+			return nil
+		}
+		in.artID = res.Values["id"]
+		return act.picked(in)
 	}
 	if f, isForm := act.host.Modal().(*form.Model); isForm && res.OK {
 		switch in.kind {
 		case intentUpload, intentReplace, intentDownload:
 			return act.submitTransferForm(f, in, res)
-		case intentVolSave, intentVolLoad, intentVolUpdate:
+		case intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack:
 			return act.submitVolumeForm(f, in, res)
 		}
 		return act.submitForm(f, in, res)
@@ -101,7 +114,7 @@ func (act *Flow) Settle(res common.Result) tea.Cmd {
 func isForm(k intentKind) bool {
 	switch k {
 	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
-		intentVolSave, intentVolLoad, intentVolUpdate:
+		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack:
 		return true
 	}
 	return false

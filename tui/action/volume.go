@@ -1,6 +1,8 @@
 package action
 
 import (
+	"path"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
@@ -29,12 +31,18 @@ func (act *Flow) volumeArtifactAction(id keys.ID, a *cairn.Artifact) tea.Cmd {
 			return act.host.Toast(common.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
 		}
 		in.kind = intentVolLoad
-		act.openModal(dialog.VolLoad(act.c.Theme, w, a), in)
+		act.openModal(dialog.VolLoad(act.c.Theme, w, a, act.volPath(w.ID, cairn.MountPath+"/"+a.Name), nil), in)
 		return nil
 	}
 	in.kind, in.repair = intentVolUpdate, a.State == cairn.ArtifactMissingObject
-	act.openModal(dialog.VolUpdate(act.c.Theme, a), in)
+	act.openModal(dialog.VolUpdate(act.c.Theme, a, act.volPath(w.ID, cairn.MountPath+"/")), in)
 	return nil
+}
+
+// volPath is a volume path field of workspace wsID starting at value,
+// completing from the volume's listing.
+func (act *Flow) volPath(wsID, value string) dialog.VolPath {
+	return dialog.VolPath{Value: value, Complete: dialog.CompleteWith("path", dialog.VolumeDir(act.ctx, act.backend, wsID))}
 }
 
 // submitVolumeForm starts the operation; the form stays open and busy
@@ -44,17 +52,19 @@ func (act *Flow) submitVolumeForm(f *form.Model, in intent, res common.Result) t
 	switch in.kind {
 	case intentVolSave:
 		o = act.wsOp(ops.VolSave, in.wsID)
-		o.Name = res.Values["name"]
+		o.Name, o.Format = res.Values["name"], res.Values["format"]
 		if d := dialog.MultiLine(act.c.Theme, res.Values["description"]); d != "" {
 			o.Desc = &d
 		}
 	case intentVolLoad:
 		o = act.artOp(ops.VolLoad, in.artID)
+	case intentUnpack:
+		o = act.artOp(ops.Unpack, in.artID)
 	default:
 		o = act.artOp(ops.VolUpdate, in.artID)
 		o.Repair = in.repair
 	}
-	o.Path = res.Values["path"]
+	o.Path = path.Clean(res.Values["path"])
 	act.intent.opID = o.ID
 	f.BusyWith(act.host.Frame(), "the server is moving the bytes (this can take a while; esc closes the form)…")
 	return act.ops.Run(o)

@@ -97,7 +97,22 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 	if text, ok := volumeText(e.Reason); ok {
 		return text, true
 	}
+	if text, ok := archiveText(e.Reason); ok {
+		return text, true
+	}
 	return shellText(e)
+}
+
+// archiveText is the sentence of an unpack's refusal of the archive
+// itself (ARCHITECTURE §11.2): nothing was written.
+func archiveText(r cairn.Reason) (string, bool) {
+	text, ok := map[cairn.Reason]string{
+		cairn.ReasonArchiveInvalid:    "the artifact is not a readable tar.gz or zip archive — nothing was written",
+		cairn.ReasonArchiveUnsafePath: "the archive holds an unsafe path (absolute, .., or through a link) — nothing was written",
+		cairn.ReasonArchiveTooLarge:   "the archive unpacks past the server's limits (entries or bytes) — nothing was written",
+		cairn.ReasonArchiveRatio:      "the archive compresses past the server's ratio limit — nothing was written",
+	}[r]
+	return text, ok
 }
 
 // volumeText is the sentence of a volume path or file refusal (API.md
@@ -115,6 +130,14 @@ func volumeText(r cairn.Reason) (string, bool) {
 		cairn.ReasonTargetDirMissing:  "its directory does not exist in the volume — create it first (a shell can)",
 		cairn.ReasonTargetIsDirectory: "that is a directory — name a file",
 		cairn.ReasonWriteFailed:       "the file could not be written (is the volume full?)",
+		cairn.ReasonPathNotFound:      "no such file or directory in the volume",
+		cairn.ReasonPathIsDirectory:   "that is a directory — name a file",
+		cairn.ReasonPathIsSymlink:     "that is a symlink — cairn never follows links; name its target",
+		cairn.ReasonPathNotRegular:    "not a regular file (a FIFO, socket or device)",
+		cairn.ReasonPathUnreadable:    "it cannot be read in the volume (its permissions?)",
+		cairn.ReasonRangeTooLarge:     "one read returns at most 1 MiB — save the file as an artifact to get it whole",
+		cairn.ReasonSourceNotDir:      "that is not a directory — clear the format to save a single file",
+		cairn.ReasonTargetExists:      "it exists already in the volume — name a new directory",
 	}[r]
 	return text, ok
 }

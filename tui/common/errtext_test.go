@@ -54,10 +54,35 @@ func TestSentence(t *testing.T) {
 			"ws-alpha already has an artifact named report_csv"},
 		{"Other", &cairn.Error{Status: 500, RequestID: "req-7"},
 			"server error (HTTP 500) — request ID req-7"},
+		{"PathNotFoundIsNoWorkspaceGone", &cairn.Error{Reason: cairn.ReasonPathNotFound, Status: 404},
+			"no such file or directory in the volume"},
+		{"PathIsSymlink", &cairn.Error{Reason: cairn.ReasonPathIsSymlink, Status: 400},
+			"that is a symlink — cairn never follows links; name its target"},
+		{"VolumeNotReadyOnTheFilesRoutes", &cairn.Error{Reason: cairn.ReasonVolumeNotReady, Status: 409},
+			"ws-alpha has no volume — v provisions one"},
+		{"TargetExists", &cairn.Error{Reason: cairn.ReasonTargetExists, Status: 409},
+			"it exists already in the volume — name a new directory"},
+		{"ArchiveRatio", &cairn.Error{Reason: cairn.ReasonArchiveRatio, Status: 400},
+			"the archive compresses past the server's ratio limit — nothing was written"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, tc.want, common.Sentence(tc.err, subject))
 		})
+	}
+}
+
+// The files and unpack refusals about the path go under the path field;
+// those about the archive are toasts.
+func TestFieldErrorOfVolumeFiles(t *testing.T) {
+	t.Parallel()
+	for _, r := range []cairn.Reason{cairn.ReasonTargetExists, cairn.ReasonPathNotFound, cairn.ReasonSourceNotDir, cairn.ReasonPathIsSymlink} {
+		field, ok := common.FieldError(&cairn.Error{Reason: r})
+		require.True(t, ok, r)
+		require.Equal(t, "path", field, r)
+	}
+	for _, r := range []cairn.Reason{cairn.ReasonArchiveInvalid, cairn.ReasonArchiveUnsafePath, cairn.ReasonArchiveTooLarge, cairn.ReasonArchiveRatio} {
+		_, ok := common.FieldError(&cairn.Error{Reason: r})
+		require.False(t, ok, r)
 	}
 }

@@ -34,6 +34,11 @@ type ActionMsg struct {
 	ID          keys.ID
 	WorkspaceID string
 	ArtifactID  string
+	// Path is the volume path a files-pane action is on: the entry under
+	// the cursor, or the directory listed (load, unpack); Dir says it is a
+	// directory.
+	Path string
+	Dir  bool
 }
 
 // CopyMsg asks the root to copy a value to the clipboard.
@@ -82,3 +87,9 @@ type BackMsg struct{}
 
 // TransfersMsg tells screens that a transfer was added, moved or ended.
 type TransfersMsg struct{}
+
+// RefreshMsg asks screens to read again what sends no events — a volume's
+// listing: r gives it to the active screen (WorkspaceID ""), and a load, an
+// unpack or a shell that may have written a volume to every screen, naming
+// the workspace.
+type RefreshMsg struct{ WorkspaceID string }

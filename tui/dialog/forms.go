@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/termkit"
@@ -85,38 +87,90 @@ func Download(th *theme.Theme, dir string, a *cairn.Artifact) *form.Model {
 			Validate: required("a file path"), Note: "written to <path>.part, verified, then renamed"})
 }
 
-// VolSave asks for a file in w's volume and the new artifact's name.
-func VolSave(th *theme.Theme, names Names, w *cairn.Workspace) *form.Model {
-	return form.New(th, "Save a volume file of "+w.Name+" as a new artifact",
-		form.Field{Key: "path", Label: "File in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/",
+// VolPath is a volume path field's start: its text, and the completion
+// from the volume's listing (VolumeDir through CompleteWith).
+type VolPath struct {
+	Value    string
+	Complete func(string) tea.Cmd
+}
+
+// VolSave asks for a file — or a directory, with the archive format it is
+// packed in — in w's volume, and the new artifact's name, derived from both
+// until edited (out + tar.gz → out_tar_gz).
+func VolSave(th *theme.Theme, names Names, w *cairn.Workspace, p VolPath, format string) *form.Model {
+	title, label := "Save a volume file of "+w.Name+" as a new artifact", "File in the volume"
+	if format != "" {
+		title, label = "Pack a volume directory of "+w.Name+" as a new artifact", "Directory in the volume"
+	}
+	name := artifactName(names, w, nil)
+	name.From, name.Sources, name.DeriveFrom = "", []string{"path", "format"}, volumeName
+	name.Value = volumeName(func(key string) string { return map[string]string{"path": p.Value, "format": format}[key] })
+	if p.Value == cairn.MountPath+"/" {
+		name.Value = ""
+	}
+	return form.New(th, title,
+		form.Field{Key: "path", Label: label, Limit: cairn.MaxPathBytes, Value: p.Value, Complete: p.Complete,
 			Validate: ValidateVolumePath},
-		artifactName(names, w, func(p string) string { return client.ArtifactName(path.Base(p)) }),
+		form.Field{Key: "format", Label: "Pack a directory as", Limit: 8, Value: format, Validate: validateFormat,
+			Note: "tar.gz or zip; empty saves a single file"},
+		name,
 		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: ValidateDescription})
 }
 
-// VolLoad asks where in w's volume a's content goes.
-func VolLoad(th *theme.Theme, w *cairn.Workspace, a *cairn.Artifact) *form.Model {
+// volumeName is a saved path's artifact name: its base name with the
+// archive format's extension, outside the name set turned into _.
+func volumeName(value func(string) string) string {
+	base := path.Base(value("path"))
+	if f := value("format"); f != "" {
+		base += "." + f
+	}
+	return client.ArtifactName(base)
+}
+
+func validateFormat(v string) string {
+	switch v {
+	case "", cairn.ArchiveTarGz, cairn.ArchiveZip:
+		return ""
+	}
+	return "tar.gz, zip, or empty for a single file"
+}
+
+// VolLoad asks where in w's volume a's content goes; warn notes a file
+// the target would overwrite, when the caller knows one.
+func VolLoad(th *theme.Theme, w *cairn.Workspace, a *cairn.Artifact, p VolPath, warn func(string) string) *form.Model {
 	return form.New(th, "Load "+a.Name+" into the volume of "+w.Name,
-		form.Field{Key: "path", Label: "Target in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/" + a.Name,
-			Validate: ValidateVolumePath, Note: "an existing file there is overwritten; its directory must exist"})
+		form.Field{Key: "path", Label: "Target in the volume", Limit: cairn.MaxPathBytes, Value: p.Value, Complete: p.Complete,
+			Validate: ValidateVolumePath, Warn: warn, Note: "an existing file there is overwritten; its directory must exist"})
 }
 
 // VolUpdate asks for the volume file whose bytes become a's content.
-func VolUpdate(th *theme.Theme, a *cairn.Artifact) *form.Model {
+func VolUpdate(th *theme.Theme, a *cairn.Artifact, p VolPath) *form.Model {
 	title, note := "Replace the content of "+a.Name+" from the volume", "the artifact's content becomes the file's"
 	if a.State == cairn.ArtifactMissingObject {
 		title, note = "Repair "+a.Name+" from the volume", "the file becomes the content of the MISSING_OBJECT artifact"
 	}
 	return form.New(th, title,
-		form.Field{Key: "path", Label: "File in the volume", Limit: cairn.MaxPathBytes, Value: cairn.MountPath + "/",
+		form.Field{Key: "path", Label: "File in the volume", Limit: cairn.MaxPathBytes, Value: p.Value, Complete: p.Complete,
 			Validate: ValidateVolumePath, Note: note})
+}
+
+// Unpack asks for the new directory of w's volume that archive a unpacks
+// into.
+func Unpack(th *theme.Theme, w *cairn.Workspace, a *cairn.Artifact, p VolPath) *form.Model {
+	return form.New(th, "Unpack "+a.Name+" into the volume of "+w.Name,
+		form.Field{Key: "path", Label: "New directory in the volume", Limit: cairn.MaxPathBytes, Value: p.Value, Complete: p.Complete,
+			Validate: ValidateVolumePath, Note: "it must not exist yet; the archive's entries go inside it, links stay links"})
 }
 
 // artifactName is the name field of a new artifact in w, derived from the
 // path field until edited, warning while a known artifact has the name.
 func artifactName(names Names, w *cairn.Workspace, derive func(string) string) form.Field {
+	from := "path"
+	if derive == nil {
+		from = ""
+	}
 	return form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Validate: ValidateName("artifact"),
-		From: "path", Derive: derive,
+		From: from, Derive: derive,
 		Warn: func(v string) string {
 			if HasArtifact(names, w.ID, v) {
 				return w.Name + " already has an artifact named " + v

@@ -33,10 +33,14 @@ func ExpandHome(p string) string {
 // taken whole (a directory gets its slash), several extend to their
 // longest common prefix and are listed. It reads the directory, so it
 // runs in a Cmd.
-func Complete(key string) func(string) tea.Cmd {
+func Complete(key string) func(string) tea.Cmd { return CompleteWith(key, readDir) }
+
+// CompleteWith is Complete over the entries list reads (a volume's
+// listing); list runs in the Cmd.
+func CompleteWith(key string, list func(dir string) []DirEntry) func(string) tea.Cmd {
 	return func(value string) tea.Cmd {
 		return func() tea.Msg {
-			completed, cands := CompletePath(value, readDir)
+			completed, cands := CompletePath(value, list)
 			return form.CompletedMsg{Key: key, From: value, Value: completed, Candidates: cands}
 		}
 	}

@@ -66,6 +66,14 @@ const (
 	PvDownload  ID = "preview_download"
 	TrCancel    ID = "tr_cancel"
 	TrClear     ID = "tr_clear"
+
+	// The files pane (a workspace volume's directories).
+	Files        ID = "files"
+	FilesParent  ID = "files_parent"
+	FilesPreview ID = "files_preview"
+	FilesSave    ID = "files_save"
+	FilesLoad    ID = "files_load"
+	FilesUnpack  ID = "files_unpack"
 )
 
 // Scope says where an action is reachable: everywhere, in every list, or
@@ -78,15 +86,17 @@ const (
 	ScopeWorkspaces Scope = "workspaces"
 	ScopeArtifacts  Scope = "artifacts"
 	// ScopeLists is both workspace screens: the workspaces list and a
-	// workspace's artifacts (the shell, saving a volume file).
+	// workspace's artifacts (the shell, saving a volume file, the files).
 	ScopeLists     Scope = "workspaces and artifacts"
 	ScopePreview   Scope = "preview"
 	ScopeTransfers Scope = "transfers"
+	// ScopeFiles is the files pane: one directory of a workspace volume.
+	ScopeFiles Scope = "files"
 )
 
 // Scopes lists the scopes in help order.
 func Scopes() []Scope {
-	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopePreview, ScopeTransfers}
+	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopeFiles, ScopePreview, ScopeTransfers}
 }
 
 // Screens lists the screen scopes with the shared scopes each context adds
@@ -94,7 +104,7 @@ func Scopes() []Scope {
 func Screens() map[Scope][]Scope {
 	return map[Scope][]Scope{
 		ScopeWorkspaces: {ScopeLists}, ScopeArtifacts: {ScopeLists},
-		ScopePreview: nil, ScopeTransfers: nil,
+		ScopeFiles: nil, ScopePreview: nil, ScopeTransfers: nil,
 	}
 }
 
@@ -147,6 +157,7 @@ func Defaults() []Action {
 		{ID: Zoom, Binding: on("z"), Short: "zoom", Help: "zoom the focused pane", Scope: ScopeNav},
 		{ID: Shell, Binding: on("s"), Short: "shell", Help: "open a shell in the workspace (volume at /mnt/cairn/ws)", Scope: ScopeLists, Priority: 68, Mutates: true},
 		{ID: VolSave, Binding: on("i"), Short: "save from volume", Help: "save a volume file as a new artifact", Scope: ScopeLists, Priority: 35, Mutates: true},
+		{ID: Files, Binding: on("f"), Short: "files", Help: "browse the workspace volume's files (needs volume READY)", Scope: ScopeLists, Priority: 37},
 		{ID: WsNew, Binding: on("n"), Short: "new", Help: "new workspace", Scope: ScopeWorkspaces, Priority: 70, Mutates: true},
 		{ID: WsEdit, Binding: on("e"), Short: "edit", Help: "rename / describe the workspace", Scope: ScopeWorkspaces, Priority: 65, Mutates: true},
 		{ID: WsProvision, Binding: on("v"), Short: "provision", Help: "provision the volume (NONE → READY)", Scope: ScopeWorkspaces, Priority: 50, Mutates: true},
@@ -162,6 +173,11 @@ func Defaults() []Action {
 		{ID: ArtDownload, Binding: on("d"), Short: "download", Help: "download the content to a local file", Scope: ScopeArtifacts, Priority: 67},
 		{ID: VolLoad, Binding: on("L"), Short: "load into volume", Help: "write the content to a file of the volume (overwrites it)", Scope: ScopeArtifacts, Priority: 20, Mutates: true},
 		{ID: VolUpdate, Binding: on("I"), Short: "update from volume", Help: "replace the content from a volume file (repairs MISSING)", Scope: ScopeArtifacts, Priority: 18, Mutates: true},
+		{ID: FilesParent, Binding: on("backspace"), Short: "up", Help: "up to the parent directory (h and left too; never above /mnt/cairn/ws)", Scope: ScopeFiles},
+		{ID: FilesPreview, Binding: on("p"), Short: "preview", Help: "preview the file's first 64 KiB (enter too)", Scope: ScopeFiles},
+		{ID: FilesSave, Binding: on("i"), Short: "save", Help: "save the file — or the directory, packed as tar.gz — as a new artifact", Scope: ScopeFiles, Priority: 70, Mutates: true},
+		{ID: FilesLoad, Binding: on("L"), Short: "load here", Help: "load an artifact into this directory (overwrites a file of its name)", Scope: ScopeFiles, Priority: 65, Mutates: true},
+		{ID: FilesUnpack, Binding: on("X"), Short: "unpack here", Help: "unpack an archive artifact (tar.gz, zip) into a new directory here", Scope: ScopeFiles, Priority: 62, Mutates: true},
 		{ID: HitNext, Binding: on("n"), Short: "next hit", Help: "next search hit", Scope: ScopePreview, Priority: 50},
 		{ID: HitPrev, Binding: on("N"), Short: "previous hit", Help: "previous search hit", Scope: ScopePreview},
 		{ID: Wrap, Binding: on("w"), Short: "wrap", Help: "toggle soft wrap", Scope: ScopePreview, Priority: 40},

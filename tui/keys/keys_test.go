@@ -49,14 +49,19 @@ func TestOverrides(t *testing.T) {
 func TestConflicts(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string][]string{
-		"GlobalAndScreen":  {"ws_new": {"q"}},
-		"NavAndScreen":     {"missing_only": {"j"}},
-		"SameScreen":       {"ws_edit": {"D"}},
-		"SharedAndScreen":  {"shell": {"m"}},     // s-scope lists meets missing_only on artifacts
-		"PreviewAndNav":    {"hit_next": {"j"}},  // a preview has the navigation keys
-		"TransfersAndNav":  {"tr_cancel": {"g"}}, // so do the transfers
-		"GlobalAndShared":  {"vol_save": {"t"}},  // t is global
-		"PreviewAndGlobal": {"wrap": {"r"}},
+		"GlobalAndScreen":   {"ws_new": {"q"}},
+		"NavAndScreen":      {"missing_only": {"j"}},
+		"SameScreen":        {"ws_edit": {"D"}},
+		"SharedAndScreen":   {"shell": {"m"}},     // s-scope lists meets missing_only on artifacts
+		"PreviewAndNav":     {"hit_next": {"j"}},  // a preview has the navigation keys
+		"TransfersAndNav":   {"tr_cancel": {"g"}}, // so do the transfers
+		"GlobalAndShared":   {"vol_save": {"t"}},  // t is global
+		"PreviewAndGlobal":  {"wrap": {"r"}},
+		"FilesAndNav":       {"files_save": {"h"}},       // h goes up in the files pane
+		"FilesAndGlobal":    {"files_unpack": {"t"}},     // t is global
+		"FilesInOnePane":    {"files_load": {"p"}},       // p previews there
+		"SharedAndFiles":    {"files": {"n"}},            // f's replacement meets ws_new
+		"FilesParentAndNav": {"files_parent": {"enter"}}, // enter opens
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -71,6 +76,8 @@ func TestConflicts(t *testing.T) {
 		_, _, err := keys.New(map[string][]string{"ws_new": {"m"}}) // m is missing_only on artifacts only
 		require.NoError(t, err)
 		_, _, err = keys.New(map[string][]string{"wrap": {"u"}}) // u is art_upload, never in a preview
+		require.NoError(t, err)
+		_, _, err = keys.New(map[string][]string{"files_unpack": {"m"}}) // m is missing_only, an artifacts key
 		require.NoError(t, err)
 	})
 	t.Run("IndistinctKeysRefused", func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package nav is cairn-tui's screen stack (TUI.md §4.2): the workspaces
-// at its root, then what the operator opened — a workspace's artifacts, a
-// preview, the transfers. It sizes the screens, routes to the top one,
+// at its root, then what the operator opened — a workspace's artifacts or
+// files, a preview, the transfers. It sizes the screens, routes to the top one,
 // broadcasts data and time to all of them and keeps the artifact sets on
 // the stack from eviction.
 package nav
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
+	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
@@ -74,11 +75,11 @@ func (s *Stack) Pop(n int) {
 }
 
 // pin protects the artifact sets of the screens on the stack from
-// eviction.
+// eviction: a workspace's artifacts, and its files pane's (the pickers).
 func (s *Stack) pin() {
 	var ids []string
 	for _, sc := range s.screens {
-		if a, ok := sc.(*artifacts.Screen); ok {
+		if a, ok := sc.(interface{ WorkspaceID() string }); ok {
 			ids = append(ids, a.WorkspaceID())
 		}
 	}
@@ -155,6 +156,19 @@ func (s *Stack) Preview(msg preview.Msg) {
 			s.screens[i], _ = p.Update(msg)
 		}
 	}
+}
+
+// Files gives a page of a directory to the files pane that asked; an
+// answer for a pane no longer open is dropped.
+func (s *Stack) Files(msg files.PageMsg) tea.Cmd {
+	for i, sc := range s.screens {
+		if f, ok := sc.(*files.Screen); ok && f.ID() == msg.Screen {
+			next, cmd := f.Update(msg)
+			s.screens[i] = next
+			return cmd
+		}
+	}
+	return nil
 }
 
 // Scopes are the scopes of every screen on the stack: what resync and

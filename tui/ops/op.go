@@ -23,6 +23,7 @@ const (
 	VolLoad   // an artifact into the volume
 	VolUpdate // an artifact's content from a volume file
 	Sweep     // a reconciliation pass of one workspace, now
+	Unpack    // an archive artifact into a new volume directory
 )
 
 // Op is one operation, captured by value in its Cmd.
@@ -39,6 +40,7 @@ type Op struct {
 	ThenDelete  bool   // teardown: delete the workspace next
 	Path        string // volume transfers: the path inside the mount
 	Repair      bool   // update from volume: the artifact was MISSING_OBJECT
+	Format      string // save from volume: the archive a directory is packed as
 }
 
 // PendingWord is what a row shows while the op runs ("" for none).
@@ -56,6 +58,8 @@ func (o Op) PendingWord() string {
 		return "updating"
 	case Sweep:
 		return "sweeping"
+	case Unpack:
+		return "unpacking"
 	}
 	return ""
 }
@@ -80,7 +84,12 @@ func (o Op) Label() string {
 	case Teardown:
 		return "tearing down the volume of " + o.WSName + "…"
 	case VolSave:
+		if o.Format != "" {
+			return "packing " + o.Path + " as " + o.Name + " (" + o.Format + ")…"
+		}
 		return "saving " + o.Path + " as " + o.Name + "…"
+	case Unpack:
+		return "unpacking " + o.ArtName + " into " + o.Path + "…"
 	case VolLoad:
 		return "loading " + o.ArtName + " into " + o.Path + "…"
 	case VolUpdate:

@@ -13,6 +13,7 @@ type Backend interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.FileService
 	cairn.MaintenanceService
 }
 
@@ -24,6 +25,7 @@ type DoneMsg struct {
 	Art    *cairn.Artifact
 	Mounts int
 	Sweep  *cairn.SweepResult
+	Unpack *cairn.UnpackResult
 	Err    error
 }
 
@@ -47,13 +49,16 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 	case DeleteArtifact:
 		done.Err = b.DeleteArtifact(ctx, o.ArtID)
 	case VolSave:
-		done.Art, done.Err = b.ArtifactFromVolume(ctx, o.WSID, cairn.VolumeArtifactCreate{SourcePath: o.Path, Name: o.Name, Description: o.Desc})
+		done.Art, done.Err = b.ArtifactFromVolume(ctx, o.WSID, cairn.VolumeArtifactCreate{SourcePath: o.Path, Name: o.Name,
+			Description: o.Desc, Format: o.Format})
 	case VolLoad:
 		done.Err = b.LoadIntoVolume(ctx, o.ArtID, o.Path)
 	case VolUpdate:
 		done.Art, done.Err = b.UpdateFromVolume(ctx, o.ArtID, o.Path)
 	case Sweep:
 		done.Sweep, done.Err = b.Sweep(ctx, o.WSID)
+	case Unpack:
+		done.Unpack, done.Err = b.UnpackArtifact(ctx, o.ArtID, o.Path)
 	}
 	return done
 }
@@ -123,7 +128,12 @@ func DoneText(d DoneMsg) string {
 		if d.Art != nil {
 			size = " (" + termkit.Size(d.Art.Size) + ")"
 		}
+		if o.Format != "" {
+			return "packed " + o.Path + " as " + o.Name + size
+		}
 		return "saved " + o.Path + " as " + o.Name + size
+	case Unpack:
+		return unpackedText(o, d.Unpack)
 	case VolLoad:
 		return "loaded " + o.ArtName + " into " + o.Path
 	case VolUpdate:
@@ -144,4 +154,14 @@ func sweptText(ws string, r *cairn.SweepResult) string {
 	}
 	n := int64(r.ArtifactsFlagged)
 	return fmt.Sprintf("swept %s: %d %s MISSING_OBJECT", ws, n, termkit.Plural(n, "artifact flagged", "artifacts flagged"))
+}
+
+// unpackedText is an unpack's toast: where, and what it wrote.
+func unpackedText(o Op, r *cairn.UnpackResult) string {
+	text := "unpacked " + o.ArtName + " into " + o.Path
+	if r == nil {
+		return text
+	}
+	n := int64(r.Entries)
+	return fmt.Sprintf("%s (%s %s, %s)", text, termkit.Count(n), termkit.Plural(n, "entry", "entries"), termkit.Size(r.Bytes))
 }

@@ -2,6 +2,7 @@ package tuitest
 
 import (
 	"context"
+	"sync"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
@@ -11,7 +12,7 @@ import (
 // Backend is a fake of tui.Backend. Each method calls its Func field when
 // set, else the World (MintStaging and the register/replace calls, which
 // the TUI makes only through Upload and Replace, and Shell fail unless
-// set).
+// set). The volume calls are recorded (VolumeCalls) either way.
 type Backend struct {
 	World  *World
 	Source *Source
@@ -50,6 +51,13 @@ type Backend struct {
 	UpdateFromVolumeFunc   func(ctx context.Context, id, path string) (*cairn.Artifact, error)
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
 
+	ListFilesFunc      func(ctx context.Context, wsID string, p cairn.FileListParams) (*cairn.FileListing, error)
+	ReadFileFunc       func(ctx context.Context, wsID string, p cairn.FileReadParams) (*cairn.FileContent, error)
+	UnpackArtifactFunc func(ctx context.Context, id, dir string) (*cairn.UnpackResult, error)
+
+	callsMu sync.Mutex
+	calls   []VolumeCall
+
 	ShellFunc      func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	SweepFunc      func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
@@ -60,6 +68,7 @@ var (
 	_ cairn.ArtifactService       = (*Backend)(nil)
 	_ cairn.EventService          = (*Backend)(nil)
 	_ cairn.VolumeTransferService = (*Backend)(nil)
+	_ cairn.FileService           = (*Backend)(nil)
 )
 
 // NewBackend returns a fake over a new world and event source.

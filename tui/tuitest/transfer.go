@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
@@ -35,24 +34,6 @@ func (w *World) Content(id string) []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.content[id]...)
-}
-
-// PutVolumeFile writes a file of a workspace volume.
-func (w *World) PutVolumeFile(wsID, p string, b []byte) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.volumes[wsID] == nil {
-		w.volumes[wsID] = map[string][]byte{}
-	}
-	w.volumes[wsID][p] = append([]byte(nil), b...)
-}
-
-// VolumeFile reads a file of a workspace volume.
-func (w *World) VolumeFile(wsID, p string) ([]byte, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	b, ok := w.volumes[wsID][p]
-	return b, ok
 }
 
 func (b *Backend) Upload(ctx context.Context, wsID, p string, o client.UploadOptions) (*cairn.Artifact, error) {
@@ -145,61 +126,6 @@ func (b *Backend) ReadHead(ctx context.Context, id string, n int64) ([]byte, int
 	}
 	data := b.World.Content(id)
 	return data[:min(int64(len(data)), n)], int64(len(data)), nil
-}
-
-func (b *Backend) ArtifactFromVolume(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
-	if b.ArtifactFromVolumeFunc != nil {
-		return b.ArtifactFromVolumeFunc(ctx, wsID, c)
-	}
-	if err := cairn.ValidateVolumePath(c.SourcePath); err != nil {
-		return nil, err
-	}
-	data, ok := b.World.VolumeFile(wsID, path.Clean(c.SourcePath))
-	if !ok {
-		return nil, &cairn.Error{Reason: cairn.ReasonSourceNotFound, Status: 400}
-	}
-	desc := ""
-	if c.Description != nil {
-		desc = *c.Description
-	}
-	a := b.World.AddArtifact(wsID, c.Name, cairn.ArtifactRecorded, int64(len(data)), desc)
-	b.World.SetContent(a.ID, data)
-	return b.World.artifact(a.ID), nil
-}
-
-func (b *Backend) UpdateFromVolume(ctx context.Context, id, p string) (*cairn.Artifact, error) {
-	if b.UpdateFromVolumeFunc != nil {
-		return b.UpdateFromVolumeFunc(ctx, id, p)
-	}
-	if err := cairn.ValidateVolumePath(p); err != nil {
-		return nil, err
-	}
-	a := b.World.artifact(id)
-	if a == nil {
-		return nil, notFound("artifact")
-	}
-	data, ok := b.World.VolumeFile(a.WorkspaceID, path.Clean(p))
-	if !ok {
-		return nil, &cairn.Error{Reason: cairn.ReasonSourceNotFound, Status: 400}
-	}
-	b.World.UpdateArtifact(id, func(a *cairn.Artifact) { a.State = cairn.ArtifactRecorded })
-	b.World.SetContent(id, data)
-	return b.World.artifact(id), nil
-}
-
-func (b *Backend) LoadIntoVolume(ctx context.Context, id, p string) error {
-	if b.LoadIntoVolumeFunc != nil {
-		return b.LoadIntoVolumeFunc(ctx, id, p)
-	}
-	if err := cairn.ValidateVolumePath(p); err != nil {
-		return err
-	}
-	a := b.World.artifact(id)
-	if a == nil {
-		return notFound("artifact")
-	}
-	b.World.PutVolumeFile(a.WorkspaceID, path.Clean(p), b.World.Content(id))
-	return nil
 }
 
 func (b *Backend) Shell(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {

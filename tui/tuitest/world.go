@@ -23,10 +23,10 @@ type World struct {
 	ws     map[string]*cairn.Workspace
 	arts   map[string]*cairn.Artifact
 	mounts map[string]int
-	// content holds artifact bytes, volumes the files of workspace
-	// volumes by path.
+	// content holds artifact bytes, volumes the entries of workspace
+	// volumes by cleaned path.
 	content map[string][]byte
-	volumes map[string]map[string][]byte
+	volumes map[string]map[string]*vnode
 	n       int
 	// Events, when set, receives a change frame for every mutation; set it
 	// with SetEvents once the world is shared.
@@ -43,7 +43,7 @@ func (w *World) SetEvents(s *Source) {
 // NewWorld returns an empty world stamping rows with clock.
 func NewWorld(clock *Clock) *World {
 	return &World{clock: clock, ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{}, mounts: map[string]int{},
-		content: map[string][]byte{}, volumes: map[string]map[string][]byte{}}
+		content: map[string][]byte{}, volumes: map[string]map[string]*vnode{}}
 }
 
 func (w *World) next() (string, time.Time) {

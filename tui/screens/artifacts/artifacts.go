@@ -200,7 +200,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	switch id {
 	case keys.Open, keys.Preview:
 		return send(common.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
-	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep:
+	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files:
 		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
 		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})

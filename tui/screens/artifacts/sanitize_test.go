@@ -1,21 +1,14 @@
 package artifacts
 
 import (
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 )
 
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii) // no SGR of the theme's own
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { screentest.Main(m) }
 
 // Untrusted text reaches the terminal as visible escapes: the name, MIME
 // type and the description's first line in a row; the name, MIME type,
@@ -32,19 +25,11 @@ func TestSanitisedText(t *testing.T) {
 	d.SeedArtifacts("w1", a)
 	s := New(c, "w1")
 	s.SetSize(200, 30)
-	for _, tc := range []struct {
-		name, text string
-		want       []string
-	}{
-		{"Row", s.list.Table.View(true), []string{" " + shown + " ", " t/" + shown + " ", " 1" + shown + " "}},
-		{"Detail", strings.Join(Detail(c, a, 60), "\n"), []string{" " + shown + "\n", "t/" + shown + "\n", "k/" + shown + "\n",
-			" 1" + shown + " ", " 2" + shown + " "}},
-		{"View", s.View(), []string{shown}},
-		{"Crumbs", strings.Join(s.Crumbs(), "\n"), []string{"ws" + shown + "\n"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			screentest.RequireShown(t, tc.text, tc.want...)
-		})
-	}
+	screentest.RequireAllShown(t,
+		screentest.Shown{Name: "Row", Text: s.list.Table.View(true), Want: []string{" " + shown + " ", " t/" + shown + " ", " 1" + shown + " "}},
+		screentest.Shown{Name: "Detail", Text: strings.Join(Detail(c, a, 60), "\n"), Want: []string{" " + shown + "\n", "t/" + shown + "\n",
+			"k/" + shown + "\n", " 1" + shown + " ", " 2" + shown + " "}},
+		screentest.Shown{Name: "View", Text: s.View(), Want: []string{shown}},
+		screentest.Shown{Name: "Crumbs", Text: strings.Join(s.Crumbs(), "\n"), Want: []string{"ws" + shown + "\n"}},
+	)
 }

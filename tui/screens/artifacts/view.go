@@ -57,7 +57,7 @@ func (s *Screen) Keys() keys.Context {
 	case s.deleted:
 		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse,
 			keys.Open, keys.Preview, keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate,
-			keys.Shell, keys.VolSave, keys.WsSweep} {
+			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files} {
 			ctx.Disable(id, "workspace deleted")
 		}
 	case !ok:
@@ -102,10 +102,12 @@ func (s *Screen) guardVolume(ctx keys.Context) {
 			ctx.Disable(id, "needs volume READY — v provisions it")
 		}
 		ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
+		ctx.Disable(keys.Files, "files need volume READY — v provisions it")
 		return
 	}
 	if p := s.c.Data.Pending(w.ID); p != "" {
 		ctx.Disable(keys.Shell, "busy: "+p)
+		ctx.Disable(keys.Files, "busy: "+p)
 	}
 	if r := s.c.Data.ShellBlocked(); r != "" {
 		ctx.Disable(keys.Shell, r)

@@ -36,6 +36,7 @@ type List[T Row] struct {
 	input     textinput.Model // focused from the start: shown only while filtering
 	filtering bool
 	query     string
+	footer    string // a line under the list (the files pane's "more")
 
 	detailFocus, zoom bool
 	width, height     int
@@ -47,6 +48,16 @@ func New[T Row](c *common.Common, tbl *table.Model[T]) *List[T] {
 	l := &List[T]{C: c, Table: tbl, input: form.NewTextInput(c.Theme, "", 128)}
 	l.input.Focus()
 	return l
+}
+
+// SetFooter puts a line under the list and the detail pane ("" for
+// none); the table gives it a row.
+func (l *List[T]) SetFooter(line string) {
+	had := l.footer != ""
+	l.footer = line
+	if had != (line != "") {
+		l.SetSize(l.width, l.height)
+	}
 }
 
 // Capturing reports whether the filter input has the keys.

@@ -14,7 +14,14 @@ func (l *List[T]) SetSize(width, height int) {
 	if dw > 0 && l.Split() {
 		lw-- // a space before the bar
 	}
-	l.Table.SetSize(lw, max(1, height-l.topLines()))
+	l.Table.SetSize(lw, max(1, height-l.topLines()-l.footerLines()))
+}
+
+func (l *List[T]) footerLines() int {
+	if l.footer != "" {
+		return 1
+	}
+	return 0
 }
 
 // topLines is the filter prompt line while typing.
@@ -62,19 +69,23 @@ func (l *List[T]) View(banner, empty string, detail []string) string {
 		prompt := th.Key.Render("/") + l.input.View()
 		top = append(top, table.Pad(prompt, l.width, false, th.Glyphs.Ellipsis))
 	}
-	h := max(0, l.height-len(top))
+	h := max(0, l.height-len(top)-l.footerLines())
+	var bottom []string
+	if l.footer != "" {
+		bottom = []string{th.Dim.Render(table.Pad(" "+l.footer, l.width, false, th.Glyphs.Ellipsis))}
+	}
 	lw, dw := l.widths()
 	var left []string
 	switch {
 	case !l.Split() && l.detailFocus:
-		return join(top, block(detail, l.width, h, th.Glyphs.Ellipsis))
+		return join(top, block(detail, l.width, h, th.Glyphs.Ellipsis), bottom)
 	case l.Table.Total() == 0 || (l.Table.Len() == 0 && empty != ""):
 		left = block(append([]string{l.Table.HeaderView(), ""}, indent(theme.Wrap(empty, max(1, lw-3)))...), lw, h, th.Glyphs.Ellipsis)
 	default:
 		left = strings.Split(l.Table.View(!l.detailFocus), "\n")
 	}
 	if dw == 0 {
-		return join(top, block(left, lw, h, th.Glyphs.Ellipsis))
+		return join(top, block(left, lw, h, th.Glyphs.Ellipsis), bottom)
 	}
 	right := block(detail, dw, h, th.Glyphs.Ellipsis)
 	bar := th.Dim.Render(th.Glyphs.VBar)
@@ -82,7 +93,7 @@ func (l *List[T]) View(banner, empty string, detail []string) string {
 	for i := range rows {
 		rows[i] = table.Pad(at(left, i), lw, false, th.Glyphs.Ellipsis) + bar + right[i]
 	}
-	return join(top, rows)
+	return join(top, rows, bottom)
 }
 
 func indent(text string) []string {
@@ -109,6 +120,6 @@ func block(lines []string, w, h int, ellipsis string) []string {
 	return out
 }
 
-func join(top, rows []string) string {
-	return strings.Join(append(top, rows...), "\n")
+func join(top, rows, bottom []string) string {
+	return strings.Join(append(append(top, rows...), bottom...), "\n")
 }

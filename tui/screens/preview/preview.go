@@ -1,11 +1,14 @@
 // Package preview is the screen that shows an artifact's first bytes
-// without downloading it (TUI.md §1.4): text, sanitised against terminal
-// injection, soft-wrapped and searchable; anything else as a card with a
-// hex dump. The root fetches the bytes; this screen only shows them.
+// without downloading it (TUI.md §1.4), or a volume file's first bytes
+// read through the files route (ARCHITECTURE §11.1): text, sanitised
+// against terminal injection, soft-wrapped and searchable; anything else as
+// a card with a hex dump. The root fetches the bytes; this screen only
+// shows them.
 package preview
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -27,15 +30,24 @@ import (
 // CardBytes is how much of a non-text artifact the card dumps.
 const CardBytes = 256
 
+// FileBytes is the most of a volume file a preview reads: one read of the
+// files route, far below its 1 MiB bound.
+const FileBytes = 64 << 10
+
 // Msg is the root's answer to a preview's fetch. A Msg that does not
-// match the open preview's artifact, updated_at and request is stale.
+// match the open preview's artifact, updated_at and request (a file's
+// workspace, path and request) is stale. ContentType is a file's type as
+// the server sniffed it.
 type Msg struct {
-	ArtifactID string
-	UpdatedAt  time.Time
-	Req        int
-	Data       []byte
-	Total      int64
-	Err        error
+	ArtifactID  string
+	UpdatedAt   time.Time
+	WorkspaceID string
+	Path        string
+	Req         int
+	Data        []byte
+	Total       int64
+	ContentType string
+	Err         error
 }
 
 type state uint8
@@ -47,11 +59,14 @@ const (
 	card
 )
 
-// Screen previews one artifact.
+// Screen previews one artifact or one volume file.
 type Screen struct {
 	c    *common.Common
-	art  *cairn.Artifact
-	name string // the artifact's, sanitised for the screen
+	art  *cairn.Artifact // nil for a volume file
+	wsID string          // a volume file's workspace and path
+	path string
+	name string // the artifact's or file's, sanitised for the screen
+	mime string // its type without parameters, unsanitised
 	req  int
 	text bool // the MIME type may show as text
 
@@ -84,15 +99,30 @@ type renderKey struct {
 // New opens a preview of a awaiting request req; text says whether its
 // MIME type may show as text.
 func New(c *common.Common, a *cairn.Artifact, req int, text bool) *Screen {
-	return &Screen{c: c, art: a, name: termkit.Sanitize(a.Name), req: req, text: text, wrap: true, hit: -1,
+	return &Screen{c: c, art: a, name: termkit.Sanitize(a.Name), mime: mimeOf(a.MIMEType), req: req, text: text, wrap: true, hit: -1,
 		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
 }
 
-// Artifact is the previewed artifact as it was when opened.
+// NewFile opens a preview of the volume file p of workspace wsID awaiting
+// request req; its type comes with the bytes.
+func NewFile(c *common.Common, wsID, p string, req int) *Screen {
+	return &Screen{c: c, wsID: wsID, path: p, name: termkit.Sanitize(path.Base(p)), req: req, wrap: true, hit: -1,
+		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
+}
+
+// Artifact is the previewed artifact as it was when opened; nil for a
+// volume file.
 func (s *Screen) Artifact() *cairn.Artifact { return s.art }
+
+// File is the previewed volume file's workspace and path ("" for an
+// artifact).
+func (s *Screen) File() (workspaceID, path string) { return s.wsID, s.path }
 
 // Matches reports whether m answers this preview's request.
 func (s *Screen) Matches(m Msg) bool {
+	if s.art == nil {
+		return m.ArtifactID == "" && m.WorkspaceID == s.wsID && m.Path == s.path && m.Req == s.req
+	}
 	return m.ArtifactID == s.art.ID && m.UpdatedAt.Equal(s.art.UpdatedAt) && m.Req == s.req
 }
 
@@ -103,9 +133,13 @@ func (s *Screen) load(m Msg) {
 		return
 	}
 	s.data, s.total = m.Data, m.Total
+	if s.art == nil {
+		s.mime = mimeOf(m.ContentType)
+		s.text = common.TextType(m.ContentType, s.c.Config.PreviewMIMEAllow)
+	}
 	switch {
 	case !s.text:
-		s.state, s.why = card, "its type "+termkit.Sanitize(mimeOf(s.art))+" is not shown as text"
+		s.state, s.why = card, "its type "+termkit.Sanitize(s.mime)+" is not shown as text"
 	case Binary(m.Data):
 		s.state, s.why = card, "its first bytes are not UTF-8 text"
 	default:
@@ -116,8 +150,8 @@ func (s *Screen) load(m Msg) {
 	s.layout()
 }
 
-func mimeOf(a *cairn.Artifact) string {
-	t, _, _ := strings.Cut(a.MIMEType, ";")
+func mimeOf(mime string) string {
+	t, _, _ := strings.Cut(mime, ";")
 	return strings.TrimSpace(t)
 }
 
@@ -190,8 +224,14 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	case keys.BackNav:
 		return send(common.NavMsg{Kind: common.NavPop})
 	case keys.CopyName:
+		if s.art == nil {
+			return send(common.CopyMsg{Label: "name", Value: path.Base(s.path)})
+		}
 		return send(common.CopyMsg{Label: "name", Value: s.art.Name})
 	case keys.CopyID:
+		if s.art == nil {
+			return send(common.CopyMsg{Label: "path", Value: s.path})
+		}
 		return send(common.CopyMsg{Label: "ID", Value: s.art.ID})
 	case keys.PvDownload:
 		return send(common.ActionMsg{ID: keys.ArtDownload, WorkspaceID: s.art.WorkspaceID, ArtifactID: s.art.ID})

@@ -26,6 +26,17 @@ func (s *Screen) Keys() keys.Context {
 			b.Help = "copy the artifact's name"
 		}
 	}
+	if s.art == nil {
+		ctx.Disable(keys.PvDownload, "a volume file leaves through an artifact — i in the files pane saves it")
+		for i := range ctx.Bindings {
+			switch b := &ctx.Bindings[i]; b.ID {
+			case keys.CopyName:
+				b.Help = "copy the file's name"
+			case keys.CopyID:
+				b.Short, b.Help = "copy path", "copy the file's full path"
+			}
+		}
+	}
 	if s.state != text {
 		for _, id := range []keys.ID{keys.Filter, keys.HitNext, keys.HitPrev, keys.Wrap} {
 			ctx.Disable(id, "no text to search")
@@ -42,8 +53,12 @@ func (s *Screen) View() string {
 	th := s.c.Theme
 	var top []string
 	if s.Truncated() {
-		top = append(top, th.Banner.Render(table.Pad(fmt.Sprintf(" first %s of %s %s d downloads all",
-			termkit.Size(int64(len(s.data))), termkit.Size(s.total), "—"), s.width, false, th.Glyphs.Ellipsis)))
+		rest := "d downloads all"
+		if s.art == nil {
+			rest = "i in the files pane saves it whole"
+		}
+		top = append(top, th.Banner.Render(table.Pad(fmt.Sprintf(" first %s of %s — %s",
+			termkit.Size(int64(len(s.data))), termkit.Size(s.total), rest), s.width, false, th.Glyphs.Ellipsis)))
 	}
 	if s.searching || s.query != "" {
 		query := s.input.Value() // kept: no cursor cell after it
@@ -74,12 +89,18 @@ func (s *Screen) View() string {
 // the bytes.
 func (s *Screen) card() []string {
 	th := s.c.Theme
+	mime, way := s.mime, "d to download"
+	if s.art != nil {
+		mime = s.art.MIMEType
+	} else {
+		way = "i in the files pane saves it"
+	}
 	lines := []string{
 		" " + th.Bold.Render(s.name),
-		pane.Field(th, "MIME", termkit.Sanitize(s.art.MIMEType)),
+		pane.Field(th, "MIME", termkit.Sanitize(mime)),
 		pane.Field(th, "Size", termkit.Size(s.total)+" ("+termkit.Count(s.total)+" bytes)"),
 		"",
-		" " + th.Dim.Render("not shown as text: "+s.why+" — d to download"),
+		" " + th.Dim.Render("not shown as text: "+s.why+" — "+way),
 		"",
 	}
 	head := s.data[:min(len(s.data), CardBytes)]

@@ -5,10 +5,13 @@
 package screentest
 
 import (
+	"os"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -63,6 +66,33 @@ func New(t testing.TB) (*common.Common, *Data) {
 	d := &Data{St: store.New(1000)}
 	after := func(time.Duration, func() tea.Msg) tea.Cmd { return nil }
 	return &common.Common{Theme: th, Keys: km, Config: &cfg, Data: d, After: after}, d
+}
+
+// Main runs a screen package's tests without the theme's SGR: the Ascii
+// colour profile, as the goldens use. Call it from TestMain.
+func Main(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+// Shown is one place untrusted text reaches (a row, a detail pane, the
+// crumbs) and what it must show there.
+type Shown struct {
+	Name string
+	Text string
+	Want []string
+}
+
+// RequireAllShown runs RequireShown on each place as a parallel subtest:
+// the sanitisation test every screen has (TUI.md §1.4).
+func RequireAllShown(t *testing.T, places ...Shown) {
+	t.Helper()
+	for _, p := range places {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			RequireShown(t, p.Text, p.Want...)
+		})
+	}
 }
 
 // RequireShown fails unless view shows each of want and holds none of

@@ -1,21 +1,14 @@
 package transfers
 
 import (
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 )
 
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii) // no SGR of the theme's own
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { screentest.Main(m) }
 
 // Untrusted text reaches the terminal as visible escapes: the name and
 // local path in a row; the name, path and error in the detail pane (TUI.md
@@ -28,18 +21,10 @@ func TestSanitisedText(t *testing.T) {
 	d.Xfers = []*common.Transfer{tr}
 	s := New(c)
 	s.SetSize(200, 30)
-	for _, tc := range []struct {
-		name, text string
-		want       []string
-	}{
-		{"Row", s.list.Table.View(true), []string{" " + shown + " ", " /p/" + shown + " "}},
-		{"Detail", strings.Join(Detail(c, tr, 60), "\n"), []string{" " + shown + "\n", "/p/" + shown + "\n",
+	screentest.RequireAllShown(t,
+		screentest.Shown{Name: "Row", Text: s.list.Table.View(true), Want: []string{" " + shown + " ", " /p/" + shown + " "}},
+		screentest.Shown{Name: "Detail", Text: strings.Join(Detail(c, tr, 60), "\n"), Want: []string{" " + shown + "\n", "/p/" + shown + "\n",
 			" e" + shown + " ", " next " + shown + " "}},
-		{"View", s.View(), []string{shown}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			screentest.RequireShown(t, tc.text, tc.want...)
-		})
-	}
+		screentest.Shown{Name: "View", Text: s.View(), Want: []string{shown}},
+	)
 }

@@ -16,7 +16,7 @@ func (s *Screen) Keys() keys.Context {
 	w, ok := s.Selected()
 	if !ok {
 		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.CopyID, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete,
-			keys.Shell, keys.VolSave, keys.WsSweep} {
+			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files} {
 			ctx.Disable(id, "no workspace selected")
 		}
 	} else {
@@ -34,7 +34,7 @@ func (s *Screen) Keys() keys.Context {
 // guard disables what the workspace's state forbids.
 func (s *Screen) guard(ctx keys.Context, w *cairn.Workspace) {
 	if p := s.c.Data.Pending(w.ID); p != "" {
-		for _, id := range []keys.ID{keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep} {
+		for _, id := range []keys.ID{keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files} {
 			ctx.Disable(id, "busy: "+p)
 		}
 	}
@@ -47,5 +47,6 @@ func (s *Screen) guard(ctx keys.Context, w *cairn.Workspace) {
 		ctx.Disable(keys.WsTeardown, termkit.Sanitize(w.Name)+" has no volume — v provisions one")
 		ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
 		ctx.Disable(keys.VolSave, "needs volume READY — v provisions it")
+		ctx.Disable(keys.Files, "files need volume READY — v provisions it")
 	}
 }

@@ -1,22 +1,15 @@
 package workspaces
 
 import (
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 )
 
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii) // no SGR of the theme's own
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { screentest.Main(m) }
 
 // Untrusted text reaches the terminal as visible escapes: the name and the
 // description's first line in a row; the name, volume name and every
@@ -32,18 +25,11 @@ func TestSanitisedText(t *testing.T) {
 	s := New(c)
 	s.SetSize(200, 30)
 	st, _ := s.Keys().Find(keys.WsTeardown)
-	for _, tc := range []struct {
-		name, text string
-		want       []string
-	}{
-		{"Row", s.list.Table.View(true), []string{" " + shown + " ", " 1" + shown + " "}},
-		{"Detail", strings.Join(Detail(c, w, 60), "\n"), []string{" " + shown + "\n", "v/" + shown + "\n", " 1" + shown + " ", " 2" + shown + " "}},
-		{"View", s.View(), []string{shown}},
-		{"KeyReason", st.Reason, []string{shown + " has no volume"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			screentest.RequireShown(t, tc.text, tc.want...)
-		})
-	}
+	screentest.RequireAllShown(t,
+		screentest.Shown{Name: "Row", Text: s.list.Table.View(true), Want: []string{" " + shown + " ", " 1" + shown + " "}},
+		screentest.Shown{Name: "Detail", Text: strings.Join(Detail(c, w, 60), "\n"), Want: []string{" " + shown + "\n", "v/" + shown + "\n",
+			" 1" + shown + " ", " 2" + shown + " "}},
+		screentest.Shown{Name: "View", Text: s.View(), Want: []string{shown}},
+		screentest.Shown{Name: "KeyReason", Text: st.Reason, Want: []string{shown + " has no volume"}},
+	)
 }

@@ -150,7 +150,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
 		return send(common.CopyMsg{Label: "ID", Value: w.ID})
-	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep:
+	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files:
 		target := ""
 		if w != nil {
 			target = w.ID

@@ -9,6 +9,7 @@ package form
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -42,6 +43,11 @@ type Field struct {
 	// operator edits it (the name derived from a file path).
 	From   string
 	Derive func(string) string
+	// Sources and DeriveFrom are From and Derive over several fields (a
+	// name from a path and an archive format): an edit of any of them
+	// derives the field again from every value (value reads one by key).
+	Sources    []string
+	DeriveFrom func(value func(key string) string) string
 }
 
 // CompletedMsg is a completion found for a field: the new value and, when
@@ -68,6 +74,7 @@ type Model struct {
 	fields    []field
 	focus     int
 	width     int
+	height    int
 	busy      bool
 	busyText  string
 	frame     int
@@ -176,8 +183,13 @@ func (m *Model) derive(key string) {
 	from := m.value(key)
 	for i := range m.fields {
 		f := &m.fields[i]
-		if f.From == key && f.Derive != nil && !f.edited {
+		switch {
+		case f.edited:
+		case f.From == key && f.Derive != nil:
 			SetText(&f.input, f.Derive(from))
+			f.check()
+		case f.DeriveFrom != nil && slices.Contains(f.Sources, key):
+			SetText(&f.input, f.DeriveFrom(m.value))
 			f.check()
 		}
 	}
@@ -271,8 +283,8 @@ func (m *Model) Fail(key, err string) {
 }
 
 // SetSize sets the body size the modal sits in.
-func (m *Model) SetSize(width, _ int) {
-	m.width = width
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
 	for i := range m.fields {
 		m.fields[i].input.Width = max(8, theme.BoxWidth(width)-8)
 	}
@@ -298,10 +310,18 @@ func (m *Model) View() string {
 		}
 		b.WriteString(m.fieldView(i, f))
 	}
+	body := b.String()
 	if m.busy {
-		b.WriteString("\n\n" + m.th.Dim.Render(m.th.Glyphs.Frame(m.frame)+" "+m.busyText))
+		busy := m.th.Dim.Render(theme.Wrap(m.th.Glyphs.Frame(m.frame)+" "+m.busyText, theme.BoxWidth(m.width)-4))
+		// Under the fields, unless the box would then be cut before it
+		// (a short window): then right under the title.
+		if boxChrome+strings.Count(body+"\n\n"+busy, "\n")+1 > m.height && m.height > 0 {
+			body = busy + "\n\n" + body
+		} else {
+			body += "\n\n" + busy
+		}
 	}
-	return m.th.Box(m.title, b.String(), theme.BoxWidth(m.width))
+	return m.th.Box(m.title, body, theme.BoxWidth(m.width))
 }
 
 func (m *Model) fieldView(i int, f field) string {
@@ -331,6 +351,10 @@ func (m *Model) fieldView(i int, f field) string {
 	}
 	return line
 }
+
+// boxChrome is the lines of a modal box around its body: the borders,
+// the title and the blank line under it.
+const boxChrome = 4
 
 // maxCandidates is how many completion candidates show under a field.
 const maxCandidates = 6

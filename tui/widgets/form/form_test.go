@@ -237,3 +237,35 @@ func TestCompletion(t *testing.T) {
 	m.Update(form.CompletedMsg{Key: "path", From: "~/re", Value: "~/stale"})
 	require.Equal(t, "~/report.t", values(t, m).Values["path"], "a completion of an older value is dropped")
 }
+
+func TestDeriveFromSeveralFields(t *testing.T) {
+	t.Parallel()
+	join := func(value func(string) string) string { return value("path") + "+" + value("format") }
+	m := setup(t,
+		form.Field{Key: "path", Label: "Path"},
+		form.Field{Key: "format", Label: "Format"},
+		form.Field{Key: "name", Label: "Name", Sources: []string{"path", "format"}, DeriveFrom: join})
+	typeIn(m, "out")
+	require.Equal(t, "out+", values(t, m).Values["name"])
+	press(m, "down")
+	typeIn(m, "zip")
+	require.Equal(t, "out+zip", values(t, m).Values["name"], "an edit of either source derives it again")
+	press(m, "down", "backspace")
+	press(m, "up", "up")
+	typeIn(m, "2")
+	require.Equal(t, "out+zi", values(t, m).Values["name"], "edited: its sources no longer drive it")
+}
+
+func TestBusyLineStaysInView(t *testing.T) {
+	t.Parallel()
+	fields := []form.Field{{Key: "a", Label: "A"}, {Key: "b", Label: "B"}, {Key: "c", Label: "C"}}
+	tall := setup(t, fields...)
+	tall.Busy(0)
+	lines := strings.Split(tall.View(), "\n")
+	require.Contains(t, lines[len(lines)-2], "⠋ saving…", "under the fields when the box fits")
+	short := form.New(plainTheme(), "New workspace", fields...)
+	short.SetSize(100, 12)
+	short.Busy(0)
+	lines = strings.Split(short.View(), "\n")
+	require.Contains(t, lines[3], "⠋ saving…", "right under the title when the box would be cut")
+}

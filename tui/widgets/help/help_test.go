@@ -121,6 +121,7 @@ func TestLines(t *testing.T) {
 	require.Equal(t, []string{
 		"This screen",
 		"s             open a shell in the workspace (volume at /mnt/cairn/ws) — shell needs volume READY — v provisions it",
+		"f             browse the workspace volume's files (needs volume READY)",
 		"S             sweep the workspace now: flag objects gone from the store (admin scope)",
 	}, lines)
 }

@@ -16,6 +16,9 @@ func (m *Model[T]) Cursor() (T, bool) {
 	return r, true
 }
 
+// CursorIndex is the cursor's row among those shown.
+func (m *Model[T]) CursorIndex() int { return m.idx }
+
 // CursorID is the ID under the cursor, or "".
 func (m *Model[T]) CursorID() string { return m.cursor }
 
