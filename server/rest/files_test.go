@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -505,4 +506,59 @@ func TestArchivesUnpackRefusals(t *testing.T) {
 		fails(t, h.unpack(t, id, volRoot+"/keep"), http.StatusConflict, "target_exists")
 		fails(t, h.unpack(t, id, "/etc/x"), 400, "path_outside_mount")
 	})
+}
+
+// TestFilesHugeDirectory pages through 100 000 entries: every name once, in
+// byte order, while the browse container's memory stays flat.
+func TestFilesHugeDirectory(t *testing.T) {
+	t.Parallel()
+	h := xferSetup(t, xferOpts{timeout: 60 * time.Second})
+	ws := h.volumeWorkspace(t, "mkdir huge && cd huge && seq -w 1 100000 | xargs touch")
+	var names []string
+	after, pages := "", 0
+	peak := uint64(0)
+	for {
+		l := listingOf(t, h.list(t, ws.ID, volRoot+"/huge", "limit", "1000", "after", after))
+		pages++
+		for _, e := range l.Entries {
+			names = append(names, e.Name)
+		}
+		if pages%25 == 1 {
+			peak = max(peak, h.browseMemory(t, ws.ID))
+		}
+		if l.NextAfter == "" {
+			break
+		}
+		after = l.NextAfter
+	}
+	require.Equal(t, 100, pages)
+	require.Len(t, names, 100000)
+	for i, n := range names {
+		require.Equal(t, sprintf("%06d", i+1), n, "every name once, in byte order")
+	}
+	t.Logf("browse container memory peak over 100 pages: %.1f MiB", float64(peak)/(1<<20))
+	require.Less(t, peak, uint64(32<<20), "the browse container's memory stays flat (peak %d bytes)", peak)
+}
+
+// browseMemory is the memory the workspace's browse container uses now.
+func (h *xferHarness) browseMemory(t testing.TB, workspaceID string) uint64 {
+	t.Helper()
+	f := h.sidecarLabels()
+	f.Add("label", "cairn.command=serve")
+	f.Add("label", "cairn.workspace="+workspaceID)
+	list, err := h.b.cli.ContainerList(t.Context(), container.ListOptions{Filters: f})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "one browse container serves the workspace")
+	st, err := h.b.cli.ContainerStatsOneShot(t.Context(), list[0].ID)
+	require.NoError(t, err)
+	defer st.Body.Close()
+	var stats struct {
+		MemoryStats struct {
+			Usage uint64            `json:"usage"`
+			Stats map[string]uint64 `json:"stats"`
+		} `json:"memory_stats"`
+	}
+	require.NoError(t, json.NewDecoder(st.Body).Decode(&stats))
+	// Page cache of the directory read is the kernel's, not the reader's.
+	return stats.MemoryStats.Usage - stats.MemoryStats.Stats["inactive_file"]
 }
