@@ -382,11 +382,31 @@ func (h *xferHarness) pack(t testing.TB, ws, src, name, format string) *response
 		sprintf(`{"source_path":%q,"name":%q,"format":%q}`, src, name, format))
 }
 
+// requireSameTree fails with the first lines that differ, not the trees.
+func requireSameTree(t testing.TB, want, got string) {
+	t.Helper()
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var diff []string
+	for i := 0; i < max(len(w), len(g)) && len(diff) < 10; i++ {
+		if i >= len(w) || i >= len(g) || w[i] != g[i] {
+			diff = append(diff, sprintf("line %d: want %q, got %q", i, at(w, i), at(g, i)))
+		}
+	}
+	require.Empty(t, diff, "the trees differ (%d and %d lines)", len(w), len(g))
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "<none>"
+}
+
 // treeOf describes every entry under dir as a tool container sees it: path,
 // type, mode, size, mtime, link target, content digest.
 func (h *xferHarness) treeOf(t testing.TB, ws *workspace, dir string) string {
 	t.Helper()
-	return h.sh(t, ws, "cd "+dir+" && find . | sort | while read -r p; do "+
+	return h.sh(t, ws, "cd "+dir+" && find . -mindepth 1 | sort | while read -r p; do "+
 		"if [ -L \"$p\" ]; then echo \"$p L $(readlink \"$p\")\"; "+
 		"elif [ -f \"$p\" ]; then echo \"$p F $(stat -c '%a %s %Y %u:%g' \"$p\") $(md5sum < \"$p\")\"; "+
 		"else echo \"$p D $(stat -c '%a %Y' \"$p\")\"; fi; done")
@@ -398,9 +418,12 @@ func TestArchivesRoundTrip(t *testing.T) {
 	ws := h.volumeWorkspace(t, "mkdir -p src/a/b src/empty src/e2/deeper && cd src && "+
 		"for i in $(seq 1 1000); do printf \"file $i\\n\" > a/f$i; done && "+
 		"dd if=/dev/urandom of=a/b/random bs=1024 count=300 2>/dev/null && "+
-		"ln -s a/f1 link && ln -s ../src/a dirlink && chmod 0600 a/f2 && chmod 0755 a/f3 && chmod 1777 e2 && "+
+		"ln -s a/f1 link && ln -s a/b dirlink && ln -s ../a/f1 e2/up && chmod 0600 a/f2 && chmod 0755 a/f3 && chmod 1777 e2 && "+
 		"chown 1000:1000 a/f4 && touch -d '2020-01-02 03:04:05' a/f5 a/b")
+	// Below the root: the target directory itself is a new one, mode
+	// 0777 like the volume root.
 	want := h.treeOf(t, ws, volRoot+"/src")
+	require.Equal(t, 1009, strings.Count(want, "\n")+1, "the tree as made")
 	for _, format := range []string{"tar.gz", "zip"} {
 		t.Run(format, func(t *testing.T) {
 			a := xferArtifactOf(t, h.pack(t, ws.ID, volRoot+"/src", "src-"+strings.ReplaceAll(format, ".", "-"), format))
@@ -419,8 +442,8 @@ func TestArchivesRoundTrip(t *testing.T) {
 			var res cairn.UnpackResult
 			require.NoError(t, json.Unmarshal(r.body, &res))
 			require.Equal(t, target, res.TargetDir)
-			require.Equal(t, 1008, res.Entries)
-			require.Equal(t, want, h.treeOf(t, ws, target), "identical after unpack")
+			require.Equal(t, 1009, res.Entries)
+			requireSameTree(t, want, h.treeOf(t, ws, target))
 
 			e := fails(t, h.unpack(t, a.ID, target), http.StatusConflict, "target_exists")
 			require.Contains(t, e.Detail, target)
@@ -483,12 +506,13 @@ func TestArchivesUnpackRefusals(t *testing.T) {
 		t.Run(tc.outcome, func(t *testing.T) {
 			t.Parallel()
 			id := h.uploadBytes(t, ws.ID, "hostile-"+strconv.Itoa(i), tc.archive)
-			target := volRoot + "/t" + strconv.Itoa(i)
-			fails(t, h.unpack(t, id, target), 400, tc.reason)
+			parent := "case" + strconv.Itoa(i)
+			h.sh(t, ws, "mkdir "+parent)
+			fails(t, h.unpack(t, id, volRoot+"/"+parent+"/t"), 400, tc.reason)
 			// Neither the target, nor a staging directory beside it, nor
 			// anything outside the tree.
-			left := h.sh(t, ws, "ls -A "+volRoot+" | grep -v '^keep$' | grep -v '^t[0-9]*$' || true; "+
-				"[ -e "+target+" ] && echo TARGET; [ -e /evil ] && echo EVIL; cat keep/f")
+			left := h.sh(t, ws, "ls -A "+parent+"; ls -A "+volRoot+" | grep -v '^keep$' | grep -v '^case[0-9]*$'; "+
+				"[ -e /evil ] && echo EVIL; cat keep/f")
 			require.Equal(t, "mine", strings.TrimSpace(left), "nothing written, nothing touched")
 		})
 	}
