@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -77,8 +78,13 @@ func newHarness(t testing.TB) *harness {
 	objects, err := s3.New(s3.Config{Endpoint: "http://" + gw.Endpoint, Region: gw.Region,
 		Bucket: bucket, AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
 	require.NoError(t, err)
-	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}), objects,
-		service.Config{AppName: app})
+	runtime := docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"})
+	t.Cleanup(func() {
+		if err := runtime.CloseBrowsers(context.Background()); err != nil {
+			t.Errorf("remove the browse containers: %v", err)
+		}
+	})
+	svc := service.New(store, runtime, objects, service.Config{AppName: app})
 	// Pinned as the server pins them, so parallel puts never race deletes.
 	require.NoError(t, svc.PinKeyPrefixes(ctx))
 	return &harness{svc: svc, db: db, app: app, sdk: gw.Client(), bucket: bucket, logs: &syncBuffer{}}

@@ -70,7 +70,8 @@ func TestToolsList(t *testing.T) {
 			require.Equal(t, read, tool.OutputSchema.Type == "object", "%s: only read tools have an output schema", tool.Name)
 		}
 		require.ElementsMatch(t, []string{"get_workspace", "list_workspaces", "list_artifacts", "download_artifact",
-			"upload_artifact", "update_artifact", "delete_artifact", "rename_artifact"}, names)
+			"upload_artifact", "update_artifact", "delete_artifact", "rename_artifact",
+			"list_files", "read_file", "unpack_artifact"}, names)
 	})
 }
 
