@@ -93,4 +93,3 @@ func fillTree(tb testing.TB, dir string, n, size int) {
 // flushDirty flushes dirty pages, so that neither side pays for the other's
 // writes.
 func flushDirty() { syscall.Sync() }
-
