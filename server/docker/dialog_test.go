@@ -1,12 +1,25 @@
 package docker_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,6 +162,67 @@ func TestRunSidecarDialog(t *testing.T) {
 		require.NotContains(t, out, strings.Repeat("x", 64<<10+1))
 		require.Equal(t, []string{"pack ok"}, observed)
 		require.Empty(t, sidecarsOf(t, b.cli, b.app), "removed after the run")
+	})
+
+	t.Run("OKRealPackUploadsThroughItsGrant", func(t *testing.T) {
+		t.Parallel()
+		// The pack sidecar itself, on the host network so that it reaches
+		// the test's store at 127.0.0.1.
+		r, b := setup(t, docker.Config{NetworkMode: "host"})
+		var mu sync.Mutex
+		puts := map[string][]byte{}
+		store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, err := io.ReadAll(req.Body)
+			sum := sha256.Sum256(body)
+			if err != nil || req.Method != http.MethodPut || req.Header.Get("x-amz-checksum-sha256") != base64.StdEncoding.EncodeToString(sum[:]) {
+				http.Error(w, "bad put", http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			puts[req.URL.Path] = body
+			mu.Unlock()
+		}))
+		t.Cleanup(store.Close)
+		var needs []sidecar.Need
+		spec := dialogSpec(t, r, b, func(_ context.Context, n sidecar.Need) (sidecar.Grant, error) {
+			needs = append(needs, n)
+			return sidecar.Grant{URL: store.URL + "/" + n.Need}, nil
+		})
+		spec.Transfer = true
+		maps.Copy(spec.Env, map[string]string{sidecar.EnvSourcePath: cairn.MountPath + "/dir", sidecar.EnvFormat: sidecar.FormatTarGz,
+			sidecar.EnvMaxSize: "1048576", sidecar.EnvPartSize: strconv.Itoa(5 << 20)}) // the smallest part
+		stacktest.RunInVolume(t, b.app, b.volume, "cd "+cairn.MountPath+" && mkdir -p dir/sub && printf a > dir/a.txt && printf bb > dir/sub/b.txt")
+
+		run, err := r.RunSidecar(t.Context(), spec)
+		require.NoError(t, err)
+		require.Equal(t, 0, run.ExitCode, "output: %q", run.Output)
+		res, ok := sidecar.ParseResult(run.Output)
+		require.True(t, ok, "output: %q", run.Output)
+		require.True(t, res.OK, "output: %q", run.Output)
+		require.Len(t, needs, 1, "a small archive is one object")
+		require.Equal(t, sidecar.NeedObject, needs[0].Need)
+		archive := puts["/"+sidecar.NeedObject]
+		require.Equal(t, needs[0].Size, int64(len(archive)), "the grant's bytes are the ones put")
+		require.Equal(t, *res.Size, int64(len(archive)))
+
+		zr, err := gzip.NewReader(bytes.NewReader(archive))
+		require.NoError(t, err)
+		tr := tar.NewReader(zr)
+		files := map[string]string{}
+		for {
+			h, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			data, err := io.ReadAll(tr)
+			require.NoError(t, err)
+			if h.Typeflag == tar.TypeReg {
+				files[path.Base(h.Name)] = string(data)
+			}
+		}
+		require.Equal(t, map[string]string{"a.txt": "a", "b.txt": "bb"}, files)
+		require.Empty(t, sidecarsOf(t, b.cli, b.app))
 	})
 
 	t.Run("ErrOfTheDialogEndsTheRun", func(t *testing.T) {
