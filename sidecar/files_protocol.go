@@ -131,3 +131,7 @@ type Grant struct {
 	URL   string `json:"url,omitempty"`
 	Error string `json:"error,omitempty"`
 }
+
+// ReasonSidecarRejected is a pack refused by the server: a Grant carried an
+// error instead of a URL. It is the API reason of the same name.
+const ReasonSidecarRejected = "sidecar_rejected"

@@ -1,0 +1,113 @@
+package sidecar
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Flags package syscall does not export on every architecture; their
+// values are the same on each Linux one this builds for (amd64, arm64).
+const (
+	oPath             = 0x200000 // O_PATH: a handle that opens nothing, not even a device
+	atSymlinkNoFollow = 0x100    // AT_SYMLINK_NOFOLLOW
+	renameNoReplace   = 0x1      // RENAME_NOREPLACE
+)
+
+// errNoReplaceUnsupported reports a filesystem without RENAME_NOREPLACE.
+var errNoReplaceUnsupported = errors.New("rename without replace is not supported here")
+
+// renameExclusive renames oldName to newName within the directory dirfd,
+// refusing with EEXIST when newName exists, in one atomic step.
+func renameExclusive(dirfd int, oldName, newName string) error {
+	oldp, err := syscall.BytePtrFromString(oldName)
+	if err != nil {
+		return err
+	}
+	newp, err := syscall.BytePtrFromString(newName)
+	if err != nil {
+		return err
+	}
+	_, _, errno := syscall.Syscall6(sysRenameat2, uintptr(dirfd), uintptr(unsafe.Pointer(oldp)),
+		uintptr(dirfd), uintptr(unsafe.Pointer(newp)), renameNoReplace, 0)
+	switch errno {
+	case 0:
+		return nil
+	case syscall.EINVAL, syscall.ENOSYS:
+		return errNoReplaceUnsupported
+	}
+	return errno
+}
+
+// setTimes sets the access and modification times of name in dirfd, or of
+// dirfd itself when name is "", never following a symlink.
+func setTimes(dirfd int, name string, mtime time.Time) error {
+	ts := [2]syscall.Timespec{syscall.NsecToTimespec(mtime.UnixNano()), syscall.NsecToTimespec(mtime.UnixNano())}
+	var namep *byte // nil: utimensat(2) then acts on dirfd, like futimens(3)
+	flags := 0
+	if name != "" {
+		p, err := syscall.BytePtrFromString(name)
+		if err != nil {
+			return err
+		}
+		namep, flags = p, atSymlinkNoFollow
+	}
+	_, _, errno := syscall.Syscall6(syscall.SYS_UTIMENSAT, uintptr(dirfd), uintptr(unsafe.Pointer(namep)),
+		uintptr(unsafe.Pointer(&ts[0])), uintptr(flags), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// readLinkAt reads the target of the symlink name in dirfd.
+func readLinkAt(dirfd int, name string) (string, error) {
+	namep, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, syscall.PathMax)
+	n, _, errno := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(namep)),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if errno != 0 {
+		return "", errno
+	}
+	return string(buf[:n]), nil
+}
+
+// statAt describes name in dirfd without following it and without opening
+// it for I/O (an O_PATH handle), so a device or FIFO is never opened.
+func statAt(dirfd int, name string) (syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	fd, err := syscall.Openat(dirfd, name, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return st, err
+	}
+	defer syscall.Close(fd)
+	err = syscall.Fstat(fd, &st)
+	return st, err
+}
+
+// openAt opens name in dirfd for reading, never through a symlink and never
+// blocking on a FIFO, and checks it is still the file statAt described.
+func openAt(dirfd int, name string, flags int, want *syscall.Stat_t) (*os.File, error) {
+	fd, err := syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	if st.Dev != want.Dev || st.Ino != want.Ino {
+		syscall.Close(fd)
+		return nil, errReplaced
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// errReplaced marks a file replaced between being listed and opened.
+var errReplaced = errors.New("replaced while packed")
