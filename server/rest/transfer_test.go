@@ -56,6 +56,7 @@ type xferOpts struct {
 	image   string        // sidecar image; "": the test image
 	presign string        // presign endpoint (scheme://host:port); "": the store's own
 	maxSize int64         // the largest artifact; 0: the service default (1 GiB)
+	unpack  service.UnpackLimits
 }
 
 // xferSetup is setup with a configurable runtime. When the test and its
@@ -106,7 +107,7 @@ func (h *xferHarness) serve(t testing.TB, o xferOpts) string {
 		}
 	})
 	svc := service.New(h.b.store, runtime, objects, service.Config{AppName: h.b.app, SidecarTimeout: o.timeout,
-		MaxObjectSize: o.maxSize})
+		MaxObjectSize: o.maxSize, Unpack: o.unpack})
 	srv := httptest.NewServer(authtest.Mount(t, "", rest.New(svc, rest.Config{}).Routes()))
 	t.Cleanup(srv.Close)
 	return srv.URL
