@@ -62,13 +62,14 @@ func setTimes(dirfd int, name string, mtime time.Time) error {
 	return nil
 }
 
-// readLinkAt reads the target of the symlink name in dirfd.
-func readLinkAt(dirfd int, name string) (string, error) {
+// readLinkAt reads the target of the symlink name in dirfd into buf, at
+// most len(buf) bytes. An empty name reads the link that dirfd itself is
+// (an O_PATH descriptor of it); syscall exports no readlinkat.
+func readLinkAt(dirfd int, name string, buf []byte) (string, error) {
 	namep, err := syscall.BytePtrFromString(name)
 	if err != nil {
 		return "", err
 	}
-	buf := make([]byte, syscall.PathMax)
 	n, _, errno := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(namep)),
 		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
 	if errno != 0 {

@@ -82,7 +82,7 @@ func (w *walker) entry(dir *os.File, display, prefix, name string) *failure {
 	case syscall.S_IFREG:
 		return w.file(dir, e, name, &st)
 	case syscall.S_IFLNK:
-		target, err := readLinkAt(int(dir.Fd()), name)
+		target, err := readLinkAt(int(dir.Fd()), name, make([]byte, syscall.PathMax))
 		if err != nil {
 			return walkError(shown, err)
 		}

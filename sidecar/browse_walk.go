@@ -17,12 +17,6 @@ import (
 	"unsafe"
 )
 
-// pathOnly is Linux's O_PATH on amd64 and arm64, the architectures cairn
-// builds the sidecar for; syscall names it on arm64 only. An O_PATH
-// descriptor opens nothing (no device, no FIFO) and needs no read
-// permission.
-const pathOnly = 0x200000
-
 // Bounds of a listing's reads.
 const (
 	direntBatch   = 32 << 10 // bytes of directory records per getdents
@@ -342,7 +336,7 @@ func jsonForm(dst, raw []byte) []byte {
 // for a symlink readlinkat of that same descriptor, so both describe one
 // file even if name is replaced meanwhile.
 func (b *browser) inspect(dirfd int, name string) (Entry, error) {
-	fd, err := openatRetry(dirfd, name, pathOnly|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+	fd, err := openatRetry(dirfd, name, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -363,22 +357,12 @@ func (b *browser) inspect(dirfd int, name string) (Entry, error) {
 }
 
 // readlink reads the target of the symlink that the O_PATH descriptor fd
-// is, at most maxLinkTarget bytes: readlinkat(fd, ""), which syscall does
-// not export.
+// is, at most maxLinkTarget bytes, into the browser's one buffer.
 func (b *browser) readlink(fd int) (string, error) {
 	if b.link == nil {
 		b.link = make([]byte, maxLinkTarget)
 	}
-	empty, err := syscall.BytePtrFromString("")
-	if err != nil {
-		return "", err
-	}
-	n, _, errno := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
-		uintptr(unsafe.Pointer(&b.link[0])), uintptr(len(b.link)), 0, 0)
-	if errno != 0 {
-		return "", errno
-	}
-	return string(b.link[:n]), nil
+	return readLinkAt(fd, "", b.link)
 }
 
 func entryFromStat(name string, st *syscall.Stat_t) Entry {
