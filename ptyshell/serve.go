@@ -182,6 +182,7 @@ type server struct {
 	input      chan []byte
 	sizes      *sizeSlot
 	started    chan struct{} // closed once Start succeeded
+	sized      chan struct{} // closed once the first size was applied (or given up on)
 	exited     chan struct{} // closed once Wait returned
 	halt       chan struct{} // closed when run stops listening
 
@@ -208,6 +209,7 @@ func newServer(ctx context.Context, conn *websocket.Conn, stream Stream, opts Se
 		input:      make(chan []byte, inputQueueFrames),
 		sizes:      newSizeSlot(),
 		started:    make(chan struct{}),
+		sized:      make(chan struct{}),
 		exited:     make(chan struct{}),
 		halt:       make(chan struct{}),
 	}

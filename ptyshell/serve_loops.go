@@ -133,13 +133,14 @@ func (s *server) takeInput(p []byte) bool {
 	}
 }
 
-// inputLoop writes INPUT to the stream, in order, once it has started;
-// INPUT that arrived earlier waits in the queue. After a failed write it
-// discards the rest: the attach stream is broken, and its read side ends
-// the session.
+// inputLoop writes INPUT to the stream, in order, once it has started and
+// its first size is applied: a command typed at once (stty size) must see
+// the terminal's size, not the 0×0 of a TTY nobody sized yet. INPUT that
+// arrived earlier waits in the queue. After a failed write it discards the
+// rest: the attach stream is broken, and its read side ends the session.
 func (s *server) inputLoop() {
 	select {
-	case <-s.started:
+	case <-s.sized:
 	case <-s.halt:
 		return
 	}
@@ -195,6 +196,7 @@ func (s *server) resizeLoop() {
 		return
 	}
 	applied, ok := s.firstResize()
+	close(s.sized)
 	last := s.clock.Now()
 	for {
 		select {
