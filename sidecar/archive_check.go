@@ -70,20 +70,28 @@ func cleanName(raw string, dir bool) (string, *failure) {
 // checkText refuses an empty or over-long name, one that is not UTF-8, or
 // one holding a control character.
 func checkText(raw string) *failure {
+	if why := textProblem(raw); why != "" {
+		return unsafePath(raw, why)
+	}
+	return nil
+}
+
+// textProblem says what makes a name one no unpack accepts, or "".
+func textProblem(raw string) string {
 	switch {
 	case raw == "":
-		return unsafePath(raw, "its name is empty")
+		return "its name is empty"
 	case len(raw) > maxNameBytes:
-		return unsafePath(raw, "its name is longer than 4096 bytes")
+		return "its name is longer than 4096 bytes"
 	case !utf8.ValidString(raw):
-		return unsafePath(raw, "its name is not UTF-8")
+		return "its name is not UTF-8"
 	}
 	for _, r := range raw {
 		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
-			return unsafePath(raw, "its name holds a control character")
+			return "its name holds a control character"
 		}
 	}
-	return nil
+	return ""
 }
 
 func isASCIILetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }

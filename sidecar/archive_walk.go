@@ -70,6 +70,9 @@ func (w *walker) walk(dir *os.File, display string) *failure {
 func (w *walker) entry(dir *os.File, display, prefix, name string) *failure {
 	rel := path.Join(prefix, name)
 	shown := display + "/" + rel
+	if f := packable(rel, name, shown); f != nil {
+		return f
+	}
 	st, err := statAt(int(dir.Fd()), name)
 	if err != nil {
 		return walkError(shown, err)
@@ -143,6 +146,20 @@ func (w *walker) file(dir *os.File, e *packEntry, name string, st *syscall.Stat_
 
 // walkError describes a file that could not be read, or that changed
 // between being listed and being opened.
+// packable refuses a name that unpack would refuse, so that cairn never
+// stores an archive it cannot unpack itself.
+func packable(rel, name, shown string) *failure {
+	why := textProblem(rel)
+	if why == "" && len(name) > maxNameComponent {
+		why = "its name is longer than 255 bytes"
+	}
+	if why == "" {
+		return nil
+	}
+	return fail(ReasonArchiveUnsafePath, "%s in the source directory cannot be packed: %s, which cairn refuses when it unpacks",
+		quoteName(shown), why)
+}
+
 func walkError(shown string, err error) *failure {
 	switch {
 	case errors.Is(err, errReplaced), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ELOOP),

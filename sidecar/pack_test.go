@@ -112,6 +112,8 @@ func TestPackRefused(t *testing.T) {
 	v.write(t, "file", helloData, 0o644)
 	v.symlink(t, "../outside", "escape")
 	v.symlink(t, "fifo", "fifo-link")
+	v.mkdir(t, "odd")
+	v.write(t, "odd/bad\x1bname", helloData, 0o644)
 	for _, tc := range []struct {
 		name, source, reason, message string
 	}{
@@ -123,6 +125,8 @@ func TestPackRefused(t *testing.T) {
 			"'" + v.at("dev/deep/null") + "' in the source directory is a character device, which an archive cannot hold; only regular files, directories and symlinks are packed"},
 		{"LinkToFIFODir", v.at("fifo-link"), ReasonSourceNotRegular,
 			"'" + v.at("fifo/pipe") + "' in the source directory is a named pipe (FIFO), which an archive cannot hold; only regular files, directories and symlinks are packed"},
+		{"ControlCharacter", v.at("odd"), ReasonArchiveUnsafePath,
+			strconv.Quote(v.at("odd/bad\x1bname")) + " in the source directory cannot be packed: its name holds a control character, which cairn refuses when it unpacks"},
 		{"File", v.at("file"), ReasonSourceNotDir, "source path '" + v.at("file") + "' is not a directory; pack archives a directory"},
 		{"Missing", v.at("nothing"), ReasonSourceNotFound, "source directory '" + v.at("nothing") + "' does not exist"},
 		{"Outside", v.at("escape"), ReasonPathOutsideMount,
