@@ -414,6 +414,23 @@ func TestFilesArchiveRefusalIsAToast(t *testing.T) {
 	require.Equal(t, "✕ error: the archive holds an unsafe path (absolute, .., or through a link) — nothing was written", h.statusLine())
 }
 
+// TestFilesPackRefusalNamesTheEntry: a pack refused for a name no unpack
+// would take says which file, in the server's words, escaped.
+func TestFilesPackRefusalNamesTheEntry(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	volumeFleet(h)
+	detail := `"/mnt/cairn/ws/src/bad\x1bname" in the source directory cannot be packed: its name holds a control character, which cairn refuses when it unpacks`
+	h.b.ArtifactFromVolumeFunc = func(context.Context, string, cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
+		return nil, &cairn.Error{Reason: cairn.ReasonArchiveUnsafePath, Status: 400, Detail: detail}
+	}
+	h.key("f")
+	filesCursorOn(h, "out")
+	h.key("i", "down", "enter")
+	require.Contains(t, h.statusLine(), "cannot be packed: its name holds a control character")
+	require.NotContains(t, h.statusLine(), "\x1b", "no raw escape reaches the screen")
+}
+
 func TestFilesRefresh(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -93,6 +93,12 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		return fmt.Sprintf("the server's transfer container failed — request ID %s", orDash(e.RequestID)), true
 	case cairn.ReasonVolumeNotReady:
 		return gone(Subject{Workspace: s.Workspace}) + " has no volume — v provisions one", true
+	case cairn.ReasonArchiveUnsafePath:
+		// The server names the entry and what is wrong with it, for a
+		// pack (a name no unpack would take) as for an unpack.
+		if e.Detail != "" {
+			return e.Detail + " — nothing was written", true
+		}
 	}
 	if text, ok := volumeText(e.Reason); ok {
 		return text, true
