@@ -99,6 +99,9 @@ func TestRealTerminalFiles(t *testing.T) {
 	require.Contains(t, mimes, "probe_txt")
 	require.Equal(t, cairn.MIMEGzip, mimes["logs_tar_gz"], "the directory was packed as tar.gz")
 	require.NotContains(t, p.Capture(), "\x1b[", "no stray escape bytes on screen")
-	p.Keys("q", "q")
+	// One q at a time, each seen to land: back to the workspaces, then out.
+	p.Keys("q")
+	p.WaitForText(seen, "workspaces (")
+	p.Keys("q")
 	require.Zero(t, p.WaitExit(seen))
 }
