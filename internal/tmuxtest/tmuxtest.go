@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -202,6 +203,7 @@ func (p *Pane) Exited() (bool, int) {
 func (p *Pane) WaitExit(timeout time.Duration) int {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)
+	pid := p.PID()
 	for {
 		if dead, code := p.Exited(); dead {
 			return code
@@ -209,7 +211,28 @@ func (p *Pane) WaitExit(timeout time.Duration) int {
 		if time.Now().After(deadline) {
 			p.t.Fatalf("the program did not exit within %s; the screen:\n%s", timeout, p.Capture())
 		}
+		p.nudgeReap(pid)
 		time.Sleep(pollEvery)
+	}
+}
+
+// nudgeReap wakes the tmux server when the program has exited but tmux
+// has not reaped it: seen here, a tmux server that missed the SIGCHLD
+// leaves the program a zombie and the pane alive indefinitely. A second
+// SIGCHLD makes it collect the child and record its status.
+func (p *Pane) nudgeReap(pid int) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return
+	}
+	// The state follows the command name, which is in parentheses.
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	if len(bytes.TrimSpace(rest)) == 0 || bytes.TrimSpace(rest)[0] != 'Z' {
+		return
+	}
+	server, err := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "#{pid}")))
+	if err == nil {
+		_ = syscall.Kill(server, syscall.SIGCHLD)
 	}
 }
 
