@@ -74,6 +74,16 @@ const (
 	FilesSave    ID = "files_save"
 	FilesLoad    ID = "files_load"
 	FilesUnpack  ID = "files_unpack"
+
+	// The fleet console: the command palette, marks, the shells and audit
+	// screens.
+	Palette    ID = "palette"
+	Mark       ID = "mark"
+	MarkAll    ID = "mark_all"
+	ShellsOf   ID = "ws_shells"
+	AuditOf    ID = "ws_audit"
+	ShellKill  ID = "shell_kill"
+	AuditTypes ID = "audit_type"
 )
 
 // Scope says where an action is reachable: everywhere, in every list, or
@@ -92,11 +102,15 @@ const (
 	ScopeTransfers Scope = "transfers"
 	// ScopeFiles is the files pane: one directory of a workspace volume.
 	ScopeFiles Scope = "files"
+	// ScopeShells is the live shells of every replica; ScopeAudit the
+	// audit trail.
+	ScopeShells Scope = "shells"
+	ScopeAudit  Scope = "audit"
 )
 
 // Scopes lists the scopes in help order.
 func Scopes() []Scope {
-	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopeFiles, ScopePreview, ScopeTransfers}
+	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopeFiles, ScopeShells, ScopeAudit, ScopePreview, ScopeTransfers}
 }
 
 // Screens lists the screen scopes with the shared scopes each context adds
@@ -104,7 +118,7 @@ func Scopes() []Scope {
 func Screens() map[Scope][]Scope {
 	return map[Scope][]Scope{
 		ScopeWorkspaces: {ScopeLists}, ScopeArtifacts: {ScopeLists},
-		ScopeFiles: nil, ScopePreview: nil, ScopeTransfers: nil,
+		ScopeFiles: nil, ScopeShells: nil, ScopeAudit: nil, ScopePreview: nil, ScopeTransfers: nil,
 	}
 }
 
@@ -136,6 +150,7 @@ func Defaults() []Action {
 		{ID: Jump2, Binding: on("2"), Short: "artifacts", Help: "jump to the current artifacts", Scope: ScopeGlobal},
 		{ID: Jump3, Binding: on("3"), Short: "transfers", Help: "jump to the transfers", Scope: ScopeGlobal},
 		{ID: Transfers, Binding: on("t"), Short: "transfers", Help: "transfers: every upload and download since start", Scope: ScopeGlobal, Priority: 25},
+		{ID: Palette, Binding: on(":"), Short: "command", Help: "command palette: :ws :art :files :audit :shells :transfers :ctx :sweep :help :q", Scope: ScopeGlobal, Priority: 19},
 		{ID: Suspend, Binding: on("ctrl+z"), Short: "suspend", Help: "suspend to the shell; resync on return", Scope: ScopeGlobal},
 		{ID: Down, Binding: on("j", "down"), Short: "down", Help: "move down", Scope: ScopeNav},
 		{ID: Up, Binding: on("k", "up"), Short: "up", Help: "move up", Scope: ScopeNav},
@@ -155,9 +170,13 @@ func Defaults() []Action {
 		{ID: FocusNext, Binding: on("tab"), Short: "detail", Help: "focus list ↔ detail", Scope: ScopeNav, Priority: 10},
 		{ID: FocusPrev, Binding: on("shift+tab"), Short: "focus back", Help: "focus the previous pane", Scope: ScopeNav},
 		{ID: Zoom, Binding: on("z"), Short: "zoom", Help: "zoom the focused pane", Scope: ScopeNav},
+		{ID: Mark, Binding: on(" "), Short: "mark", Help: "mark the row (bulk actions act on the marks; esc clears them)", Scope: ScopeLists, Priority: 12},
+		{ID: MarkAll, Binding: on("ctrl+a"), Short: "mark all", Help: "mark every visible (filtered) row", Scope: ScopeLists},
 		{ID: Shell, Binding: on("s"), Short: "shell", Help: "open a shell in the workspace (volume at /mnt/cairn/ws)", Scope: ScopeLists, Priority: 68, Mutates: true},
 		{ID: VolSave, Binding: on("i"), Short: "save from volume", Help: "save a volume file as a new artifact", Scope: ScopeLists, Priority: 35, Mutates: true},
 		{ID: Files, Binding: on("f"), Short: "files", Help: "browse the workspace volume's files (needs volume READY)", Scope: ScopeLists, Priority: 37},
+		{ID: ShellsOf, Binding: on("w"), Short: "shells", Help: "the workspace's live shells (:shells lists every one)", Scope: ScopeLists, Priority: 8},
+		{ID: AuditOf, Binding: on("a"), Short: "audit", Help: "the workspace's audit trail (:audit lists every one; admin scope)", Scope: ScopeLists, Priority: 7},
 		{ID: WsNew, Binding: on("n"), Short: "new", Help: "new workspace", Scope: ScopeWorkspaces, Priority: 70, Mutates: true},
 		{ID: WsEdit, Binding: on("e"), Short: "edit", Help: "rename / describe the workspace", Scope: ScopeWorkspaces, Priority: 65, Mutates: true},
 		{ID: WsProvision, Binding: on("v"), Short: "provision", Help: "provision the volume (NONE → READY)", Scope: ScopeWorkspaces, Priority: 50, Mutates: true},
@@ -178,6 +197,8 @@ func Defaults() []Action {
 		{ID: FilesSave, Binding: on("i"), Short: "save", Help: "save the file — or the directory, packed as tar.gz — as a new artifact", Scope: ScopeFiles, Priority: 70, Mutates: true},
 		{ID: FilesLoad, Binding: on("L"), Short: "load here", Help: "load an artifact into this directory (overwrites a file of its name)", Scope: ScopeFiles, Priority: 65, Mutates: true},
 		{ID: FilesUnpack, Binding: on("X"), Short: "unpack here", Help: "unpack an archive artifact (tar.gz, zip) into a new directory here", Scope: ScopeFiles, Priority: 62, Mutates: true},
+		{ID: ShellKill, Binding: on("D", "delete"), Short: "kill", Help: "end the shell (asks first; admin scope)", Scope: ScopeShells, Priority: 60, Mutates: true},
+		{ID: AuditTypes, Binding: on("T"), Short: "type", Help: "cycle the type shown: every type, then each in turn", Scope: ScopeAudit, Priority: 50},
 		{ID: HitNext, Binding: on("n"), Short: "next hit", Help: "next search hit", Scope: ScopePreview, Priority: 50},
 		{ID: HitPrev, Binding: on("N"), Short: "previous hit", Help: "previous search hit", Scope: ScopePreview},
 		{ID: Wrap, Binding: on("w"), Short: "wrap", Help: "toggle soft wrap", Scope: ScopePreview, Priority: 40},

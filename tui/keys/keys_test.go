@@ -29,7 +29,7 @@ func TestOverrides(t *testing.T) {
 		"ws_delete": {"X", "delete"},
 		"no_such":   {"z"},
 		"ws_new":    {"ctrl+bogus!"},
-		"zoom":      {"space"},
+		"zoom":      {"Z"},
 	})
 	require.NoError(t, err)
 	require.Len(t, warnings, 2)
@@ -41,9 +41,9 @@ func TestOverrides(t *testing.T) {
 	_, ok = m.Lookup(keys.ScopeWorkspaces, "D")
 	require.False(t, ok, "replaced, not added")
 	require.Equal(t, []string{"n"}, m.Action(keys.WsNew).Keys(), "unparsable keeps the default")
-	id, _ = m.Lookup(keys.ScopeNav, " ")
+	id, _ = m.Lookup(keys.ScopeNav, "Z")
 	require.Equal(t, keys.Zoom, id)
-	require.Equal(t, "space", m.Action(keys.Zoom).KeyList())
+	require.Equal(t, "Z", m.Action(keys.Zoom).KeyList())
 }
 
 func TestConflicts(t *testing.T) {
@@ -107,7 +107,7 @@ func TestContextStates(t *testing.T) {
 
 func TestBindings(t *testing.T) {
 	t.Parallel()
-	m, _, err := keys.New(map[string][]string{"ws_delete": {"X", "delete"}, "zoom": {"space"}})
+	m, _, err := keys.New(map[string][]string{"ws_delete": {"X", "delete"}})
 	require.NoError(t, err)
 	t.Run("OverrideMatches", func(t *testing.T) {
 		t.Parallel()
@@ -119,7 +119,7 @@ func TestBindings(t *testing.T) {
 	})
 	t.Run("SpaceShowsByName", func(t *testing.T) {
 		t.Parallel()
-		b := m.Binding(keys.Zoom)
+		b := m.Binding(keys.Mark)
 		require.True(t, key.Matches(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}, b))
 		require.Equal(t, "space", b.Help().Key)
 	})

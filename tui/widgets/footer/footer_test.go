@@ -42,7 +42,7 @@ func TestView(t *testing.T) {
 	t.Run("AllFit", func(t *testing.T) {
 		t.Parallel()
 		th, ctx := setup(t)
-		require.Equal(t, "x cancel · c clear · r refresh · t transfers · ? help · q quit", footer.View(th, ctx.Bindings, 120))
+		require.Equal(t, "x cancel · c clear · r refresh · t transfers · : command · ? help · q quit", footer.View(th, ctx.Bindings, 120))
 	})
 	t.Run("LowestPriorityDropsFirst", func(t *testing.T) {
 		t.Parallel()
@@ -66,7 +66,7 @@ func TestView(t *testing.T) {
 				ctx.Bindings[i].Hidden = true
 			}
 		}
-		require.Equal(t, "c clear · t transfers · ? help · q quit", footer.View(th, ctx.Bindings, 120))
+		require.Equal(t, "c clear · t transfers · : command · ? help · q quit", footer.View(th, ctx.Bindings, 120))
 	})
 	t.Run("RemappedKeyShows", func(t *testing.T) {
 		t.Parallel()

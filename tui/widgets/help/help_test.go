@@ -116,12 +116,20 @@ func TestLines(t *testing.T) {
 	require.NoError(t, err)
 	ctx := keys.Context{Bindings: km.Enabled(keys.ScopeLists)}
 	ctx.Disable(keys.Shell, "shell needs volume READY — v provisions it")
-	ctx.Bindings[1].Hidden = true // vol_save, as read-only mode hides it
+	for i := range ctx.Bindings {
+		if ctx.Bindings[i].ID == keys.VolSave {
+			ctx.Bindings[i].Hidden = true // as read-only mode hides it
+		}
+	}
 	lines := help.Lines(theme.New("dark", theme.Unicode()), []help.Group{{Title: "This screen", Bindings: ctx.Bindings}})
 	require.Equal(t, []string{
 		"This screen",
+		"space         mark the row (bulk actions act on the marks; esc clears them)",
+		"ctrl+a        mark every visible (filtered) row",
 		"s             open a shell in the workspace (volume at /mnt/cairn/ws) — shell needs volume READY — v provisions it",
 		"f             browse the workspace volume's files (needs volume READY)",
+		"w             the workspace's live shells (:shells lists every one)",
+		"a             the workspace's audit trail (:audit lists every one; admin scope)",
 		"S             sweep the workspace now: flag objects gone from the store (admin scope)",
 	}, lines)
 }
