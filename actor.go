@@ -22,6 +22,20 @@ func ActorFrom(ctx context.Context) *string {
 	return nil
 }
 
+type requestIDKey struct{}
+
+// WithRequestID returns a context carrying the ID of the request being
+// served, recorded in the metadata of the audit rows it writes.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFrom returns the request ID of ctx, or "" outside a request.
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
 type scopesKey struct{}
 
 type noAuthKey struct{}

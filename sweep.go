@@ -51,10 +51,12 @@ type MaintenanceService interface {
 	Sweep(ctx context.Context, workspaceID string) (*SweepResult, error)
 }
 
-// AuditFilter selects audit events, ordered by creation time, then ID.
+// AuditFilter selects audit events, ordered by creation time, then ID:
+// oldest first, or newest first when Newest is set.
 type AuditFilter struct {
 	WorkspaceID string
 	Types       []AuditType
+	Newest      bool
 	Page
 }
 

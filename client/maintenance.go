@@ -32,9 +32,9 @@ func (c *Client) Sweep(ctx context.Context, workspaceID string) (*cairn.SweepRes
 	return out.Sweep, nil
 }
 
-// FindAuditEvents lists audit events in creation order; with f.Limit zero
-// it pages through every match, otherwise it returns the one page asked
-// for.
+// FindAuditEvents lists audit events in creation order, newest first with
+// f.Newest; with f.Limit zero it pages through every match, otherwise it
+// returns the one page asked for.
 func (c *Client) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
 	return collect(c.AuditEvents(ctx, f))
 }
@@ -48,6 +48,9 @@ func (c *Client) AuditEvents(ctx context.Context, f cairn.AuditFilter) iter.Seq2
 	}
 	for _, t := range f.Types {
 		q.Add("type", string(t))
+	}
+	if f.Newest {
+		q.Set("order", "desc")
 	}
 	return pages(ctx, c, pathOf("audit"), q, f.Page, func(p *struct {
 		AuditEvents []*cairn.AuditEvent `json:"audit_events"`

@@ -20,7 +20,8 @@ func (db *DB) InsertAudit(ctx context.Context, ev *cairn.AuditEvent) error {
 	return nil
 }
 
-// FindAuditEvents lists events in (created_at, id) order.
+// FindAuditEvents lists events in (created_at, id) order, reversed when
+// f.Newest.
 func (db *DB) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
 	types := make([]string, len(f.Types))
 	for i, t := range f.Types {
@@ -30,11 +31,15 @@ func (db *DB) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cair
 	if f.WorkspaceID != "" {
 		workspaceID = &f.WorkspaceID
 	}
+	order := "created_at, id"
+	if f.Newest {
+		order = "created_at DESC, id DESC"
+	}
 	rows, err := db.q.Query(ctx, `SELECT id, type, actor, coalesce(metadata, '{}'::jsonb),
 		coalesce(created_at, to_timestamp(0)) FROM audit_system_events
 		WHERE ($1::text IS NULL OR metadata ->> 'workspace_id' = $1)
 		  AND ($2::text[] IS NULL OR type = ANY($2))
-		ORDER BY created_at, id OFFSET $3 LIMIT $4`,
+		ORDER BY `+order+` OFFSET $3 LIMIT $4`,
 		workspaceID, nilIfEmpty(types), f.Offset, rowLimit(f.Page))
 	if err != nil {
 		return nil, internal("list audit events", err)

@@ -12,7 +12,11 @@ func (a *API) listAudit(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := cairn.AuditFilter{WorkspaceID: q.Get("workspace_id"), Page: p}
+	newest, err := newestFirst(q.Get("order"))
+	if err != nil {
+		return nil, err
+	}
+	f := cairn.AuditFilter{WorkspaceID: q.Get("workspace_id"), Newest: newest, Page: p}
 	for _, s := range q["type"] {
 		t, err := cairn.ParseAuditType(s)
 		if err != nil {
@@ -30,6 +34,17 @@ func (a *API) listAudit(r *http.Request) (any, error) {
 	return struct {
 		AuditEvents []*cairn.AuditEvent `json:"audit_events"`
 	}{list}, nil
+}
+
+// newestFirst reads 'order': asc (the default) or desc.
+func newestFirst(order string) (bool, error) {
+	switch order {
+	case "", "asc":
+		return false, nil
+	case "desc":
+		return true, nil
+	}
+	return false, queryError("Query parameter 'order' must be asc or desc")
 }
 
 func (a *API) sweep(r *http.Request) (any, error) {

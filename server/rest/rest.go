@@ -135,7 +135,7 @@ func (a *API) serve(h endpoint, level slog.Level) http.Handler {
 		start := time.Now()
 		id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
 		w.Header().Set(a.cfg.RequestIDHeader, id)
-		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
+		ctx, cancel := context.WithTimeout(cairn.WithRequestID(r.Context(), id), a.cfg.RequestTimeout)
 		defer cancel()
 
 		payload, err := h(r.WithContext(ctx))

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -113,13 +114,27 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 }
 
 // audit records one event through st, normally inside the transaction of the
-// change it describes.
+// change it describes. The request ID of ctx, when it has one, goes into the
+// metadata as request_id.
 func (s *Service) audit(ctx context.Context, st Store, typ cairn.AuditType, meta map[string]any) error {
 	return st.InsertAudit(ctx, &cairn.AuditEvent{
 		ID:        ulid.Make().String(),
 		Type:      typ,
 		Actor:     cairn.ActorFrom(ctx),
-		Metadata:  meta,
+		Metadata:  withRequestID(ctx, meta),
 		CreatedAt: s.now(),
 	})
+}
+
+// withRequestID returns meta with ctx's request ID added, copied so the
+// caller's map is left as it was; meta itself outside a request.
+func withRequestID(ctx context.Context, meta map[string]any) map[string]any {
+	id := cairn.RequestIDFrom(ctx)
+	if id == "" {
+		return meta
+	}
+	out := make(map[string]any, len(meta)+1)
+	maps.Copy(out, meta)
+	out["request_id"] = id
+	return out
 }
