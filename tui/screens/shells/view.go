@@ -1,0 +1,134 @@
+package shells
+
+import (
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
+)
+
+// Crumbs is "shells (3)" once listed ("shells" before), after the
+// workspace's name when the screen shows one workspace, and the filter.
+func (s *Screen) Crumbs() []string {
+	crumb := "shells"
+	if s.listed {
+		crumb += " (" + termkit.Count(int64(len(s.shells))) + ")"
+	}
+	if f := s.list.FilterCrumb(); f != "" {
+		crumb += " " + f
+	}
+	if s.wsID == "" {
+		return []string{crumb}
+	}
+	return []string{s.wsName, crumb}
+}
+
+// Keys is the navigation and shells bindings with their state for the row
+// under the cursor.
+func (s *Screen) Keys() keys.Context {
+	km := s.c.Keys
+	ctx := keys.Context{Name: "shells", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeShells)...)}
+	for i := range ctx.Bindings {
+		b := &ctx.Bindings[i]
+		switch b.ID {
+		case keys.Filter:
+			b.Help = "filter by workspace, shell, container or token; enter keeps, esc clears"
+		case keys.CopyName:
+			b.Short, b.Help = "copy container", "copy the shell's container"
+		case keys.CopyID:
+			b.Help = "copy the shell's ID"
+		}
+	}
+	ctx.Disable(keys.Open, "a shell has nothing to open — D ends it")
+	ctx.Disable(keys.SortNext, "shells are listed oldest first")
+	ctx.Disable(keys.SortReverse, "shells are listed oldest first")
+	if _, ok := s.list.Table.Cursor(); !ok {
+		for _, id := range []keys.ID{keys.ShellKill, keys.CopyName, keys.CopyID} {
+			ctx.Disable(id, "no shell selected")
+		}
+	}
+	if !s.list.Split() {
+		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
+	}
+	if s.c.Config.ReadOnly {
+		ctx.ReadOnly()
+	}
+	return ctx
+}
+
+// View draws the banner, the list (or why there is none) and the detail
+// pane.
+func (s *Screen) View() string {
+	return s.list.View(s.banner(), s.empty(), s.detail())
+}
+
+func (s *Screen) banner() string {
+	switch {
+	case s.err != nil && s.listed:
+		return "cannot list shells: " + s.sentence() + " — the last list shows; r retries"
+	case s.listed && !s.enabled:
+		return disabledText
+	}
+	return ""
+}
+
+const disabledText = "the server has the shell turned off (shell.enable)"
+
+func (s *Screen) sentence() string {
+	return common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "read"})
+}
+
+func (s *Screen) empty() string {
+	switch {
+	case s.list.Table.Total() > 0:
+		return "no shell matches the filter — esc clears it"
+	case s.err != nil:
+		return "cannot list shells: " + s.sentence() + "\nr retries"
+	case !s.listed:
+		return "listing shells" + s.c.Theme.Glyphs.Ellipsis
+	case !s.enabled:
+		return disabledText + " — no shell can run."
+	case s.wsID != "":
+		return "No live shells on " + s.wsName
+	}
+	return "No live shells"
+}
+
+func (s *Screen) detail() []string {
+	if s.list.DetailWidth() == 0 {
+		return nil
+	}
+	sh, ok := s.Selected()
+	if !ok {
+		return nil
+	}
+	return Detail(s.c, sh)
+}
+
+// Detail renders every field of a shell, each untrusted text sanitised.
+func Detail(c *common.Common, sh *cairn.Shell) []string {
+	th := c.Theme
+	now := c.Data.Now()
+	dash := th.Glyphs.Dash
+	lines := []string{
+		" " + th.Bold.Render("shell "+termkit.Sanitize(sh.ID)),
+		pane.Field(th, "Workspace", workspaceName(c, sh.WorkspaceID)+" ("+termkit.Sanitize(sh.WorkspaceID)+")"),
+		pane.Field(th, "Container", orDash(c, termkit.Sanitize(sh.Container))),
+		pane.Field(th, "Replica", orDash(c, termkit.Sanitize(sh.Instance))),
+		pane.Field(th, "State", orDash(c, termkit.Sanitize(sh.State))),
+		pane.Field(th, "Started", pane.Stamped(now, sh.StartedAt)),
+		pane.Field(th, "Expires", sh.ExpiresAt.Local().Format("2006-01-02 15:04")),
+		pane.Field(th, "Opened by", orDash(c, termkit.Sanitize(sh.TokenName))),
+	}
+	if !sh.Local {
+		return append(lines, pane.Field(th, "Client", dash+" (another replica serves it)"),
+			pane.Field(th, "Last input", dash+" (another replica serves it)"))
+	}
+	input := dash
+	if sh.LastInputAt != nil {
+		input = pane.Stamped(now, *sh.LastInputAt)
+	}
+	return append(lines, pane.Field(th, "Client", orDash(c, termkit.Sanitize(sh.ClientAddr))),
+		pane.Field(th, "Last input", input))
+}
