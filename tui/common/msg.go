@@ -39,7 +39,17 @@ type ActionMsg struct {
 	// directory.
 	Path string
 	Dir  bool
+	// Marked is the marked rows' IDs a bulk action acts on (workspaces or
+	// artifacts), in table order; empty acts on the cursor's row.
+	Marked []string
 }
+
+// ClearMarksMsg tells the screens a bulk action took their marks.
+type ClearMarksMsg struct{}
+
+// ClickMsg is a mouse click in the body, at its column and line (mouse:
+// true only).
+type ClickMsg struct{ X, Y int }
 
 // CopyMsg asks the root to copy a value to the clipboard.
 type CopyMsg struct{ Label, Value string }

@@ -8,6 +8,7 @@ import "github.com/charmbracelet/bubbles/spinner"
 // Glyphs is one glyph set: unicode (default) or ascii.
 type Glyphs struct {
 	Cursor, Changed, Hit string
+	Mark                 string // a marked row (bulk actions)
 	Ready, None          string
 	// Spinner is one of bubbles' frame sets; its FPS is unused: the frame
 	// shown is the model's Frame(), which moves only on tick messages.
@@ -26,7 +27,7 @@ type Glyphs struct {
 // Unicode returns the default glyph set.
 func Unicode() Glyphs {
 	return Glyphs{
-		Cursor: "▸", Changed: "•", Hit: "»",
+		Cursor: "▸", Changed: "•", Hit: "»", Mark: "◆",
 		Ready: "●", None: "○",
 		Spinner:  spinner.MiniDot, // ⠋ ⠙ ⠹ ⠸ ⠼ ⠴ ⠦ ⠧ ⠇ ⠏
 		Recorded: "✓", Missing: "!",
@@ -40,7 +41,7 @@ func Unicode() Glyphs {
 // ASCII returns the glyph set for terminals or locales without UTF-8.
 func ASCII() Glyphs {
 	return Glyphs{
-		Cursor: ">", Changed: "*", Hit: ">>",
+		Cursor: ">", Changed: "*", Hit: ">>", Mark: "#",
 		Ready: "*", None: "-",
 		Spinner:  spinner.Line, // | / - \
 		Recorded: "+", Missing: "!",

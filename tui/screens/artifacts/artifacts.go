@@ -39,7 +39,8 @@ func New(c *common.Common, wsID string) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
+		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, MarkGlyph: th.Glyphs.Mark,
+		Ellipsis: th.Glyphs.Ellipsis,
 	})
 	tbl.Changed = func(r *row) bool { return c.Changed(r.art.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
@@ -123,8 +124,16 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		return s.key(msg)
 	case common.DataMsg:
 		s.data(msg.Changes)
+	case common.ClearMarksMsg:
+		s.list.ClearMarks()
+	case common.ClickMsg:
+		banner := 0
+		if s.deleted {
+			banner = 1
+		}
+		s.list.Click(msg.X, msg.Y, banner)
 	case common.BackMsg:
-		if !s.list.ClearFilter() {
+		if !s.list.ClearMarks() && !s.list.ClearFilter() {
 			return send(common.NavMsg{Kind: common.NavPop})
 		}
 	}
@@ -196,11 +205,14 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	if handled, _ := s.list.Nav(id); handled {
 		return nil
 	}
+	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
+		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
+	}
 	a, _ := s.Selected()
 	switch id {
 	case keys.Open, keys.Preview:
 		return send(common.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
-	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files:
+	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf:
 		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
 		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})

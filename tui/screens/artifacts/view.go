@@ -29,8 +29,10 @@ func (s *Screen) Crumbs() []string {
 	if s.missingOnly {
 		crumb += " [missing]"
 	}
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
+	for _, f := range []string{s.list.FilterCrumb(), s.list.MarkCrumb()} {
+		if f != "" {
+			crumb += " " + f
+		}
 	}
 	return []string{s.wsName, crumb}
 }
@@ -57,12 +59,12 @@ func (s *Screen) Keys() keys.Context {
 	case s.deleted:
 		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse,
 			keys.Open, keys.Preview, keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate,
-			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files} {
+			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.Mark, keys.MarkAll} {
 			ctx.Disable(id, "workspace deleted")
 		}
 	case !ok:
 		for _, id := range []keys.ID{keys.CopyName, keys.CopyID, keys.ArtEdit, keys.ArtDelete, keys.Open, keys.Preview,
-			keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate} {
+			keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate, keys.Mark, keys.MarkAll} {
 			ctx.Disable(id, "no artifact selected")
 		}
 	default:
@@ -74,6 +76,9 @@ func (s *Screen) Keys() keys.Context {
 	}
 	if s.c.Config.ReadOnly {
 		ctx.ReadOnly()
+	}
+	if !s.deleted {
+		s.list.BulkKeys(ctx)
 	}
 	return ctx
 }

@@ -149,6 +149,12 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		}
 	case common.DataMsg:
 		s.data(msg.Changes)
+	case common.ClickMsg:
+		banner := 0
+		if s.banner() != "" {
+			banner = 1
+		}
+		s.list.Click(msg.X, msg.Y, banner)
 	case common.BackMsg:
 		if !s.list.ClearFilter() {
 			return send(common.NavMsg{Kind: common.NavPop})

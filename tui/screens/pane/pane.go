@@ -115,6 +115,9 @@ func (l *List[T]) ClearFilter() bool {
 
 // Nav handles a navigation action; moved reports a cursor change.
 func (l *List[T]) Nav(id keys.ID) (handled, moved bool) {
+	if handled, moved := l.mark(id); handled {
+		return true, moved
+	}
 	before := l.Table.CursorID()
 	page := l.Table.Page()
 	switch id {
@@ -181,3 +184,19 @@ func (l *List[T]) Rested(m common.RestMsg) bool { return m.Seq == l.restSeq }
 // DetailFocused reports whether the detail pane has the focus: the next
 // tab leaves the panes for the transfers tray (TUI.md §1.5).
 func (l *List[T]) DetailFocused() bool { return l.detailFocus }
+
+// Click is a mouse click at (x, y) of the body, banner the number of
+// banner lines a screen draws above the list: a row of the list takes the
+// cursor (and the focus). moved reports a cursor change.
+func (l *List[T]) Click(x, y, banner int) (moved bool) {
+	lw, _ := l.widths()
+	if (!l.Split() && l.detailFocus) || x >= lw {
+		return false
+	}
+	before := l.Table.CursorID()
+	if !l.Table.Click(y - banner - l.topLines()) {
+		return false
+	}
+	l.detailFocus = false
+	return l.Table.CursorID() != before
+}

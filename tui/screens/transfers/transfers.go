@@ -94,6 +94,8 @@ func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		return s, s.key(msg)
 	case common.TransfersMsg:
 		s.reload()
+	case common.ClickMsg:
+		s.list.Click(msg.X, msg.Y, 0)
 	case common.BackMsg:
 		if !s.list.ClearFilter() {
 			return s, send(common.NavMsg{Kind: common.NavPop})

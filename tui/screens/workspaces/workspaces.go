@@ -25,7 +25,8 @@ func New(c *common.Common) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
+		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, MarkGlyph: th.Glyphs.Mark,
+		Ellipsis: th.Glyphs.Ellipsis,
 	})
 	tbl.Changed = func(r *row) bool { return c.Changed(r.ws.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
@@ -64,8 +65,14 @@ func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		if s.list.Rested(msg) {
 			return s, send(common.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
 		}
+	case common.ClearMarksMsg:
+		s.list.ClearMarks()
+	case common.ClickMsg:
+		if s.list.Click(msg.X, msg.Y, 0) {
+			return s, s.list.Rest(s.list.Table.CursorID(), true)
+		}
 	case common.BackMsg:
-		if !s.list.ClearFilter() {
+		if !s.list.ClearMarks() && !s.list.ClearFilter() {
 			return s, send(common.NavMsg{Kind: common.NavPop})
 		}
 	}
@@ -136,6 +143,9 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		}
 		return nil
 	}
+	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
+		return send(common.ActionMsg{ID: id, Marked: marked})
+	}
 	w, _ := s.Selected()
 	switch id {
 	case keys.Open:
@@ -150,7 +160,8 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
 		return send(common.CopyMsg{Label: "ID", Value: w.ID})
-	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files:
+	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
+		keys.ShellsOf, keys.AuditOf:
 		target := ""
 		if w != nil {
 			target = w.ID
@@ -175,8 +186,10 @@ func (s *Screen) Crumbs() []string {
 	if st := s.c.Data.List(store.Workspaces()); st.Loading && st.Loaded > 0 {
 		crumb = "workspaces (loading " + termkit.Count(int64(st.Loaded)) + "…)"
 	}
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
+	for _, f := range []string{s.list.FilterCrumb(), s.list.MarkCrumb()} {
+		if f != "" {
+			crumb += " " + f
+		}
 	}
 	return []string{crumb}
 }

@@ -67,3 +67,15 @@ func (m *Model[T]) scroll() {
 	}
 	m.offset = max(0, min(m.offset, len(m.order)-page))
 }
+
+// Click puts the cursor on the row drawn at line of the table's view (0
+// is the column header); false when no row is drawn there.
+func (m *Model[T]) Click(line int) bool {
+	i := m.offset + line - 1
+	if line < 1 || line >= m.height || i >= len(m.order) {
+		return false
+	}
+	m.idx, m.cursor = i, m.order[i]
+	m.scroll()
+	return true
+}

@@ -18,7 +18,7 @@ func (m *Model[T]) SetSize(width, height int) {
 }
 
 func (m *Model[T]) relayout() {
-	m.layout = planner[T]{cols: m.cols, widest: m.widest}.layout(m.width)
+	m.layout = planner[T]{cols: m.cols, widest: m.widest, gutter: m.gutter()}.layout(m.width)
 	m.layoutVer++
 	clear(m.cache)
 	m.scroll()
@@ -32,6 +32,7 @@ func (m *Model[T]) Height() int { return m.height }
 type planner[T any] struct {
 	cols   []Column[T]
 	widest map[int]int // each column's widest cell, by index
+	gutter int
 }
 
 // layout drops columns in their Drop order until the rest fit width;
@@ -41,7 +42,7 @@ func (m planner[T]) layout(width int) []slot {
 	for i := range shown {
 		shown[i] = true
 	}
-	avail := width - gutterWidth
+	avail := width - m.gutter
 	for m.needed(shown) > avail {
 		victim := m.nextDrop(shown, false)
 		if victim < 0 {
@@ -82,8 +83,14 @@ func (m planner[T]) fitShort(out []slot) bool {
 	return false
 }
 
-// gutterWidth is the cursor/changed glyph column.
-const gutterWidth = 1
+// gutter is the width of the glyph columns left of the cells: the
+// cursor/changed glyph, and the mark while any row is marked.
+func (m *Model[T]) gutter() int {
+	if len(m.marks) > 0 {
+		return 2
+	}
+	return 1
+}
 
 // needed is the width of the shown columns at their minimum, each with the
 // space before it.

@@ -37,7 +37,7 @@ func Pad(s string, w int, right bool, ellipsis string) string {
 // HeaderView is the column-header line.
 func (m *Model[T]) HeaderView() string {
 	var b strings.Builder
-	b.WriteString(" ")
+	b.WriteString(strings.Repeat(" ", m.gutter()))
 	for _, s := range m.layout {
 		c := m.cols[s.col]
 		b.WriteString(" ")
@@ -76,6 +76,13 @@ func (m *Model[T]) row(id string, selected, atCursor bool) string {
 	case c.changed:
 		gutter = m.styles.ChangedGlyph
 	}
+	if len(m.marks) > 0 {
+		mark := " "
+		if m.marks[id] {
+			mark = m.styles.MarkGlyph
+		}
+		gutter += mark
+	}
 	if selected {
 		return m.styles.Selected.Render(gutter + c.plain)
 	}
@@ -109,7 +116,7 @@ func (m *Model[T]) render(r T, changed bool) (string, string) {
 	if changed {
 		rowStyle, hasRow = m.styles.Changed, true
 	}
-	used := gutterWidth
+	used := m.gutter()
 	for _, s := range m.layout {
 		c := m.cols[s.col]
 		text := " " + Pad(c.Cell(r), s.width, c.Right, m.styles.Ellipsis)
@@ -132,8 +139,8 @@ func (m *Model[T]) render(r T, changed bool) (string, string) {
 	}
 	p, s := plain.String(), styled.String()
 	if used > m.width {
-		p = ansi.Truncate(p, m.width-gutterWidth, "")
-		s = ansi.Truncate(s, m.width-gutterWidth, "")
+		p = ansi.Truncate(p, m.width-m.gutter(), "")
+		s = ansi.Truncate(s, m.width-m.gutter(), "")
 	}
 	return p, s
 }

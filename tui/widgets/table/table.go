@@ -50,7 +50,10 @@ type Column[T any] struct {
 type Styles struct {
 	Header, Selected, Changed lipgloss.Style
 	Cursor, ChangedGlyph      string
-	Ellipsis                  string
+	// MarkGlyph shows a marked row, in a second gutter column drawn only
+	// while any row is marked.
+	MarkGlyph string
+	Ellipsis  string
 }
 
 // Model is a table of T keyed by ID.
@@ -76,6 +79,10 @@ type Model[T any] struct {
 	idx    int
 	offset int
 
+	// marks is the marked rows' IDs (TUI.md §9): kept across filters and
+	// sorts, dropped with their rows.
+	marks map[string]bool
+
 	width, height int
 	layout        []slot
 	layoutVer     uint64
@@ -89,6 +96,7 @@ func New[T any](id func(T) string, cols []Column[T], styles Styles) *Model[T] {
 		id: id, cols: cols, styles: styles,
 		items: make(map[string]T), ver: make(map[string]uint64),
 		cache: make(map[string]cachedRow), widest: make(map[int]int),
+		marks: make(map[string]bool),
 	}
 }
 
@@ -103,6 +111,11 @@ func (m *Model[T]) SetRows(rows []T) {
 		id := m.id(r)
 		m.items[id] = r
 		m.ver[id]++
+	}
+	for id := range m.marks {
+		if _, ok := m.items[id]; !ok {
+			m.dropMarks(id)
+		}
 	}
 	m.measure(rows)
 	m.rebuild()
@@ -198,9 +211,11 @@ func (m *Model[T]) Remove(ids ...string) {
 			delete(m.ver, id)
 			delete(m.cache, id)
 		}
+		m.dropMarks(ids...)
 		m.rebuild()
 		return
 	}
+	defer m.dropMarks(ids...)
 	for _, id := range ids {
 		old, ok := m.items[id]
 		if !ok {
