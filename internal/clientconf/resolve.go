@@ -62,7 +62,7 @@ type UnknownContextError struct {
 }
 
 func (e *UnknownContextError) Error() string {
-	known := "it defines none"
+	known := "which defines none"
 	if len(e.Known) > 0 {
 		known = "known: " + strings.Join(e.Known, ", ")
 	}
@@ -70,7 +70,11 @@ func (e *UnknownContextError) Error() string {
 	if where == "" {
 		where = "(none)"
 	}
-	return fmt.Sprintf("no context %q (from %s) in config %s; %s", e.Name, e.From, where, known)
+	sep := "; "
+	if len(e.Known) == 0 {
+		sep = ", "
+	}
+	return fmt.Sprintf("no context %q (from %s) in config %s%s%s", e.Name, e.From, where, sep, known)
 }
 
 func (in Input) withDefaults() Input {

@@ -186,7 +186,7 @@ func TestResolveErrors(t *testing.T) {
 		t.Parallel()
 		_, err := clientconf.Resolve(t.Context(), clientconf.Input{File: &clientconf.File{Path: "/c.yaml"}, Context: "qa",
 			Getenv: func(string) string { return "" }})
-		require.EqualError(t, err, `no context "qa" (from flag --context) in config /c.yaml; it defines none`)
+		require.EqualError(t, err, `no context "qa" (from flag --context) in config /c.yaml, which defines none`)
 	})
 	for name, tc := range map[string]struct {
 		yaml, source, want string
