@@ -1,34 +1,33 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/clientconf"
 )
 
 // cli holds what every client command shares: where the server is, the
 // token, the output format and the streams.
 type cli struct {
-	server string
-	token  string
-	output string // table, json or name; "" until resolved
-	quiet  bool
+	server  string
+	token   string
+	context string // --context: a context of the client config file
+	output  string // table, json or name; "" until resolved
+	quiet   bool
 
 	stdout, stderr io.Writer
 }
 
 // newClientCommands returns the client commands of ARCHITECTURE §8, which
-// share the --server, --token, -o and --quiet flags.
+// share the --server, --token, --context, -o and --quiet flags, and the
+// config command, which shares -o and --quiet.
 func newClientCommands() []*cobra.Command {
 	// Streams are bound when a command runs; a shell completion runs none,
 	// and says nothing on stderr.
@@ -39,12 +38,14 @@ func newClientCommands() []*cobra.Command {
 		f := cmd.PersistentFlags()
 		f.StringVar(&c.server, "server", "", "server URL (env CAIRN_URL; else the config file 'cairn dev' writes)")
 		f.StringVar(&c.token, "token", "", "bearer token; visible to other users in ps, prefer env CAIRN_TOKEN")
+		f.StringVar(&c.context, "context", "", "a context of the client config file: its server and token (env CAIRN_CONTEXT)")
 		f.StringVarP(&c.output, "output", "o", "", "output format: table, json or name (default table on a terminal, else json)")
 		f.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or messages on stderr")
 		cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return c.prepare(cmd) }
 		cmd.SetFlagErrorFunc(flagUsage)
+		_ = cmd.RegisterFlagCompletionFunc("context", completeContexts) // fails only for a flag that does not exist
 	}
-	return cmds
+	return append(cmds, newConfigCommand(c))
 }
 
 // prepare resolves the output format and binds the command's streams.
@@ -63,86 +64,50 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	return nil
 }
 
-// clientConfig is the part of the client config file (written by
-// 'cairn dev', shared with cairn-tui) that the CLI reads.
-type clientConfig struct {
-	Server    string `yaml:"server"`
-	Token     string `yaml:"token"`
-	TokenFile string `yaml:"token_file"`
-
-	tokenFrom string // the file the token was read from
-}
-
-// clientConfigPath is $XDG_CONFIG_HOME/cairn/config.yaml, or
-// ~/.config/cairn/config.yaml.
-func clientConfigPath() (string, error) {
-	base := os.Getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(home, ".config")
-	}
-	return filepath.Join(base, "cairn", "config.yaml"), nil
-}
-
-// readClientConfig reads the config file; an absent one is empty.
-func readClientConfig() (clientConfig, error) {
-	var cfg clientConfig
-	path, err := clientConfigPath()
-	if err != nil {
-		return cfg, nil //nolint:nilerr // no home directory: no file to read
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
-	}
-	if err != nil {
-		return cfg, err
-	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
-	}
-	cfg.tokenFrom = path
-	if cfg.Token == "" && cfg.TokenFile != "" {
-		b, err := os.ReadFile(cfg.TokenFile)
-		if err != nil {
-			return cfg, fmt.Errorf("%s: token_file: %w", path, err)
-		}
-		cfg.Token, cfg.tokenFrom = strings.TrimSpace(string(b)), cfg.TokenFile
-	}
-	return cfg, nil
-}
-
-// client builds the API client. Each setting comes from its flag, else its
-// environment variable, else the config file; the file's token is only
-// ever sent to the file's server.
+// client builds the API client, its server and token resolved by
+// clientconf (flags, --context or CAIRN_CONTEXT, CAIRN_URL and
+// CAIRN_TOKEN, the file's current-context, its top level). A problem with
+// the config — an unknown context, a token source that gives nothing —
+// exits 2 and names the context.
 func (c *cli) client() (*client.Client, error) {
-	cfg, err := readClientConfig()
+	r, err := c.endpoint(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	server := firstOf(c.server, os.Getenv("CAIRN_URL"), cfg.Server)
-	if server == "" {
+	if r.Server == "" {
 		return nil, usagef("no server: pass --server, set CAIRN_URL, or run 'cairn dev'")
 	}
-	token := firstOf(c.token, os.Getenv("CAIRN_TOKEN"))
-	if token == "" && strings.TrimRight(cfg.Server, "/") == strings.TrimRight(server, "/") {
-		token = cfg.Token
-		if token != "" {
-			c.warnIfShared(cfg.tokenFrom)
-		}
+	if r.TokenPath != "" {
+		c.warnIfShared(r.TokenPath)
 	}
 	if c.token != "" && !c.quiet {
 		fmt.Fprintln(c.stderr, "warning: a token on the command line is visible to other users; prefer CAIRN_TOKEN")
 	}
-	cl, err := client.New(server, client.WithToken(token), client.WithUserAgent("cairn-cli/"+version))
+	cl, err := client.New(r.Server, client.WithToken(r.Token), client.WithUserAgent("cairn-cli/"+version))
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	return cl, nil
 }
+
+// endpoint resolves the server and token from the flags, the environment
+// and the client config file.
+func (c *cli) endpoint(ctx context.Context) (clientconf.Result, error) {
+	f, err := clientconf.Read(clientConfigPath())
+	if err != nil {
+		return clientconf.Result{}, &usageError{err}
+	}
+	r, err := clientconf.Resolve(ctx, clientconf.Input{File: f, Server: c.server, Token: c.token, Context: c.context})
+	if err != nil {
+		return clientconf.Result{}, &usageError{err}
+	}
+	return r, nil
+}
+
+// clientConfigPath is the file 'cairn dev' writes and cairn-tui reads:
+// $XDG_CONFIG_HOME/cairn/config.yaml, or ~/.config/cairn/config.yaml; ""
+// without a home.
+func clientConfigPath() string { return clientconf.DefaultPath(os.Getenv) }
 
 // warnIfShared warns when the file holding the token is readable by
 // others.

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/clientconf"
 	"github.com/cairn-dev/cairn/internal/stack"
 	"github.com/cairn-dev/cairn/server"
 )
@@ -136,7 +137,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	}
 	defer srv.Close()
 	url := "http://" + srv.APIAddr()
-	clientCfg, err := writeClientConfig(url, token)
+	clientCfg, ctxName, err := writeClientConfig(url, dir, token)
 	if err != nil {
 		return err
 	}
@@ -146,9 +147,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	fmt.Fprintf(out, "  server     %s\n", url)
 	fmt.Fprintf(out, "  metrics    http://%s%s\n", srv.MetricsAddr(), cfg.Metrics.MetricsEndpoint)
 	if token != "" {
-		fmt.Fprintf(out, "  token      %s (every scope; in the client config)\n", token)
+		fmt.Fprintf(out, "  token      %s (every scope; in %s)\n", token, devTokenPath(dir))
 	}
-	fmt.Fprintf(out, "  client config written to %s\n", clientCfg)
+	fmt.Fprintf(out, "  context    %s, now current in %s\n", ctxName, clientCfg)
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	return srv.Serve(ctx)
 }
@@ -263,7 +264,7 @@ func sidecarBinary(ctx context.Context, dir string) (string, error) {
 // devToken returns the stack's admin token, made once and kept in the
 // state dir so that a restart keeps it.
 func devToken(dir string) (string, error) {
-	path := filepath.Join(dir, "dev-token")
+	path := devTokenPath(dir)
 	if b, err := os.ReadFile(path); err == nil {
 		return strings.TrimSpace(string(b)), nil
 	}
@@ -274,21 +275,30 @@ func devToken(dir string) (string, error) {
 	return token, os.WriteFile(path, []byte(token+"\n"), 0o600)
 }
 
-// writeClientConfig records the server address and token where the CLI and
-// TUI look for them.
-func writeClientConfig(url, token string) (string, error) {
-	path, err := clientConfigPath()
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	content := "# written by 'cairn dev'\nserver: " + url + "\n"
+// devTokenPath is the file in the state dir that holds the stack's admin
+// token; the stack's context reads it from there.
+func devTokenPath(dir string) string { return filepath.Join(dir, "dev-token") }
+
+// writeClientConfig records the stack in the client config file, where the
+// CLI and TUI look: a context named after the state dir (/tmp/stack-b is
+// stack-b), with the server and the state dir's token file, made current,
+// so that a plain 'cairn ws list' or 'cairn-tui' reaches this stack. The
+// rest of the file is kept. The top-level server and token an older
+// 'cairn dev' wrote go, but only when they are this stack's own. It
+// returns the file and the context's name.
+func writeClientConfig(url, dir, token string) (string, string, error) {
+	path := clientConfigPath()
+	ctx := clientconf.Context{Name: clientconf.NameFor(filepath.Base(dir)), Server: url}
 	if token != "" {
-		content += "token: " + token + "\n"
+		ctx.TokenFile = devTokenPath(dir)
 	}
-	return path, os.WriteFile(path, []byte(content), 0o600)
+	if err := clientconf.SaveContext(path, ctx, true); err != nil {
+		return "", "", err
+	}
+	if _, err := clientconf.DropLegacy(path, url, token); err != nil {
+		return "", "", err
+	}
+	return path, ctx.Name, nil
 }
 
 func fileExists(p string) bool {
