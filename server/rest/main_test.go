@@ -321,6 +321,9 @@ func (b *testBundle) audit(t testing.TB, workspaceID string) []auditEvent {
 		require.Len(t, ev.ID, 26, "audit IDs are ULIDs")
 		require.True(t, same, "audit rows have updated_at = created_at")
 		require.Nil(t, ev.Actor, "no actor without authentication")
+		rid, _ := ev.Metadata["request_id"].(string)
+		require.NotEmpty(t, rid, "a mutation through a request records its request ID")
+		delete(ev.Metadata, "request_id") // the callers compare the per-type fields
 		list = append(list, ev)
 	}
 	require.NoError(t, rows.Err())

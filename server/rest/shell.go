@@ -71,6 +71,7 @@ func (a *API) openShell(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
 	w.Header().Set(a.cfg.RequestIDHeader, id)
+	r = r.WithContext(cairn.WithRequestID(r.Context(), id)) // the shell's audit rows carry it
 	status := a.shellHandshake(w, r, id)
 	a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
 		"status", status, "request_id", id, "duration", time.Since(start))
