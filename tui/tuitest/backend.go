@@ -61,6 +61,8 @@ type Backend struct {
 	ShellFunc      func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	SweepFunc      func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
+	KillShellFunc  func(ctx context.Context, id string) error
+	AuditFunc      func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 }
 
 var (

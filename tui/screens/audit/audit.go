@@ -323,3 +323,7 @@ func (s *Screen) Scopes() []store.Scope { return []store.Scope{store.Workspaces(
 
 // DetailFocused reports whether the detail pane has the focus.
 func (s *Screen) DetailFocused() bool { return s.list.DetailFocused() }
+
+// Revisit is the screen on top again: it lists from the top, keeping the
+// cursor's event, since rows may have been added while it was covered.
+func (s *Screen) Revisit() tea.Cmd { return s.Refresh() }

@@ -302,3 +302,7 @@ func ShortID(id string) string {
 	}
 	return termkit.Sanitize(id)
 }
+
+// Revisit is the screen on top again (the one above it popped): its
+// refresh loop, stopped while covered, starts anew.
+func (s *Screen) Revisit() tea.Cmd { return s.Init() }
