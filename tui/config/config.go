@@ -1,8 +1,9 @@
 // Package config resolves cairn-tui's settings from flags, environment, the
 // shared client config file and defaults, in that order of precedence per
-// key, and records where each value came from (TUI.md §6). The top-level
-// server and token keys are the ones the cairn CLI reads and `cairn dev`
-// writes. It imports no Charm library.
+// key, and records where each value came from (TUI.md §6). The server,
+// the token and the contexts are the ones the cairn CLI reads and `cairn
+// dev` writes, resolved by internal/clientconf for both. It imports no
+// Charm library.
 package config
 
 import (
@@ -14,6 +15,12 @@ import (
 type Config struct {
 	Server string
 	Token  string // never printed or logged
+	// Context is the config file's context in use ("" for none): chosen by
+	// --context or CAIRN_CONTEXT, or the file's current-context when it gave
+	// the server. Contexts are the file's, in file order; OpenContext
+	// switches to one.
+	Context  string
+	Contexts []string
 
 	Theme       string // auto | dark | light | high-contrast
 	Color       string // auto | never
@@ -55,6 +62,7 @@ type Config struct {
 	Warnings []string
 
 	locale string // LC_ALL, LC_CTYPE or LANG, for glyphs: auto
+	input  Input  // what Load read, for OpenContext
 }
 
 // Defaults returns the built-in values.

@@ -8,9 +8,12 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn/internal/clientconf"
 )
 
 type fileValues struct {
+	shared    *clientconf.File // server, token and contexts, which the CLI shares
 	values    map[string]sourced
 	mimeAllow []string
 	keys      map[string][]string
@@ -21,13 +24,19 @@ type fileValues struct {
 // readConfigFile reads the shared client config. A missing default file is
 // no error; a missing explicit one is.
 func readConfigFile(path string, explicit bool, in Input) (fileValues, error) {
-	out := fileValues{values: make(map[string]sourced)}
+	out := fileValues{values: make(map[string]sourced), shared: &clientconf.File{Path: path}}
+	if path == "" {
+		return out, nil
+	}
 	data, err := in.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return out, nil
 	}
 	if err != nil {
 		return out, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if out.shared, err = clientconf.Parse(path, data); err != nil {
+		return out, err
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -42,10 +51,19 @@ func readConfigFile(path string, explicit bool, in Input) (fileValues, error) {
 	if err := out.walk("", doc, src, known); err != nil {
 		return out, err
 	}
-	if _, ok := out.values["token"]; ok {
+	if out.shared.Token != "" {
 		warnPermissions(path, in, &out.warnings)
 	}
 	return out, nil
+}
+
+// sharedKey reports a top-level key clientconf reads.
+func sharedKey(key string) bool {
+	switch key {
+	case "server", "token", "token_file", "current-context", "contexts":
+		return true
+	}
+	return false
 }
 
 // walk flattens the document into dotted keys. Lists are allowed only for
@@ -66,6 +84,9 @@ func (f *fileValues) walk(prefix string, node map[string]any, src string, known 
 }
 
 func (f *fileValues) value(key string, v any, src string, known map[string]bool) error {
+	if sharedKey(key) {
+		return nil // clientconf's: f.shared
+	}
 	switch key {
 	case "tui.keys":
 		return f.keyMap(v, src)

@@ -1,14 +1,16 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/clientconf"
 )
 
 // ErrNoServer is returned when no source names a server.
@@ -54,10 +56,13 @@ func (in Input) withDefaults() Input {
 type sourced struct{ value, source string }
 
 // Load resolves the configuration: flags > environment > file > defaults,
-// per key. A flag error is returned as is (flag.ErrHelp for -h).
+// per key; the server and token through clientconf, whose order adds the
+// contexts (--context, CAIRN_CONTEXT, the file's current-context). A flag
+// error is returned as is (flag.ErrHelp for -h).
 func Load(in Input) (*Config, error) {
 	in = in.withDefaults()
 	c := Defaults()
+	c.input = in
 	c.locale = firstSet(in.Getenv("LC_ALL"), in.Getenv("LC_CTYPE"), in.Getenv("LANG"))
 	fl, err := parseFlags(in.Args)
 	if err != nil {
@@ -76,15 +81,48 @@ func Load(in Input) (*Config, error) {
 	}
 	c.applyLists(file)
 	for _, layer := range []map[string]sourced{file.values, envValues(in.Getenv), fl.values} {
-		if err := c.apply(layer, in); err != nil {
+		if err := c.apply(layer); err != nil {
 			return nil, err
 		}
 	}
-	c.keepFileTokenForFileServer(file.values)
+	if err := c.applyEndpoint(file.shared, fl.endpoint, in); err != nil {
+		return nil, err
+	}
 	if c.Server == "" && !c.PrintConfig && !c.Version {
 		return nil, ErrNoServer
 	}
 	return &c, nil
+}
+
+// applyEndpoint sets the server, the token and the context as clientconf
+// resolves them, each with its source.
+func (c *Config) applyEndpoint(file *clientconf.File, flags clientconf.Input, in Input) error {
+	flags.File, flags.Getenv, flags.ReadFile = file, in.Getenv, in.ReadFile
+	r, err := clientconf.Resolve(context.Background(), flags)
+	if err != nil {
+		return err
+	}
+	c.Contexts = file.Names()
+	if len(c.Contexts) > 0 {
+		c.Sources["contexts"] = "file " + file.Path
+	}
+	if r.Server != "" {
+		if err := setServer(&c.Server, r.Server); err != nil {
+			return &InvalidError{Key: "server", Value: r.Server, Source: r.ServerFrom, Err: err}
+		}
+		c.Sources["server"] = r.ServerFrom
+	}
+	if r.Token != "" {
+		c.Token, c.Sources["token"] = r.Token, r.TokenFrom
+	}
+	if r.Context != "" {
+		c.Context, c.Sources["context"] = r.Context, r.ContextFrom
+	}
+	// The config file's own literal token was warned about when it was read.
+	if r.TokenPath != "" && r.TokenPath != file.Path {
+		warnPermissions(r.TokenPath, in, &c.Warnings)
+	}
+	return nil
 }
 
 // applyLists takes the file's lists, which only the file can set:
@@ -97,23 +135,6 @@ func (c *Config) applyLists(file fileValues) {
 	c.Keys = file.keys
 	for id := range file.keys {
 		c.Sources["tui.keys."+id] = file.source
-	}
-}
-
-// keepFileTokenForFileServer drops a token that came from the file when
-// the server did not: as the CLI does, the file's token only ever goes to
-// the file's server.
-func (c *Config) keepFileTokenForFileServer(file map[string]sourced) {
-	if !strings.HasPrefix(c.Sources["token"], "file ") {
-		return
-	}
-	fileServer := ""
-	if v, ok := file["server"]; ok {
-		_ = setServer(&fileServer, v.value) // an invalid one already failed above
-	}
-	if fileServer != c.Server {
-		c.Token = ""
-		delete(c.Sources, "token")
 	}
 }
 
@@ -132,11 +153,7 @@ func configPath(flagPath string, getenv func(string) string) (string, bool) {
 	if p := firstSet(flagPath, getenv("CAIRN_TUI_CONFIG")); p != "" {
 		return p, true
 	}
-	base := getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		base = filepath.Join(getenv("HOME"), ".config")
-	}
-	return filepath.Join(base, "cairn", "config.yaml"), false
+	return clientconf.DefaultPath(getenv), false
 }
 
 func envValues(getenv func(string) string) map[string]sourced {
@@ -155,21 +172,11 @@ func envValues(getenv func(string) string) map[string]sourced {
 	return out
 }
 
-// apply sets every key present in layer, in settings order: token_file
-// before token, so an explicit token of the same layer wins.
-func (c *Config) apply(layer map[string]sourced, in Input) error {
+// apply sets every key present in layer, in settings order.
+func (c *Config) apply(layer map[string]sourced) error {
 	for _, s := range settings() {
 		v, ok := layer[s.key]
 		if !ok {
-			continue
-		}
-		if s.key == "token_file" {
-			tok, err := readTokenFile(v, in, &c.Warnings)
-			if err != nil {
-				return err
-			}
-			c.Token = tok
-			c.Sources["token"] = v.source + " (token_file)"
 			continue
 		}
 		if err := s.set(c, v.value); err != nil {
@@ -178,15 +185,6 @@ func (c *Config) apply(layer map[string]sourced, in Input) error {
 		c.Sources[s.key] = v.source
 	}
 	return nil
-}
-
-func readTokenFile(v sourced, in Input, warnings *[]string) (string, error) {
-	b, err := in.ReadFile(v.value)
-	if err != nil {
-		return "", &InvalidError{Key: "token_file", Value: v.value, Source: v.source, Err: err}
-	}
-	warnPermissions(v.value, in, warnings)
-	return strings.TrimSpace(string(b)), nil
 }
 
 // warnPermissions warns about a token-holding file others can read.
@@ -199,6 +197,7 @@ func warnPermissions(path string, in Input, warnings *[]string) {
 
 type flags struct {
 	values         map[string]sourced
+	endpoint       clientconf.Input // --server, --token, --token-file, --context
 	config         string
 	print, version bool
 }
@@ -212,10 +211,10 @@ func FlagUsage() string {
 	return b.String()
 }
 
-// flagKeys maps a flag to the key it sets and, for booleans, the value.
+// flagKeys maps a tui.* flag to the key it sets and, for booleans, the
+// value.
 func flagKeys() map[string]struct{ key, value string } {
 	return map[string]struct{ key, value string }{
-		"server": {"server", ""}, "token": {"token", ""}, "token-file": {"token_file", ""},
 		"theme": {"tui.theme", ""}, "glyphs": {"tui.glyphs", ""}, "events": {"tui.events.mode", ""},
 		"debug-log": {"tui.debug_log", ""},
 		"read-only": {"tui.read_only", "true"}, "no-color": {"tui.color", "never"},
@@ -229,6 +228,7 @@ func newFlagSet() (*flag.FlagSet, map[string]*string) {
 		"server":     fs.String("server", "", "cairn server URL (or CAIRN_URL)"),
 		"token":      fs.String("token", "", "bearer token; visible to others in ps — prefer CAIRN_TOKEN or token_file"),
 		"token-file": fs.String("token-file", "", "file holding the bearer token"),
+		"context":    fs.String("context", "", "a context of the config file: its server and token (or CAIRN_CONTEXT)"),
 		"theme":      fs.String("theme", "", "auto, dark, light or high-contrast"),
 		"glyphs":     fs.String("glyphs", "", "auto, unicode or ascii"),
 		"events":     fs.String("events", "", "live updates: ws, poll or off"),
@@ -260,6 +260,14 @@ func parseFlags(args []string) (flags, error) {
 			out.print = f.Value.String() == "true"
 		case "version":
 			out.version = f.Value.String() == "true"
+		case "server":
+			out.endpoint.Server = f.Value.String()
+		case "token":
+			out.endpoint.Token = f.Value.String()
+		case "token-file":
+			out.endpoint.TokenFile = f.Value.String()
+		case "context":
+			out.endpoint.Context = f.Value.String()
 		default:
 			k := keys[f.Name]
 			v := f.Value.String()

@@ -48,8 +48,13 @@ func (c *Config) rows() [][2]string {
 	if c.Token != "" {
 		token = "(set, redacted)"
 	}
+	context := c.Context
+	if context == "" {
+		context = "(none)"
+	}
 	return [][2]string{
 		{"server", c.Server}, {"token", token},
+		{"context", context}, {"contexts", "[" + strings.Join(c.Contexts, ", ") + "]"},
 		{"tui.theme", c.Theme}, {"tui.color", c.Color}, {"tui.glyphs", c.Glyphs},
 		{"tui.read_only", fmt.Sprint(c.ReadOnly)}, {"tui.confirm_quit", fmt.Sprint(c.ConfirmQuit)},
 		{"tui.highlight", c.Highlight.String()},

@@ -12,8 +12,9 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// setting is one scalar key: its file path, its environment variable and
-// how a string value sets it.
+// setting is one scalar tui.* key: its file path, its environment
+// variable and how a string value sets it. The server, the token and the
+// contexts are clientconf's (applyEndpoint).
 type setting struct {
 	key string // dotted path in the file: "server", "tui.events.mode"
 	env string
@@ -22,9 +23,6 @@ type setting struct {
 
 func settings() []setting {
 	return []setting{
-		{"server", "CAIRN_URL", func(c *Config, v string) error { return setServer(&c.Server, v) }},
-		{"token_file", "", nil}, // read by Load: it names a file
-		{"token", "CAIRN_TOKEN", func(c *Config, v string) error { c.Token = strings.TrimSpace(v); return nil }},
 		tui("theme", oneOf(func(c *Config) *string { return &c.Theme }, "auto", "dark", "light", "high-contrast")),
 		tui("color", oneOf(func(c *Config) *string { return &c.Color }, "auto", "never")),
 		tui("glyphs", oneOf(func(c *Config) *string { return &c.Glyphs }, "auto", "unicode", "ascii")),
