@@ -22,8 +22,9 @@ fail() { echo "smoke: FAIL: $*" >&2; "$root/scripts/down.sh" >/dev/null 2>&1 || 
 "$root/scripts/down.sh" >/dev/null 2>&1 || true
 "$root/scripts/up.sh" >/dev/null
 pid=$(cat "$CAIRN_STATE/dev.pid")
-token=$(sed -n 's/^token: //p' "$XDG_CONFIG_HOME/cairn/config.yaml")
-[ -n "$token" ] || fail "no token in the client config"
+token=$(cat "$CAIRN_STATE/dev/dev-token")
+[ -n "$token" ] || fail "no token in the stack's state dir"
+grep -qx 'current-context: dev' "$XDG_CONFIG_HOME/cairn/config.yaml" || fail "cairn dev did not make its context current"
 auth="Authorization: Bearer $token"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/workspaces")" = 401 ] || fail "an anonymous request was served"
 

@@ -29,6 +29,7 @@ type Backend interface {
 	cairn.VolumeTransferService
 	cairn.FileService
 	cairn.MaintenanceService
+	cairn.AuditService
 	Transfers
 	Shells
 }
@@ -58,6 +59,7 @@ type Transfers interface {
 type Shells interface {
 	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)
+	KillShell(ctx context.Context, id string) error
 }
 
 // Clipboard puts text on the operator's clipboard.
@@ -83,6 +85,9 @@ type Options struct {
 	// ShellCommand builds what tea.Exec runs for a shell; defaults to
 	// ptyshell's Terminal (tests choose how the shell ends).
 	ShellCommand shell.Factory
+	// Connect opens another context of the config file (:ctx); nil when
+	// there is no file to read contexts from.
+	Connect Connector
 }
 
 // osc52 copies with one OSC 52 sequence written to the terminal, as glow

@@ -20,7 +20,7 @@ func (m *Model) openFiles(wsID string) tea.Cmd {
 
 // listFiles runs a files pane's request for one page of a directory.
 func (m *Model) listFiles(r files.ListMsg) tea.Cmd {
-	b, ctx := m.backend, m.ctx
+	b, ctx := m.backend, m.connCtx
 	return func() tea.Msg {
 		l, err := b.ListFiles(ctx, r.WorkspaceID, cairn.FileListParams{Path: r.Path, Limit: files.PageSize, After: r.After})
 		return files.PageMsg{Screen: r.Screen, Req: r.Req, After: r.After, Listing: l, Err: err}

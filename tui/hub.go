@@ -14,6 +14,9 @@ import (
 // it re-arms the hub wait.
 func (m *Model) onHub(b live.Batch) tea.Cmd {
 	m.sh.now = b.At
+	if b.Epoch != m.epoch {
+		b.Events, b.Resync, b.Conn = nil, nil, nil // the previous context's
+	}
 	cmd := m.feed.Batch(b)
 	if len(b.Progress) > 0 {
 		m.xfer.Samples(b.Progress)

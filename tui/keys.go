@@ -112,8 +112,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		return m.stack.ToTop(common.BackMsg{})
 	case keys.QuitOrBack:
 		if m.stack.Depth() > 1 {
-			m.stack.Pop(m.stack.Depth() - 1)
-			return nil
+			return m.stack.Pop(m.stack.Depth() - 1)
 		}
 		return m.quit()
 	case keys.Quit:
@@ -121,7 +120,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Refresh:
 		return tea.Batch(m.feed.Refresh(), m.stack.ToTop(common.RefreshMsg{}))
 	case keys.Jump1:
-		m.stack.Pop(1)
+		return m.stack.Pop(1)
 	case keys.Jump2:
 		if ws := m.stack.JumpArtifacts(); ws != "" {
 			return m.openArtifacts(ws)
@@ -130,6 +129,8 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		m.stack.OpenTransfers()
 	case keys.Suspend:
 		return tea.Suspend
+	case keys.Palette:
+		m.openPalette()
 	}
 	return nil
 }
@@ -195,7 +196,7 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 func (m *Model) navigate(n common.NavMsg) tea.Cmd {
 	switch {
 	case n.Kind == common.NavPop:
-		m.stack.Pop(m.stack.Depth() - 1)
+		return m.stack.Pop(m.stack.Depth() - 1)
 	case n.WorkspaceID != "":
 		return m.openArtifacts(n.WorkspaceID)
 	}

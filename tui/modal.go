@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
+	"github.com/cairn-dev/cairn/tui/widgets/palette"
 )
 
 // helpModal lists the bindings: global, navigation, this screen (ctx),
@@ -51,9 +52,10 @@ func (m *Model) globalKeys() []keys.State {
 type modalOwner uint8
 
 const (
-	ownedByFlow modalOwner = iota // an action's confirmation or form
-	ownedByRoot                   // help, the messages log
-	ownedByQuit                   // the quit confirmation
+	ownedByFlow    modalOwner = iota // an action's confirmation or form
+	ownedByRoot                      // help, the messages log
+	ownedByQuit                      // the quit confirmation
+	ownedByPalette                   // the command palette
 )
 
 // openModal puts md in the slot, sized to the body.
@@ -74,6 +76,12 @@ func (m *Model) settleModal() tea.Cmd {
 	switch m.owner {
 	case ownedByRoot:
 		m.closeModal()
+		return nil
+	case ownedByPalette:
+		m.closeModal()
+		if c, args, ok := palette.Invocation(res); ok {
+			return m.runCommand(c, args)
+		}
 		return nil
 	case ownedByQuit:
 		m.closeModal()

@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/transfer"
+	"github.com/cairn-dev/cairn/tui/widgets/palette"
 )
 
 // Model is the root model (TUI.md §4.2). It routes: keys by mode, each
@@ -47,6 +48,16 @@ type Model struct {
 	// armHub returns the hub wait; tests replace it.
 	armHub func() tea.Cmd
 
+	// The server connection: its lifetime (cancelled on a context
+	// switch), where its replies start (older ones are another server's)
+	// and the hub epoch its events carry; connect opens another context.
+	connCtx      context.Context
+	connCancel   context.CancelFunc
+	connSince    int
+	epoch        int
+	connect      Connector
+	shellFactory shell.Factory
+
 	stack *nav.Stack
 	modal common.Modal
 	owner modalOwner
@@ -59,6 +70,8 @@ type Model struct {
 	notes *notice.Board
 
 	trayRows int // the tray's height in this window
+	// history is the command palette's, across openings.
+	history *palette.History
 
 	width, height  int
 	tick           ticker
@@ -77,26 +90,18 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	now := o.Clock()
 	m := &Model{
-		backend: o.Backend, clip: o.Clipboard, clock: o.Clock,
+		clip: o.Clipboard, clock: o.Clock,
 		ctx: ctx, cancel: cancel,
-		sh: newShared(o.Config.CacheMaxArtifacts, now),
+		sh: newShared(o.Config.CacheMaxArtifacts, o.Clock()),
 	}
-	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, Data: m.sh, After: o.After}
+	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
-	m.pump = live.NewPump(o.Backend, m.hub, o.Clock)
 	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
-	m.ops = ops.NewRunner(ctx, o.Backend)
-	m.act = action.New(ctx, m.c, flowHost{m}, m.ops, o.Backend, m.sh.st)
-	m.sh.pending = m.ops.Pending
-	m.sh.transfers = m.xfer.All
-	m.feed = feed.New(ctx, m.c, feedHost{m}, o.Backend, m.pump, m.sh.st, o.Clock)
-	m.sh.feed = m.feed
 	m.armHub = m.waitHub
-	m.shell = shell.NewHandover(ctx, m.c, shellHost{m}, o.Backend, o.ShellCommand)
-	m.sh.shellBlocked = m.shell.Blocked
-	m.stack = nav.New(m.c, m.sh.st)
+	m.history = palette.NewHistory(100)
+	m.shellFactory, m.connect = o.ShellCommand, o.Connect
+	m.attach(o.Backend)
 	m.notes = notice.New(m.c, func() time.Time { return m.sh.Now() }, m.wsName)
 	m.notes.Warnings(o.Config.Warnings)
 	return m, nil
@@ -141,12 +146,20 @@ func withDefaults(o Options) (Options, error) {
 // first list at once).
 func (m *Model) Init() tea.Cmd {
 	if m.c.Config.EventsMode != "ws" {
+		return m.start()
+	}
+	return tea.Batch(m.armHub(), m.start())
+}
+
+// start begins the connection's data: the pump and the hello wait, or
+// without events the first list at once.
+func (m *Model) start() tea.Cmd {
+	if m.c.Config.EventsMode != "ws" {
 		return func() tea.Msg { return feed.StartMsg{} }
 	}
-	pump, ctx := m.pump, m.ctx
+	pump, ctx := m.pump, m.connCtx
 	return tea.Batch(
 		func() tea.Msg { pump.Start(ctx); return nil },
-		m.armHub(),
 		m.c.After(1500*time.Millisecond, func() tea.Msg { return feed.HelloTimeoutMsg{} }),
 	)
 }
@@ -157,6 +170,7 @@ func (m *Model) Init() tea.Cmd {
 // to call twice.
 func (m *Model) Close() {
 	m.cancel()
+	m.connCancel()
 	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
 	m.xfer.Close(time.Until(deadline))

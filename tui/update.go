@@ -4,8 +4,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screens/audit"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
+	"github.com/cairn-dev/cairn/tui/screens/shells"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -24,6 +28,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onKey(msg)
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
+	case tea.MouseMsg:
+		return m.onMouse(msg)
 	case hubMsg:
 		return m.onHub(msg.batch)
 	case tickMsg:
@@ -38,6 +44,20 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.feed.Resync()
 	case quitRequestMsg:
 		return m.quit()
+	case contextOpenedMsg:
+		return m.onContextOpened(msg)
+	case ops.DoneMsg:
+		if msg.Op.ID < m.connSince {
+			return nil // an answer of the previous context's server
+		}
+		cmd, _ := m.act.Update(msg)
+		return cmd
+	case ops.BulkDoneMsg:
+		if msg.ID < m.connSince {
+			return nil
+		}
+		cmd, _ := m.act.Update(msg)
+		return cmd
 	case preview.Msg:
 		m.stack.Preview(msg)
 	case form.CompletedMsg:
@@ -72,6 +92,12 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	case common.NavMsg:
 		return m.navigate(msg)
 	case common.ActionMsg:
+		switch msg.ID {
+		case keys.ShellsOf:
+			return m.openShells(msg.WorkspaceID)
+		case keys.AuditOf:
+			return m.openAudit(msg.WorkspaceID)
+		}
 		return m.act.Do(msg)
 	case common.CopyMsg:
 		return copyCmd(m.ctx, m.clip, msg)
@@ -85,6 +111,12 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.listFiles(msg)
 	case files.PageMsg:
 		return m.stack.Files(msg)
+	case shells.ListMsg:
+		return m.listShells(msg)
+	case shells.KillMsg:
+		return m.act.AskKill(msg.ShellID, msg.WorkspaceID, msg.Label)
+	case audit.ListMsg:
+		return m.listAudit(msg)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:

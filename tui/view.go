@@ -102,6 +102,10 @@ func (m *Model) badges() []header.Badge {
 		out = append(out, header.Badge{Text: "[read-only]", Style: th.Warn})
 	}
 	out = append(out, connBadge(th, m.feed.Conn(), m.sh.now, m.c.Config.PollInterval))
+	if name := m.c.Config.Context; name != "" {
+		// The context names the server the operator acts on: it never goes.
+		out = append(out, header.Badge{Text: "ctx " + termkit.Sanitize(name), Style: th.Bold})
+	}
 	return append(out, header.Badge{Text: serverLabel(m.c.Config.Server), Style: th.Dim, Droppable: true})
 }
 

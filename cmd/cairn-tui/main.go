@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err = tui.Run(ctx, tui.RunOptions{
-		Options:        tui.Options{Config: cfg, Backend: c, Keys: km},
+		Options:        tui.Options{Config: cfg, Backend: c, Keys: km, Connect: connector(cfg)},
 		StdoutTerminal: isTerminal(stdout),
 	})
 	if err != nil {
@@ -65,6 +65,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// connector opens a context of the config file for :ctx: its server and
+// token resolved now (a token command runs), a client over them.
+func connector(cfg *config.Config) tui.Connector {
+	if len(cfg.Contexts) == 0 {
+		return nil
+	}
+	return func(name string) (tui.Backend, string, error) {
+		ep, err := cfg.OpenContext(name)
+		if err != nil {
+			return nil, "", err
+		}
+		c, err := client.New(ep.Server, client.WithToken(ep.Token), client.WithUserAgent("cairn-tui/"+version))
+		if err != nil {
+			return nil, "", err
+		}
+		return c, ep.Server, nil
+	}
 }
 
 func isTerminal(w io.Writer) bool {

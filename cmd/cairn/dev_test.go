@@ -79,9 +79,10 @@ func startDev(t *testing.T, overrides ...string) *devStackProcess {
 	d.waitReady(t)
 	clientCfg, err := os.ReadFile(filepath.Join(d.configDir, "cairn", "config.yaml"))
 	require.NoError(t, err)
-	token := regexp.MustCompile(`(?m)^token: (\S+)$`).FindSubmatch(clientCfg)
-	require.NotNil(t, token, "cairn dev writes its admin token to the client config")
-	d.token = string(token[1])
+	require.Regexp(t, `(?m)^current-context: \S+$`, string(clientCfg), "cairn dev makes its context current")
+	token, err := os.ReadFile(filepath.Join(d.stateDir, "dev-token"))
+	require.NoError(t, err, "the context's token_file")
+	d.token = strings.TrimSpace(string(token))
 	return d
 }
 

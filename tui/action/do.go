@@ -25,6 +25,9 @@ func (act *Flow) Do(a common.ActionMsg) tea.Cmd {
 		act.openModal(dialog.Workspace(act.c.Theme, act.st, "New workspace", nil), intent{kind: intentCreate})
 		return nil
 	}
+	if len(a.Marked) > 0 {
+		return act.bulkAction(a)
+	}
 	if a.ArtifactID != "" {
 		return act.artifactAction(a)
 	}

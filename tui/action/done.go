@@ -62,6 +62,12 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 		return act.opFailed(d.Op, d.Err, 0)
 	}
 	act.closeFormOf(d.Op)
+	ch := act.stored(d)
+	return tea.Batch(act.host.Changed(ch, feed.OriginResync), act.host.Toast(common.LevelOK, ops.DoneText(d)), act.next(d))
+}
+
+// stored puts a successful op's answer into the store.
+func (act *Flow) stored(d ops.DoneMsg) store.Changes {
 	var ch store.Changes
 	switch {
 	case d.WS != nil:
@@ -76,7 +82,18 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 	case d.Op.Kind == ops.DeleteArtifact:
 		ch = act.st.DropArtifact(d.Op.ArtID)
 	}
-	return tea.Batch(act.host.Changed(ch, feed.OriginResync), act.host.Toast(common.LevelOK, ops.DoneText(d)), act.next(d))
+	return ch
+}
+
+// dropGone removes the row a 404 says is gone.
+func (act *Flow) dropGone(o ops.Op, err error) store.Changes {
+	switch cairn.ErrorReason(err) {
+	case cairn.ReasonWorkspaceNotFound:
+		return act.st.DropWorkspace(o.WSID)
+	case cairn.ReasonArtifactNotFound:
+		return act.st.DropArtifact(o.ArtID)
+	}
+	return store.Changes{}
 }
 
 // next starts what follows an op: provisioning after a create, the delete
@@ -105,11 +122,8 @@ func (act *Flow) opFailed(o ops.Op, err error, mounts int) tea.Cmd {
 		act.closeModal()
 	}
 	var cmd tea.Cmd
-	switch cairn.ErrorReason(err) {
-	case cairn.ReasonWorkspaceNotFound:
-		cmd = act.host.Changed(act.st.DropWorkspace(o.WSID), feed.OriginResync)
-	case cairn.ReasonArtifactNotFound:
-		cmd = act.host.Changed(act.st.DropArtifact(o.ArtID), feed.OriginResync)
+	if ch := act.dropGone(o, err); !ch.Empty() {
+		cmd = act.host.Changed(ch, feed.OriginResync)
 	}
 	if o.ThenDelete {
 		sentence = "tear down refused: " + sentence

@@ -60,6 +60,7 @@ type Host interface {
 type Backend interface {
 	ops.Backend
 	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
+	KillShell(ctx context.Context, id string) error
 }
 
 // Flow runs actions.
@@ -89,6 +90,12 @@ func (act *Flow) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return act.onLocalStat(msg), true
 	case transfer.PendingMsg:
 		return act.onPending(msg), true
+	case ops.BulkDoneMsg:
+		return act.onBulkDone(msg), true
+	case bulkDirMsg:
+		return act.onBulkDir(msg), true
+	case shellKilledMsg:
+		return act.onShellKilled(msg), true
 	}
 	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
@@ -37,6 +38,9 @@ const (
 	intentPickLoad       // the picker of the artifact to load into a directory
 	intentPickUnpack     // the picker of the archive to unpack into one
 	intentUnpack         // the form of the new directory
+	intentBulk           // the typed confirmation of a bulk action
+	intentBulkDownload   // the directory form of a bulk download
+	intentKillShell      // the (y/N) of a shell kill
 )
 
 // intent is the pending purpose of the open modal.
@@ -57,6 +61,11 @@ type intent struct {
 	pending    []transfer.Pending // intentResume
 	// dir is the files pane's directory a load or unpack goes into.
 	dir string
+	// bulk is the action a bulk confirmation is for, marked its rows.
+	bulk   keys.ID
+	marked []string
+	// shellID is the shell a kill ends.
+	shellID string
 }
 
 func (act *Flow) openModal(md common.Modal, in intent) {
@@ -98,6 +107,8 @@ func (act *Flow) Settle(res common.Result) tea.Cmd {
 			return act.submitTransferForm(f, in, res)
 		case intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack:
 			return act.submitVolumeForm(f, in, res)
+		case intentBulkDownload:
+			return act.submitBulkDownload(f, res)
 		}
 		return act.submitForm(f, in, res)
 	}
@@ -114,7 +125,7 @@ func (act *Flow) Settle(res common.Result) tea.Cmd {
 func isForm(k intentKind) bool {
 	switch k {
 	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
-		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack:
+		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack, intentBulkDownload:
 		return true
 	}
 	return false
@@ -144,6 +155,10 @@ func (act *Flow) confirmed(in intent) tea.Cmd {
 		return act.enqueueDownload(in, true)
 	case intentCancelTransfer:
 		return act.host.Queue().Cancel(in.transfer)
+	case intentBulk:
+		return act.runBulk(in)
+	case intentKillShell:
+		return act.killShell(in)
 	}
 	return nil
 }

@@ -73,6 +73,9 @@ type Feed struct {
 
 	selected   string // workspace whose detail is fetched
 	inspectReq map[string]int
+	// since is the first request ID of this feed: an answer below it was
+	// asked by the feed of another connection (a context switch).
+	since      int
 	inspectSeq int
 }
 
@@ -80,7 +83,7 @@ type Feed struct {
 func New(ctx context.Context, c *common.Common, host Host, b Backend, pump *live.Pump, st *store.Store, clock func() time.Time) *Feed {
 	return &Feed{c: c, host: host, backend: b, ctx: ctx, clock: clock, pump: pump, st: st,
 		conn: newConn(c.Config.EventsMode), lists: make(map[store.Scope]*listState), inspectReq: make(map[string]int),
-		heads: store.NewHeads(32)}
+		heads: store.NewHeads(32), since: host.NextID()}
 }
 
 type (

@@ -222,7 +222,7 @@ func (f *Feed) Inspect(id string) tea.Cmd {
 
 // onEntity applies a workspace GET unless a newer one was applied.
 func (f *Feed) onEntity(msg entityMsg) tea.Cmd {
-	if msg.reqID < f.inspectReq[msg.id] {
+	if msg.reqID < f.inspectReq[msg.id] || msg.reqID < f.since {
 		return nil
 	}
 	f.inspectReq[msg.id] = msg.reqID

@@ -70,6 +70,9 @@ type Batch struct {
 	// kept).
 	Notes []Note
 	At    time.Time
+	// Epoch is the hub's epoch when the batch was taken: events, resyncs
+	// and transitions of an older one are another connection's.
+	Epoch int
 }
 
 // Empty reports a batch with nothing in it.
@@ -113,6 +116,7 @@ type Hub struct {
 	progress []Sample
 	sampled  map[int]int // transfer → index in progress
 	notes    []Note
+	epoch    int
 
 	lastDelivery time.Time // consumer side only
 }
@@ -209,10 +213,22 @@ func (h *Hub) Note(n Note) {
 	h.wake()
 }
 
+// NewEpoch starts a connection's epoch: what the previous one's pump left
+// pending (events, resyncs, transitions) is dropped; transfers' progress and
+// notes stay. Call it once that pump has stopped.
+func (h *Hub) NewEpoch() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.epoch++
+	h.events, h.resync, h.conn, h.overflow = nil, nil, nil, false
+	clear(h.index)
+	return h.epoch
+}
+
 func (h *Hub) take() Batch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes}
+	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes, Epoch: h.epoch}
 	h.progress, h.notes = nil, nil
 	clear(h.sampled)
 	for _, ev := range h.events {

@@ -66,12 +66,18 @@ func (s *Stack) OpenArtifacts(wsID string) tea.Cmd {
 	return s.Push(artifacts.New(s.c, wsID))
 }
 
-// Pop keeps the first n screens (at least the root).
-func (s *Stack) Pop(n int) {
+// Pop keeps the first n screens (at least the root) and returns what the
+// screen on top again starts (a screen with a Revisit, such as the shells'
+// refresh loop, which stops while covered).
+func (s *Stack) Pop(n int) tea.Cmd {
 	if n = max(1, n); n < len(s.screens) {
 		s.screens = s.screens[:n]
 		s.pin()
+		if r, ok := s.Top().(interface{ Revisit() tea.Cmd }); ok {
+			return r.Revisit()
+		}
 	}
+	return nil
 }
 
 // pin protects the artifact sets of the screens on the stack from
@@ -92,7 +98,7 @@ func (s *Stack) pin() {
 func (s *Stack) JumpArtifacts() (open string) {
 	for i, sc := range s.screens {
 		if _, ok := sc.(*artifacts.Screen); ok {
-			s.Pop(i + 1)
+			s.Pop(i + 1) // an artifacts screen has nothing to revisit
 			return ""
 		}
 	}
@@ -116,7 +122,7 @@ func (s *Stack) Selected() (string, bool) {
 func (s *Stack) OpenTransfers() {
 	for i, sc := range s.screens {
 		if _, ok := sc.(*transfers.Screen); ok {
-			s.Pop(i + 1)
+			s.Pop(i + 1) // nor has the transfers screen
 			return
 		}
 	}

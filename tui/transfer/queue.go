@@ -70,6 +70,12 @@ type Spec struct {
 	Overwrite   bool
 	Repair      bool  // replace: the artifact was MISSING_OBJECT
 	Size        int64 // known before the start: the file's or the artifact's
+
+	// backend and epoch are the server the transfer was queued against:
+	// after a context switch it still runs there, and its artifact is not
+	// put into the new server's store.
+	backend Backend
+	epoch   int
 }
 
 type (
@@ -92,6 +98,7 @@ type Queue struct {
 	hub     *live.Hub
 	ctx     context.Context
 	running *Inflight
+	epoch   int // bumped by SetBackend
 
 	list    []*common.Transfer
 	specs   map[int]Spec
@@ -103,6 +110,15 @@ type Queue struct {
 func New(ctx context.Context, c *common.Common, host Host, b Backend, hub *live.Hub) *Queue {
 	return &Queue{c: c, host: host, backend: b, hub: hub, ctx: ctx, running: NewInflight(),
 		specs: make(map[int]Spec), cancels: make(map[int]context.CancelFunc)}
+}
+
+// SetBackend makes b the server of transfers queued from now on; those
+// queued before keep theirs.
+func (q *Queue) SetBackend(b Backend) {
+	if q.backend != b {
+		q.epoch++
+	}
+	q.backend = b
 }
 
 // All is every transfer since start, oldest first.
@@ -124,6 +140,7 @@ func (q *Queue) Get(id int) *common.Transfer {
 // Enqueue adds a transfer in the queued phase and starts what may run.
 func (q *Queue) Enqueue(s Spec) tea.Cmd {
 	s.ID = q.host.NextID()
+	s.backend, s.epoch = q.backend, q.epoch
 	q.list = append(q.list, &common.Transfer{ID: s.ID, Kind: s.Kind, WorkspaceID: s.WSID, ArtifactID: s.ArtID,
 		Name: s.Name, Path: s.Path, Phase: common.PhaseQueued, Queued: q.host.Now(), Meter: termkit.Meter{Total: s.Size}})
 	q.specs[s.ID] = s
@@ -267,7 +284,7 @@ func (q *Queue) start(t *common.Transfer) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(q.ctx)
 	q.cancels[t.ID] = cancel
-	b, hub, track, o := q.backend, q.hub, q.running, q.options()
+	b, hub, track, o := s.backend, q.hub, q.running, q.options()
 	return func() tea.Msg {
 		if !track.enter() {
 			return DoneMsg{ID: s.ID, Err: context.Canceled} // the program is ending
@@ -312,7 +329,9 @@ func (q *Queue) succeeded(t *common.Transfer, s Spec, a *cairn.Artifact) tea.Cmd
 	var put tea.Cmd
 	if a != nil {
 		t.ArtifactID, t.Name, t.Total, t.Done = a.ID, a.Name, a.Size, a.Size
-		put = q.host.PutArtifact(a)
+		if s.epoch == q.epoch {
+			put = q.host.PutArtifact(a)
+		}
 	}
 	return tea.Batch(put, q.host.Toast(common.LevelOK, doneText(t, s)))
 }

@@ -90,7 +90,15 @@ func New(c *common.Common, wsID string, id int) *Screen {
 	return s
 }
 
-// Init asks for the first page of the mount root.
+// NewAt opens the pane at dir, a clean volume path checked by the caller
+// (cairn.ValidateListPath).
+func NewAt(c *common.Common, wsID string, id int, dir string) *Screen {
+	s := New(c, wsID, id)
+	s.dir = dir
+	return s
+}
+
+// Init asks for the first page of the directory it opens at.
 func (s *Screen) Init() tea.Cmd { return s.request("") }
 
 // ID is the pane's, as its requests carry it.
