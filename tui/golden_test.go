@@ -144,7 +144,9 @@ func scenes() []scene {
 }
 
 // allScenes are every golden scene.
-func allScenes() []scene { return append(append(scenes(), partTwo()...), partThree()...) }
+func allScenes() []scene {
+	return append(append(append(scenes(), partTwo()...), partThree()...), partFour()...)
+}
 
 // missingEvent turns report_csv MISSING by an event, on the workspaces
 // screen, with the artifacts cached.

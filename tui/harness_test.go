@@ -147,7 +147,7 @@ func keyMsg(k string) tea.KeyMsg {
 		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
 		"ctrl+c": tea.KeyCtrlC, "ctrl+d": tea.KeyCtrlD, "ctrl+u": tea.KeyCtrlU, "ctrl+z": tea.KeyCtrlZ,
-		"ctrl+r": tea.KeyCtrlR, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete, " ": tea.KeySpace,
+		"ctrl+r": tea.KeyCtrlR, "ctrl+a": tea.KeyCtrlA, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete, " ": tea.KeySpace,
 		"home": tea.KeyHome, "end": tea.KeyEnd, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
 	}
 	if t, ok := named[k]; ok {
@@ -162,17 +162,17 @@ func (h *harness) size(w, hh int) *harness { return h.send(tea.WindowSizeMsg{Wid
 // hello delivers a hub batch with hello (the first lists the workspaces).
 func (h *harness) hello() *harness {
 	at := h.clock.Now()
-	return h.send(hubMsg{batch: live.Batch{At: at, Conn: []live.Conn{{Kind: live.ConnHello, At: at, ServerTime: at}}}})
+	return h.send(hubMsg{batch: live.Batch{At: at, Epoch: h.m.epoch, Conn: []live.Conn{{Kind: live.ConnHello, At: at, ServerTime: at}}}})
 }
 
 // events delivers change frames as one hub batch.
 func (h *harness) events(evs ...cairn.Event) *harness {
-	return h.send(hubMsg{batch: live.Batch{At: h.clock.Now(), Events: evs}})
+	return h.send(hubMsg{batch: live.Batch{At: h.clock.Now(), Epoch: h.m.epoch, Events: evs}})
 }
 
 func (h *harness) conn(c live.Conn) *harness {
 	c.At = h.clock.Now()
-	return h.send(hubMsg{batch: live.Batch{At: c.At, Conn: []live.Conn{c}}})
+	return h.send(hubMsg{batch: live.Batch{At: c.At, Epoch: h.m.epoch, Conn: []live.Conn{c}}})
 }
 
 // view is the rendered frame.

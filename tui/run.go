@@ -51,6 +51,9 @@ func Run(ctx context.Context, ro RunOptions) error {
 	if ro.Input != nil {
 		opts = append(opts, tea.WithInput(ro.Input))
 	}
+	if o.Config.Mouse {
+		opts = append(opts, tea.WithMouseCellMotion())
+	}
 	_, err = tea.NewProgram(m, opts...).Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil

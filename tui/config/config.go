@@ -27,7 +27,10 @@ type Config struct {
 	Glyphs      string // auto | unicode | ascii
 	ReadOnly    bool
 	ConfirmQuit bool
-	Highlight   time.Duration
+	// Mouse turns on the wheel and click-to-select; off by default, since
+	// it takes the terminal's own text selection (TUI.md §9).
+	Mouse     bool
+	Highlight time.Duration
 
 	EventsMode   string // ws | poll | off
 	PollInterval time.Duration

@@ -57,6 +57,7 @@ func (c *Config) rows() [][2]string {
 		{"context", context}, {"contexts", "[" + strings.Join(c.Contexts, ", ") + "]"},
 		{"tui.theme", c.Theme}, {"tui.color", c.Color}, {"tui.glyphs", c.Glyphs},
 		{"tui.read_only", fmt.Sprint(c.ReadOnly)}, {"tui.confirm_quit", fmt.Sprint(c.ConfirmQuit)},
+		{"tui.mouse", fmt.Sprint(c.Mouse)},
 		{"tui.highlight", c.Highlight.String()},
 		{"tui.events.mode", c.EventsMode}, {"tui.events.poll_interval", c.PollInterval.String()},
 		{"tui.cache.max_artifacts", fmt.Sprint(c.CacheMaxArtifacts)},

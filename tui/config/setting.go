@@ -28,6 +28,7 @@ func settings() []setting {
 		tui("glyphs", oneOf(func(c *Config) *string { return &c.Glyphs }, "auto", "unicode", "ascii")),
 		tui("read_only", boolean(func(c *Config) *bool { return &c.ReadOnly })),
 		tui("confirm_quit", boolean(func(c *Config) *bool { return &c.ConfirmQuit })),
+		tui("mouse", boolean(func(c *Config) *bool { return &c.Mouse })),
 		tui("highlight", duration(func(c *Config) *time.Duration { return &c.Highlight }, 0)),
 		tui("events.mode", oneOf(func(c *Config) *string { return &c.EventsMode }, "ws", "poll", "off")),
 		tui("events.poll_interval", duration(func(c *Config) *time.Duration { return &c.PollInterval }, 2*time.Second)),

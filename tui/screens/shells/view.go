@@ -106,6 +106,14 @@ func (s *Screen) detail() []string {
 	return Detail(s.c, sh)
 }
 
+// expires is the shell's end by its lifetime, a dash when not known.
+func expires(dash string, sh *cairn.Shell) string {
+	if sh.ExpiresAt.IsZero() {
+		return dash
+	}
+	return sh.ExpiresAt.Local().Format("2006-01-02 15:04")
+}
+
 // Detail renders every field of a shell, each untrusted text sanitised.
 func Detail(c *common.Common, sh *cairn.Shell) []string {
 	th := c.Theme
@@ -118,7 +126,7 @@ func Detail(c *common.Common, sh *cairn.Shell) []string {
 		pane.Field(th, "Replica", orDash(c, termkit.Sanitize(sh.Instance))),
 		pane.Field(th, "State", orDash(c, termkit.Sanitize(sh.State))),
 		pane.Field(th, "Started", pane.Stamped(now, sh.StartedAt)),
-		pane.Field(th, "Expires", sh.ExpiresAt.Local().Format("2006-01-02 15:04")),
+		pane.Field(th, "Expires", expires(dash, sh)),
 		pane.Field(th, "Opened by", orDash(c, termkit.Sanitize(sh.TokenName))),
 	}
 	if !sh.Local {
