@@ -23,7 +23,7 @@ import (
 // gone; :shells lists a shell opened by `cairn shell` in another terminal,
 // kills it — the CLI prints terminated — and :audit shows the kill.
 func TestRealTerminalFleet(t *testing.T) {
-	alpha := stacktest.StartServer(t, stacktest.ServerOptions{})
+	alpha := stacktest.StartServer(t, stacktest.ServerOptions{Config: "shell: {enable: true, image: " + stacktest.Shell(t) + "}\n"})
 	bravo := stacktest.StartServer(t, stacktest.ServerOptions{})
 	apiA := fleetClient(t, alpha)
 	apiB := fleetClient(t, bravo)
@@ -84,7 +84,7 @@ func TestRealTerminalFleet(t *testing.T) {
 	t.Log(":shells lists a shell opened by cairn shell in another terminal")
 	cli := tmuxtest.Start(t, tmuxtest.Options{Env: []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + home, "ALPHA_TOKEN=" + alpha.Token}},
 		"sh", "-c", stacktest.Binary(t, "cairn")+" shell ws-alpha; echo cli-exit-$?; exec sh")
-	cli.WaitForText(time.Minute, "/mnt/cairn/ws")
+	cli.WaitForText(time.Minute, "/mnt/cairn/ws #") // the prompt: typing before it would echo locally
 	cli.Type("echo in-the-shell")
 	cli.Keys("Enter")
 	cli.WaitForText(seen, "in-the-shell")
