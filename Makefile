@@ -54,11 +54,11 @@ lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness ch
 # The TUI's budget tests (TUI.md §8) time key presses and weigh the heap:
 # they run on their own after the rest, so that no other package's tests
 # share the two cores while they measure.
-BUDGET := ^(TestKeypressBudget10k|TestMemory10k)$$
+BUDGET := ^(TestKeypressBudget10k|TestMemory10k|TestPaletteBudget10k)$$
 
 test: deps build lint ## every test, against real Postgres, versitygw and Docker
 	CI=$${CI:-true} $(GO) test -count=1 -timeout 30m -skip '$(BUDGET)' ./...
-	CI=$${CI:-true} $(GO) test -count=1 -p 1 -run '$(BUDGET)' -v ./tui/ ./tui/screens/artifacts/
+	CI=$${CI:-true} $(GO) test -count=1 -p 1 -run '$(BUDGET)' -v ./tui/ ./tui/screens/artifacts/ ./tui/widgets/palette/
 	@scripts/smoke.sh
 
 .PHONY: bench

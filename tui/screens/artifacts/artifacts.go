@@ -220,10 +220,10 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return send(common.NavMsg{Kind: common.NavPop})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
-		s.list.Table.SetSort(order(s.sortBy), s.reverse)
+		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.SortReverse:
 		s.reverse = !s.reverse
-		s.list.Table.SetSort(order(s.sortBy), s.reverse)
+		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.MissingOnly:
 		s.missingOnly = !s.missingOnly
 		s.list.Extra = nil

@@ -300,10 +300,10 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return s.cd(path.Dir(s.dir), path.Base(s.dir))
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
-		s.list.Table.SetSort(order(s.sortBy), s.reverse)
+		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.SortReverse:
 		s.reverse = !s.reverse
-		s.list.Table.SetSort(order(s.sortBy), s.reverse)
+		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.CopyName:
 		return send(common.CopyMsg{Label: "name", Value: r.e.Name})
 	case keys.CopyID:

@@ -1,6 +1,7 @@
 package table_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,4 +85,50 @@ func TestClick(t *testing.T) {
 	require.Equal(t, "3", tb.CursorID(), "line 3 draws the third row: charlie")
 	require.False(t, tb.Click(5), "no row drawn below the last")
 	require.Equal(t, "3", tb.CursorID())
+}
+
+func TestNamedOrdersKept(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	byN := func(i item) table.Key { calls++; return table.Key{N: int64(i.n)} }
+	byName := func(i item) table.Key { return table.Key{S: i.name} }
+	tb := newTable(abc()...)
+	tb.SetSortAs("n", byN, false)
+	tb.SetSortAs("name", byName, false)
+	tb.SetSortAs("n", byN, false)
+	require.Equal(t, []string{"bravo", "charlie", "alpha", "delta"}, names(rowsOf(tb)), "a kept order is the same order")
+	tb.Upsert(item{"2", "bravo", 9})
+	tb.SetSortAs("name", byName, false)
+	tb.SetSortAs("n", byN, false)
+	require.Equal(t, []string{"charlie", "alpha", "delta", "bravo"}, names(rowsOf(tb)), "a changed row sorts again")
+	tb.SetSortAs("n", byN, true)
+	require.Equal(t, []string{"bravo", "delta", "alpha", "charlie"}, names(rowsOf(tb)), "reversed is an order of its own")
+
+	many := make([]item, 1000)
+	for i := range many {
+		many[i] = item{fmt.Sprint(i), fmt.Sprintf("n%04d", i), 1000 - i}
+	}
+	big := newTable(many...)
+	big.SetSortAs("n", byN, false)
+	big.SetSortAs("name", byName, false)
+	calls = 0
+	big.SetSortAs("n", byN, false)
+	require.Less(t, calls, 50, "a kept order is not sorted again: only the cursor's row is looked up")
+	big.Upsert(item{"7", "n0007", 5})
+	big.SetSortAs("name", byName, false)
+	calls = 0
+	big.SetSortAs("n", byN, false)
+	require.GreaterOrEqual(t, calls, 1000, "after a change every row's key is read again")
+}
+
+// rowsOf is the table's rows in its order.
+func rowsOf(tb *table.Model[item]) []item {
+	var out []item
+	tb.Top()
+	for range tb.Len() {
+		r, _ := tb.Cursor()
+		out = append(out, r)
+		tb.MoveBy(1)
+	}
+	return out
 }

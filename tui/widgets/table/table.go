@@ -74,6 +74,13 @@ type Model[T any] struct {
 	ver    map[string]uint64
 	sorted []string
 	order  []string
+	// orders keeps the sorted IDs of each named order (SetSortAs) while the
+	// rows stay as they were (dataVer): cycling the sort column over 10 000
+	// rows sorts each order once.
+	orders   map[orderName][]string
+	ordersAt uint64 // the dataVer they were sorted at
+	dataVer  uint64 // moves on every change of the rows
+	name     string
 
 	cursor string
 	idx    int
@@ -105,6 +112,7 @@ const rebuildAbove = 256
 
 // SetRows replaces every row.
 func (m *Model[T]) SetRows(rows []T) {
+	m.dataVer++
 	clear(m.items)
 	clear(m.widest)
 	for _, r := range rows {
@@ -141,6 +149,10 @@ func (m *Model[T]) measure(rows []T) {
 
 // Upsert adds or replaces rows.
 func (m *Model[T]) Upsert(rows ...T) {
+	if len(rows) == 0 {
+		return
+	}
+	m.dataVer++
 	m.measure(rows)
 	if len(rows) > rebuildAbove {
 		for _, r := range rows {
@@ -205,6 +217,10 @@ func (m *Model[T]) stays(old, r T, id string) bool {
 // Remove drops rows by ID; a cursor on one moves to the row taking its
 // index.
 func (m *Model[T]) Remove(ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	m.dataVer++
 	if len(ids) > rebuildAbove {
 		for _, id := range ids {
 			delete(m.items, id)
@@ -244,8 +260,25 @@ func (k Key) compare(o Key) int {
 }
 
 // SetSort orders rows by key (reversed if asked); ties go by ID.
-func (m *Model[T]) SetSort(key func(T) Key, reverse bool) {
-	m.key, m.reverse = key, reverse
+func (m *Model[T]) SetSort(key func(T) Key, reverse bool) { m.SetSortAs("", key, reverse) }
+
+// orderName is a named order, reversed or not.
+type orderName struct {
+	name    string
+	reverse bool
+}
+
+// SetSortAs is SetSort for an order a screen names (its sort column): the
+// sorted IDs are kept while the rows do not change, so coming back to an
+// order costs a copy, not a sort. "" keeps nothing.
+func (m *Model[T]) SetSortAs(name string, key func(T) Key, reverse bool) {
+	m.key, m.reverse, m.name = key, reverse, name
+	on := orderName{name, reverse}
+	if kept, ok := m.orders[on]; ok && name != "" && m.ordersAt == m.dataVer {
+		m.sorted = append(m.sorted[:0], kept...)
+		m.refilter()
+		return
+	}
 	m.rebuild()
 }
 
@@ -315,7 +348,19 @@ func (m *Model[T]) rebuild() {
 	for _, e := range all {
 		m.sorted = append(m.sorted, e.id)
 	}
+	m.keep()
 	m.refilter()
+}
+
+// keep records the current sorted IDs as their named order's.
+func (m *Model[T]) keep() {
+	if m.name == "" {
+		return
+	}
+	if m.orders == nil || m.ordersAt != m.dataVer {
+		m.orders, m.ordersAt = make(map[orderName][]string), m.dataVer
+	}
+	m.orders[orderName{m.name, m.reverse}] = slices.Clone(m.sorted)
 }
 
 func (m *Model[T]) refilter() {
