@@ -130,7 +130,13 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Suspend:
 		return tea.Suspend
 	case keys.Palette:
-		m.openPalette()
+		m.openPalette("")
+	case keys.AllShells:
+		return m.openShells("")
+	case keys.AllAudit:
+		return m.openAudit("")
+	case keys.Contexts:
+		m.openPalette("ctx ")
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
@@ -26,6 +28,10 @@ func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) common.Mo
 		{Title: "Navigation", Bindings: nav},
 		{Title: "This screen (" + ctx.Name + ")", Bindings: screen},
 	})
+	lines = append(lines, "", th.Bold.Render("Commands (:)"))
+	for _, c := range palette.Commands() {
+		lines = append(lines, fmt.Sprintf("%-17s %s", ":"+c.Usage(), c.Help))
+	}
 	lines = append(lines, "", th.Bold.Render("Modals"),
 		"(y/N)         only y confirms; any other key cancels",
 		"typed         the exact name, then enter; esc cancels",

@@ -219,13 +219,26 @@ func TestHelpListsDisabledWithReason(t *testing.T) {
 	h.key("?")
 	v := h.view()
 	require.Contains(t, v, "Global")
-	h.key("G") // scroll to the end
-	v = h.view()
-	require.Contains(t, v, "This screen (workspaces)")
-	require.Contains(t, v, "tear down the volume — ws-alpha has no volume — v provisions one")
+	helpTo(h, "This screen (workspaces)")
+	helpTo(h, "tear down the volume — ws-alpha has no volume — v provisions one")
+	h.key("G")
+	require.Contains(t, h.view(), ":ctx NAME", "the palette's commands too")
 	h.key("q")
 	require.Nil(t, h.m.modal, "q closes help")
 	require.False(t, h.quit)
+}
+
+// helpTo scrolls the open help down until text shows, failing if it never
+// does.
+func helpTo(h *harness, text string) {
+	h.t.Helper()
+	for range 100 {
+		if strings.Contains(h.view(), text) {
+			return
+		}
+		h.key("j")
+	}
+	require.Contains(h.t, h.view(), text)
 }
 
 func TestMessagesLog(t *testing.T) {

@@ -22,9 +22,14 @@ import (
 // cached artifacts as WS/NAME, the config file's contexts.
 
 // openPalette opens the palette over the body, its history kept across
-// openings.
-func (m *Model) openPalette() {
-	m.openModal(palette.New(m.c.Theme, m.history, m.paletteSource), ownedByPalette)
+// openings, with line typed in (C opens it at "ctx ", its candidates
+// shown).
+func (m *Model) openPalette(line string) {
+	p := palette.New(m.c.Theme, m.history, m.paletteSource)
+	for _, r := range line {
+		p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	m.openModal(p, ownedByPalette)
 }
 
 // paletteSource gives a command's argument candidates.

@@ -38,8 +38,8 @@ func TestShellGuards(t *testing.T) {
 		h.size(120, 40).hello()
 		h.key("s")
 		require.Equal(t, "i the server has the shell turned off (shell.enable)", h.statusLine())
-		h.key("?", "G")
-		require.Contains(t, h.view(), "(volume at /mnt/cairn/ws) — the server has the shell turned o")
+		h.key("?")
+		helpTo(h, "(volume at /mnt/cairn/ws) — the server has the shell turned o")
 	})
 	t.Run("ReadOnlyHidesIt", func(t *testing.T) {
 		t.Parallel()

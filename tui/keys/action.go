@@ -84,6 +84,9 @@ const (
 	AuditOf    ID = "ws_audit"
 	ShellKill  ID = "shell_kill"
 	AuditTypes ID = "audit_type"
+	AllShells  ID = "shells"
+	AllAudit   ID = "audit"
+	Contexts   ID = "contexts"
 )
 
 // Scope says where an action is reachable: everywhere, in every list, or
@@ -151,6 +154,9 @@ func Defaults() []Action {
 		{ID: Jump3, Binding: on("3"), Short: "transfers", Help: "jump to the transfers", Scope: ScopeGlobal},
 		{ID: Transfers, Binding: on("t"), Short: "transfers", Help: "transfers: every upload and download since start", Scope: ScopeGlobal, Priority: 25},
 		{ID: Palette, Binding: on(":"), Short: "command", Help: "command palette: :ws :art :files :audit :shells :transfers :ctx :sweep :help :q", Scope: ScopeGlobal, Priority: 19},
+		{ID: AllShells, Binding: on("W"), Short: "all shells", Help: "every live shell on every replica (:shells)", Scope: ScopeGlobal},
+		{ID: AllAudit, Binding: on("A"), Short: "audit", Help: "the whole audit trail, newest first (:audit; admin scope)", Scope: ScopeGlobal},
+		{ID: Contexts, Binding: on("C"), Short: "contexts", Help: "switch the server: the palette at :ctx with the config file's contexts", Scope: ScopeGlobal},
 		{ID: Suspend, Binding: on("ctrl+z"), Short: "suspend", Help: "suspend to the shell; resync on return", Scope: ScopeGlobal},
 		{ID: Down, Binding: on("j", "down"), Short: "down", Help: "move down", Scope: ScopeNav},
 		{ID: Up, Binding: on("k", "up"), Short: "up", Help: "move up", Scope: ScopeNav},
