@@ -174,31 +174,7 @@ func (s *Screen) data(ch store.Changes) {
 }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
-	if s.list.Capturing() {
-		s.list.FilterKey(k)
-		return nil
-	}
-	id, ok := lookup(s.c.Keys, k.String(), keys.ScopeNav, keys.ScopeLists, keys.ScopeArtifacts)
-	if !ok {
-		return nil
-	}
-	if st, found := s.Keys().Find(id); found && !st.Enabled {
-		if st.Hidden {
-			return nil
-		}
-		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
-	}
-	return s.action(id)
-}
-
-// lookup finds the action of a key in the first scope that binds it.
-func lookup(km *keys.Map, key string, scopes ...keys.Scope) (keys.ID, bool) {
-	for _, sc := range scopes {
-		if id, ok := km.Lookup(sc, key); ok {
-			return id, true
-		}
-	}
-	return "", false
+	return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeLists, keys.ScopeArtifacts)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {

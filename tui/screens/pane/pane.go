@@ -200,3 +200,28 @@ func (l *List[T]) Click(x, y, banner int) (moved bool) {
 	l.detailFocus = false
 	return l.Table.CursorID() != before
 }
+
+// Key routes a key of a list screen: to the filter input while it
+// captures, else to the first of scopes that binds it. A disabled action
+// toasts its reason (a hidden one does nothing); run gets an enabled one.
+// ctx is the screen's Keys, read only when a key is bound.
+func (l *List[T]) Key(k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) tea.Cmd, scopes ...keys.Scope) tea.Cmd {
+	if l.filtering {
+		l.FilterKey(k)
+		return nil
+	}
+	for _, sc := range scopes {
+		id, ok := l.C.Keys.Lookup(sc, k.String())
+		if !ok {
+			continue
+		}
+		if st, found := ctx().Find(id); found && !st.Enabled {
+			if st.Hidden {
+				return nil
+			}
+			return func() tea.Msg { return common.ToastMsg{Level: common.LevelInfo, Text: st.Reason} }
+		}
+		return run(id)
+	}
+	return nil
+}

@@ -107,24 +107,7 @@ func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
-	if s.list.Capturing() {
-		s.list.FilterKey(k)
-		return nil
-	}
-	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopeTransfers, k.String())
-	}
-	if !ok {
-		return nil
-	}
-	if st, found := s.Keys().Find(id); found && !st.Enabled {
-		if st.Hidden {
-			return nil
-		}
-		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
-	}
-	return s.action(id)
+	return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeTransfers)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
