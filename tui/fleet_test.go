@@ -126,6 +126,7 @@ func TestPaletteCommands(t *testing.T) {
 			return &cairn.SweepResult{}, nil
 		}
 		h.command("sweep")
+		require.Contains(t, h.statusLine(), "swept every workspace")
 		h.command("sweep ws-alpha")
 		require.Len(t, swept, 2)
 		require.Empty(t, swept[0], "a full pass")

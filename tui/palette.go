@@ -103,7 +103,7 @@ func (m *Model) runCommand(c palette.Command, args []string) tea.Cmd {
 		return m.openContext(arg(0))
 	case "sweep":
 		if arg(0) == "" {
-			return m.ops.Run(ops.Op{ID: m.id(), Kind: ops.Sweep})
+			return m.ops.Run(ops.Op{ID: m.id(), Kind: ops.Sweep, WSName: "every workspace"}) // a full pass
 		}
 		return m.withWorkspace(arg(0), func(w *cairn.Workspace) tea.Cmd {
 			return m.ops.Run(ops.Op{ID: m.id(), Kind: ops.Sweep, WSID: w.ID, WSName: w.Name})
