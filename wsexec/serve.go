@@ -1,0 +1,179 @@
+package wsexec
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// ServeOptions shape one session; zero durations take the defaults.
+type ServeOptions struct {
+	MaxLifetime  time.Duration // from start; default 8 h
+	OpenTimeout  time.Duration // upgrade → started; default 30 s
+	PingInterval time.Duration // default 20 s
+	PongWait     time.Duration // a silent client is gone after this; default 60 s
+	WriteWait    time.Duration // per write; default 10 s
+	StopTimeout  time.Duration // Stop, then the wait for the status; default 13 s
+	DrainTimeout time.Duration // how long output and exit may trail each other; default 2 s
+	// Starting runs after the upgrade, before the command starts (the
+	// EXEC_STARTED audit row): an error ends the session with reason
+	// error and the command never runs.
+	Starting func(ctx context.Context) error
+	Logger   *slog.Logger
+}
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	o.MaxLifetime = cmp.Or(o.MaxLifetime, 8*time.Hour)
+	o.OpenTimeout = cmp.Or(o.OpenTimeout, 30*time.Second)
+	o.PingInterval = cmp.Or(o.PingInterval, 20*time.Second)
+	o.PongWait = cmp.Or(o.PongWait, 60*time.Second)
+	o.WriteWait = cmp.Or(o.WriteWait, 10*time.Second)
+	o.StopTimeout = cmp.Or(o.StopTimeout, 13*time.Second)
+	o.DrainTimeout = cmp.Or(o.DrainTimeout, 2*time.Second)
+	if o.Starting == nil {
+		o.Starting = func(context.Context) error { return nil }
+	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	return o
+}
+
+// ServeResult is how a session ended, for the audit row and the log.
+type ServeResult struct {
+	Reason   Reason
+	ExitCode int   // the command's, else ExitCodeRuntime
+	BytesIn  int64 // stdin bytes delivered to the command
+	BytesOut int64 // stdout and stderr bytes sent
+	Started  bool  // the command was started
+	Err      error // what failed, for reason error
+}
+
+// closeWait bounds the wait for the client's close frame after ours.
+const closeWait = 2 * time.Second
+
+// errSealed is what a write gets once the status has been sent.
+var errSealed = errors.New("wsexec: session ended")
+
+// session is one served exec.
+type session struct {
+	conn *websocket.Conn
+	proc Process
+	o    ServeOptions
+
+	wmu    sync.Mutex // one writer of data frames at a time
+	sealed bool       // guarded by wmu: the status went, nothing follows
+
+	in, out atomic.Int64
+	readerr chan error // the reader's end; buffered
+	outerr  chan error // Output's end; buffered
+	waited  chan waitResult
+
+	// Touched by the goroutine of run only.
+	reading    bool // the reader was started
+	readerDone bool // its end was received
+	outDone    bool // Output's end was received
+	closeCode  int  // overrides the reason's close code (1003: a text frame)
+}
+
+type waitResult struct {
+	st  ExitStatus
+	err error
+}
+
+// Serve bridges an upgraded websocket to proc until the command ends, the
+// client goes, the lifetime passes or ctx is cancelled (its cause selects
+// terminated or server_shutdown), and returns how it ended. It sends
+// exactly one status frame where a client is left to read it, closes proc
+// (the teardown) exactly once and the connection before it returns, and
+// leaves no goroutine behind.
+func Serve(ctx context.Context, conn *websocket.Conn, proc Process, o ServeOptions) ServeResult {
+	s := &session{conn: conn, proc: proc, o: o.withDefaults(), readerr: make(chan error, 1),
+		outerr: make(chan error, 1), waited: make(chan waitResult, 1)}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	res := s.run(ctx, wctx, &wg)
+	if err := proc.Close(); err != nil {
+		s.o.Logger.Error("exec teardown failed", "err", err)
+	}
+	_ = conn.Close() // the session is over either way
+	cancel()
+	wg.Wait()
+	res.BytesIn, res.BytesOut = s.in.Load(), s.out.Load()
+	return res
+}
+
+// run starts the command and the pumps and ends the session.
+func (s *session) run(ctx, wctx context.Context, wg *sync.WaitGroup) ServeResult {
+	s.conn.SetReadLimit(ReadLimit)
+	s.conn.SetPongHandler(func(string) error {
+		return s.conn.SetReadDeadline(time.Now().Add(s.o.PongWait))
+	})
+	if res, ok := s.start(ctx); !ok {
+		s.finish(res)
+		return res
+	}
+	s.reading = true
+	spawn(wg, func() { s.readerr <- s.read() })
+	spawn(wg, func() { s.outerr <- s.proc.Output(s.writer(ChannelStdout), s.writer(ChannelStderr)) })
+	spawn(wg, func() {
+		st, err := s.proc.Wait(wctx)
+		s.waited <- waitResult{st, err}
+	})
+	stopPings := s.ping(wg)
+	defer stopPings()
+	res := s.await(ctx)
+	res.Started = true
+	s.finish(res)
+	return res
+}
+
+func spawn(wg *sync.WaitGroup, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f()
+	}()
+}
+
+// start runs the Starting hook, then Start, under the open timeout.
+func (s *session) start(ctx context.Context) (ServeResult, bool) {
+	octx, cancel := context.WithTimeout(ctx, s.o.OpenTimeout)
+	defer cancel()
+	if err := s.o.Starting(octx); err != nil {
+		return failed("the command could not be recorded, so it did not run", err), false
+	}
+	if err := s.proc.Start(octx); err != nil {
+		return failed("the command's container could not start", err), false
+	}
+	return ServeResult{}, true
+}
+
+func failed(message string, err error) ServeResult {
+	return ServeResult{Reason: ReasonError, ExitCode: ExitCodeRuntime, Err: fmt.Errorf("%s: %w", message, err)}
+}
+
+// ping pings the client every interval until the returned func is called.
+func (s *session) ping(wg *sync.WaitGroup) func() {
+	done := make(chan struct{})
+	spawn(wg, func() {
+		t := time.NewTicker(s.o.PingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.o.WriteWait)) != nil {
+					return // the reader sees the client gone
+				}
+			}
+		}
+	})
+	return func() { close(done) }
+}
