@@ -163,6 +163,8 @@ type Status struct {
 	IdleTimeoutSecs int      `json:"idle_timeout_s"`
 	MaxLifetimeSecs int      `json:"max_lifetime_s"`
 	Features        []string `json:"features"`
+	// Role is v2's: "writer" or "watcher"; absent in v1.
+	Role string `json:"role,omitempty"`
 }
 
 // Exit is the EXIT payload, sent exactly once, after all OUTPUT.

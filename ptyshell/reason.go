@@ -58,6 +58,10 @@ func (r Reason) CloseCode() int {
 		return websocket.ClosePolicyViolation
 	case ReasonError:
 		return websocket.CloseInternalServerErr
+	case ReasonTakenOver:
+		return CloseTakenOver
+	case ReasonWatcherLagged:
+		return CloseWatcherLagged
 	}
 	return websocket.CloseNormalClosure
 }

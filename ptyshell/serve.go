@@ -71,6 +71,20 @@ type ServeOptions struct {
 	// frame, with the clock's time and the payload size (the registry's
 	// last input, the bytes metric). It must not block.
 	OnInput func(at time.Time, n int)
+
+	// v2 (a session that outlives its connections, Hub): zero values keep
+	// v1's behaviour.
+
+	// ReadOnly refuses INPUT and RESIZE (a watcher): neither is applied,
+	// and the first of each is answered with a non-fatal ERROR read_only.
+	ReadOnly bool
+	// LastInput, when set, is the session's last INPUT before this
+	// connection: the idle timer counts from it rather than from
+	// "running".
+	LastInput time.Time
+	// StartedAt, when set, is when the session first ran: the lifetime
+	// counts from it rather than from this connection's "running".
+	StartedAt time.Time
 }
 
 // Defaults of PTYSHELL.md §9.
@@ -195,6 +209,7 @@ type server struct {
 	bytesOut  atomic.Int64
 	unknown   atomic.Int64
 	exitSent  atomic.Bool
+	refused   atomic.Int32 // ReadOnly: a bit per frame type already refused
 }
 
 func newServer(ctx context.Context, conn *websocket.Conn, stream Stream, opts ServeOptions) *server {
@@ -407,10 +422,17 @@ func (s *server) enterRunning(e *ending) {
 	e.phase = phaseRunning
 	e.runningAt = s.clock.Now()
 	s.lastInput.Store(e.runningAt.UnixNano())
-	if s.opts.IdleTimeout > 0 {
-		e.idle = s.clock.NewTimer(max(s.opts.IdleTimeout-max(s.opts.IdleWarning, 0), 0))
+	if !s.opts.StartedAt.IsZero() {
+		e.runningAt = s.opts.StartedAt
 	}
-	e.life = s.clock.NewTimer(max(s.opts.MaxLifetime-max(s.opts.LifetimeWarning, 0), 0))
+	if !s.opts.LastInput.IsZero() {
+		s.lastInput.Store(s.opts.LastInput.UnixNano())
+	}
+	if s.opts.IdleTimeout > 0 {
+		last := time.Unix(0, s.lastInput.Load())
+		e.idle = s.clock.NewTimer(max(last.Add(s.opts.IdleTimeout-max(s.opts.IdleWarning, 0)).Sub(s.clock.Now()), 0))
+	}
+	e.life = s.clock.NewTimer(max(e.runningAt.Add(s.opts.MaxLifetime-max(s.opts.LifetimeWarning, 0)).Sub(s.clock.Now()), 0))
 	s.putControl(FrameStatus, s.status(StateRunning))
 	close(s.started)
 	s.spawn(s.outputLoop)

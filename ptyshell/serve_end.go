@@ -16,6 +16,10 @@ func (s *server) endByCause(e *ending, cause error) {
 		s.end(e, ReasonTerminated, CloseTerminated, "ended by an operator", nil, nil)
 		return
 	}
+	if ee, ok := errors.AsType[*EndError](cause); ok {
+		s.end(e, ee.Reason, ee.Reason.CloseCode(), ee.Message, nil, nil)
+		return
+	}
 	s.end(e, ReasonServerShutdown, websocket.CloseGoingAway, "the server is shutting down", nil, nil)
 }
 
@@ -40,7 +44,7 @@ func (s *server) end(e *ending, reason Reason, closeCode int, message string, fa
 	s.spawn(func() {
 		ctx, cancel := context.WithTimeout(s.sessCtx, s.opts.StopTimeout)
 		defer cancel()
-		s.report(event{kind: evStopped, err: s.stream.Stop(ctx)})
+		s.report(event{kind: evStopped, err: stopFor(ctx, s.stream, reason)})
 	})
 }
 

@@ -91,6 +91,10 @@ func (s *server) readLoop() {
 		if err != nil {
 			continue // an empty message carries nothing
 		}
+		if s.opts.ReadOnly && (f.Type == FrameInput || f.Type == FrameResize) {
+			s.refuseReadOnly(f.Type)
+			continue
+		}
 		switch f.Type {
 		case FrameInput:
 			if !s.takeInput(f.Payload) {
@@ -110,6 +114,17 @@ func (s *server) readLoop() {
 			s.unknown.Add(1)
 		}
 	}
+}
+
+// refuseReadOnly answers the first INPUT and the first RESIZE of a
+// read-only connection (a watcher) with a non-fatal ERROR read_only; the
+// frame is never applied, and later ones are dropped silently.
+func (s *server) refuseReadOnly(t FrameType) {
+	bit := int32(1) << t
+	if s.refused.Or(bit)&bit != 0 {
+		return
+	}
+	s.putControl(FrameError, ErrorInfo{Code: ErrorReadOnly, Message: "a watcher cannot type or resize; its frames are dropped"})
 }
 
 // takeInput records an INPUT frame and queues it for the input pump,

@@ -47,6 +47,9 @@ type SessionOptions struct {
 	// CloseWait bounds how long Close waits for the server's answer to its
 	// close frame (1 s).
 	CloseWait time.Duration
+	// Subprotocol is the one the server must have answered: Subprotocol
+	// (v1) when empty, SubprotocolV2 for the attach and watch routes.
+	Subprotocol string
 }
 
 const (
@@ -101,12 +104,13 @@ func NewSession(conn *websocket.Conn, opts SessionOptions) (*Session, error) {
 	opts.PongWait = cmp.Or(opts.PongWait, DefaultPongWait)
 	opts.WriteWait = cmp.Or(opts.WriteWait, DefaultWriteWait)
 	opts.CloseWait = cmp.Or(opts.CloseWait, defaultSessionWait)
-	if got := conn.Subprotocol(); got != Subprotocol {
+	want := cmp.Or(opts.Subprotocol, Subprotocol)
+	if got := conn.Subprotocol(); got != want {
 		// Best effort: the connection is dropped either way.
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseProtocolError, "unsupported subprotocol"), time.Now().Add(opts.WriteWait))
 		_ = conn.Close()
-		return nil, fmt.Errorf("%w (it answered subprotocol %q, want %q)", ErrUnsupportedProtocol, got, Subprotocol)
+		return nil, fmt.Errorf("%w (it answered subprotocol %q, want %q)", ErrUnsupportedProtocol, got, want)
 	}
 	s := &Session{
 		conn:       conn,
