@@ -7,3 +7,13 @@ const (
 	AuditExecStarted AuditType = "EXEC_STARTED"
 	AuditExecEnded   AuditType = "EXEC_ENDED"
 )
+
+// ExecOpen is the request of GET /v1/workspaces/{id}/exec.
+type ExecOpen struct {
+	WorkspaceID string
+	// Argv is the command, run as given with no shell: at least one
+	// string, the first not empty.
+	Argv []string
+	// ClientAddr is the client's address, for the registry and the audit.
+	ClientAddr string
+}

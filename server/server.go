@@ -78,6 +78,8 @@ type Server struct {
 	shells        *service.Shells // the shell rules; nil without an API listener
 	shellRuntime  *docker.Shells
 	shellInstance string // shell.instanceName, resolved
+
+	execs *service.Execs // the exec rules; nil without an API listener
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
@@ -233,6 +235,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Logger:          s.log,
 		Maintenance:     s.reconciler,
 		Shell:           s.shellREST(),
+		Exec:            s.execREST(svc),
 	})
 	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,
@@ -341,6 +344,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		g.Go(func() error { return s.events.Run(gctx) })
 	}
 	g.Go(func() error { return s.runShellReaper(gctx) })
+	g.Go(func() error { return s.runExecs(gctx) })
 	g.Go(func() error {
 		if err := s.metrics.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("metrics listener: %w", err)

@@ -34,6 +34,7 @@ func newClientCommands() []*cobra.Command {
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
 	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c),
 		newEventsCommand(c), newShellCommand(c), newFilesCommand(c)}
+	cmds = append(cmds, newExecCommand(c))
 	for _, cmd := range cmds {
 		f := cmd.PersistentFlags()
 		f.StringVar(&c.server, "server", "", "server URL (env CAIRN_URL; else the config file 'cairn dev' writes)")

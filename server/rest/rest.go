@@ -34,6 +34,7 @@ type Config struct {
 	// Shell serves the shell routes; a nil Shell.Service leaves them
 	// unmounted.
 	Shell ShellConfig
+	Exec  ExecConfig // GET /v1/workspaces/{id}/exec; a nil Exec.Service leaves it unmounted
 }
 
 // Services is what the front door calls; the service layer implements all
@@ -110,6 +111,7 @@ func (a *API) Routes() []route.Route {
 	if a.cfg.Shell.Service != nil {
 		rs = append(rs, a.shellRoutes()...)
 	}
+	rs = append(rs, a.execRoutes()...)
 	return rs
 }
 
