@@ -29,3 +29,7 @@ type AuditEvent struct {
 	Metadata  map[string]any `json:"metadata"`
 	CreatedAt time.Time      `json:"created_at"`
 }
+
+// AuditShellWatched records one read-only watch of a v2 shell (PTYSHELL.md
+// §15.1, GET /v1/shells/{id}/watch).
+const AuditShellWatched AuditType = "SHELL_WATCHED"

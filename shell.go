@@ -23,6 +23,11 @@ type Shell struct {
 	Local       bool       `json:"local"`
 	LastInputAt *time.Time `json:"last_input_at,omitempty"`
 	ClientAddr  string     `json:"client_addr,omitempty"`
+	// Detached is set for a local v2 shell: true while no writer is
+	// attached (it then ends after shell.timeouts.detachedSecs). Watchers
+	// counts its watchers. Both are absent for v1 and remote shells.
+	Detached *bool `json:"detached,omitempty"`
+	Watchers int   `json:"watchers,omitempty"`
 }
 
 // ShellList is the answer of GET /v1/shells. Enabled mirrors shell.enable,

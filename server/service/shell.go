@@ -35,7 +35,14 @@ type ShellConfig struct {
 	StopTimeout             time.Duration // stopSecs; default 3 s
 	DrainTimeout            time.Duration // default 2 s
 	ReapInterval            time.Duration // default 60 s
-	Logger                  *slog.Logger
+	// Detached ends a v2 shell this long after its writer left
+	// (shell.timeouts.detachedSecs; default 300 s).
+	Detached time.Duration
+	// NewScreen makes a v2 shell's virtual terminal, whose render starts
+	// every attach and watch. Nil keeps none: an attach then shows live
+	// output only, and output produced while detached is not replayed.
+	NewScreen func(cols, rows int) ptyshell.Screen
+	Logger    *slog.Logger
 	// Seams for metrics; nil hooks are skipped. OnOpen sees every open:
 	// "ok" once running (took is request → running), else the reason it
 	// was refused or failed. OnEnd sees every end with its reason and
@@ -74,6 +81,8 @@ type shellEntry struct {
 	// Guarded by Shells.mu.
 	lastInput time.Time
 	killedBy  string
+	// sess is set for a v2 session (CreateShell), which attaches.
+	sess *ShellSession
 }
 
 // NewShells returns the shell rules over svc's store and runtime and the

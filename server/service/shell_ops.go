@@ -40,6 +40,10 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 				at := cairn.Timestamp(e.lastInput)
 				sh.LastInputAt = &at
 			}
+			if e.sess != nil && e.sess.hub != nil {
+				detached := e.sess.hub.Detached()
+				sh.Detached, sh.Watchers = &detached, e.sess.hub.Watchers()
+			}
 		}
 		out = append(out, sh)
 	}

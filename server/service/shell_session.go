@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"time"
@@ -26,6 +27,11 @@ type ShellSession struct {
 	// request that opened it; KillShell and Shutdown cancel it with a
 	// cause (ptyshell.ErrTerminated, ptyshell.ErrServerShutdown).
 	life context.Context
+
+	// A v2 session's hub and the hash of its secret, set under Shells.mu
+	// once it runs.
+	hub    *ptyshell.Hub
+	secret [sha256.Size]byte
 }
 
 // ID is the shell's ID.
