@@ -260,6 +260,15 @@ type ShellConfig struct {
 	ReapIntervalSecs int           `yaml:"reapIntervalSecs"`
 	Limits           ShellLimits   `yaml:"limits"`
 	Timeouts         ShellTimeouts `yaml:"timeouts"`
+	// Replay is what a v2 shell keeps for a reattach or a watch.
+	Replay ShellReplay `yaml:"replay"`
+}
+
+// ShellReplay is `shell.replay`: a v2 shell's virtual terminal.
+type ShellReplay struct {
+	// ScrollbackLines is how many lines above the screen the render
+	// replays.
+	ScrollbackLines int `yaml:"scrollbackLines"`
 }
 
 // ShellLimits is `shell.limits`; the session caps are per server process.
@@ -284,6 +293,9 @@ type ShellTimeouts struct {
 	WriteWaitSecs    int `yaml:"writeWaitSecs"`
 	StopSecs         int `yaml:"stopSecs"`
 	DrainSecs        int `yaml:"drainSecs"`
+	// DetachedSecs is how long a v2 shell outlives its writer's
+	// connection before it ends with reason detached_timeout.
+	DetachedSecs int `yaml:"detachedSecs"`
 }
 
 // DefaultShellConfig returns the defaults of PTYSHELL.md §9.
@@ -298,7 +310,8 @@ func DefaultShellConfig() ShellConfig {
 		Limits: ShellLimits{MaxSessions: 16, MaxSessionsPerWorkspace: 4, MemoryMiB: 512, CPUs: 1,
 			Pids: 256, Nofile: 1024, TmpfsMiB: 64},
 		Timeouts: ShellTimeouts{OpenSecs: 30, IdleSecs: 1800, IdleWarningSecs: 60, MaxLifetimeSecs: 28800,
-			PingIntervalSecs: 20, PongWaitSecs: 60, WriteWaitSecs: 10, StopSecs: 3, DrainSecs: 2},
+			PingIntervalSecs: 20, PongWaitSecs: 60, WriteWaitSecs: 10, StopSecs: 3, DrainSecs: 2, DetachedSecs: 300},
+		Replay: ShellReplay{ScrollbackLines: 1000},
 	}
 }
 

@@ -68,7 +68,14 @@ func (s ShellConfig) validate(p *configProblems) {
 	p.atLeast(key+".reapIntervalSecs", s.ReapIntervalSecs, 1)
 	s.Limits.validate(p)
 	s.Timeouts.validate(p)
+	p.atLeast(key+".replay.scrollbackLines", s.Replay.ScrollbackLines, 0)
+	if s.Replay.ScrollbackLines > maxScrollbackLines {
+		p.add(key+".replay.scrollbackLines", "must be at most %d, got %d", maxScrollbackLines, s.Replay.ScrollbackLines)
+	}
 }
+
+// maxScrollbackLines bounds a v2 shell's replay memory.
+const maxScrollbackLines = 100_000
 
 func (l ShellLimits) validate(p *configProblems) {
 	const key = "shell.limits"
@@ -101,4 +108,5 @@ func (t ShellTimeouts) validate(p *configProblems) {
 	p.atLeast(key+".writeWaitSecs", t.WriteWaitSecs, 1)
 	p.atLeast(key+".stopSecs", t.StopSecs, 1)
 	p.atLeast(key+".drainSecs", t.DrainSecs, 1)
+	p.atLeast(key+".detachedSecs", t.DetachedSecs, 1)
 }

@@ -25,7 +25,8 @@ shell:
   reapIntervalSecs: 30
   limits: {maxSessions: 2, maxSessionsPerWorkspace: 1, memoryMiB: 256, cpus: 0.5, pids: 64, nofile: 512, tmpfsMiB: 16}
   timeouts: {openSecs: 5, idleSecs: 0, idleWarningSecs: 0, maxLifetimeSecs: 3, pingIntervalSecs: 1,
-             pongWaitSecs: 3, writeWaitSecs: 2, stopSecs: 1, drainSecs: 1}
+             pongWaitSecs: 3, writeWaitSecs: 2, stopSecs: 1, drainSecs: 1, detachedSecs: 2}
+  replay: {scrollbackLines: 50}
 `))
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
@@ -35,7 +36,8 @@ shell:
 		InstanceName: "host-a:44123", ReapIntervalSecs: 30,
 		Limits: ShellLimits{MaxSessions: 2, MaxSessionsPerWorkspace: 1, MemoryMiB: 256, CPUs: 0.5, Pids: 64, Nofile: 512, TmpfsMiB: 16},
 		Timeouts: ShellTimeouts{OpenSecs: 5, MaxLifetimeSecs: 3, PingIntervalSecs: 1, PongWaitSecs: 3,
-			WriteWaitSecs: 2, StopSecs: 1, DrainSecs: 1},
+			WriteWaitSecs: 2, StopSecs: 1, DrainSecs: 1, DetachedSecs: 2},
+		Replay: ShellReplay{ScrollbackLines: 50},
 	}, c.Shell)
 
 	t.Run("AbsentKeysKeepDefaults", func(t *testing.T) {
@@ -78,6 +80,9 @@ func TestShellConfigValidateRejects(t *testing.T) {
 		"NegativeIdle":        {func(s *ShellConfig) { s.Timeouts.IdleSecs = -1 }, "shell.timeouts.idleSecs"},
 		"LifetimeOff":         {func(s *ShellConfig) { s.Timeouts.MaxLifetimeSecs = 0 }, "shell.timeouts.maxLifetimeSecs"},
 		"PongNotAfterPing":    {func(s *ShellConfig) { s.Timeouts.PongWaitSecs = 20 }, "shell.timeouts.pongWaitSecs"},
+		"NoDetached":          {func(s *ShellConfig) { s.Timeouts.DetachedSecs = 0 }, "shell.timeouts.detachedSecs"},
+		"NegativeScrollback":  {func(s *ShellConfig) { s.Replay.ScrollbackLines = -1 }, "shell.replay.scrollbackLines"},
+		"HugeScrollback":      {func(s *ShellConfig) { s.Replay.ScrollbackLines = 1 << 20 }, "shell.replay.scrollbackLines"},
 		"NoOpen":              {func(s *ShellConfig) { s.Timeouts.OpenSecs = 0 }, "shell.timeouts.openSecs"},
 		"NoWriteWait":         {func(s *ShellConfig) { s.Timeouts.WriteWaitSecs = 0 }, "shell.timeouts.writeWaitSecs"},
 		"NoStop":              {func(s *ShellConfig) { s.Timeouts.StopSecs = 0 }, "shell.timeouts.stopSecs"},

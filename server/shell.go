@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/rest"
 	"github.com/cairn-dev/cairn/server/service"
@@ -54,6 +55,8 @@ func (s *Server) openShells(ctx context.Context, svc *service.Service, maintaine
 		WriteWait:               sec(t.WriteWaitSecs),
 		StopTimeout:             sec(t.StopSecs),
 		DrainTimeout:            sec(t.DrainSecs),
+		Detached:                sec(t.DetachedSecs),
+		NewScreen:               s.newShellScreen,
 		ReapInterval:            sec(sc.ReapIntervalSecs),
 		Logger:                  s.log,
 		OnOpen:                  m.open,
@@ -112,7 +115,24 @@ func (s *Server) shellREST() rest.ShellConfig {
 	if s.shells == nil {
 		return rest.ShellConfig{}
 	}
-	return rest.ShellConfig{Service: shellDoor{s.shells}, AllowedOrigins: s.cfg.API.CORS.AllowedOrigins}
+	return rest.ShellConfig{Service: shellDoor{s.shells}, AllowedOrigins: s.cfg.API.CORS.AllowedOrigins,
+		V2: shellDoor{s.shells}}
+}
+
+func (d shellDoor) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, addr string) (rest.ShellSession, error) {
+	a, err := d.Shells.AttachShell(ctx, id, secret, size, addr)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (d shellDoor) WatchShell(ctx context.Context, id, addr string) (rest.ShellSession, error) {
+	a, err := d.Shells.WatchShell(ctx, id, addr)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // shellDoor gives the service's sessions the front door's session type.

@@ -24,6 +24,8 @@ type ShellConfig struct {
 	// AllowedOrigins is api.cors.allowedOrigins. server/auth has refused
 	// any other Origin already; the upgrade checks again (§3.2 row 1).
 	AllowedOrigins []string
+	// V2, if set, mounts the v2 routes (create, attach, watch).
+	V2 ShellV2Service
 }
 
 // ShellService is the shell rules as the routes call them.
@@ -51,15 +53,22 @@ const shellSendBuffer = 128 << 10
 // shellStatuses are the shell route's own statuses where PTYSHELL.md §3.2
 // departs from the one table: a workspace without a volume is a conflict
 // with its state here, not a malformed transfer request.
-var shellStatuses = map[cairn.Reason]int{cairn.ReasonVolumeNotReady: http.StatusConflict}
+// The v2 routes add theirs (PTYSHELL.md §15.1).
+var shellStatuses = map[cairn.Reason]int{
+	cairn.ReasonVolumeNotReady:      http.StatusConflict,
+	cairn.ReasonShellSecretRequired: http.StatusUnauthorized,
+	cairn.ReasonShellSecretInvalid:  http.StatusForbidden,
+	cairn.ReasonShellOnOtherReplica: http.StatusConflict,
+	cairn.ReasonShellNotAttachable:  http.StatusConflict,
+}
 
 func (a *API) shellRoutes() []route.Route {
-	return []route.Route{
+	return append([]route.Route{
 		{Method: http.MethodGet, Path: "/v1/workspaces/{workspaceID}/shell", Scope: route.Shell,
 			Handler: http.HandlerFunc(a.openShell)},
 		a.route("GET /v1/shells", route.Read, a.listShells),
 		a.route("DELETE /v1/shells/{shellID}", route.Admin, a.killShell),
-	}
+	}, a.shellV2Routes()...)
 }
 
 // openShell serves GET /v1/workspaces/{workspaceID}/shell: every refusal of

@@ -1,0 +1,121 @@
+package rest
+
+import (
+	"context"
+	"net"
+	"net/http"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/server/route"
+)
+
+// ShellV2Service is the v2 shell (PTYSHELL.md §15.1) as its routes call it:
+// a shell created apart from any connection, attached with its secret,
+// watched read-only.
+type ShellV2Service interface {
+	// CreateShell creates and starts a shell, detached. Reasons: those of
+	// OpenShell.
+	CreateShell(ctx context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error)
+	// AttachShell lends the shell to a new writer. Reasons:
+	// shell_secret_required, shell_secret_invalid, shell_not_found,
+	// shell_on_other_replica, shell_not_attachable.
+	AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (ShellSession, error)
+	// WatchShell lends the shell to a read-only watcher (audited).
+	WatchShell(ctx context.Context, id, clientAddr string) (ShellSession, error)
+}
+
+// shellV2Routes are mounted when Shell.V2 is set. Watching takes scope
+// shell, like attaching: it shows a live terminal, which is as sensitive as
+// typing into it; it needs no secret, and every watch is audited.
+func (a *API) shellV2Routes() []route.Route {
+	if a.cfg.Shell.V2 == nil {
+		return nil
+	}
+	return []route.Route{
+		a.route("POST /v1/workspaces/{workspaceID}/shells", route.Shell, a.createShell),
+		{Method: http.MethodGet, Path: "/v1/shells/{shellID}/attach", Scope: route.Shell,
+			Handler: a.shellV2Handler(ptyshell.RoleWriter)},
+		{Method: http.MethodGet, Path: "/v1/shells/{shellID}/watch", Scope: route.Shell,
+			Handler: a.shellV2Handler(ptyshell.RoleWatcher)},
+	}
+}
+
+// createShell serves POST /v1/workspaces/{workspaceID}/shells: the body's
+// size and TERM; the answer carries the shell's ID and its secret, which
+// nothing logs.
+func (a *API) createShell(r *http.Request) (any, error) {
+	if err := a.cfg.Shell.Service.Admit(); err != nil {
+		return nil, err
+	}
+	var body cairn.ShellCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return nil, err
+	}
+	info, err := a.cfg.Shell.V2.CreateShell(r.Context(), cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"),
+		Cols: body.Cols, Rows: body.Rows, Term: body.Term, ClientAddr: r.RemoteAddr})
+	if err != nil {
+		return nil, failed(err, "Cannot create a shell")
+	}
+	return info, nil
+}
+
+// shellV2Handler serves attach (a writer) or watch: the refusals before the
+// upgrade in v1's order (rows 5–9 of §3.2, with cairn.ptyshell.v2 as the
+// required subprotocol), then the shell's own (secret, replica), then the
+// upgrade and the connection.
+func (a *API) shellV2Handler(role string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+		w.Header().Set(a.cfg.RequestIDHeader, id)
+		r = r.WithContext(cairn.WithRequestID(r.Context(), id))
+		status := a.attachHandshake(w, r, id, role)
+		a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
+			"status", status, "request_id", id)
+	}
+}
+
+func (a *API) attachHandshake(w http.ResponseWriter, r *http.Request, id, role string) int {
+	if err := a.cfg.Shell.Service.Admit(); err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
+			"the shell is a websocket; send the Upgrade handshake"))
+	}
+	if !ptyshell.Offers(r, ptyshell.SubprotocolV2) {
+		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
+			"offer the subprotocol %s in Sec-WebSocket-Protocol", ptyshell.SubprotocolV2))
+	}
+	h, err := ptyshell.ParseHandshake(r.URL.Query())
+	if err != nil {
+		return a.refuseShell(w, r, id, &cairn.Error{Reason: cairn.ReasonInvalidTerminal, Detail: err.Error(), Err: err})
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
+	defer cancel()
+	var sess ShellSession
+	if role == ptyshell.RoleWriter {
+		sess, err = a.cfg.Shell.V2.AttachShell(ctx, r.PathValue("shellID"), r.Header.Get(cairn.ShellSecretHeader), h.Size, r.RemoteAddr)
+	} else {
+		sess, err = a.cfg.Shell.V2.WatchShell(ctx, r.PathValue("shellID"), r.RemoteAddr)
+	}
+	if err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
+	up := a.shellUpgrader(id)
+	up.Subprotocols = []string{ptyshell.SubprotocolV2}
+	conn, err := up.Upgrade(hijacker(w), r, http.Header{a.cfg.RequestIDHeader: {id}})
+	if err != nil {
+		sess.Abort() // the upgrader has answered
+		return http.StatusBadRequest
+	}
+	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(shellSendBuffer) // only a bound, as for v1
+	}
+	sess.Run(func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
+		return ptyshell.Serve(ctx, conn, stream, opts)
+	})
+	return http.StatusSwitchingProtocols
+}
