@@ -33,3 +33,13 @@ type AuditEvent struct {
 // AuditShellWatched records one read-only watch of a v2 shell (PTYSHELL.md
 // §15.1, GET /v1/shells/{id}/watch).
 const AuditShellWatched AuditType = "SHELL_WATCHED"
+
+// AuditTypes is every audit type, in the order of API.md §7.6 and then
+// the additions: what GET /v1/audit filters by and the TUI cycles through.
+func AuditTypes() []AuditType {
+	return []AuditType{
+		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
+		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
+		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditExecStarted, AuditExecEnded,
+	}
+}

@@ -106,3 +106,13 @@ func TestStagingRequestContentType(t *testing.T) {
 		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err), "%q", ct)
 	}
 }
+
+func TestParseAuditTypeKnowsEveryType(t *testing.T) {
+	for _, typ := range cairn.AuditTypes() {
+		got, err := cairn.ParseAuditType(string(typ))
+		require.NoError(t, err)
+		require.Equal(t, typ, got)
+	}
+	_, err := cairn.ParseAuditType("EXEC_SOMETHING")
+	require.Equal(t, cairn.ReasonInvalidQuery, cairn.ErrorReason(err))
+}

@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -68,10 +69,7 @@ type AuditService interface {
 
 // ParseAuditType accepts exactly the wire values.
 func ParseAuditType(s string) (AuditType, error) {
-	switch t := AuditType(s); t {
-	case AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
-		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
-		AuditShellOpened, AuditShellClosed:
+	if t := AuditType(s); slices.Contains(AuditTypes(), t) {
 		return t, nil
 	}
 	return "", Errorf(ReasonInvalidQuery, "unknown audit event type %q", s)

@@ -33,11 +33,7 @@ const (
 
 // Types is every audit type, in the order T cycles through them after
 // "every type".
-var Types = []cairn.AuditType{
-	cairn.AuditNewWorkspace, cairn.AuditRenameWorkspace, cairn.AuditWorkspaceVolumeState, cairn.AuditDeleteWorkspace,
-	cairn.AuditNewArtifact, cairn.AuditRenameArtifact, cairn.AuditUpdateArtifactObject, cairn.AuditArtifactMissing,
-	cairn.AuditDeleteArtifact, cairn.AuditShellOpened, cairn.AuditShellClosed,
-}
+var Types = cairn.AuditTypes()
 
 // ListMsg asks the root for one page of events, newest first; Filter is
 // the request to make. Screen and Req name the listing the answer (PageMsg)
