@@ -24,17 +24,22 @@ var _ cairn.ShellService = (*Client)(nil)
 // unreachable (IsUnreachable).
 func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {
 	q := ptyshell.Handshake{Size: size, Term: term}.Query()
+	// websocketURL escapes the path itself; IDs are UUIDs, one segment.
+	return c.dialShell(ctx, "/v1/workspaces/"+workspaceID+"/shell", q, c.header(), ptyshell.Subprotocol)
+}
+
+// dialShell dials a shell websocket offering proto, and returns the session
+// over it: a refused upgrade is a *cairn.Error, no answer unreachable.
+func (c *Client) dialShell(ctx context.Context, path string, q url.Values, h http.Header, proto string) (*ptyshell.Session, error) {
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  c.tlsConfig(),
 		HandshakeTimeout: ptyshell.HandshakeTimeout,
-		Subprotocols:     []string{ptyshell.Subprotocol},
+		Subprotocols:     []string{proto},
 		ReadBufferSize:   ptyshell.MaxDataPayload + 64,
 		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
 	}
-	// websocketURL escapes the path itself; IDs are UUIDs, one segment.
-	path := "/v1/workspaces/" + workspaceID + "/shell"
-	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, q), c.header())
+	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, q), h)
 	if resp != nil && resp.Body != nil {
 		if err != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			err = decodeError(resp)
@@ -47,7 +52,7 @@ func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Si
 		}
 		return nil, transportError(ctx, "GET "+path, err)
 	}
-	return ptyshell.NewSession(conn, ptyshell.SessionOptions{})
+	return ptyshell.NewSession(conn, ptyshell.SessionOptions{Subprotocol: proto})
 }
 
 // FindShells lists the shell containers of the server's app (of one

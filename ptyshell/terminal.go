@@ -37,6 +37,12 @@ type TerminalOptions struct {
 	Signals <-chan os.Signal
 	// Clock drives the resize debounce (SystemClock).
 	Clock Clock
+	// Resumable is set for a v2 shell, which outlives the connection: the
+	// banner says the detach key leaves it running, and the summary of a
+	// detach or a lost connection says it can be reattached (ResumeHint)
+	// rather than that the server ends it.
+	Resumable  bool
+	ResumeHint string // how to reattach, e.g. "cairn shell --attach ID"
 }
 
 // fdFile is what Run needs of stdin and stdout: a descriptor to check, put
@@ -120,7 +126,10 @@ func (t *Terminal) Banner() string {
 		ws = "workspace"
 	}
 	b := fmt.Sprintf("cairn shell ▸ %s (/mnt/cairn/ws)", ws)
-	if t.detach {
+	switch {
+	case t.detach && t.opts.Resumable:
+		b += " — " + detachKeyName(t.detachKey) + " detaches; the shell keeps running"
+	case t.detach:
 		b += " — " + detachKeyName(t.detachKey) + " ends the session"
 	}
 	return b
@@ -394,11 +403,26 @@ func (t *Terminal) leave(fd int, state *term.State, end endEvent) {
 	res := t.Result()
 	// Best effort: the terminal may be gone. The summary is the one end
 	// line (§12.3 step 7); the server's message stays in Result.
-	_, _ = io.WriteString(t.stdout, modeResets+"\r\n"+res.Summary()+"\r\n")
+	_, _ = io.WriteString(t.stdout, modeResets+"\r\n"+t.summary(res)+"\r\n")
 	if t.opts.PauseOnExit && (res.Ending == EndLost || (res.Ending == EndExit && res.Exit.ExitCode != 0)) {
 		_, _ = io.WriteString(t.stdout, "Press Enter to return.")
 		waitForEnter(t.stdin)
 	}
+}
+
+// summary is the end line: Result.Summary, or for a resumable shell that
+// was left or lost, that it still runs.
+func (t *Terminal) summary(res Result) string {
+	if !t.opts.Resumable {
+		return res.Summary()
+	}
+	switch res.Ending {
+	case EndLost:
+		return "[cairn: connection lost — reconnecting…]"
+	case EndDetach, EndSignal:
+		return "[cairn: detached; the shell keeps running — " + t.opts.ResumeHint + "]"
+	}
+	return res.Summary()
 }
 
 // waitForEnter reads the (cooked) terminal until a line ends.

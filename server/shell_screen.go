@@ -4,14 +4,15 @@ import "github.com/cairn-dev/cairn/ptyshell"
 
 // shellScreen makes a v2 shell's virtual terminal of shell.replay's
 // scrollback. Until a Screen implementation is wired in (ptyshell/screen),
-// it makes none: an attach or a watch then starts with live output only,
-// and output produced while nobody was attached is not replayed.
+// a v2 shell keeps ptyshell.TailScreen instead: the last 64 KiB of raw
+// output, replayed as they are on attach — so the first prompt, printed
+// before anyone attached, and output printed while detached still show.
 var shellScreen func(cols, rows, scrollback int) ptyshell.Screen
 
 // newShellScreen is service.ShellConfig's NewScreen; nil without shellScreen.
 func (s *Server) newShellScreen(cols, rows int) ptyshell.Screen {
 	if shellScreen == nil {
-		return nil
+		return ptyshell.NewTailScreen(cols, rows)
 	}
 	return shellScreen(cols, rows, s.cfg.Shell.Replay.ScrollbackLines)
 }

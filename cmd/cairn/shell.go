@@ -18,25 +18,57 @@ import (
 var shellTerm = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
 
 func newShellCommand(c *cli) *cobra.Command {
-	var detachKey string
+	var detachKey, attach, watch string
 	cmd := &cobra.Command{
-		Use:   "shell WS",
+		Use:   "shell WS | --attach ID | --watch ID",
 		Short: "Open an interactive shell in a workspace's volume (at /mnt/cairn/ws)",
 		Long: `shell opens an interactive shell in a fresh container that mounts the
 workspace's volume at /mnt/cairn/ws, over the API (the token needs scope
-shell). The detach key (Ctrl-] unless --detach-key says otherwise) leaves;
-leaving ends the shell, there is no reattach.
+shell). The detach key (Ctrl-] unless --detach-key says otherwise) leaves.
+
+On a server that offers the v2 protocol the shell outlives the connection:
+leaving keeps it running for shell.timeouts.detachedSecs, a dropped
+connection is reattached by itself, and --attach ID reattaches later (the
+secret is kept per shell ID, 0600, under $XDG_STATE_HOME/cairn/shells, or
+read from CAIRN_SHELL_SECRET; never a flag). --watch ID shows a shell
+read-only. On a v1 server leaving ends the shell.
 
 The exit status is the shell's own, 255 when the connection was lost, and 0
 after detaching. A refusal before the shell starts exits like any other
 command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
-		Args:              usage(cobra.ExactArgs(1)),
+		Args: usage(func(cmd *cobra.Command, args []string) error {
+			if attach != "" || watch != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		}),
 		ValidArgsFunction: c.completeWorkspaces,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
-			return c.shell(cmd, cl, args[0], detachKey)
+			if _, _, err := ptyshell.ParseDetachKey(detachKey); err != nil {
+				return usagef("--detach-key: %v", err)
+			}
+			var status int
+			var err error
+			switch {
+			case attach != "" && watch != "":
+				return usagef("--attach and --watch exclude each other")
+			case attach != "":
+				status, err = c.attachShell(cmd.Context(), cl, attach, detachKey)
+			case watch != "":
+				status, err = c.watchShell(cmd.Context(), cl, watch, detachKey)
+			default:
+				return c.shell(cmd, cl, args[0], detachKey)
+			}
+			if err != nil {
+				return err
+			}
+			os.Exit(status)
+			return nil
 		}),
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", ptyshell.DefaultDetachKey, `the key that leaves the shell, ctrl-<key>, or "none"`)
+	cmd.Flags().StringVar(&attach, "attach", "", "reattach to the v2 shell with this ID")
+	cmd.Flags().StringVar(&watch, "watch", "", "watch the v2 shell with this ID, read-only")
 	return cmd
 }
 
@@ -64,7 +96,17 @@ func (c *cli) shell(cmd *cobra.Command, cl *client.Client, ws, detachKey string)
 	if !shellTerm.MatchString(t) {
 		t = ""
 	}
-	sess, err := cl.Shell(cmd.Context(), id, ptyshell.Size{Cols: cols, Rows: rows}.Clamp(), t)
+	size := ptyshell.Size{Cols: cols, Rows: rows}.Clamp()
+	if os.Getenv("CAIRN_SHELL_PROTOCOL") != "v1" {
+		status, ok, err := c.shellV2(cmd.Context(), cl, id, ws, t, detachKey, size)
+		if err != nil {
+			return err
+		}
+		if ok {
+			os.Exit(status)
+		}
+	}
+	sess, err := cl.Shell(cmd.Context(), id, size, t)
 	if err != nil {
 		return err
 	}

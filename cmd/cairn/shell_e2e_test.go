@@ -114,6 +114,7 @@ func TestShellEndToEnd(t *testing.T) {
 	})
 
 	t.Run("3CairnShellUnderAPTY", func(t *testing.T) { cairnShellUnderPTY(t, st, a) })
+	t.Run("V2", func(t *testing.T) { shellV2EndToEnd(t, st, a) })
 
 	t.Run("4OutputBeforeExit", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
@@ -425,17 +426,17 @@ func leftovers(t *testing.T, st *shellStack, a *shellServer) {
 	require.Equal(t, 1, reaped, "output:\n%s", a.out)
 }
 
-// cairnShellUnderPTY runs the built `cairn shell WS` on a real terminal:
-// it exits with the shell's status after restoring the terminal and
-// printing the summary; detaching exits 0; a refusal before the upgrade
-// exits like any client command, naming the reason.
-func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
-	ws := a.readyWorkspace(t)
-	run := func(t *testing.T, arg string, typed func(f *os.File, seen func(string))) (string, int) {
+// ptyRunner returns a runner of the built `cairn shell ARGS` on a real
+// terminal, speaking proto (CAIRN_SHELL_PROTOCOL), with its state (the v2
+// secrets) under state. typed drives the terminal; kill SIGKILLs the CLI.
+func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testing.T, string, func(f *os.File, seen func(string))) (string, int) {
+	return func(t *testing.T, arg string, typed func(f *os.File, seen func(string))) (string, int) {
 		t.Helper()
-		cmd := exec.Command(st.bin, "shell", arg)
+		args := append([]string{"shell"}, strings.Fields(arg)...)
+		cmd := exec.Command(st.bin, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color",
-			"CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken, "XDG_CONFIG_HOME=" + t.TempDir()}
+			"CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken, "XDG_CONFIG_HOME=" + t.TempDir(),
+			"XDG_STATE_HOME=" + state, "CAIRN_SHELL_PROTOCOL=" + proto}
 		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
 		require.NoError(t, err)
 		defer f.Close()
@@ -494,6 +495,15 @@ func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
 		defer mu.Unlock()
 		return out.String(), cmd.ProcessState.ExitCode()
 	}
+}
+
+// cairnShellUnderPTY runs the built `cairn shell WS` on a real terminal:
+// it exits with the shell's status after restoring the terminal and
+// printing the summary; detaching exits 0; a refusal before the upgrade
+// exits like any client command, naming the reason.
+func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
+	ws := a.readyWorkspace(t)
+	run := ptyRunner(st, a, "v1", t.TempDir()) // the v1 rows; cairnShellV2UnderPTY has v2's
 
 	t.Run("Exit42", func(t *testing.T) {
 		out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -35,7 +36,8 @@ func (a *API) shellV2Routes() []route.Route {
 		return nil
 	}
 	return []route.Route{
-		a.route("POST /v1/workspaces/{workspaceID}/shells", route.Shell, a.createShell),
+		{Method: http.MethodPost, Path: "/v1/workspaces/{workspaceID}/shells", Scope: route.Shell,
+			Handler: http.HandlerFunc(a.createShell)},
 		{Method: http.MethodGet, Path: "/v1/shells/{shellID}/attach", Scope: route.Shell,
 			Handler: a.shellV2Handler(ptyshell.RoleWriter)},
 		{Method: http.MethodGet, Path: "/v1/shells/{shellID}/watch", Scope: route.Shell,
@@ -45,8 +47,27 @@ func (a *API) shellV2Routes() []route.Route {
 
 // createShell serves POST /v1/workspaces/{workspaceID}/shells: the body's
 // size and TERM; the answer carries the shell's ID and its secret, which
-// nothing logs.
-func (a *API) createShell(r *http.Request) (any, error) {
+// nothing logs. Refusals use the shell's statuses (§3.2: volume_not_ready
+// is 409), as the v1 route does.
+func (a *API) createShell(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+	w.Header().Set(a.cfg.RequestIDHeader, id)
+	ctx, cancel := context.WithTimeout(cairn.WithRequestID(r.Context(), id), a.cfg.RequestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	status := http.StatusOK
+	info, err := a.newShell(r)
+	if err != nil {
+		status = a.refuseShell(w, r, id, err)
+	} else {
+		writeSuccess(w, id, info)
+	}
+	a.log.Log(ctx, a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
+		"status", status, "request_id", id, "duration", time.Since(start))
+}
+
+func (a *API) newShell(r *http.Request) (*cairn.ShellSessionInfo, error) {
 	if err := a.cfg.Shell.Service.Admit(); err != nil {
 		return nil, err
 	}
@@ -54,12 +75,8 @@ func (a *API) createShell(r *http.Request) (any, error) {
 	if err := decodeJSON(r, &body); err != nil {
 		return nil, err
 	}
-	info, err := a.cfg.Shell.V2.CreateShell(r.Context(), cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"),
+	return a.cfg.Shell.V2.CreateShell(r.Context(), cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"),
 		Cols: body.Cols, Rows: body.Rows, Term: body.Term, ClientAddr: r.RemoteAddr})
-	if err != nil {
-		return nil, failed(err, "Cannot create a shell")
-	}
-	return info, nil
 }
 
 // shellV2Handler serves attach (a writer) or watch: the refusals before the

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
+)
+
+// shellV2EndToEnd runs the v2 rows against the real binaries: the CLI's
+// create + attach, a shell that survives its client and is reattached with
+// --attach, a watcher, and the detached timeout with no container left.
+func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
+	size := ptyshell.Size{Cols: 100, Rows: 30}
+	t.Run("Exit42", func(t *testing.T) {
+		run := ptyRunner(st, a, "v2", t.TempDir())
+		ws := a.readyWorkspace(t)
+		out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {
+			seen("detaches; the shell keeps running")
+			seen("# ")
+			_, err := f.Write([]byte("exit 42\r"))
+			require.NoError(t, err)
+		})
+		require.Equal(t, 42, code, "terminal output: %q", out)
+		require.Contains(t, out, "[cairn: shell exited with status 42]")
+	})
+
+	t.Run("SurvivesAKilledClientThenAttach", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+		require.NoError(t, err)
+		sess, err := a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+		require.NoError(t, err)
+		_, err = sess.Write([]byte("sleep 3; echo done-$((40+2))\r"))
+		require.NoError(t, err)
+		waitOutput(t, sess, "sleep 3")
+		require.NoError(t, sess.Close()) // the client goes; the shell stays
+		require.Equal(t, 1, st.count(t, "cairn.shell="+info.ShellID))
+
+		state := t.TempDir()
+		dir := filepath.Join(state, "cairn", "shells")
+		require.NoError(t, os.MkdirAll(dir, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, info.ShellID), []byte(info.Secret), 0o600))
+		run := ptyRunner(st, a, "v2", state)
+		out, code := run(t, "--attach "+info.ShellID, func(f *os.File, seen func(string)) {
+			seen("done-42")
+			_, err := f.Write([]byte("exit 5\r"))
+			require.NoError(t, err)
+		})
+		require.Equal(t, 5, code, "terminal output: %q", out)
+		require.NotContains(t, a.out.String(), info.Secret, "the secret is in no server log line")
+	})
+
+	t.Run("WatcherSeesTheWriterAndChangesNothing", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+		require.NoError(t, err)
+		w, err := a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+		require.NoError(t, err)
+		defer func() { _ = w.Close() }()
+		watch, err := a.admin.WatchShell(t.Context(), info.ShellID, size)
+		require.NoError(t, err)
+		defer func() { _ = watch.Close() }()
+		_, err = watch.Write([]byte("echo from-watcher-$((1+1))\r"))
+		require.NoError(t, err)
+		_, err = w.Write([]byte("echo from-writer-$((2+2))\r"))
+		require.NoError(t, err)
+		seen := waitOutput(t, watch, "from-writer-4")
+		require.NotContains(t, seen, "from-watcher-2")
+		mine := waitOutput(t, w, "from-writer-4")
+		require.NotContains(t, mine, "from-watcher")
+		require.NoError(t, a.admin.KillShell(t.Context(), info.ShellID))
+	})
+
+	t.Run("DetachedTimeoutLeavesNoContainer", func(t *testing.T) {
+		tight := st.start(t, shellServerOpts{shell: "timeouts: {detachedSecs: 2}"})
+		ws := tight.readyWorkspace(t)
+		info, err := tight.admin.CreateShell(t.Context(), ws.ID, size, "")
+		require.NoError(t, err)
+		require.Equal(t, 2, info.DetachedTimeoutSecs)
+		require.Equal(t, 1, st.count(t, "cairn.shell="+info.ShellID))
+		require.Eventually(t, func() bool { return st.count(t, "cairn.shell="+info.ShellID) == 0 },
+			20*time.Second, 50*time.Millisecond, "the detached shell ends")
+		row := tight.closedRow(t, ws.ID, info.ShellID)
+		require.Equal(t, string(ptyshell.ReasonDetachedTimeout), row["reason"])
+	})
+}
+
+// waitOutput reads the session until its output contains want, and
+// returns what it read.
+func waitOutput(t *testing.T, s *ptyshell.Session, want string) string {
+	t.Helper()
+	var out strings.Builder
+	for !strings.Contains(out.String(), want) {
+		ctx, cancel := context.WithTimeout(t.Context(), ptyshelltest.Guard)
+		m, err := s.Next(ctx)
+		cancel()
+		require.NoError(t, err, "waiting for %q; got %q", want, out.String())
+		out.Write(m.Output)
+	}
+	return out.String()
+}
