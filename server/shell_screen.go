@@ -1,13 +1,16 @@
 package server
 
-import "github.com/cairn-dev/cairn/ptyshell"
+import (
+	"github.com/cairn-dev/cairn/internal/screen"
+	"github.com/cairn-dev/cairn/ptyshell"
+)
 
-// shellScreen makes a v2 shell's virtual terminal of shell.replay's
-// scrollback. Until a Screen implementation is wired in (ptyshell/screen),
-// a v2 shell keeps ptyshell.TailScreen instead: the last 64 KiB of raw
-// output, replayed as they are on attach — so the first prompt, printed
-// before anyone attached, and output printed while detached still show.
-var shellScreen func(cols, rows, scrollback int) ptyshell.Screen
+// shellScreen makes a v2 shell's virtual terminal (internal/screen) of
+// shell.replay's scrollback. Without one (nil), a v2 shell keeps
+// ptyshell.TailScreen instead: the last 64 KiB of raw output, replayed as
+// they are on attach — so the first prompt, printed before anyone
+// attached, and output printed while detached still show.
+var shellScreen = func(cols, rows, scrollback int) ptyshell.Screen { return screen.New(cols, rows, scrollback) }
 
 // newShellScreen is service.ShellConfig's NewScreen; nil without shellScreen.
 func (s *Server) newShellScreen(cols, rows int) ptyshell.Screen {
