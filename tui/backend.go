@@ -60,6 +60,10 @@ type Shells interface {
 	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)
 	KillShell(ctx context.Context, id string) error
+	CreateShell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error)
+	AttachShell(ctx context.Context, shellID, secret string, size ptyshell.Size) (*ptyshell.Session, error)
+	ReattachShell(ctx context.Context, shellID, secret string, lostAt time.Time, detached time.Duration,
+		size func() (ptyshell.Size, error)) (*ptyshell.Session, error)
 }
 
 // Clipboard puts text on the operator's clipboard.

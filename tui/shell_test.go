@@ -213,3 +213,54 @@ func TestCancelledDialClosesOutsideUpdate(t *testing.T) {
 	h.run(cmd)
 	require.Equal(t, ptyshell.EndDetach, sess.Result().Ending, "the Cmd did")
 }
+
+// TestShellDialsV2WhenOffered: a server with v2 creates the shell and the
+// session attaches to it; the hand-over's command then reattaches after a
+// lost connection. A server without v2 (the fake's default) gets v1's dial,
+// as every other test here shows.
+func TestShellDialsV2WhenOffered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := readyWorkspace(h)
+	var created, attached []string
+	h.b.CreateShellFunc = func(_ context.Context, wsID string, _ ptyshell.Size, _ string) (*cairn.ShellSessionInfo, error) {
+		created = append(created, wsID)
+		return &cairn.ShellSessionInfo{ShellID: "sh-1", Secret: "s3cret", DetachedTimeoutSecs: 300}, nil
+	}
+	h.b.AttachShellFunc = func(_ context.Context, id, secret string, _ ptyshell.Size) (*ptyshell.Session, error) {
+		attached = append(attached, id+"/"+secret)
+		return nil, nil
+	}
+	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) {
+		t.Error("a v2 server is not dialed with v1")
+		return nil, nil
+	}
+	lost := ptyshell.Result{Ending: ptyshell.EndLost}
+	var made []shell.Options
+	h.m.shell.SetFactory(func(_ *ptyshell.Session, o shell.Options) (shell.Command, error) {
+		made = append(made, o)
+		if len(made) == 1 {
+			return &execFake{result: lost}, nil
+		}
+		return &execFake{}, nil
+	})
+	var dialed shell.DialedMsg
+	queue := []tea.Msg{keyMsg("s")}
+	for len(queue) > 0 && dialed.Dial == 0 { // up to the dial's answer, not delivered
+		msg := queue[0]
+		queue = queue[1:]
+		if d, ok := msg.(shell.DialedMsg); ok {
+			dialed = d
+			continue
+		}
+		_, cmd := h.m.Update(msg)
+		queue = append(queue, h.run(cmd)...)
+	}
+	require.Equal(t, []string{w.ID}, created)
+	require.NotNil(t, dialed.V2)
+	_, exec := h.m.Update(dialed)
+	require.Contains(t, msgTypes(exec), "tea.execMsg")
+	require.Len(t, made, 1)
+	require.True(t, made[0].Resumable, "a v2 shell says it keeps running when left")
+	require.Equal(t, []string{"sh-1/s3cret"}, attached)
+}

@@ -2,13 +2,18 @@ package shell
 
 import (
 	"context"
+	"os"
+	"time"
+
 	"errors"
 	"fmt"
+	"golang.org/x/term"
 	"net/http"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
 )
@@ -22,6 +27,13 @@ import (
 type Backend interface {
 	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)
+	// CreateShell, AttachShell and ReattachShell are v2's: a shell apart
+	// from its connections. A server without v2 answers CreateShell with
+	// 404/405 (client.IsV2Unsupported) and the dial falls back to Shell.
+	CreateShell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error)
+	AttachShell(ctx context.Context, shellID, secret string, size ptyshell.Size) (*ptyshell.Session, error)
+	ReattachShell(ctx context.Context, shellID, secret string, lostAt time.Time, detached time.Duration,
+		size func() (ptyshell.Size, error)) (*ptyshell.Session, error)
 }
 
 // Host is what the hand-over asks of the root model from Update.
@@ -48,7 +60,10 @@ type (
 		Dial         int
 		WSID, WSName string
 		Session      *ptyshell.Session
-		Err          error
+		// V2 is the v2 shell the session attaches to (nil for v1): a lost
+		// connection reattaches to it.
+		V2  *cairn.ShellSessionInfo
+		Err error
 	}
 	// ExitedMsg is the shell's end, back in the TUI.
 	ExitedMsg struct {
@@ -139,8 +154,16 @@ func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 	h.host.AddTask(id, "opening shell on "+w.Name+"… (esc cancels)")
 	b, wsID, wsName, term := h.backend, w.ID, w.Name, h.c.Config.ShellTerm
 	return func() tea.Msg {
-		s, err := b.Shell(ctx, wsID, size, term)
-		return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, Err: err}
+		info, err := b.CreateShell(ctx, wsID, size, term)
+		if client.IsV2Unsupported(err) {
+			s, err := b.Shell(ctx, wsID, size, term)
+			return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, Err: err}
+		}
+		if err != nil {
+			return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Err: err}
+		}
+		s, err := b.AttachShell(ctx, info.ShellID, info.Secret, size)
+		return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, V2: info, Err: err}
 	}
 }
 
@@ -174,7 +197,7 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 		return h.host.ErrorToast("shell on "+d.WSName+": "+common.Sentence(d.Err, common.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
 	}
 	cfg := h.c.Config
-	cmd, err := h.factory(d.Session, NewOptions(d.WSName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
+	cmd, err := h.command(d, NewOptions(d.WSName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
 	if err != nil {
 		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
 	}
@@ -182,6 +205,30 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 	return tea.Exec(cmd, func(err error) tea.Msg {
 		return ExitedMsg{WSID: wsID, WSName: wsName, Result: cmd.Result(), Err: err}
 	})
+}
+
+// command is what tea.Exec runs for the dialed session: a v2 shell's
+// reattaches by itself after a lost connection.
+func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
+	if d.V2 == nil {
+		return h.factory(d.Session, o)
+	}
+	b, ctx, info := h.backend, h.ctx, *d.V2
+	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
+	again := func(lostAt time.Time) (*ptyshell.Session, error) {
+		return b.ReattachShell(ctx, info.ShellID, info.Secret, lostAt, detached, TerminalSize)
+	}
+	return Resuming(h.factory, d.Session, o, again)
+}
+
+// TerminalSize is the size of the terminal the shell runs on: stdout's,
+// as ptyshell's Terminal reads it.
+func TerminalSize() (ptyshell.Size, error) {
+	cols, rows, err := term.GetSize(int(os.Stdout.Fd()))
+	if err != nil {
+		return ptyshell.Size{}, err
+	}
+	return ptyshell.Size{Cols: cols, Rows: rows}.Clamp(), nil
 }
 
 // closeSession ends a session that is not handed over, in a Cmd: Close

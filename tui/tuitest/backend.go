@@ -62,7 +62,11 @@ type Backend struct {
 	SweepFunc      func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
 	KillShellFunc  func(ctx context.Context, id string) error
-	AuditFunc      func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
+	// CreateShellFunc and AttachShellFunc are v2's; without them the
+	// fake is a server without v2.
+	CreateShellFunc func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error)
+	AttachShellFunc func(ctx context.Context, id, secret string, size ptyshell.Size) (*ptyshell.Session, error)
+	AuditFunc       func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 }
 
 var (
