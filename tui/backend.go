@@ -64,6 +64,7 @@ type Shells interface {
 	AttachShell(ctx context.Context, shellID, secret string, size ptyshell.Size) (*ptyshell.Session, error)
 	ReattachShell(ctx context.Context, shellID, secret string, lostAt time.Time, detached time.Duration,
 		size func() (ptyshell.Size, error)) (*ptyshell.Session, error)
+	WatchShell(ctx context.Context, shellID string, size ptyshell.Size) (*ptyshell.Session, error)
 }
 
 // Clipboard puts text on the operator's clipboard.

@@ -3,6 +3,7 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/screens/audit"
 	"github.com/cairn-dev/cairn/tui/screens/shells"
 )
@@ -23,4 +24,10 @@ func (m *Model) listAudit(r audit.ListMsg) tea.Cmd {
 		evs, err := b.FindAuditEvents(ctx, r.Filter())
 		return audit.PageMsg{Screen: r.Screen, Req: r.Req, Offset: r.Offset, Events: evs, Err: err}
 	}
+}
+
+// reopenShell attaches to (or watches) a shell from the shells screen, at
+// the size a new shell would get.
+func (m *Model) reopenShell(o shells.OpenMsg) tea.Cmd {
+	return m.shell.Reopen(o.ShellID, o.WorkspaceID, m.wsName(o.WorkspaceID), ptyshell.Size{Cols: max(1, m.width), Rows: max(1, m.height)})
 }

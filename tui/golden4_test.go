@@ -10,10 +10,12 @@ import (
 func fleetShells(h *harness, alpha *cairn.Workspace) {
 	started := h.clock.Now().Add(-42 * 60e9)
 	idle := h.clock.Now().Add(-3 * 60e9)
+	detached := true
 	h.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
 		return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{
 			{ID: "01JSHELL000000000000000001", WorkspaceID: alpha.ID, Container: "5f3c2a1e9b7d", Instance: "cairn-a",
-				State: "running", StartedAt: started, TokenName: "ops", Local: true, LastInputAt: &idle, ClientAddr: "10.0.0.7:51234"},
+				State: "running", StartedAt: started, TokenName: "ops", Local: true, LastInputAt: &idle, ClientAddr: "10.0.0.7:51234",
+				Detached: &detached, Watchers: 1},
 			{ID: "01JSHELL000000000000000002", WorkspaceID: alpha.ID, Container: "9a8b7c6d5e4f", Instance: "cairn-b",
 				State: "running", StartedAt: started, TokenName: "agent"},
 		}}, nil

@@ -264,3 +264,46 @@ func TestShellDialsV2WhenOffered(t *testing.T) {
 	require.True(t, made[0].Resumable, "a v2 shell says it keeps running when left")
 	require.Equal(t, []string{"sh-1/s3cret"}, attached)
 }
+
+// TestShellsScreenReopens: enter on the shells screen attaches as the
+// writer to a shell this TUI created (it holds the secret), and watches any
+// other read-only.
+func TestShellsScreenReopens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := readyWorkspace(h)
+	h.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
+		return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{{ID: "sh-other", WorkspaceID: w.ID}}}, nil
+	}
+	var watched, attached []string
+	h.b.WatchShellFunc = func(_ context.Context, id string, _ ptyshell.Size) (*ptyshell.Session, error) {
+		watched = append(watched, id)
+		return nil, nil
+	}
+	h.b.AttachShellFunc = func(_ context.Context, id, secret string, _ ptyshell.Size) (*ptyshell.Session, error) {
+		attached = append(attached, id+"/"+secret)
+		return nil, nil
+	}
+	var made []shell.Options
+	h.m.shell.SetFactory(func(_ *ptyshell.Session, o shell.Options) (shell.Command, error) {
+		made = append(made, o)
+		return &execFake{}, nil
+	})
+	h.command("shells")
+	h.send(keyMsg("enter"))
+	require.Equal(t, []string{"sh-other"}, watched, "not this TUI's: watched")
+	require.Len(t, made, 1)
+	require.Contains(t, made[0].Workspace, "(watching, read-only)")
+
+	h.send(shell.ExitedMsg{WSID: w.ID, WSName: w.Name}) // the watch ends
+	h.b.CreateShellFunc = func(context.Context, string, ptyshell.Size, string) (*cairn.ShellSessionInfo, error) {
+		return &cairn.ShellSessionInfo{ShellID: "sh-mine", Secret: "k3y", DetachedTimeoutSecs: 300}, nil
+	}
+	h.key("1").send(keyMsg("s")) // creates sh-mine and attaches once
+	h.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
+		return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{{ID: "sh-mine", WorkspaceID: w.ID}}}, nil
+	}
+	h.command("shells")
+	h.send(keyMsg("enter"))
+	require.Equal(t, []string{"sh-mine/k3y", "sh-mine/k3y"}, attached, "this TUI's own: attached again as its writer")
+}

@@ -113,6 +113,8 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.stack.Files(msg)
 	case shells.ListMsg:
 		return m.listShells(msg)
+	case shells.OpenMsg:
+		return m.reopenShell(msg)
 	case shells.KillMsg:
 		return m.act.AskKill(msg.ShellID, msg.WorkspaceID, msg.Label)
 	case audit.ListMsg:

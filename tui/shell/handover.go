@@ -34,6 +34,7 @@ type Backend interface {
 	AttachShell(ctx context.Context, shellID, secret string, size ptyshell.Size) (*ptyshell.Session, error)
 	ReattachShell(ctx context.Context, shellID, secret string, lostAt time.Time, detached time.Duration,
 		size func() (ptyshell.Size, error)) (*ptyshell.Session, error)
+	WatchShell(ctx context.Context, shellID string, size ptyshell.Size) (*ptyshell.Session, error)
 }
 
 // Host is what the hand-over asks of the root model from Update.
@@ -61,13 +62,16 @@ type (
 		WSID, WSName string
 		Session      *ptyshell.Session
 		// V2 is the v2 shell the session attaches to (nil for v1): a lost
-		// connection reattaches to it.
-		V2  *cairn.ShellSessionInfo
-		Err error
+		// connection reattaches to it. Watch is a read-only watch of
+		// another's shell.
+		V2    *cairn.ShellSessionInfo
+		Watch bool
+		Err   error
 	}
 	// ExitedMsg is the shell's end, back in the TUI.
 	ExitedMsg struct {
 		WSID, WSName string
+		ShellID      string // a v2 shell's
 		Result       ptyshell.Result
 		Err          error
 	}
@@ -85,12 +89,15 @@ type Handover struct {
 	dial    int // op ID of the dial in flight; 0 for none
 	cancel  context.CancelFunc
 	blocked string
+	// opened are the v2 shells this TUI created, with their secrets: the
+	// shells screen attaches to them as their writer.
+	opened map[string]cairn.ShellSessionInfo
 }
 
 // NewHandover returns the hand-over of a program living within ctx;
 // factory builds what tea.Exec runs.
 func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory) *Handover {
-	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory}
+	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory, opened: make(map[string]cairn.ShellSessionInfo)}
 }
 
 // Blocked is why no shell can open on this server ("" when it can, as far
@@ -121,6 +128,9 @@ func (h *Handover) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 	case DialedMsg:
 		return h.onDialed(msg), true
 	case ExitedMsg:
+		if msg.Result.Ending == ptyshell.EndExit && msg.Result.Exit.Reason != ptyshell.ReasonTakenOver {
+			delete(h.opened, msg.ShellID) // it ended: nothing to attach to
+		}
 		level, text := End(msg)
 		return tea.Batch(h.host.Toast(level, text), h.host.Returned()), true
 	}
@@ -167,6 +177,32 @@ func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 	}
 }
 
+// Reopen opens a live shell from the shells screen: as its writer when
+// this TUI created it (it holds the secret), else watching it read-only.
+func (h *Handover) Reopen(shellID, wsID, wsName string, size ptyshell.Size) tea.Cmd {
+	if h.dial != 0 {
+		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+	}
+	id := h.host.NextID()
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.dial, h.cancel = id, cancel
+	info, mine := h.opened[shellID]
+	word := "watching"
+	if mine {
+		word = "attaching to"
+	}
+	h.host.AddTask(id, word+" shell "+shellID+"… (esc cancels)")
+	b := h.backend
+	return func() tea.Msg {
+		if mine {
+			s, err := b.AttachShell(ctx, info.ShellID, info.Secret, size)
+			return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, V2: &info, Err: err}
+		}
+		s, err := b.WatchShell(ctx, shellID, size)
+		return DialedMsg{Dial: id, WSID: wsID, WSName: wsName, Session: s, Watch: true, Err: err}
+	}
+}
+
 // CancelDial is esc while dialing; false when nothing dials.
 func (h *Handover) CancelDial() bool {
 	if h.dial == 0 {
@@ -193,7 +229,9 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 		if errors.Is(d.Err, context.Canceled) {
 			return nil
 		}
-		h.remember(d.Err)
+		if d.V2 == nil && !d.Watch { // the workspace's shell route refused: remembered
+			h.remember(d.Err)
+		}
 		return h.host.ErrorToast("shell on "+d.WSName+": "+common.Sentence(d.Err, common.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
 	}
 	cfg := h.c.Config
@@ -201,18 +239,26 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 	if err != nil {
 		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
 	}
-	wsID, wsName := d.WSID, d.WSName
+	wsID, wsName, shellID := d.WSID, d.WSName, ""
+	if d.V2 != nil {
+		shellID = d.V2.ShellID
+	}
 	return tea.Exec(cmd, func(err error) tea.Msg {
-		return ExitedMsg{WSID: wsID, WSName: wsName, Result: cmd.Result(), Err: err}
+		return ExitedMsg{WSID: wsID, WSName: wsName, ShellID: shellID, Result: cmd.Result(), Err: err}
 	})
 }
 
 // command is what tea.Exec runs for the dialed session: a v2 shell's
 // reattaches by itself after a lost connection.
 func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
+	if d.Watch {
+		o.Workspace += " (watching, read-only)"
+		o.Resumable, o.ResumeHint = true, "you were only watching"
+	}
 	if d.V2 == nil {
 		return h.factory(d.Session, o)
 	}
+	h.opened[d.V2.ShellID] = *d.V2
 	b, ctx, info := h.backend, h.ctx, *d.V2
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
 	again := func(lostAt time.Time) (*ptyshell.Session, error) {

@@ -66,6 +66,7 @@ type Backend struct {
 	// fake is a server without v2.
 	CreateShellFunc func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error)
 	AttachShellFunc func(ctx context.Context, id, secret string, size ptyshell.Size) (*ptyshell.Session, error)
+	WatchShellFunc  func(ctx context.Context, id string, size ptyshell.Size) (*ptyshell.Session, error)
 	AuditFunc       func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 }
 

@@ -36,6 +36,14 @@ func (b *Backend) ReattachShell(ctx context.Context, id, secret string, _ time.T
 	return b.AttachShell(ctx, id, secret, sz)
 }
 
+// WatchShell calls WatchShellFunc.
+func (b *Backend) WatchShell(ctx context.Context, id string, size ptyshell.Size) (*ptyshell.Session, error) {
+	if b.WatchShellFunc != nil {
+		return b.WatchShellFunc(ctx, id, size)
+	}
+	return nil, unsupported()
+}
+
 // KillShell ends nothing unless KillShellFunc says otherwise.
 func (b *Backend) KillShell(ctx context.Context, id string) error {
 	if b.KillShellFunc != nil {

@@ -1,6 +1,7 @@
 package shells
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn"
@@ -66,6 +67,23 @@ func idle(c *common.Common, sh *cairn.Shell) string {
 	return termkit.Age(c.Data.Now(), *sh.LastInputAt)
 }
 
+// attachment says whether a v2 shell has its writer ("attached",
+// "detached") and how many watch; a dash where it is not known (v1, or
+// another replica's).
+func attachment(c *common.Common, sh *cairn.Shell) string {
+	if sh.Detached == nil {
+		return c.Theme.Glyphs.Dash
+	}
+	text := "attached"
+	if *sh.Detached {
+		text = "detached"
+	}
+	if sh.Watchers > 0 {
+		text += " +" + strconv.Itoa(sh.Watchers)
+	}
+	return text
+}
+
 func columns(c *common.Common, every bool) []table.Column[*row] {
 	var cols []table.Column[*row]
 	if every {
@@ -75,6 +93,7 @@ func columns(c *common.Common, every bool) []table.Column[*row] {
 	return append(cols,
 		table.Column[*row]{Title: "SHELL", Min: 10, Max: 26, Flex: true, Fit: true, Cell: func(r *row) string { return r.id }},
 		table.Column[*row]{Title: "CONTAINER", Min: 12, Max: 40, Flex: true, Fit: true, Drop: 2, Cell: func(r *row) string { return r.container }},
+		table.Column[*row]{Title: "WRITER", Min: 8, Drop: 6, Cell: func(r *row) string { return attachment(c, r.sh) }},
 		table.Column[*row]{Title: "STARTED", Min: 7, Drop: 3, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.sh.StartedAt) }},
 		table.Column[*row]{Title: "IDLE", Min: 6, Drop: 5, Cell: func(r *row) string { return idle(c, r.sh) }},
 		table.Column[*row]{Title: "BY", Min: 8, Max: 24, Flex: true, Fit: true, Drop: 4, Cell: func(r *row) string { return r.by }},
@@ -84,7 +103,7 @@ func columns(c *common.Common, every bool) []table.Column[*row] {
 
 // stamp is what a row's cells read besides the row: its ages.
 func stamp(c *common.Common, r *row) string {
-	return termkit.Age(c.Data.Now(), r.sh.StartedAt) + "|" + idle(c, r.sh)
+	return termkit.Age(c.Data.Now(), r.sh.StartedAt) + "|" + idle(c, r.sh) + "|" + attachment(c, r.sh)
 }
 
 // byStart orders shells as the API lists them: oldest first (ties by ID).

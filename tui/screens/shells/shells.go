@@ -58,6 +58,12 @@ type KillMsg struct {
 	ShellID, WorkspaceID, Label string
 }
 
+// OpenMsg asks the root to open the shell: as its writer when this TUI
+// holds its secret (a v2 shell it created), else to watch it read-only.
+type OpenMsg struct {
+	ShellID, WorkspaceID string
+}
+
 // TickMsg is the screen's own Interval timer; Gen names the loop.
 type TickMsg struct{ Screen, Gen int }
 
@@ -244,6 +250,8 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	}
 	r, _ := s.list.Table.Cursor()
 	switch id {
+	case keys.Open:
+		return send(OpenMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID})
 	case keys.ShellKill:
 		return send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
 	case keys.BackNav:

@@ -40,11 +40,15 @@ func (s *Screen) Keys() keys.Context {
 			b.Help = "copy the shell's ID"
 		}
 	}
-	ctx.Disable(keys.Open, "a shell has nothing to open — D ends it")
+	for i := range ctx.Bindings {
+		if b := &ctx.Bindings[i]; b.ID == keys.Open {
+			b.Short, b.Help = "attach", "attach to the shell — as its writer if this TUI opened it, else watch it read-only"
+		}
+	}
 	ctx.Disable(keys.SortNext, "shells are listed oldest first")
 	ctx.Disable(keys.SortReverse, "shells are listed oldest first")
 	if _, ok := s.list.Table.Cursor(); !ok {
-		for _, id := range []keys.ID{keys.ShellKill, keys.CopyName, keys.CopyID} {
+		for _, id := range []keys.ID{keys.ShellKill, keys.CopyName, keys.CopyID, keys.Open} {
 			ctx.Disable(id, "no shell selected")
 		}
 	}
