@@ -69,6 +69,10 @@ type ShellOpen struct {
 	Term string
 	// ClientAddr is the client's address, for the registry and the audit.
 	ClientAddr string
+	// Record asks for an asciicast recording of a v2 shell, stored as an
+	// artifact of the workspace when it ends (shell.record.enable records
+	// every shell).
+	Record bool
 }
 
 // Validate checks the terminal of the handshake: cols and rows within

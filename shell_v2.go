@@ -29,6 +29,9 @@ type ShellCreate struct {
 	Cols int    `json:"cols"`
 	Rows int    `json:"rows"`
 	Term string `json:"term,omitempty"`
+	// Record asks for the session's asciicast recording, stored as the
+	// artifact shell-<id>_cast of the workspace when the shell ends.
+	Record bool `json:"record,omitempty"`
 }
 
 // ShellSessionInfo is the answer of POST /v1/workspaces/{id}/shells: a v2

@@ -15,8 +15,13 @@ import (
 // never sent in a URL). Not retried: a repeat would create another shell.
 // A server without v2 answers 404 or 405 (IsV2Unsupported).
 func (c *Client) CreateShell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error) {
+	return c.CreateShellWith(ctx, workspaceID, cairn.ShellCreate{Cols: size.Cols, Rows: size.Rows, Term: term})
+}
+
+// CreateShellWith is CreateShell with the whole create body: Record asks
+// for the session's recording.
+func (c *Client) CreateShellWith(ctx context.Context, workspaceID string, body cairn.ShellCreate) (*cairn.ShellSessionInfo, error) {
 	var out cairn.ShellSessionInfo
-	body := cairn.ShellCreate{Cols: size.Cols, Rows: size.Rows, Term: term}
 	if err := c.do(ctx, call{method: http.MethodPost, path: pathOf("workspaces", workspaceID, "shells"), body: body}, &out); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ type HubOptions struct {
 	// render. Nil keeps no screen: an attach starts with live output only,
 	// and output produced while nobody was attached is not replayed.
 	NewScreen func(cols, rows int) Screen
+	// Recorder, if set, gets every output byte and every size change, in
+	// the order the screen does, from the start.
+	Recorder Recorder
 	// Detached ends the shell with reason detached_timeout this long after
 	// its writer left (300 s). The shell starts detached: its creator has
 	// this long to attach.
@@ -251,6 +254,9 @@ func (h *Hub) deliver(chunk []byte) {
 	h.mu.Lock()
 	if h.screen != nil {
 		_, _ = h.screen.Write(chunk) // an in-memory terminal; nothing to report
+	}
+	if h.opts.Recorder != nil {
+		_ = h.opts.Recorder.Output(h.clock.Now(), chunk) // the recorder keeps its error
 	}
 	for w := range h.watchers {
 		select {

@@ -155,6 +155,9 @@ func (h *Hub) resizeTo(ctx context.Context, size Size) error {
 	if changed && h.screen != nil {
 		h.screen.Resize(size.Cols, size.Rows)
 	}
+	if changed && h.opts.Recorder != nil {
+		_ = h.opts.Recorder.Resize(h.clock.Now(), size.Cols, size.Rows) // the recorder keeps its error
+	}
 	h.mu.Unlock()
 	h.resizeMu.Lock()
 	defer h.resizeMu.Unlock()

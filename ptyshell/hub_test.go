@@ -2,8 +2,10 @@ package ptyshell_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,4 +195,53 @@ func TestHubExitReachesEveryone(t *testing.T) {
 		require.Equal(t, ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited, Message: "the shell exited with status 3"}, tr.Exit)
 	}
 	require.Equal(t, ptyshell.HubResult{Reason: ptyshell.ReasonExited, ExitCode: 3, BytesOut: 4}, h.hub.Result())
+}
+
+// events is a Recorder that keeps what it was given.
+type events struct {
+	mu   sync.Mutex
+	got  []string
+	last time.Time
+}
+
+func (e *events) Output(at time.Time, p []byte) error { return e.add(at, "o:"+string(p)) }
+
+func (e *events) Resize(at time.Time, cols, rows int) error {
+	return e.add(at, fmt.Sprintf("r:%dx%d", cols, rows))
+}
+
+func (e *events) add(at time.Time, ev string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if at.Before(e.last) {
+		ev += " (time went back)"
+	}
+	e.got, e.last = append(e.got, ev), at
+	return nil
+}
+
+func (e *events) all() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.got, "|")
+}
+
+func TestHubRecordsOutputAndResizes(t *testing.T) {
+	rec := &events{}
+	h := startHub(t, ptyshell.HubOptions{Recorder: rec})
+	a, _ := h.attach(t, "/attach") // 100×30, from 80×24
+	require.NoError(t, h.stream.Print([]byte("printed;")))
+	_, err := a.ReadOutput("printed;")
+	require.NoError(t, err)
+	require.NoError(t, a.SendInput([]byte("typed;")))
+	_, err = a.ReadOutput("typed;")
+	require.NoError(t, err)
+	w, _ := h.attach(t, "/watch")
+	require.NoError(t, w.SendResize(ptyshell.Size{Cols: 10, Rows: 5})) // refused: read-only
+	_, _, err = w.NextOfType(ptyshell.FrameError)
+	require.NoError(t, err)
+	h.stream.Exit(0)
+	a.Collect()
+	<-h.hub.Done()
+	require.Equal(t, "r:100x30|o:printed;|o:typed;", rec.all())
 }

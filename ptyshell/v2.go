@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -91,4 +92,14 @@ type Screen interface {
 	// Render returns bytes that, written to a blank terminal of the
 	// screen's size, reproduce the screen (and its scrollback).
 	Render() []byte
+}
+
+// Recorder keeps a session's output and resizes as they happen, with the
+// time of each: ptyshell/cast's Recorder is one. It runs on the output
+// path, under the Hub's lock, so it must be quick (a local file); its
+// errors are its own to keep (a recording that failed is reported at its
+// end, never by ending the shell).
+type Recorder interface {
+	Output(at time.Time, p []byte) error
+	Resize(at time.Time, cols, rows int) error
 }

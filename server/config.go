@@ -262,6 +262,23 @@ type ShellConfig struct {
 	Timeouts         ShellTimeouts `yaml:"timeouts"`
 	// Replay is what a v2 shell keeps for a reattach or a watch.
 	Replay ShellReplay `yaml:"replay"`
+	// Record is the asciicast recording of v2 shells.
+	Record ShellRecord `yaml:"record"`
+}
+
+// ShellRecord is `shell.record`: a v2 shell's session written as an
+// asciicast v2 file while it runs, stored as an artifact of its workspace
+// (shell-<id>_cast, application/x-asciicast) when it ends.
+type ShellRecord struct {
+	// Enable records every v2 shell; without it, only those created with
+	// record: true.
+	Enable bool `yaml:"enable"`
+	// MaxBytes bounds one recording; the rest is cut, and the artifact's
+	// description says so. At most artifact.store.maxObjectSize.
+	MaxBytes int64 `yaml:"maxBytes"`
+	// Dir holds recordings while they are written; empty means the
+	// system's temporary directory.
+	Dir string `yaml:"dir"`
 }
 
 // ShellReplay is `shell.replay`: a v2 shell's virtual terminal.
@@ -312,6 +329,7 @@ func DefaultShellConfig() ShellConfig {
 		Timeouts: ShellTimeouts{OpenSecs: 30, IdleSecs: 1800, IdleWarningSecs: 60, MaxLifetimeSecs: 28800,
 			PingIntervalSecs: 20, PongWaitSecs: 60, WriteWaitSecs: 10, StopSecs: 3, DrainSecs: 2, DetachedSecs: 300},
 		Replay: ShellReplay{ScrollbackLines: 1000},
+		Record: ShellRecord{MaxBytes: 64 << 20},
 	}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn"
 	"regexp"
 	"strings"
 )
@@ -71,6 +72,20 @@ func (s ShellConfig) validate(p *configProblems) {
 	p.atLeast(key+".replay.scrollbackLines", s.Replay.ScrollbackLines, 0)
 	if s.Replay.ScrollbackLines > maxScrollbackLines {
 		p.add(key+".replay.scrollbackLines", "must be at most %d, got %d", maxScrollbackLines, s.Replay.ScrollbackLines)
+	}
+}
+
+// validate checks shell.record; a recording is one PUT of at most
+// maxObject bytes (artifact.store.maxObjectSize). The upper bound matters
+// only with the shell enabled: a server without shells records nothing,
+// and its smaller object cap must not trip over the default.
+func (r ShellRecord) validate(p *configProblems, shellEnabled bool, maxObject int64) {
+	const key = "shell.record.maxBytes"
+	switch limit := min(maxObject, cairn.MaxPartSize); {
+	case r.MaxBytes <= 0:
+		p.add(key, "must be greater than 0, got %d", r.MaxBytes)
+	case shellEnabled && r.MaxBytes > limit:
+		p.add(key, "must be at most %d (artifact.store.maxObjectSize, within one PUT), got %d", limit, r.MaxBytes)
 	}
 }
 

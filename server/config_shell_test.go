@@ -27,6 +27,7 @@ shell:
   timeouts: {openSecs: 5, idleSecs: 0, idleWarningSecs: 0, maxLifetimeSecs: 3, pingIntervalSecs: 1,
              pongWaitSecs: 3, writeWaitSecs: 2, stopSecs: 1, drainSecs: 1, detachedSecs: 2}
   replay: {scrollbackLines: 50}
+  record: {enable: true, maxBytes: 1048576, dir: /var/tmp/casts}
 `))
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
@@ -38,6 +39,7 @@ shell:
 		Timeouts: ShellTimeouts{OpenSecs: 5, MaxLifetimeSecs: 3, PingIntervalSecs: 1, PongWaitSecs: 3,
 			WriteWaitSecs: 2, StopSecs: 1, DrainSecs: 1, DetachedSecs: 2},
 		Replay: ShellReplay{ScrollbackLines: 50},
+		Record: ShellRecord{Enable: true, MaxBytes: 1 << 20, Dir: "/var/tmp/casts"},
 	}, c.Shell)
 
 	t.Run("AbsentKeysKeepDefaults", func(t *testing.T) {
@@ -83,6 +85,8 @@ func TestShellConfigValidateRejects(t *testing.T) {
 		"NoDetached":          {func(s *ShellConfig) { s.Timeouts.DetachedSecs = 0 }, "shell.timeouts.detachedSecs"},
 		"NegativeScrollback":  {func(s *ShellConfig) { s.Replay.ScrollbackLines = -1 }, "shell.replay.scrollbackLines"},
 		"HugeScrollback":      {func(s *ShellConfig) { s.Replay.ScrollbackLines = 1 << 20 }, "shell.replay.scrollbackLines"},
+		"NoRecordBytes":       {func(s *ShellConfig) { s.Record.MaxBytes = 0 }, "shell.record.maxBytes: must be greater than 0"},
+		"RecordOverObject":    {func(s *ShellConfig) { s.Enable, s.Record.MaxBytes = true, 1<<30+1 }, "shell.record.maxBytes: must be at most 1073741824"},
 		"NoOpen":              {func(s *ShellConfig) { s.Timeouts.OpenSecs = 0 }, "shell.timeouts.openSecs"},
 		"NoWriteWait":         {func(s *ShellConfig) { s.Timeouts.WriteWaitSecs = 0 }, "shell.timeouts.writeWaitSecs"},
 		"NoStop":              {func(s *ShellConfig) { s.Timeouts.StopSecs = 0 }, "shell.timeouts.stopSecs"},
@@ -102,12 +106,14 @@ func TestShellConfigValidateRejects(t *testing.T) {
 func TestShellConfigValidateAccepts(t *testing.T) {
 	t.Parallel()
 	for name, mutate := range map[string]func(c *Config){
-		"Defaults":          func(c *Config) {},
-		"IdleOff":           func(c *Config) { c.Shell.Timeouts.IdleSecs, c.Shell.Timeouts.IdleWarningSecs = 0, 600 },
-		"NamedUser":         func(c *Config) { c.Shell.User = "cairn" },
-		"ThreeDigitUmask":   func(c *Config) { c.Shell.Umask = "022" },
-		"DockerDetachKeys":  func(c *Config) { c.Shell.DetachKeys = "ctrl-p,ctrl-q" },
-		"EnabledOnLoopback": func(c *Config) { loopback(c); c.Shell.Enable = true },
+		"Defaults":            func(c *Config) {},
+		"RecordAtObjectCap":   func(c *Config) { loopback(c); c.Shell.Enable, c.Shell.Record.MaxBytes = true, 1<<30 },
+		"SmallObjectsNoShell": func(c *Config) { c.Artifact.Store.MaxObjectSize = 8 << 20 },
+		"IdleOff":             func(c *Config) { c.Shell.Timeouts.IdleSecs, c.Shell.Timeouts.IdleWarningSecs = 0, 600 },
+		"NamedUser":           func(c *Config) { c.Shell.User = "cairn" },
+		"ThreeDigitUmask":     func(c *Config) { c.Shell.Umask = "022" },
+		"DockerDetachKeys":    func(c *Config) { c.Shell.DetachKeys = "ctrl-p,ctrl-q" },
+		"EnabledOnLoopback":   func(c *Config) { loopback(c); c.Shell.Enable = true },
 		"EnabledWithTokens": func(c *Config) {
 			c.Shell.Enable = true
 			c.Auth.Tokens = []TokenConfig{{"ops", testSHA256, []string{"shell"}}}

@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 	c.Artifact.Sidecar.validate(&p)
 	c.Maintenance.validate(&p, c.Artifact.Store.PutURLTTLSecs)
 	c.Shell.validate(&p)
+	c.Shell.Record.validate(&p, c.Shell.Enable, c.Artifact.Store.MaxObjectSize)
 	c.Files.validate(&p)
 	return errors.Join(p...)
 }

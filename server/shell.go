@@ -57,6 +57,7 @@ func (s *Server) openShells(ctx context.Context, svc *service.Service, maintaine
 		DrainTimeout:            sec(t.DrainSecs),
 		Detached:                sec(t.DetachedSecs),
 		NewScreen:               s.newShellScreen,
+		Record:                  service.ShellRecording{Enabled: sc.Record.Enable, MaxBytes: sc.Record.MaxBytes, Dir: sc.Record.Dir},
 		ReapInterval:            sec(sc.ReapIntervalSecs),
 		Logger:                  s.log,
 		OnOpen:                  m.open,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
 )
@@ -19,6 +20,7 @@ var shellTerm = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
 
 func newShellCommand(c *cli) *cobra.Command {
 	var detachKey, attach, watch string
+	var record bool
 	cmd := &cobra.Command{
 		Use:   "shell WS | --attach ID | --watch ID",
 		Short: "Open an interactive shell in a workspace's volume (at /mnt/cairn/ws)",
@@ -31,7 +33,9 @@ leaving keeps it running for shell.timeouts.detachedSecs, a dropped
 connection is reattached by itself, and --attach ID reattaches later (the
 secret is kept per shell ID, 0600, under $XDG_STATE_HOME/cairn/shells, or
 read from CAIRN_SHELL_SECRET; never a flag). --watch ID shows a shell
-read-only. On a v1 server leaving ends the shell.
+read-only. On a v1 server leaving ends the shell. --record asks a v2 server
+to record the session (asciicast v2) and store it as the artifact
+shell-<id>_cast of the workspace when the shell ends.
 
 The exit status is the shell's own, 255 when the connection was lost, and 0
 after detaching. A refusal before the shell starts exits like any other
@@ -52,12 +56,14 @@ command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
 			switch {
 			case attach != "" && watch != "":
 				return usagef("--attach and --watch exclude each other")
+			case record && (attach != "" || watch != ""):
+				return usagef("--record applies to a new shell, not to --attach or --watch")
 			case attach != "":
 				status, err = c.attachShell(cmd.Context(), cl, attach, detachKey)
 			case watch != "":
 				status, err = c.watchShell(cmd.Context(), cl, watch, detachKey)
 			default:
-				return c.shell(cmd, cl, args[0], detachKey)
+				return c.shell(cmd, cl, args[0], detachKey, record)
 			}
 			if err != nil {
 				return err
@@ -69,6 +75,7 @@ command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
 	cmd.Flags().StringVar(&detachKey, "detach-key", ptyshell.DefaultDetachKey, `the key that leaves the shell, ctrl-<key>, or "none"`)
 	cmd.Flags().StringVar(&attach, "attach", "", "reattach to the v2 shell with this ID")
 	cmd.Flags().StringVar(&watch, "watch", "", "watch the v2 shell with this ID, read-only")
+	cmd.Flags().BoolVar(&record, "record", false, "record the new shell and store the recording as an artifact (v2 servers)")
 	return cmd
 }
 
@@ -76,7 +83,7 @@ command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
 // session that ran ends the process with its status here, after the
 // terminal was restored and the summary printed: the status is the shell's,
 // not a failure of this command's.
-func (c *cli) shell(cmd *cobra.Command, cl *client.Client, ws, detachKey string) error {
+func (c *cli) shell(cmd *cobra.Command, cl *client.Client, ws, detachKey string, record bool) error {
 	if _, _, err := ptyshell.ParseDetachKey(detachKey); err != nil {
 		return usagef("--detach-key: %v", err)
 	}
@@ -98,13 +105,17 @@ func (c *cli) shell(cmd *cobra.Command, cl *client.Client, ws, detachKey string)
 	}
 	size := ptyshell.Size{Cols: cols, Rows: rows}.Clamp()
 	if os.Getenv("CAIRN_SHELL_PROTOCOL") != "v1" {
-		status, ok, err := c.shellV2(cmd.Context(), cl, id, ws, t, detachKey, size)
+		create := cairn.ShellCreate{Cols: size.Cols, Rows: size.Rows, Term: t, Record: record}
+		status, ok, err := c.shellV2(cmd.Context(), cl, id, ws, create, detachKey)
 		if err != nil {
 			return err
 		}
 		if ok {
 			os.Exit(status)
 		}
+	}
+	if record {
+		return usagef("--record needs a server that offers v2 shells; v1 shells are not recorded")
 	}
 	sess, err := cl.Shell(cmd.Context(), id, size, t)
 	if err != nil {

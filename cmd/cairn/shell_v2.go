@@ -149,8 +149,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // shellV2 creates a v2 shell in workspace id and attaches; ok is false when
 // the server has no v2 routes, and the caller falls back to v1.
-func (c *cli) shellV2(ctx context.Context, cl *client.Client, id, ws, termName, detachKey string, size ptyshell.Size) (int, bool, error) {
-	info, err := cl.CreateShell(ctx, id, size, termName)
+func (c *cli) shellV2(ctx context.Context, cl *client.Client, id, ws string, create cairn.ShellCreate, detachKey string) (int, bool, error) {
+	info, err := cl.CreateShellWith(ctx, id, create)
 	if client.IsV2Unsupported(err) {
 		return 0, false, nil
 	}

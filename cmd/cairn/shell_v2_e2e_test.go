@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/screen"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/cast"
 	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
 )
 
@@ -91,6 +96,61 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 		row := tight.closedRow(t, ws.ID, info.ShellID)
 		require.Equal(t, string(ptyshell.ReasonDetachedTimeout), row["reason"])
 	})
+
+	t.Run("RecordingPlaysToTheLastScreen", func(t *testing.T) { recordingEndToEnd(t, st, size) })
+}
+
+// recordingEndToEnd runs a recorded v2 shell to its exit, then downloads
+// its recording through the client and plays it into the emulator: it ends
+// on the screen the client saw last.
+func recordingEndToEnd(t *testing.T, st *shellStack, size ptyshell.Size) {
+	rec := st.start(t, shellServerOpts{shell: "record: {enable: true}"})
+	ws := rec.readyWorkspace(t)
+	info, err := rec.admin.CreateShell(t.Context(), ws.ID, size, "")
+	require.NoError(t, err)
+	sess, err := rec.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.NoError(t, err)
+	defer func() { _ = sess.Close() }()
+	live := screen.New(size.Cols, size.Rows, 0)
+	_, err = sess.Write([]byte("printf 'cairn-%d\\n' 42; exit\r"))
+	require.NoError(t, err)
+	exit := untilExit(t, sess, live)
+	require.Equal(t, ptyshell.ReasonExited, exit.Reason)
+	rec.closedRow(t, ws.ID, info.ShellID) // written once the recording is stored
+
+	name := "shell-" + info.ShellID + "_cast"
+	arts, err := rec.admin.FindArtifacts(t.Context(), cairn.ArtifactFilter{WorkspaceID: ws.ID, Names: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, arts, 1, "the recording is an artifact of the workspace")
+	require.Equal(t, cast.MIME, arts[0].MIMEType)
+	require.Contains(t, *arts[0].Description, "reason exited")
+	var data bytes.Buffer
+	_, err = rec.admin.DownloadTo(t.Context(), arts[0].ID, &data, client.DownloadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, arts[0].Size, int64(data.Len()))
+
+	played := screen.New(1, 1, 0)
+	_, _, err = cast.Play(&data, played)
+	require.NoError(t, err)
+	text := played.State().Text
+	require.Contains(t, text, "cairn-42")
+	require.Equal(t, live.State().Text, text, "the recording ends on the session's last screen")
+	require.NotContains(t, rec.out.String(), info.Secret, "the secret is in no server log line")
+}
+
+// untilExit feeds the session's output into term until its EXIT.
+func untilExit(t *testing.T, s *ptyshell.Session, term *screen.Screen) *ptyshell.Exit {
+	t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), ptyshelltest.Guard)
+		m, err := s.Next(ctx)
+		cancel()
+		require.NoError(t, err, "waiting for the exit; screen:\n%s", term.State().Text)
+		if m.Exit != nil {
+			return m.Exit
+		}
+		_, _ = term.Write(m.Output) // an in-memory terminal
+	}
 }
 
 // waitOutput reads the session until its output contains want, and

@@ -76,7 +76,7 @@ func (a *API) newShell(r *http.Request) (*cairn.ShellSessionInfo, error) {
 		return nil, err
 	}
 	return a.cfg.Shell.V2.CreateShell(r.Context(), cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"),
-		Cols: body.Cols, Rows: body.Rows, Term: body.Term, ClientAddr: r.RemoteAddr})
+		Cols: body.Cols, Rows: body.Rows, Term: body.Term, ClientAddr: r.RemoteAddr, Record: body.Record})
 }
 
 // shellV2Handler serves attach (a writer) or watch: the refusals before the

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,7 @@ const v2Secret = "s3cret-resume-value-0123456789"
 type fakeV2 struct {
 	hub    *ptyshell.Hub
 	stream *ptyshelltest.Stream
+	opens  chan cairn.ShellOpen // every create's request, while there is room
 }
 
 type tapSession struct{ tap *ptyshell.Tap }
@@ -45,6 +47,10 @@ func (s tapSession) Abort() { _ = s.tap.Close() }
 func (f *fakeV2) CreateShell(_ context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	select {
+	case f.opens <- o:
+	default:
 	}
 	return &cairn.ShellSessionInfo{ShellID: "sh1", Secret: v2Secret, WorkspaceID: o.WorkspaceID}, nil
 }
@@ -88,7 +94,7 @@ func v2Setup(t *testing.T) (string, *fakeV2, *bytes.Buffer) {
 	hub := ptyshell.NewHub(st, ptyshell.HubOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}})
 	require.NoError(t, hub.Start(t.Context()))
 	t.Cleanup(func() { hub.End(ptyshell.ErrServerShutdown); <-hub.Done() })
-	v2 := &fakeV2{hub: hub, stream: st}
+	v2 := &fakeV2{hub: hub, stream: st, opens: make(chan cairn.ShellOpen, 8)}
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 	g, err := auth.New(auth.Config{HostGuard: true, Tokens: []auth.Token{
 		{Name: "ops", SHA256: sum(shellToken), Scopes: []route.Scope{route.Shell, route.Read, route.Admin}},
@@ -159,6 +165,30 @@ func TestShellV2CreateAnswersTheSecretInTheBodyOnly(t *testing.T) {
 		require.NotContains(t, strings.Join(v, ","), v2Secret, "header %s", k)
 	}
 	require.NotContains(t, logs.String(), v2Secret)
+}
+
+func TestShellV2CreatePassesRecord(t *testing.T) {
+	t.Parallel()
+	base, v2, _ := v2Setup(t)
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{{`{"cols":100,"rows":30,"record":true}`, true}, {`{"cols":100,"rows":30}`, false}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http"+strings.TrimPrefix(base, "ws")+"/v1/workspaces/ws1/shells",
+			strings.NewReader(tc.body))
+		require.NoError(t, err)
+		req.Header = authHeader("")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		select {
+		case o := <-v2.opens:
+			require.Equal(t, tc.want, o.Record, tc.body)
+		case <-time.After(ptyshelltest.Guard):
+			t.Fatal("the create never reached the service")
+		}
+	}
 }
 
 func TestShellV2RefusalsBeforeTheUpgrade(t *testing.T) {

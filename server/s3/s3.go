@@ -6,6 +6,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -206,6 +207,21 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return nil
 	}
 	return err
+}
+
+// Put writes an object in one checksum-bound PUT: the store refuses bytes
+// whose length or SHA-256 is not the one given. It may take copyTimeout:
+// it moves up to maxObjectSize bytes.
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, size int64, sum []byte, contentType string) error {
+	ctx, cancel := context.WithTimeout(ctx, copyTimeout)
+	defer cancel()
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, Body: body, ContentLength: aws.Int64(size),
+		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum))}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	_, err := s.client.PutObject(ctx, in)
+	return translate("write the object", err)
 }
 
 // Pin writes an empty directory marker, prefix + "/". File-backed stores

@@ -181,6 +181,11 @@ type ObjectStore interface {
 	Pin(ctx context.Context, prefix string) error
 	// Read opens the whole object for one streaming read.
 	Read(ctx context.Context, key string) (io.ReadCloser, error)
+	// Put writes size bytes of body (seekable, for a store reached without
+	// TLS) under key with contentType, bound to their SHA-256 (raw, 32
+	// bytes), which the store verifies: for bytes the server holds itself,
+	// such as a shell recording.
+	Put(ctx context.Context, key string, body io.Reader, size int64, sha256 []byte, contentType string) error
 
 	// CreateUpload starts a multipart upload of key whose parts are each
 	// bound to a SHA-256 the store verifies.

@@ -42,7 +42,9 @@ type ShellConfig struct {
 	// every attach and watch. Nil keeps none: an attach then shows live
 	// output only, and output produced while detached is not replayed.
 	NewScreen func(cols, rows int) ptyshell.Screen
-	Logger    *slog.Logger
+	// Record is shell.record: the asciicast recording of v2 shells.
+	Record ShellRecording
+	Logger *slog.Logger
 	// Seams for metrics; nil hooks are skipped. OnOpen sees every open:
 	// "ok" once running (took is request → running), else the reason it
 	// was refused or failed. OnEnd sees every end with its reason and

@@ -32,6 +32,9 @@ type ShellSession struct {
 	// once it runs.
 	hub    *ptyshell.Hub
 	secret [sha256.Size]byte
+	// rec is a v2 session's recording, nil when it records none; set
+	// before its hub is made.
+	rec *recording
 }
 
 // ID is the shell's ID.

@@ -36,8 +36,10 @@ func (s *Shells) CreateShell(ctx context.Context, o cairn.ShellOpen) (*cairn.She
 		ss.Abort()
 		return nil, cairn.Internal("the shell's secret could not be made", err)
 	}
+	ss.startRecording(openedAt)
 	hub := ptyshell.NewHub(ss.stream, ss.hubOptions())
 	if err := hub.Start(ctx); err != nil {
+		ss.rec.discard(ss.s.log)
 		ss.finish(ptyshell.ServeResult{Reason: ptyshell.ReasonError, ExitCode: ptyshell.ExitCodeRuntime, Err: err})
 		if cairn.ErrorReason(err) == "" {
 			err = cairn.Internal("the shell could not be started", err)
@@ -63,6 +65,7 @@ func (ss *ShellSession) runHub(hub *ptyshell.Hub) {
 	stop := context.AfterFunc(ss.life, func() { hub.End(context.Cause(ss.life)) })
 	defer stop()
 	res := hub.Result()
+	ss.keepRecording(res.Reason)
 	ss.finish(ptyshell.ServeResult{Reason: res.Reason, ExitCode: res.ExitCode, Running: true,
 		BytesIn: res.BytesIn, BytesOut: res.BytesOut, Err: res.Err})
 }
@@ -78,6 +81,7 @@ func (ss *ShellSession) hubOptions() ptyshell.HubOptions {
 		OpenTimeout:  c.OpenTimeout,
 		StopTimeout:  c.StopTimeout + 10*time.Second,
 		DrainTimeout: c.DrainTimeout,
+		Recorder:     ss.rec.recorder(),
 		Logger:       ss.s.log,
 		OnDetach:     func() { ss.s.log.Info("shell detached", ss.attrs()...) },
 	}

@@ -21,6 +21,7 @@ type ObjectStore struct {
 	DeleteFunc     func(ctx context.Context, key string) error
 	PinFunc        func(ctx context.Context, prefix string) error
 	ReadFunc       func(ctx context.Context, key string) (io.ReadCloser, error)
+	PutFunc        func(ctx context.Context, key string, body io.Reader, size int64, sha256 []byte, contentType string) error
 
 	CreateUploadFunc   func(ctx context.Context, key string) (string, error)
 	PresignPartFunc    func(ctx context.Context, key, uploadID string, part service.PartSpec) (string, error)
@@ -90,6 +91,13 @@ func (o *ObjectStore) Read(ctx context.Context, key string) (io.ReadCloser, erro
 		return nil, notSet("ObjectStore.Read")
 	}
 	return o.ReadFunc(ctx, key)
+}
+
+func (o *ObjectStore) Put(ctx context.Context, key string, body io.Reader, size int64, sha256 []byte, contentType string) error {
+	if o.PutFunc == nil {
+		return notSet("ObjectStore.Put")
+	}
+	return o.PutFunc(ctx, key, body, size, sha256, contentType)
 }
 
 func (o *ObjectStore) CreateUpload(ctx context.Context, key string) (string, error) {

@@ -1,0 +1,159 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/cast"
+)
+
+// ShellRecording is shell.record: v2 shells recorded as asciicast v2 files,
+// stored as artifacts of their workspace when they end.
+type ShellRecording struct {
+	// Enabled records every v2 shell; otherwise only those created with
+	// record: true.
+	Enabled bool
+	// MaxBytes bounds one recording (cast.DefaultMaxBytes when zero); what
+	// would pass it is cut, and the artifact's description says so.
+	MaxBytes int64
+	// Dir holds the recordings being written (os.TempDir when empty).
+	Dir string
+}
+
+// recordStoreTimeout bounds storing one recording at the shell's end.
+const recordStoreTimeout = 2 * time.Minute
+
+// recordBuffer is the write buffer in front of a recording's file, so the
+// output path makes one system call per 64 KiB rather than per chunk.
+const recordBuffer = 64 << 10
+
+// recording is one shell's asciicast, written into a temporary file (mode
+// 0600) while the shell runs and removed once stored or given up.
+type recording struct {
+	f     *os.File
+	buf   *bufio.Writer
+	sum   hash.Hash
+	rec   *cast.Recorder
+	start time.Time
+}
+
+// startRecording begins the session's recording when the configuration or
+// the request asks for one. A recording that cannot start is logged and
+// the shell runs without it.
+func (ss *ShellSession) startRecording(start time.Time) {
+	c := ss.s.cfg.Record
+	if !c.Enabled && !ss.open.Record {
+		return
+	}
+	r, err := newRecording(c, ss.e.id, ss.open, start)
+	if err != nil {
+		ss.s.log.Warn("shell recording could not start; the shell runs unrecorded", append(ss.attrs(), "err", err)...)
+		return
+	}
+	ss.rec = r
+}
+
+func newRecording(c ShellRecording, id string, o cairn.ShellOpen, start time.Time) (*recording, error) {
+	f, err := os.CreateTemp(c.Dir, "cairn-shell-"+id+"-*.cast") // CreateTemp makes it 0600
+	if err != nil {
+		return nil, err
+	}
+	r := &recording{f: f, sum: sha256.New(), start: start}
+	r.buf = bufio.NewWriterSize(io.MultiWriter(f, r.sum), recordBuffer)
+	r.rec, err = cast.New(r.buf, o.Cols, o.Rows, c.MaxBytes, start, map[string]string{"TERM": o.Term})
+	if err != nil {
+		r.remove()
+		return nil, err
+	}
+	return r, nil
+}
+
+// recorder is the Hub's Recorder: nil without a recording.
+func (r *recording) recorder() ptyshell.Recorder {
+	if r == nil {
+		return nil
+	}
+	return r.rec
+}
+
+// finish ends the file: the last event, the buffer flushed, the file
+// rewound for the upload. It returns the size and the SHA-256.
+func (r *recording) finish(end time.Time) (int64, []byte, error) {
+	if err := r.rec.Close(end); err != nil {
+		return 0, nil, err
+	}
+	if err := r.buf.Flush(); err != nil {
+		return 0, nil, err
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return 0, nil, err
+	}
+	return r.rec.Size(), r.sum.Sum(nil), nil
+}
+
+func (r *recording) remove() {
+	_ = r.f.Close() // the file goes anyway
+	_ = os.Remove(r.f.Name())
+}
+
+// discard drops a recording that will not be stored; nil is no recording.
+func (r *recording) discard(log *slog.Logger) {
+	if r == nil {
+		return
+	}
+	r.remove()
+	log.Debug("shell recording discarded")
+}
+
+// recordingName is the artifact a shell's recording becomes: artifact
+// names allow no dot, so shell-<id>_cast rather than shell-<id>.cast.
+func recordingName(shellID string) string { return "shell-" + shellID + "_cast" }
+
+// recordingDescription says when, why the shell ended, and how much.
+func recordingDescription(start, end time.Time, reason ptyshell.Reason, size int64, truncated bool) string {
+	d := fmt.Sprintf("shell recording %s–%s, reason %s, %d bytes", start.UTC().Format(time.RFC3339),
+		end.UTC().Format(time.RFC3339), reason, size)
+	if truncated {
+		d += " (truncated)"
+	}
+	return d
+}
+
+// keepRecording stores the session's recording as an artifact of its
+// workspace, once the shell has ended for reason. It never fails the
+// teardown: a recording that cannot be stored is logged, and its file is
+// removed on every path. The time it takes is bounded.
+func (ss *ShellSession) keepRecording(reason ptyshell.Reason) {
+	r := ss.rec
+	if r == nil {
+		return
+	}
+	defer r.remove()
+	end := time.Now()
+	size, sum, err := r.finish(end)
+	if err != nil {
+		ss.s.log.Warn("shell recording failed; nothing stored", append(ss.attrs(), "err", err)...)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ss.life), recordStoreTimeout)
+	defer cancel()
+	if ss.e.tokenName != "" {
+		ctx = cairn.WithActor(ctx, ss.e.tokenName)
+	}
+	desc := recordingDescription(r.start, end, reason, size, r.rec.Truncated())
+	a, err := ss.s.svc.storeHeld(ctx, ss.ws.ID, recordingName(ss.e.id), &desc, held{body: r.f, size: size, sha256: sum, mimeType: cast.MIME})
+	if err != nil {
+		ss.s.log.Warn("shell recording not stored", append(ss.attrs(), "reason", string(cairn.ErrorReason(err)), "err", err)...)
+		return
+	}
+	ss.s.log.Info("shell recording stored", append(ss.attrs(), "artifact_id", a.ID, "size", size)...)
+}
