@@ -266,12 +266,12 @@ type ShellConfig struct {
 	Record ShellRecord `yaml:"record"`
 }
 
-// ShellRecord is `shell.record`: a v2 shell's session written as an
-// asciicast v2 file while it runs, stored as an artifact of its workspace
+// ShellRecord is `shell.record`: a shell's session (v1 or v2) written as
+// an asciicast v2 file while it runs, stored as an artifact of its workspace
 // (shell-<id>_cast, application/x-asciicast) when it ends.
 type ShellRecord struct {
-	// Enable records every v2 shell; without it, only those created with
-	// record: true.
+	// Enable records every shell; without it, only those asked for with
+	// record (true in the v2 create body, record=true in the v1 query).
 	Enable bool `yaml:"enable"`
 	// MaxBytes bounds one recording; the rest is cut, and the artifact's
 	// description says so. At most artifact.store.maxObjectSize.

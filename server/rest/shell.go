@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,8 +106,12 @@ func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		return a.refuseShell(w, r, id, &cairn.Error{Reason: cairn.ReasonInvalidTerminal, Detail: err.Error(), Err: err})
 	}
+	record, err := recordQuery(r)
+	if err != nil {
+		return a.refuseShell(w, r, id, err)
+	}
 	o := cairn.ShellOpen{WorkspaceID: r.PathValue("workspaceID"), Cols: h.Size.Cols, Rows: h.Size.Rows, Term: h.Term,
-		ClientAddr: r.RemoteAddr}
+		ClientAddr: r.RemoteAddr, Record: record}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 	defer cancel()
 	sess, err := svc.OpenShell(ctx, o)
@@ -211,4 +216,18 @@ func hijacker(w http.ResponseWriter) http.ResponseWriter {
 		}
 		w = u.Unwrap()
 	}
+}
+
+// recordQuery reads the v1 handshake's optional record=true|false, which
+// asks for the session's recording. Reasons: invalid_query.
+func recordQuery(r *http.Request) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has("record") {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(q.Get("record"))
+	if err != nil {
+		return false, cairn.Errorf(cairn.ReasonInvalidQuery, "'record' must be true or false")
+	}
+	return v, nil
 }

@@ -303,3 +303,34 @@ func TestShellRoutes(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, body, `"reason":"shell_not_found"`)
 }
+
+func TestShellRecordQuery(t *testing.T) {
+	t.Parallel()
+	opens := make(chan cairn.ShellOpen, 4)
+	base := shellSetup(t, &fakeShells{OpenShellFunc: func(_ context.Context, o cairn.ShellOpen) (rest.ShellSession, error) {
+		opens <- o
+		return nil, cairn.Errorf(cairn.ReasonWorkspaceNotFound, "stop here")
+	}})
+	for _, tc := range []struct {
+		query  string
+		status int
+		record bool
+	}{
+		{"&record=true", http.StatusNotFound, true},
+		{"&record=false", http.StatusNotFound, false},
+		{"", http.StatusNotFound, false},
+		{"&record=maybe", http.StatusBadRequest, false},
+	} {
+		resp, err := http.DefaultClient.Do(handshake(t, base, "/v1/workspaces/ws1/shell?cols=120&rows=40"+tc.query))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, tc.status, resp.StatusCode, tc.query)
+		select {
+		case o := <-opens:
+			require.NotEqual(t, http.StatusBadRequest, tc.status, "a bad record value is refused before the open")
+			require.Equal(t, tc.record, o.Record, tc.query)
+		default:
+			require.Equal(t, http.StatusBadRequest, tc.status, "the open was not reached for %q", tc.query)
+		}
+	}
+}

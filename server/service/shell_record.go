@@ -16,11 +16,11 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell/cast"
 )
 
-// ShellRecording is shell.record: v2 shells recorded as asciicast v2 files,
-// stored as artifacts of their workspace when they end.
+// ShellRecording is shell.record: shells (v1 and v2) recorded as asciicast
+// v2 files, stored as artifacts of their workspace when they end.
 type ShellRecording struct {
-	// Enabled records every v2 shell; otherwise only those created with
-	// record: true.
+	// Enabled records every shell; otherwise only those asked for with
+	// record (the v2 create body's, the v1 handshake's query).
 	Enabled bool
 	// MaxBytes bounds one recording (cast.DefaultMaxBytes when zero); what
 	// would pass it is cut, and the artifact's description says so.
@@ -83,6 +83,39 @@ func (r *recording) recorder() ptyshell.Recorder {
 		return nil
 	}
 	return r.rec
+}
+
+// wrap is a v1 session's stream with its output and resizes recorded,
+// as a v2 session's Hub records them; st itself without a recording.
+func (r *recording) wrap(st ptyshell.Stream) ptyshell.Stream {
+	if r == nil {
+		return st
+	}
+	return &recordedStream{Stream: st, rec: r.rec}
+}
+
+// recordedStream records what is read from a v1 shell and each size
+// applied to it. Serve reads from one goroutine; the recorder is safe for
+// the resizes of another.
+type recordedStream struct {
+	ptyshell.Stream
+	rec ptyshell.Recorder
+}
+
+func (s *recordedStream) Read(p []byte) (int, error) {
+	n, err := s.Stream.Read(p)
+	if n > 0 {
+		_ = s.rec.Output(time.Now(), p[:n]) // the recorder keeps its error
+	}
+	return n, err
+}
+
+func (s *recordedStream) Resize(ctx context.Context, size ptyshell.Size) error {
+	err := s.Stream.Resize(ctx, size)
+	if err == nil {
+		_ = s.rec.Resize(time.Now(), size.Cols, size.Rows) // the recorder keeps its error
+	}
+	return err
 }
 
 // finish ends the file: the last event, the buffer flushed, the file

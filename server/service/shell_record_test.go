@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/ptyshell/cast"
 	"github.com/cairn-dev/cairn/server/service"
 )
@@ -239,4 +240,48 @@ func TestShellV2RecordingEndsWithKill(t *testing.T) {
 	require.Contains(t, *arts[0].Description, "reason terminated")
 	requireEmptyDir(t, dir)
 	require.Equal(t, 1, st.Closes())
+}
+
+func TestShellV1RecordingStoredAsArtifact(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{Enabled: true, Record: service.ShellRecording{Dir: dir}}, ws)
+	b := recordingStore(f, nil)
+	o := open(ws)
+	o.Record = true // the v1 handshake's record=true
+	sess, err := s.OpenShell(cairn.WithActor(t.Context(), "ops"), o)
+	require.NoError(t, err)
+	f.mu.Lock()
+	fake := f.streams[len(f.streams)-1]
+	f.mu.Unlock()
+	sess.Run(func(ctx context.Context, st ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
+		require.NoError(t, st.Start(ctx))
+		require.NoError(t, opts.Running(ctx))
+		require.NoError(t, st.Resize(ctx, ptyshell.Size{Cols: 90, Rows: 20}))
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "the recording is written while the shell runs")
+		go func() {
+			_ = fake.Print([]byte("v1-out;")) // read below
+			fake.Exit(0)
+		}()
+		out, err := io.ReadAll(st)
+		require.NoError(t, err)
+		require.Equal(t, "v1-out;", string(out))
+		_ = st.Close()
+		return ptyshell.ServeResult{Reason: ptyshell.ReasonExited, Running: true, BytesOut: int64(len(out))}
+	})
+
+	arts := b.artifacts()
+	require.Len(t, arts, 1)
+	require.Equal(t, "shell-"+sess.ID()+"_cast", arts[0].Name)
+	require.Equal(t, cast.MIME, arts[0].MIMEType)
+	require.Contains(t, *arts[0].Description, "reason exited")
+	data, _ := b.object(arts[0].ObjectKey)
+	require.Equal(t, "v1-out;", played(t, data))
+	require.Contains(t, string(data), `"r", "90x20"`)
+	require.Len(t, f.audits(cairn.AuditShellClosed), 1)
+	requireEmptyDir(t, dir)
 }

@@ -32,8 +32,8 @@ type ShellSession struct {
 	// once it runs.
 	hub    *ptyshell.Hub
 	secret [sha256.Size]byte
-	// rec is a v2 session's recording, nil when it records none; set
-	// before its hub is made.
+	// rec is the session's recording, nil when it records none; set
+	// before a v2 session's hub is made, or as a v1 session is served.
 	rec *recording
 }
 
@@ -47,7 +47,9 @@ func (ss *ShellSession) ID() string { return ss.e.id }
 // ctx, as serve receives it, is cancelled with a cause by KillShell and
 // Shutdown.
 func (ss *ShellSession) Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult) {
-	res := serve(ss.life, ss.stream, ss.options())
+	ss.startRecording(time.Now())
+	res := serve(ss.life, ss.rec.wrap(ss.stream), ss.options())
+	ss.keepRecording(res.Reason)
 	ss.finish(res)
 }
 
