@@ -19,13 +19,6 @@ import (
 // instead of the one kept in the state directory.
 const shellSecretEnv = "CAIRN_SHELL_SECRET"
 
-// Reattach backoff after a lost connection: doubling from the first,
-// capped, for at most the shell's detached timeout.
-const (
-	reattachFirst = 250 * time.Millisecond
-	reattachMax   = 5 * time.Second
-)
-
 // shellSecretDir is where the CLI keeps v2 secrets, one 0600 file per
 // shell ID: $XDG_STATE_HOME/cairn/shells, else ~/.local/state/cairn/shells.
 func shellSecretDir() (string, error) {
@@ -90,22 +83,17 @@ func shellTTY() (ptyshell.Size, error) {
 // terminal was restored, never over the remote screen. It returns the exit
 // status.
 func (c *cli) attachLoop(ctx context.Context, cl *client.Client, id, secret, ws, detachKey string, detached time.Duration) (int, error) {
-	wait, lostAt := reattachFirst, time.Time{}
+	size, err := shellTTY()
+	if err != nil {
+		return 0, err
+	}
+	sess, err := cl.AttachShell(ctx, id, secret, size)
 	for {
-		size, err := shellTTY()
+		if errors.Is(err, context.Canceled) {
+			return ptyshell.ExitStatusLost, nil
+		}
 		if err != nil {
 			return 0, err
-		}
-		sess, err := cl.AttachShell(ctx, id, secret, size)
-		if err != nil {
-			if _, refused := errors.AsType[*cairn.Error](err); refused || lostAt.IsZero() || time.Since(lostAt) > detached {
-				return 0, err
-			}
-			if err := sleepCtx(ctx, wait); err != nil {
-				return ptyshell.ExitStatusLost, nil
-			}
-			wait = min(2*wait, reattachMax)
-			continue
 		}
 		res, err := runShellTerminal(sess, ptyshell.TerminalOptions{Workspace: ws, DetachKey: detachKey,
 			Resumable: true, ResumeHint: "cairn shell --attach " + id + " reattaches"})
@@ -118,7 +106,12 @@ func (c *cli) attachLoop(ctx context.Context, cl *client.Client, id, secret, ws,
 			}
 			return res.ExitStatus(), nil
 		}
-		wait, lostAt = reattachFirst, time.Now()
+		sess, err = cl.ReattachShell(ctx, id, secret, time.Now(), detached, shellTTY)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			if _, refused := errors.AsType[*cairn.Error](err); !refused {
+				return res.ExitStatus(), nil // the shell is gone by now: the lost connection's status
+			}
+		}
 	}
 }
 
@@ -134,17 +127,6 @@ func runShellTerminal(sess *ptyshell.Session, opts ptyshell.TerminalOptions) (pt
 		return ptyshell.Result{}, err
 	}
 	return tm.Result(), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // shellV2 creates a v2 shell in workspace id and attaches; ok is false when

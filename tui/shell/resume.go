@@ -41,9 +41,9 @@ type resuming struct {
 	out, err io.Writer
 }
 
-func (r *resuming) SetStdin(in io.Reader)  { r.in = in; r.cur.SetStdin(in) }
-func (r *resuming) SetStdout(w io.Writer)  { r.out = w; r.cur.SetStdout(w) }
-func (r *resuming) SetStderr(w io.Writer)  { r.err = w; r.cur.SetStderr(w) }
+func (r *resuming) SetStdin(in io.Reader)   { r.in = in; r.cur.SetStdin(in) }
+func (r *resuming) SetStdout(w io.Writer)   { r.out = w; r.cur.SetStdout(w) }
+func (r *resuming) SetStderr(w io.Writer)   { r.err = w; r.cur.SetStderr(w) }
 func (r *resuming) Result() ptyshell.Result { return r.cur.Result() }
 
 // Run runs sessions until one ends other than by a lost connection, or
