@@ -190,11 +190,19 @@ func (p *Pane) WaitForValues(timeout time.Duration, re *regexp.Regexp, n int) []
 // Exited reports whether the program has ended, and its exit status.
 func (p *Pane) Exited() (bool, int) {
 	p.t.Helper()
-	out := strings.TrimSpace(p.tmux("display-message", "-p", "-t", p.target, "#{pane_dead} #{pane_dead_status}"))
-	dead, status, _ := strings.Cut(out, " ")
-	// tmux marks the pane dead a moment before it records the status.
-	code, err := strconv.Atoi(status)
-	return dead == "1" && err == nil, code
+	out := strings.TrimRight(p.tmux("display-message", "-p", "-t", p.target, "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}"), "\r\n")
+	fields := strings.Split(out, " ") // positional: an empty status stays a field
+	if len(fields) != 3 || fields[0] != "1" {
+		return false, 0
+	}
+	if code, err := strconv.Atoi(fields[1]); err == nil {
+		return true, code
+	}
+	// Killed by a signal: no status, the signal instead; reported as a
+	// shell does, 128 + the signal. Neither yet: tmux marks the pane dead
+	// a moment before it records them.
+	sig, err := strconv.Atoi(fields[2])
+	return err == nil, 128 + sig
 }
 
 // WaitExit waits for the program to end and returns its exit status. (A

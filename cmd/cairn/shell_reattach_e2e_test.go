@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/tmuxtest"
+)
+
+// seen bounds how long a screen may take to show what it should.
+const seen = 20 * time.Second
+
+// TestShellReattachRestoresTheScreen is issue 22's acceptance run on the
+// real engine through the real `cairn shell` in tmux: the client is killed
+// (SIGKILL: no close frame, no restore) while vi shows typed text and while
+// top runs, and `cairn shell --attach ID` in a fresh terminal shows the
+// same screen — the server's render of its virtual terminal, not a byte
+// replay.
+func TestShellReattachRestoresTheScreen(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{})
+	ws := a.readyWorkspace(t)
+
+	for _, tc := range []struct {
+		name  string
+		start string // typed at the prompt
+		ready []string
+		then  func(p *tmuxtest.Pane)
+	}{
+		{name: "vi", start: "vi /mnt/cairn/ws/notes.txt", ready: []string{"~"}, then: func(p *tmuxtest.Pane) {
+			p.Keys("i")
+			p.Type("cairn keeps this line")
+			p.Keys("Enter")
+			p.Type("and this one, typed before the drop")
+			p.WaitForText(seen, "and this one, typed before the drop")
+		}},
+		{name: "top", start: "top -d 60", ready: []string{"PID", "CPU"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir() // where the CLI keeps this shell's secret
+			size := tmuxtest.Options{Width: 100, Height: 30, Env: []string{"CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken,
+				"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state, "HOME=" + t.TempDir()}}
+			p := tmuxtest.Start(t, size, st.bin, "shell", ws.Name)
+			p.WaitForText(time.Minute, "/mnt/cairn/ws #")
+			p.Type(tc.start)
+			p.Keys("Enter")
+			p.WaitForText(seen, tc.ready...)
+			if tc.then != nil {
+				tc.then(p)
+			}
+			before := stable(p)
+			id := onlyShellSecret(t, state)
+			require.NoError(t, syscall.Kill(p.PID(), syscall.SIGKILL), "the client dies without a word")
+			require.Equal(t, 128+int(syscall.SIGKILL), p.WaitExit(seen))
+
+			q := tmuxtest.Start(t, size, st.bin, "shell", "--attach", id)
+			after := q.WaitFor("the screen as it was", time.Minute, func(screen string) bool {
+				return trimScreen(screen) == before
+			})
+			require.Equal(t, before, trimScreen(after))
+			if tc.name == "vi" {
+				q.Keys("Escape") // apart from what follows, or vi takes ESC : for a key sequence
+				q.WaitFor("vi's command mode", seen, func(screen string) bool { return !strings.Contains(screen, "\nI /mnt") })
+				q.Type(":q!")
+				q.Keys("Enter")
+			} else {
+				q.Type("q")
+			}
+			q.WaitForText(seen, "/mnt/cairn/ws #")
+			q.Type("exit")
+			q.Keys("Enter")
+			q.WaitExit(seen)
+		})
+	}
+}
+
+// stable is the pane's screen once two captures in a row agree.
+func stable(p *tmuxtest.Pane) string {
+	last := ""
+	screen := p.WaitFor("a settled screen", seen, func(screen string) bool {
+		now := trimScreen(screen)
+		settled := now == last
+		last = now
+		return settled
+	})
+	return trimScreen(screen)
+}
+
+// trimScreen drops trailing spaces of each line and trailing empty lines.
+func trimScreen(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// onlyShellSecret is the ID of the one v2 shell whose secret the CLI kept.
+func onlyShellSecret(t *testing.T, state string) string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(state, "cairn", "shells"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return entries[0].Name()
+}
