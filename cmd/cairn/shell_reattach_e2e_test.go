@@ -80,6 +80,32 @@ func TestShellReattachRestoresTheScreen(t *testing.T) {
 	}
 }
 
+// TestShellSurvivesAKilledClient: a command still running when its
+// client is SIGKILLed finishes, and its output is there after the
+// reattach — the session outlived the connection.
+func TestShellSurvivesAKilledClient(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{})
+	ws := a.readyWorkspace(t)
+	state := t.TempDir()
+	size := tmuxtest.Options{Width: 100, Height: 30, Env: []string{"CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken,
+		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state, "HOME=" + t.TempDir()}}
+	p := tmuxtest.Start(t, size, st.bin, "shell", ws.Name)
+	p.WaitForText(time.Minute, "/mnt/cairn/ws #")
+	p.Type("sleep 6; echo done-$((40+2))")
+	p.Keys("Enter")
+	p.WaitForText(seen, "sleep 6; echo done-$((40+2))")
+	require.NoError(t, syscall.Kill(p.PID(), syscall.SIGKILL))
+	require.Equal(t, 128+int(syscall.SIGKILL), p.WaitExit(seen))
+	require.NotContains(t, p.Capture(), "done-42", "killed before the command finished")
+
+	q := tmuxtest.Start(t, size, st.bin, "shell", "--attach", onlyShellSecret(t, state))
+	q.WaitForText(seen, "done-42")
+	q.Type("exit")
+	q.Keys("Enter")
+	require.Zero(t, q.WaitExit(seen))
+}
+
 // stable is the pane's screen once two captures in a row agree.
 func stable(p *tmuxtest.Pane) string {
 	last := ""
