@@ -31,7 +31,10 @@ type session struct {
 func startSession(t *testing.T, cols, rows int, tee io.Writer, name string, args ...string) *session {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed: %v", name, err)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI=true: %v", name, err)
+		}
+		t.Skipf("%s is not installed (set CI=true to fail instead): %v", name, err)
 	}
 	cmd := exec.Command(name, args...)
 	home := t.TempDir()

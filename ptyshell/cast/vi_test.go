@@ -2,6 +2,7 @@ package cast
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -17,7 +18,10 @@ import (
 // it with the Screen that was fed live.
 func TestRecordingOfViEndsOnItsLastScreen(t *testing.T) {
 	if _, err := exec.LookPath("vi"); err != nil {
-		t.Skipf("vi is not installed: %v", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("vi is required under CI=true: %v", err)
+		}
+		t.Skipf("vi is not installed (set CI=true to fail instead): %v", err)
 	}
 	var file bytes.Buffer
 	clock := t0
