@@ -34,12 +34,24 @@ type AuditEvent struct {
 // §15.1, GET /v1/shells/{id}/watch).
 const AuditShellWatched AuditType = "SHELL_WATCHED"
 
+// AuditShellAttached records one writer attach to a v2 shell: a reattach
+// after a drop or a take-over (GET /v1/shells/{id}/attach).
+const AuditShellAttached AuditType = "SHELL_ATTACHED"
+
+// The SSH workbench's sessions: who came in with which key, and when they
+// left (cairn server --ssh-listen).
+const (
+	AuditSSHSessionStarted AuditType = "SSH_SESSION_STARTED"
+	AuditSSHSessionEnded   AuditType = "SSH_SESSION_ENDED"
+)
+
 // AuditTypes is every audit type, in the order of API.md §7.6 and then
 // the additions: what GET /v1/audit filters by and the TUI cycles through.
 func AuditTypes() []AuditType {
 	return []AuditType{
 		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
 		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
-		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditExecStarted, AuditExecEnded,
+		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditShellAttached, AuditExecStarted, AuditExecEnded,
+		AuditSSHSessionStarted, AuditSSHSessionEnded,
 	}
 }
