@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,12 +57,12 @@ func exitOf(t *testing.T, sess *ptyshell.Session) (ptyshell.Exit, string) {
 
 // TestShellEndToEnd runs the scenarios of PTYSHELL.md §14.5 against real
 // `cairn server` processes sharing one database, Postgres, versitygw and
-// Docker.
+// Docker: each over v1 and over v2, where v2 opens a shell by creating it
+// and attaching with its secret. Row 7 (leftovers made through Docker) has
+// no protocol and runs once.
 func TestShellEndToEnd(t *testing.T) {
 	st := newShellStack(t)
 	a := st.start(t, shellServerOpts{maintainer: true})
-	ctx := t.Context()
-	size := ptyshell.Size{Cols: 120, Rows: 40}
 
 	t.Run("StartRefused", func(t *testing.T) {
 		exposed := st.start(t, shellServerOpts{exposed: true, refused: true})
@@ -69,14 +70,24 @@ func TestShellEndToEnd(t *testing.T) {
 		noImage := st.start(t, shellServerOpts{image: "cairn-shell:absent", refused: true})
 		require.Contains(t, noImage.out.String(), `shell image "cairn-shell:absent" is not on the docker host; build it with 'make images'`)
 	})
+	t.Run("3CairnShellUnderAPTY", func(t *testing.T) { cairnShellUnderPTY(t, st, a) })
+	t.Run("V2", func(t *testing.T) { shellV2EndToEnd(t, st, a) })
+	t.Run("7Leftovers", func(t *testing.T) { leftovers(t, st, a) })
+	for _, p := range []shellProto{protoV1, protoV2} {
+		t.Run(string(p), func(t *testing.T) { shellScenarios(t, st, a, p) })
+	}
+}
 
+// shellScenarios runs the rows of §14.5 but 7 over p.
+func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) {
+	ctx := t.Context()
+	size := ptyshell.Size{Cols: 120, Rows: 40}
 	t.Run("1EchoRoundTrip", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
-		require.NoError(t, err)
+		sess := a.open(t, p, ws.ID, size)
 		defer func() { _ = sess.Close() }() // always nil
 		token := strings.ToLower(ulid.Make().String())
-		_, err = sess.Write([]byte(`echo hel""lo-` + token + "\r"))
+		_, err := sess.Write([]byte(`echo hel""lo-` + token + "\r"))
 		require.NoError(t, err)
 		readSession(t, sess, "hello-"+token)
 		status := sess.Result().Status
@@ -87,10 +98,9 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("2SizeAndResize", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
-		require.NoError(t, err)
+		sess := a.open(t, p, ws.ID, size)
 		defer func() { _ = sess.Close() }() // always nil
-		_, err = sess.Write([]byte("stty size; echo sz-\"\"one\r"))
+		_, err := sess.Write([]byte("stty size; echo sz-\"\"one\r"))
 		require.NoError(t, err)
 		require.Contains(t, readSession(t, sess, "sz-one"), "40 120")
 		require.NoError(t, sess.Resize(ptyshell.Size{Cols: 100, Rows: 30}))
@@ -103,7 +113,7 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("3ExitCode", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, _ := a.dial(t, ws.ID, size)
+		conn, _ := a.dialAs(t, p, ws.ID, size)
 		require.NoError(t, conn.SendInput([]byte("exit 42\r")))
 		tr := conn.Collect()
 		require.Equal(t, 1, tr.Exits)
@@ -113,15 +123,11 @@ func TestShellEndToEnd(t *testing.T) {
 		require.Zero(t, tr.AfterExit, "nothing but the close follows EXIT")
 	})
 
-	t.Run("3CairnShellUnderAPTY", func(t *testing.T) { cairnShellUnderPTY(t, st, a) })
-	t.Run("V2", func(t *testing.T) { shellV2EndToEnd(t, st, a) })
-
 	t.Run("4OutputBeforeExit", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		sess, err := a.admin.Shell(ctx, ws.ID, size, "")
-		require.NoError(t, err)
+		sess := a.open(t, p, ws.ID, size)
 		defer func() { _ = sess.Close() }() // always nil
-		_, err = sess.Write([]byte(`i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; exit 3` + "\r"))
+		_, err := sess.Write([]byte(`i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; exit 3` + "\r"))
 		require.NoError(t, err)
 		exit, out := exitOf(t, sess)
 		require.Equal(t, 3, exit.ExitCode)
@@ -133,7 +139,11 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("5DropWithoutCloseFrame", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, status := a.dial(t, ws.ID, size)
+		if p == protoV2 {
+			dropThenReattach(t, st, a, ws, size)
+			return
+		}
+		conn, status := a.dialAs(t, p, ws.ID, size)
 		_, err := conn.ReadOutput("#")
 		require.NoError(t, err)
 		require.Equal(t, 1, st.count(t, "cairn.shell="+status.ShellID))
@@ -148,7 +158,7 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("6TeardownRefusedWhileOpen", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, status := a.dial(t, ws.ID, size)
+		conn, status := a.dialAs(t, p, ws.ID, size)
 		_, err := conn.ReadOutput("#")
 		require.NoError(t, err)
 		err = a.admin.TeardownVolume(ctx, ws.ID)
@@ -169,9 +179,11 @@ func TestShellEndToEnd(t *testing.T) {
 			20*time.Second, 100*time.Millisecond, "teardown succeeds once the shell is gone")
 	})
 
-	t.Run("7Leftovers", func(t *testing.T) { leftovers(t, st, a) })
-
 	t.Run("8Refusals", func(t *testing.T) {
+		if p == protoV2 {
+			refusalsV2(t, st, a)
+			return
+		}
 		ready, none := a.readyWorkspace(t), a.readyWorkspace(t)
 		require.NoError(t, a.admin.TeardownVolume(ctx, none.ID))
 		disabled := st.start(t, shellServerOpts{disabled: true})
@@ -217,7 +229,7 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("9ListAndKill", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, status := a.dial(t, ws.ID, size)
+		conn, status := a.dialAs(t, p, ws.ID, size)
 		require.NoError(t, conn.SendInput([]byte("echo ty\"\"ped\r")))
 		_, err := conn.ReadOutput("typed")
 		require.NoError(t, err)
@@ -252,14 +264,14 @@ func TestShellEndToEnd(t *testing.T) {
 		tight := st.start(t, shellServerOpts{shell: "timeouts: {idleSecs: 2, idleWarningSecs: 1, maxLifetimeSecs: 3}"})
 		idleWS, lifeWS := a.readyWorkspace(t), a.readyWorkspace(t)
 
-		idle, _ := tight.dial(t, idleWS.ID, size)
+		idle, _ := tight.dialAs(t, p, idleWS.ID, size)
 		tr := idle.Collect() // answers pings, sends nothing
 		require.Equal(t, ptyshell.ReasonIdleTimeout, tr.Exit.Reason)
 		require.Equal(t, ptyshell.CloseIdleTimeout, tr.CloseCode)
 		// A lifetime shorter than its 300 s warning is announced at once.
 		require.Contains(t, tr.Notices, ptyshell.Notice{Code: ptyshell.NoticeIdleWarning, SecondsLeft: 1})
 
-		life, _ := tight.dial(t, lifeWS.ID, size)
+		life, _ := tight.dialAs(t, p, lifeWS.ID, size)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() {
@@ -286,8 +298,8 @@ func TestShellEndToEnd(t *testing.T) {
 	t.Run("11ShutdownWithTwoShells", func(t *testing.T) {
 		d := st.start(t, shellServerOpts{})
 		ws := a.readyWorkspace(t)
-		one, _ := d.dial(t, ws.ID, size)
-		two, _ := d.dial(t, ws.ID, size)
+		one, _ := d.dialAs(t, p, ws.ID, size)
+		two, _ := d.dialAs(t, p, ws.ID, size)
 		require.Equal(t, 2, st.count(t, "cairn.instance="+d.instance))
 		require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
 		var wg sync.WaitGroup
@@ -307,14 +319,17 @@ func TestShellEndToEnd(t *testing.T) {
 	t.Run("12Caps", func(t *testing.T) {
 		capped := st.start(t, shellServerOpts{shell: "limits: {maxSessionsPerWorkspace: 1}"})
 		ws := a.readyWorkspace(t)
-		_, status := capped.dial(t, ws.ID, size)
+		_, status := capped.dialAs(t, p, ws.ID, size)
 		require.Equal(t, 1, st.count(t, "cairn.workspace="+ws.ID))
 		code, env, _ := capped.rawShellRequest(t, "/v1/workspaces/"+ws.ID+"/shell?cols=80&rows=24", nil)
+		if p == protoV2 {
+			code, env, _ = capped.rawCreateRequest(t, ws.ID, `{"cols":80,"rows":24}`, nil)
+		}
 		require.Equal(t, http.StatusTooManyRequests, code)
 		require.Equal(t, "too_many_shells", env["error"].(map[string]any)["reason"])
 		require.Equal(t, 1, st.count(t, "cairn.workspace="+ws.ID), "no container for the refused open")
 		require.NoError(t, capped.admin.KillShell(ctx, status.ShellID))
-		other, _ := capped.dial(t, ws.ID, size)
+		other, _ := capped.dialAs(t, p, ws.ID, size)
 		require.NoError(t, other.SendInput([]byte("exit\r")))
 		require.Equal(t, 1, other.Collect().Exits, "the slot is free again")
 	})
@@ -322,7 +337,7 @@ func TestShellEndToEnd(t *testing.T) {
 	t.Run("13WriteTimeoutDoesNotCut", func(t *testing.T) {
 		short := st.start(t, shellServerOpts{writeTimeout: 2})
 		ws := a.readyWorkspace(t)
-		conn, _ := short.dial(t, ws.ID, size)
+		conn, _ := short.dialAs(t, p, ws.ID, size)
 		require.NoError(t, conn.SendInput([]byte("sleep 5; echo slept-\"\"ok\r")))
 		_, err := conn.ReadOutput("slept-ok")
 		require.NoError(t, err)
@@ -334,7 +349,7 @@ func TestShellEndToEnd(t *testing.T) {
 	t.Run("14CrossServerKill", func(t *testing.T) {
 		b := st.start(t, shellServerOpts{})
 		ws := a.readyWorkspace(t)
-		conn, status := a.dial(t, ws.ID, size)
+		conn, status := a.dialAs(t, p, ws.ID, size)
 		_, err := conn.ReadOutput("#")
 		require.NoError(t, err)
 		list, err := b.admin.FindShells(ctx, ws.ID)
@@ -342,6 +357,9 @@ func TestShellEndToEnd(t *testing.T) {
 		require.Len(t, list.Shells, 1)
 		require.False(t, list.Shells[0].Local, "B lists A's shell, without A's details")
 		require.Empty(t, list.Shells[0].ClientAddr)
+		if p == protoV2 {
+			attachOnOtherReplica(t, a, b, ws, size)
+		}
 		require.NoError(t, b.admin.KillShell(ctx, status.ShellID))
 		tr := conn.Collect()
 		require.Equal(t, ptyshell.ReasonTerminated, tr.Exit.Reason)
@@ -350,7 +368,7 @@ func TestShellEndToEnd(t *testing.T) {
 
 	t.Run("15FloodThenCtrlC", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
-		conn, _ := a.dial(t, ws.ID, size)
+		conn, _ := a.dialAs(t, p, ws.ID, size)
 		_, err := conn.ReadOutput("#")
 		require.NoError(t, err)
 		before := vmRSS(t, a.cmd.Process.Pid)
@@ -370,6 +388,140 @@ func TestShellEndToEnd(t *testing.T) {
 			time.Since(start).Round(time.Millisecond), before>>10, during>>10)
 		require.Less(t, during-before, int64(32<<20), "the server's memory stays bounded")
 	})
+}
+
+// dropThenReattach is row 5 over v2: a writer gone without a close frame
+// leaves its shell detached with its container running, and an attach with
+// the secret resumes it, the screen rendered.
+func dropThenReattach(t *testing.T, st *shellStack, a *shellServer, ws *cairn.Workspace, size ptyshell.Size) {
+	info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+	require.NoError(t, err)
+	conn, _ := a.attach(t, info.ShellID, info.Secret, size)
+	require.NoError(t, conn.SendInput([]byte("echo before-\"\"drop\r")))
+	_, err = conn.ReadOutput("before-drop")
+	require.NoError(t, err)
+	require.NoError(t, conn.NetConn().Close(), "TCP goes, with no close frame")
+	require.Eventually(t, func() bool {
+		list, err := a.admin.FindShells(t.Context(), ws.ID)
+		require.NoError(t, err)
+		return len(list.Shells) == 1 && list.Shells[0].Detached != nil && *list.Shells[0].Detached
+	}, 20*time.Second, 50*time.Millisecond, "the shell is listed detached")
+	require.Equal(t, 1, st.count(t, "cairn.shell="+info.ShellID), "its container runs on")
+
+	back, _ := a.attach(t, info.ShellID, info.Secret, size)
+	_, err = back.ReadOutput("before-drop") // the render: the command's output line
+	require.NoError(t, err)
+	require.NoError(t, back.SendInput([]byte("exit 4\r")))
+	tr := back.Collect()
+	require.Equal(t, 4, tr.Exit.ExitCode)
+	require.Equal(t, "exited", a.closedRow(t, ws.ID, info.ShellID)["reason"])
+	require.Eventually(t, func() bool { return st.count(t, "cairn.shell="+info.ShellID) == 0 },
+		20*time.Second, 50*time.Millisecond, "the container goes with the shell's exit")
+}
+
+// attachOnOtherReplica is row 14's v2 half: server b refuses an attach to
+// a's shell before the upgrade with shell_on_other_replica naming a's
+// instance (replicas do not proxy); a's writer is untouched.
+func attachOnOtherReplica(t *testing.T, a, b *shellServer, ws *cairn.Workspace, size ptyshell.Size) {
+	info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+	require.NoError(t, err)
+	_, err = b.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.Equal(t, cairn.ReasonShellOnOtherReplica, cairn.ErrorReason(err), "err: %v", err)
+	var ce *cairn.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, http.StatusConflict, ce.Status)
+	require.Contains(t, ce.Message+ce.Detail, a.instance, "the refusal names the replica holding it")
+	sess, err := a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.NoError(t, err, "a, which holds it, attaches")
+	require.NoError(t, sess.Close())
+	require.NoError(t, b.admin.KillShell(t.Context(), info.ShellID), "b kills it through the registry")
+}
+
+// refusalsV2 is row 8 over v2: the create route refuses as v1's open does,
+// and the attach route refuses a missing or wrong secret, an unknown
+// shell, a plain request and a wrong subprotocol — all before the upgrade,
+// with no container made and the secret in no log line or audit row.
+func refusalsV2(t *testing.T, st *shellStack, a *shellServer) {
+	ready, none := a.readyWorkspace(t), a.readyWorkspace(t)
+	require.NoError(t, a.admin.TeardownVolume(t.Context(), none.ID))
+	disabled := st.start(t, shellServerOpts{disabled: true})
+	before := st.count(t, "cairn.app="+st.app)
+	const okBody = `{"cols":80,"rows":24}`
+	for _, tc := range []struct {
+		name   string
+		srv    *shellServer
+		ws     string
+		body   string
+		set    func(r *http.Request)
+		status int
+		reason cairn.Reason
+	}{
+		{"Origin", a, ready.ID, okBody, func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, 403, cairn.ReasonOriginNotAllowed},
+		{"Host", a, ready.ID, okBody, func(r *http.Request) { r.Host = "evil.example" }, 403, cairn.ReasonHostNotAllowed},
+		{"NoToken", a, ready.ID, okBody, func(r *http.Request) { r.Header.Del("Authorization") }, 401, cairn.ReasonUnauthenticated},
+		{"NoShellScope", a, ready.ID, okBody, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+shellNoShellToken) }, 403, cairn.ReasonForbidden},
+		{"VolumeNone", a, none.ID, okBody, nil, 409, cairn.ReasonVolumeNotReady},
+		{"Disabled", disabled, ready.ID, okBody, nil, 404, cairn.ReasonShellDisabled},
+		{"BadSize", a, ready.ID, `{"cols":0,"rows":40}`, nil, 400, cairn.ReasonInvalidTerminal},
+		{"NoWorkspace", a, "00000000-0000-4000-8000-000000000000", okBody, nil, 404, cairn.ReasonWorkspaceNotFound},
+	} {
+		t.Run("Create"+tc.name, func(t *testing.T) {
+			status, env, _ := tc.srv.rawCreateRequest(t, tc.ws, tc.body, tc.set)
+			require.Equal(t, tc.status, status, "envelope %v", env)
+			require.Equal(t, false, env["success"])
+			e, _ := env["error"].(map[string]any)
+			require.Equal(t, string(tc.reason), e["reason"])
+		})
+	}
+	require.Equal(t, before, st.count(t, "cairn.app="+st.app), "no refused create made a container")
+
+	info, err := a.admin.CreateShell(t.Context(), ready.ID, ptyshell.Size{Cols: 80, Rows: 24}, "")
+	require.NoError(t, err)
+	v2 := func(secret string) func(r *http.Request) {
+		return func(r *http.Request) {
+			r.Header.Set("Sec-WebSocket-Protocol", ptyshell.SubprotocolV2)
+			if secret != "" {
+				r.Header.Set(cairn.ShellSecretHeader, secret)
+			}
+		}
+	}
+	wrong := strings.Repeat("A", len(info.Secret))
+	for _, tc := range []struct {
+		name   string
+		shell  string
+		set    func(r *http.Request)
+		status int
+		reason cairn.Reason
+	}{
+		{"NoSecret", info.ShellID, v2(""), 401, cairn.ReasonShellSecretRequired},
+		{"WrongSecret", info.ShellID, v2(wrong), 403, cairn.ReasonShellSecretInvalid},
+		{"NoShell", "00000000-0000-4000-8000-000000000000", v2(info.Secret), 404, cairn.ReasonShellNotFound},
+		{"NotWebsocket", info.ShellID, func(r *http.Request) { v2(info.Secret)(r); r.Header.Del("Upgrade") }, 400, cairn.ReasonWebsocketRequired},
+		{"V1Subprotocol", info.ShellID, func(r *http.Request) {
+			v2(info.Secret)(r)
+			r.Header.Set("Sec-WebSocket-Protocol", ptyshell.Subprotocol)
+		}, 400, cairn.ReasonSubprotocolRequired},
+	} {
+		t.Run("Attach"+tc.name, func(t *testing.T) {
+			status, env, _ := a.rawShellRequest(t, "/v1/shells/"+tc.shell+"/attach?cols=80&rows=24", tc.set)
+			require.Equal(t, tc.status, status, "envelope %v", env)
+			e, _ := env["error"].(map[string]any)
+			require.Equal(t, string(tc.reason), e["reason"])
+		})
+	}
+	list, err := a.admin.FindShells(t.Context(), ready.ID)
+	require.NoError(t, err)
+	require.Len(t, list.Shells, 1)
+	require.True(t, *list.Shells[0].Detached, "no refused attach became its writer")
+	require.NoError(t, a.admin.KillShell(t.Context(), info.ShellID))
+	a.closedRow(t, ready.ID, info.ShellID)
+	require.NotContains(t, a.out.String(), info.Secret, "the secret is in no server log line")
+	require.NotContains(t, a.out.String(), wrong, "nor a wrong one")
+	events, err := a.admin.FindAuditEvents(t.Context(), cairn.AuditFilter{WorkspaceID: ready.ID})
+	require.NoError(t, err)
+	for _, ev := range events {
+		require.NotContains(t, fmt.Sprint(ev.Metadata), info.Secret, "the secret is in no audit row")
+	}
 }
 
 func boolInt(b bool) int {

@@ -220,13 +220,71 @@ func (s *shellServer) shellURL(wsID string, size ptyshell.Size) string {
 	return "ws" + strings.TrimPrefix(s.url, "http") + "/v1/workspaces/" + wsID + "/shell?" + q.Encode()
 }
 
-// dial opens the shell of wsID as a raw frame connection with the admin
-// token, and reads the two STATUS frames; it returns the running STATUS.
+// shellProto is the protocol a scenario runs over: v1 opens a shell with
+// its connection; v2 creates one (POST /v1/workspaces/{id}/shells) and
+// attaches to it with its secret.
+type shellProto string
+
+const (
+	protoV1 shellProto = "v1"
+	protoV2 shellProto = "v2"
+)
+
+// open opens a shell on wsID over p as a client session.
+func (s *shellServer) open(t testing.TB, p shellProto, wsID string, size ptyshell.Size) *ptyshell.Session {
+	t.Helper()
+	if p == protoV1 {
+		sess, err := s.admin.Shell(t.Context(), wsID, size, "")
+		require.NoError(t, err)
+		return sess
+	}
+	info, err := s.admin.CreateShell(t.Context(), wsID, size, "")
+	require.NoError(t, err)
+	sess, err := s.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.NoError(t, err)
+	return sess
+}
+
+// dial opens the shell of wsID over v1 as a raw frame connection with the
+// admin token, and reads the two STATUS frames; it returns the running
+// STATUS.
 func (s *shellServer) dial(t testing.TB, wsID string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
 	t.Helper()
-	d := websocket.Dialer{Subprotocols: []string{ptyshell.Subprotocol}, HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := d.DialContext(t.Context(), s.shellURL(wsID, size),
-		http.Header{"Authorization": {"Bearer " + shellAdminToken}})
+	return s.dialWS(t, s.shellURL(wsID, size), ptyshell.Subprotocol, nil)
+}
+
+// dialAs is dial over p: over v2 it creates the shell and attaches as its
+// writer (the screen's render then comes as the first OUTPUT).
+func (s *shellServer) dialAs(t testing.TB, p shellProto, wsID string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
+	t.Helper()
+	if p == protoV1 {
+		return s.dial(t, wsID, size)
+	}
+	info, err := s.admin.CreateShell(t.Context(), wsID, size, "")
+	require.NoError(t, err)
+	return s.attach(t, info.ShellID, info.Secret, size)
+}
+
+// attach attaches to a v2 shell as its writer, a raw frame connection.
+func (s *shellServer) attach(t testing.TB, shellID, secret string, size ptyshell.Size) (*ptyshelltest.Conn, ptyshell.Status) {
+	t.Helper()
+	return s.dialWS(t, s.attachURL(shellID, size), ptyshell.SubprotocolV2, http.Header{cairn.ShellSecretHeader: {secret}})
+}
+
+// attachURL is the ws:// URL of a v2 shell's writer attach.
+func (s *shellServer) attachURL(shellID string, size ptyshell.Size) string {
+	q := url.Values{"cols": {strconv.Itoa(size.Cols)}, "rows": {strconv.Itoa(size.Rows)}}
+	return "ws" + strings.TrimPrefix(s.url, "http") + "/v1/shells/" + shellID + "/attach?" + q.Encode()
+}
+
+func (s *shellServer) dialWS(t testing.TB, u, subprotocol string, h http.Header) (*ptyshelltest.Conn, ptyshell.Status) {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{subprotocol}, HandshakeTimeout: 10 * time.Second}
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Authorization", "Bearer "+shellAdminToken)
+	conn, resp, err := d.DialContext(t.Context(), u, h)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -297,6 +355,26 @@ func (s *shellServer) rawShellRequest(t testing.TB, path string, set func(r *htt
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		require.NoError(t, json.Unmarshal(body, &env), "body %q", body)
 	}
+	return resp.StatusCode, env, resp.Header
+}
+
+// rawCreateRequest sends v2's POST /v1/workspaces/{id}/shells with body
+// and the admin token; set edits it before it goes. It returns the status
+// and the decoded envelope.
+func (s *shellServer) rawCreateRequest(t testing.TB, wsID, body string, set func(r *http.Request)) (int, map[string]any, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+"/v1/workspaces/"+wsID+"/shells", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+shellAdminToken)
+	if set != nil {
+		set(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 	return resp.StatusCode, env, resp.Header
 }
 

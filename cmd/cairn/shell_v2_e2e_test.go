@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,6 +85,8 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 		require.NoError(t, a.admin.KillShell(t.Context(), info.ShellID))
 	})
 
+	t.Run("RacingAttachesLeaveOneWriter", func(t *testing.T) { racingAttaches(t, st, a, size) })
+
 	t.Run("DetachedTimeoutLeavesNoContainer", func(t *testing.T) {
 		tight := st.start(t, shellServerOpts{shell: "timeouts: {detachedSecs: 2}"})
 		ws := tight.readyWorkspace(t)
@@ -98,6 +101,66 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 	})
 
 	t.Run("RecordingPlaysToTheLastScreen", func(t *testing.T) { recordingEndToEnd(t, st, size) })
+}
+
+// racingAttaches sends 50 writer attaches at one shell at once: every one
+// is admitted in turn and each takes the shell over from the one before,
+// so 49 end with EXIT taken_over and exactly one is left typing.
+func racingAttaches(t *testing.T, st *shellStack, a *shellServer, size ptyshell.Size) {
+	const n = 50
+	ws := a.readyWorkspace(t)
+	info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+	require.NoError(t, err)
+	sessions := make([]*ptyshell.Session, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { sessions[i], errs[i] = a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err, "every attach with the secret is admitted")
+	}
+	ended := make(chan int, n)
+	for i, sess := range sessions {
+		go func() {
+			for {
+				if _, err := sess.Next(context.Background()); err != nil {
+					ended <- i
+					return
+				}
+			}
+		}()
+	}
+	gone := map[int]bool{}
+	for len(gone) < n-1 {
+		select {
+		case i := <-ended:
+			res := sessions[i].Result()
+			require.Equal(t, ptyshell.EndExit, res.Ending, "attach %d: %v", i, res.Err)
+			require.Equal(t, ptyshell.ReasonTakenOver, res.Exit.Reason)
+			gone[i] = true
+		case <-time.After(ptyshelltest.Guard):
+			t.Fatalf("%d of %d attaches were taken over", len(gone), n-1)
+		}
+	}
+	writer := -1
+	for i := range n {
+		if !gone[i] {
+			writer = i
+		}
+	}
+	_, err = sessions[writer].Write([]byte("exit 9\r"))
+	require.NoError(t, err)
+	select {
+	case i := <-ended:
+		require.Equal(t, writer, i)
+		require.Equal(t, 9, sessions[writer].Result().Exit.ExitCode, "the one writer left typed into the shell")
+	case <-time.After(ptyshelltest.Guard):
+		t.Fatal("the last writer's exit did not end the shell")
+	}
+	require.Eventually(t, func() bool { return st.count(t, "cairn.shell="+info.ShellID) == 0 },
+		20*time.Second, 50*time.Millisecond, "one container, gone with the shell")
 }
 
 // recordingEndToEnd runs a recorded v2 shell to its exit, then downloads
