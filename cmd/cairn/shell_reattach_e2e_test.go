@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,6 +107,94 @@ func TestShellSurvivesAKilledClient(t *testing.T) {
 	q.Type("exit")
 	q.Keys("Enter")
 	require.Zero(t, q.WaitExit(seen))
+}
+
+// TestShellRidesOutANetworkDrop: the network between `cairn shell` and its
+// server drops (every TCP connection cut, no close frame) while `sleep 20;
+// echo done` runs; the CLI reattaches by itself, and done shows on the same
+// terminal with no key pressed.
+func TestShellRidesOutANetworkDrop(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{})
+	ws := a.readyWorkspace(t)
+	link := newCuttableLink(t, strings.TrimPrefix(a.url, "http://"))
+	size := tmuxtest.Options{Width: 100, Height: 30, Env: []string{"CAIRN_URL=http://" + link.addr(), "CAIRN_TOKEN=" + shellAdminToken,
+		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "HOME=" + t.TempDir()}}
+	p := tmuxtest.Start(t, size, st.bin, "shell", ws.Name)
+	p.WaitForText(time.Minute, "/mnt/cairn/ws #")
+	p.Type("sleep 20; echo done-$((40+2))")
+	p.Keys("Enter")
+	p.WaitForText(seen, "sleep 20; echo done-$((40+2))")
+	require.Positive(t, link.cut(), "the shell's connection went through the link")
+	p.WaitForText(time.Minute, "done-42")
+	require.GreaterOrEqual(t, link.accepted(), 2, "the CLI came back on a new connection")
+	p.Type("exit")
+	p.Keys("Enter")
+	require.Zero(t, p.WaitExit(seen))
+}
+
+// cuttableLink forwards TCP to a server and can cut every connection at
+// once, as a dropped network does: no close frame reaches either end.
+type cuttableLink struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	open  []net.Conn
+	count int
+}
+
+func newCuttableLink(t *testing.T, target string) *cuttableLink {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	l := &cuttableLink{ln: ln}
+	t.Cleanup(func() { _ = ln.Close(); l.cut() })
+	go l.serve(target)
+	return l
+}
+
+func (l *cuttableLink) addr() string { return l.ln.Addr().String() }
+
+func (l *cuttableLink) serve(target string) {
+	for {
+		in, err := l.ln.Accept()
+		if err != nil {
+			return // the listener closed with the test
+		}
+		out, err := net.Dial("tcp", target)
+		if err != nil {
+			_ = in.Close()
+			continue
+		}
+		l.mu.Lock()
+		l.open = append(l.open, in, out)
+		l.count++
+		l.mu.Unlock()
+		go pipe(in, out)
+		go pipe(out, in)
+	}
+}
+
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src) // ends when either side is cut
+	_ = dst.Close()
+}
+
+// cut closes every connection made so far and says how many there were.
+func (l *cuttableLink) cut() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.open) / 2
+	for _, c := range l.open {
+		_ = c.Close()
+	}
+	l.open = nil
+	return n
+}
+
+// accepted is how many connections the link has carried.
+func (l *cuttableLink) accepted() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count
 }
 
 // stable is the pane's screen once two captures in a row agree.
