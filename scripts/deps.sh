@@ -14,6 +14,7 @@ command -v docker >/dev/null || need_pkgs+=(docker.io)
 [ -x /usr/bin/busybox ] || [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql)
 command -v tmux >/dev/null || need_pkgs+=(tmux)
+command -v ssh >/dev/null || need_pkgs+=(openssh-client) # the SSH workbench e2e tests
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "deps: installing ${need_pkgs[*]}"
   apt-get update -qq

@@ -25,6 +25,7 @@ type Config struct {
 	Maintenance MaintenanceConfig `yaml:"maintenance"`
 	Shell       ShellConfig       `yaml:"shell"`
 	Files       FilesConfig       `yaml:"files"`
+	SSH         SSHConfig         `yaml:"ssh"`
 }
 
 // FilesConfig is `files`: the browse containers that read a workspace
@@ -406,6 +407,7 @@ func DefaultConfig() Config {
 			Browse: BrowseConfig{IdleSecs: 60, MaxContainers: 16},
 			Unpack: UnpackConfig{MaxEntries: 10000, MaxBytes: 10 << 30, MaxRatio: 200},
 		},
+		SSH: DefaultSSHConfig(),
 	}
 }
 
@@ -466,7 +468,7 @@ func LoadConfig(path string) (Config, []string, error) {
 // resolvePaths makes the file paths of c relative to dir, where the
 // configuration file lives, rather than to the working directory.
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.Persistence.SQL.App.SSL.CAFile, &c.Auth.TokensFile} {
+	for _, p := range []*string{&c.Persistence.SQL.App.SSL.CAFile, &c.Auth.TokensFile, &c.SSH.HostKeyPath} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}

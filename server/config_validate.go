@@ -35,6 +35,7 @@ func (c *Config) Validate() error {
 	c.Shell.validate(&p)
 	c.Shell.Record.validate(&p, c.Shell.Enable, c.Artifact.Store.MaxObjectSize)
 	c.Files.validate(&p)
+	c.SSH.validate(&p)
 	return errors.Join(p...)
 }
 

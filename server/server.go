@@ -10,11 +10,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/client"
 	"github.com/prometheus/client_golang/prometheus"
+	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn/server/auth"
@@ -27,6 +31,7 @@ import (
 	"github.com/cairn-dev/cairn/server/route"
 	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/server/sshui"
 )
 
 // shutdownTimeout bounds the graceful HTTP shutdown.
@@ -80,6 +85,10 @@ type Server struct {
 	shellInstance string // shell.instanceName, resolved
 
 	execs *service.Execs // the exec rules; nil without an API listener
+
+	guard *auth.Guard   // the API's access control; nil without an API listener
+	ssh   *sshui.Server // the workbench over SSH; nil unless ssh.listen is set
+	sshLn net.Listener
 }
 
 // Open connects every dependency, checks the sidecar image, and binds the
@@ -156,6 +165,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 		}
 		if s.apiLn, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.APIAddr()); err != nil {
 			return nil, fmt.Errorf("listen on %s: %w", cfg.APIAddr(), err)
+		}
+		if err := s.openSSH(ctx, svc); err != nil {
+			return nil, err
 		}
 	}
 	if s.metricsLn, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.MetricsAddr()); err != nil {
@@ -253,6 +265,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.guard = guard
 	handler, err := guard.Mount(s.cfg.API.APIs.EndPoint.PathPrefix, s.routes)
 	if err != nil {
 		return nil, err
@@ -337,6 +350,14 @@ func (s *Server) Serve(ctx context.Context) error {
 			return nil
 		})
 	}
+	if s.ssh != nil {
+		g.Go(func() error {
+			if err := s.ssh.Serve(s.sshLn); err != nil {
+				return fmt.Errorf("ssh listener: %w", err)
+			}
+			return nil
+		})
+	}
 	if s.maintain {
 		g.Go(func() error { return s.reconciler.Run(gctx) })
 	}
@@ -355,6 +376,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
+		var sshErr error
+		if s.ssh != nil {
+			// First: the sessions' programs talk to the API until they end.
+			sshErr = s.ssh.Shutdown(sctx)
+		}
 		s.shutdownShells(sctx)
 		var apiErr error
 		if s.api != nil {
@@ -364,7 +390,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		if err := s.runtime.CloseBrowsers(sctx); err != nil {
 			s.log.Warn("remove the browse containers", "err", err)
 		}
-		return errors.Join(apiErr, s.metrics.Shutdown(sctx))
+		return errors.Join(sshErr, apiErr, s.metrics.Shutdown(sctx))
 	})
 	return g.Wait()
 }
@@ -377,12 +403,72 @@ func (s *Server) Close() {
 	if s.metricsLn != nil {
 		s.metricsLn.Close()
 	}
+	if s.sshLn != nil {
+		s.sshLn.Close()
+	}
 	if s.db != nil {
 		s.db.Close()
 	}
 	if s.docker != nil {
 		s.docker.Close()
 	}
+}
+
+// SSHAddr is the address the SSH listener is bound to; "" when ssh.listen
+// is not set.
+func (s *Server) SSHAddr() string {
+	if s.sshLn == nil {
+		return ""
+	}
+	return s.sshLn.Addr().String()
+}
+
+// openSSH builds the workbench over SSH and binds its listener, when
+// ssh.listen is set. Its sessions reach the API over loopback with tokens
+// the guard mints for them.
+func (s *Server) openSSH(ctx context.Context, svc *service.Service) error {
+	c := s.cfg.SSH
+	if !s.cfg.SSHEnabled() {
+		return nil
+	}
+	keys := make([]sshui.Key, 0, len(c.AuthorizedKeys))
+	for _, k := range c.AuthorizedKeys {
+		pub, _, _, _, err := gossh.ParseAuthorizedKey([]byte(k.Key))
+		if err != nil {
+			return fmt.Errorf("ssh.authorizedKeys %s: %w", k.Name, err)
+		}
+		scopes := make([]route.Scope, 0, len(k.Scopes))
+		for _, sc := range k.Scopes {
+			scopes = append(scopes, route.Scope(sc))
+		}
+		keys = append(keys, sshui.Key{Name: k.Name, PublicKey: pub, Scopes: scopes})
+	}
+	srv, err := sshui.New(sshui.Config{
+		Keys: keys, HostKeyPath: c.HostKeyPath, APIURL: s.loopbackAPIURL(),
+		MaxSessions: c.MaxSessions, MaxSessionsPerKey: c.MaxSessionsPerKey,
+		IdleTimeout: time.Duration(c.IdleTimeoutSecs) * time.Second,
+		MaxLifetime: time.Duration(c.MaxLifetimeSecs) * time.Second,
+		Tokens:      s.guard, Audit: svc, Version: s.version, Logger: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	if s.sshLn, err = new(net.ListenConfig).Listen(ctx, "tcp", c.Listen); err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Listen, err)
+	}
+	s.ssh = srv
+	return nil
+}
+
+// loopbackAPIURL is the API as this process reaches it: the bound port on
+// 127.0.0.1 when the listener takes every address, with the path prefix.
+func (s *Server) loopbackAPIURL() string {
+	ap, err := netip.ParseAddrPort(s.apiLn.Addr().String())
+	host := s.apiLn.Addr().String()
+	if err == nil && ap.Addr().IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ap.Port())))
+	}
+	return "http://" + host + strings.TrimSuffix(s.cfg.API.APIs.EndPoint.PathPrefix, "/")
 }
 
 // DatabaseURL builds the connection URL; the password is escaped, never

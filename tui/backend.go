@@ -93,11 +93,23 @@ type Options struct {
 	// Connect opens another context of the config file (:ctx); nil when
 	// there is no file to read contexts from.
 	Connect Connector
+	// Remote is set when the program runs where the operator is not (the
+	// workbench over SSH): this machine's disk and process are not the
+	// operator's, so uploads from and downloads to a local path, and
+	// suspending, say why not instead (remote.go).
+	Remote bool
 }
 
 // osc52 copies with one OSC 52 sequence written to the terminal, as glow
 // does; tmux needs set-clipboard on.
 type osc52 struct{ out *termenv.Output }
+
+// NewOSC52 is the OSC 52 clipboard writing to out, a terminal whose
+// environment is environ (TERM decides tmux's and screen's wrapping): an
+// SSH session's, whose sequence travels to the operator's terminal.
+func NewOSC52(out io.Writer, environ termenv.Environ) Clipboard {
+	return osc52{out: termenv.NewOutput(out, termenv.WithEnvironment(environ))}
+}
 
 func (c osc52) Copy(_ context.Context, text string) error {
 	c.out.Copy(text)

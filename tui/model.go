@@ -78,6 +78,7 @@ type Model struct {
 	highlightUntil time.Time
 	nextID         int
 	quitting       bool
+	remote         bool // Options.Remote
 }
 
 // New builds the root model. It does no I/O; Init starts the pump.
@@ -91,7 +92,7 @@ func New(o Options) (*Model, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
-		clip: o.Clipboard, clock: o.Clock,
+		clip: o.Clipboard, clock: o.Clock, remote: o.Remote,
 		ctx: ctx, cancel: cancel,
 		sh: newShared(o.Config.CacheMaxArtifacts, o.Clock()),
 	}

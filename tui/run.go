@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +20,19 @@ type RunOptions struct {
 	Options
 	Input          io.Reader
 	StdoutTerminal bool
+	// Renderer is the renderer the theme draws with; nil means lipgloss's
+	// global one, which a process serving several terminals (SSH
+	// sessions) cannot share: each has its own TERM and NO_COLOR.
+	Renderer *lipgloss.Renderer
+	// Resizes are the terminal's window changes when no SIGWINCH reports
+	// them (an SSH session's); nil for a local terminal.
+	Resizes <-chan tea.WindowSizeMsg
+	// FPS is the renderer's frame rate; 0 means 30.
+	FPS int
+	// Hosted is set when the program is one of several in a server
+	// process: it leaves the process's signals alone (SIGINT, SIGTERM
+	// and the suspend of ctrl+z are the server's, not a session's).
+	Hosted bool
 }
 
 // Run starts cairn-tui in the alt screen and returns when the operator
@@ -28,7 +42,7 @@ func Run(ctx context.Context, ro RunOptions) error {
 	if o.Output == nil {
 		o.Output = os.Stdout
 	}
-	prepareTerminal(&o, ro.StdoutTerminal)
+	prepareTerminal(&o, ro.StdoutTerminal, ro.Renderer)
 	m, err := New(o)
 	if err != nil {
 		return err
@@ -39,36 +53,74 @@ func Run(ctx context.Context, ro RunOptions) error {
 		return err
 	}
 	defer closeLog()
-	opts := []tea.ProgramOption{
-		// 30 frames a second: the renderer wakes on every frame even when
-		// idle, and at the default 60 that alone is ~1 % of a core.
-		tea.WithAltScreen(), tea.WithFPS(30), tea.WithContext(ctx), tea.WithOutput(o.Output),
-		tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
-			logf("%T", msg)
-			return m.filter(msg)
-		}),
+	p := tea.NewProgram(m, programOptions(ctx, ro, o, func(msg tea.Msg) tea.Msg {
+		logf("%T", msg)
+		return m.filter(msg)
+	})...)
+	if ro.Resizes != nil {
+		stop := forwardResizes(p, ro.Resizes)
+		defer stop()
 	}
-	if ro.Input != nil {
-		opts = append(opts, tea.WithInput(ro.Input))
-	}
-	if o.Config.Mouse {
-		opts = append(opts, tea.WithMouseCellMotion())
-	}
-	_, err = tea.NewProgram(m, opts...).Run()
+	_, err = p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
 
+func programOptions(ctx context.Context, ro RunOptions, o Options, filter func(tea.Msg) tea.Msg) []tea.ProgramOption {
+	// 30 frames a second: the renderer wakes on every frame even when
+	// idle, and at the default 60 that alone is ~1 % of a core.
+	fps := cmp.Or(ro.FPS, 30)
+	opts := []tea.ProgramOption{
+		tea.WithAltScreen(), tea.WithFPS(fps), tea.WithContext(ctx), tea.WithOutput(o.Output),
+		tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg { return filter(msg) }),
+	}
+	if ro.Input != nil {
+		opts = append(opts, tea.WithInput(ro.Input))
+	}
+	if ro.Hosted {
+		opts = append(opts, tea.WithoutSignalHandler())
+	}
+	if o.Config.Mouse {
+		opts = append(opts, tea.WithMouseCellMotion())
+	}
+	return opts
+}
+
+// forwardResizes sends each window change to p until stop is called;
+// stop waits for the forwarding goroutine.
+func forwardResizes(p *tea.Program, sizes <-chan tea.WindowSizeMsg) (stop func()) {
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case size := <-sizes:
+				p.Send(size) // returns at once once the program has ended
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // prepareTerminal fixes the colour profile and background before the
-// program owns the terminal: asking later can hang (lipgloss#73).
-func prepareTerminal(o *Options, stdoutTerminal bool) {
+// program owns the terminal: asking later can hang (lipgloss#73). With a
+// renderer of its own it leaves the global one alone; that renderer's
+// profile and background are the caller's to set (a remote terminal
+// cannot be asked before the program runs).
+func prepareTerminal(o *Options, stdoutTerminal bool, r *lipgloss.Renderer) {
 	cfg := o.Config
 	plain := cfg.NoColor(stdoutTerminal)
-	if plain {
+	switch {
+	case r != nil && plain:
+		r.SetColorProfile(termenv.Ascii)
+	case r != nil:
+	case plain:
 		lipgloss.SetColorProfile(termenv.Ascii)
-	} else if cfg.Theme == "auto" {
+	case cfg.Theme == "auto":
 		lipgloss.SetHasDarkBackground(lipgloss.HasDarkBackground())
 	}
 	if o.Theme == nil {
@@ -76,7 +128,10 @@ func prepareTerminal(o *Options, stdoutTerminal bool) {
 		if cfg.ASCII() {
 			g = theme.ASCII()
 		}
-		o.Theme = theme.New(cfg.Theme, g)
+		if r == nil {
+			r = lipgloss.DefaultRenderer()
+		}
+		o.Theme = theme.NewFor(r, cfg.Theme, g)
 		o.Theme.Plain = plain
 	}
 }
@@ -84,6 +139,9 @@ func prepareTerminal(o *Options, stdoutTerminal bool) {
 // filter applies confirm_quit and the running transfers to quit requests
 // that did not come from a key (a signal): they ask like q does.
 func (m *Model) filter(msg tea.Msg) tea.Msg {
+	if refused, ok := m.remoteRefusal(msg); ok {
+		return refused
+	}
 	ask := m.c.Config.ConfirmQuit || m.xfer.Active() > 0
 	if _, ok := msg.(tea.QuitMsg); ok && ask && !m.quitting {
 		return quitRequestMsg{}

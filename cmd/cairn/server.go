@@ -10,6 +10,7 @@ import (
 
 func newServerCommand(g *globals) *cobra.Command {
 	var migrate, withMaintainer bool
+	var sshListen string
 	cmd := &cobra.Command{
 		Use:     "server",
 		Aliases: []string{"svr"},
@@ -20,6 +21,13 @@ func newServerCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if sshListen != "" {
+				// The flag is ssh.listen; the rest of ssh.* must hold with it.
+				cfg.SSH.Listen = sshListen
+				if err := cfg.Validate(); err != nil {
+					return err
+				}
+			}
 			srv, err := server.Open(cmd.Context(), cfg, g.secrets(), server.Options{
 				Migrate: migrate, Maintainer: withMaintainer, Version: version, Logger: log,
 			})
@@ -28,11 +36,15 @@ func newServerCommand(g *globals) *cobra.Command {
 			}
 			defer srv.Close()
 			log.Info("cairn server listening", "addr", srv.APIAddr())
+			if addr := srv.SSHAddr(); addr != "" {
+				log.Info("cairn workbench over SSH listening", "addr", addr)
+			}
 			return srv.Serve(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&migrate, "migrate", false, "apply the embedded schema before serving")
 	cmd.Flags().BoolVar(&withMaintainer, "with-maintainer", false, "also run the reconciler loop")
+	cmd.Flags().StringVar(&sshListen, "ssh-listen", "", "serve the cairn-tui workbench over SSH on this host:port (ssh.listen)")
 	return cmd
 }
 

@@ -2,13 +2,14 @@ package shell
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"time"
 
-	"errors"
-	"fmt"
 	"golang.org/x/term"
-	"net/http"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -261,20 +262,52 @@ func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
 	h.opened[d.V2.ShellID] = *d.V2
 	b, ctx, info := h.backend, h.ctx, *d.V2
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
+	sized := &sizedCommand{}
 	again := func(lostAt time.Time) (*ptyshell.Session, error) {
-		return b.ReattachShell(ctx, info.ShellID, info.Secret, lostAt, detached, TerminalSize)
+		return b.ReattachShell(ctx, info.ShellID, info.Secret, lostAt, detached, sized.Size)
 	}
-	return Resuming(h.factory, d.Session, o, again)
+	cmd, err := Resuming(h.factory, d.Session, o, again)
+	if err != nil {
+		return nil, err
+	}
+	sized.Command = cmd
+	return sized, nil
 }
 
 // TerminalSize is the size of the terminal the shell runs on: stdout's,
 // as ptyshell's Terminal reads it.
-func TerminalSize() (ptyshell.Size, error) {
-	cols, rows, err := term.GetSize(int(os.Stdout.Fd()))
+func TerminalSize() (ptyshell.Size, error) { return sizeOf(os.Stdout) }
+
+func sizeOf(f interface{ Fd() uintptr }) (ptyshell.Size, error) {
+	cols, rows, err := term.GetSize(int(f.Fd()))
 	if err != nil {
 		return ptyshell.Size{}, err
 	}
 	return ptyshell.Size{Cols: cols, Rows: rows}.Clamp(), nil
+}
+
+// sizedCommand remembers the terminal tea.Exec hands the shell, so that a
+// reattach asks that terminal for its size: the program's own output,
+// which is stdout locally but an SSH session's PTY in a server.
+type sizedCommand struct {
+	Command
+	out interface{ Fd() uintptr }
+}
+
+func (c *sizedCommand) SetStdout(w io.Writer) {
+	if f, ok := w.(interface{ Fd() uintptr }); ok {
+		c.out = f
+	}
+	c.Command.SetStdout(w)
+}
+
+// Size is the size of the terminal the shell was given, or stdout's
+// before it was given one.
+func (c *sizedCommand) Size() (ptyshell.Size, error) {
+	if c.out == nil {
+		return TerminalSize()
+	}
+	return sizeOf(c.out)
 }
 
 // closeSession ends a session that is not handed over, in a Cmd: Close

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// SSHConfig is `ssh`: the workbench over SSH (cairn server --ssh-listen),
+// off unless Listen is set. Every session runs cairn-tui against this
+// server's own API with the scopes its key is given.
+type SSHConfig struct {
+	// Listen is host:port; empty turns the SSH listener off. Port 0 asks
+	// the kernel for a free one.
+	Listen string `yaml:"listen"`
+	// HostKeyPath is the server's host key, an OpenSSH private key made
+	// on first start and kept (a relative path is the config file's
+	// directory's).
+	HostKeyPath string `yaml:"hostKeyPath"`
+	// AuthorizedKeys are the only way in: public keys, no passwords.
+	AuthorizedKeys []SSHKeyConfig `yaml:"authorizedKeys"`
+	// MaxSessions bounds the open sessions of the process; MaxSessionsPerKey
+	// those of one key.
+	MaxSessions       int `yaml:"maxSessions"`
+	MaxSessionsPerKey int `yaml:"maxSessionsPerKey"`
+	// IdleTimeoutSecs ends a session that sent and received nothing for so
+	// long; MaxLifetimeSecs ends every session after so long.
+	IdleTimeoutSecs int `yaml:"idleTimeoutSecs"`
+	MaxLifetimeSecs int `yaml:"maxLifetimeSecs"`
+}
+
+// SSHKeyConfig is one authorized key: who it is (the audit actor is
+// "ssh:" and the name) and what it may do, with the scopes of auth.tokens.
+type SSHKeyConfig struct {
+	Name string `yaml:"name"`
+	// Key is one authorized_keys line: "ssh-ed25519 AAAA… comment".
+	Key    string   `yaml:"key"`
+	Scopes []string `yaml:"scopes"`
+}
+
+// DefaultSSHConfig is off, with the limits a small team needs.
+func DefaultSSHConfig() SSHConfig {
+	return SSHConfig{MaxSessions: 32, MaxSessionsPerKey: 4, IdleTimeoutSecs: 1800, MaxLifetimeSecs: 28800}
+}
+
+// SSHEnabled reports whether the SSH listener is on.
+func (c *Config) SSHEnabled() bool { return c.SSH.Listen != "" }
+
+func (s SSHConfig) validate(p *configProblems) {
+	if s.Listen == "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(s.Listen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		p.add("ssh.listen", "must be host:port, got %q", s.Listen)
+	} else if host != "localhost" {
+		p.ipLiteral("ssh.listen", host)
+	}
+	p.required("ssh.hostKeyPath", s.HostKeyPath)
+	if len(s.AuthorizedKeys) == 0 {
+		p.add("ssh.authorizedKeys", "at least one key is needed when ssh.listen is set: public keys are the only way in")
+	}
+	first := make(map[string]int, len(s.AuthorizedKeys))
+	for i, k := range s.AuthorizedKeys {
+		k.validate(p, fmt.Sprintf("ssh.authorizedKeys[%d]", i), first, i)
+	}
+	p.atLeast("ssh.maxSessions", s.MaxSessions, 1)
+	p.between("ssh.maxSessionsPerKey", s.MaxSessionsPerKey, 1, max(1, s.MaxSessions))
+	p.atLeast("ssh.idleTimeoutSecs", s.IdleTimeoutSecs, 1)
+	p.atLeast("ssh.maxLifetimeSecs", s.MaxLifetimeSecs, 1)
+}
+
+// validate checks one key; first maps each parsed key's fingerprint to
+// the index that has it, so a key listed twice (under any name) is
+// refused: it could only ever sign in as one of them.
+func (k SSHKeyConfig) validate(p *configProblems, key string, first map[string]int, i int) {
+	if err := cairn.ValidateName("key", k.Name); err != nil {
+		p.add(key+".name", "%s", cairn.ErrorDetail(err))
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(k.Key))
+	if err != nil {
+		p.add(key+".key", "key %q: not an authorized_keys line: %v", k.Name, err)
+	} else if fp := ssh.FingerprintSHA256(pub); first[fp] != 0 {
+		p.add(key+".key", "key %q is already listed as ssh.authorizedKeys[%d]", k.Name, first[fp]-1)
+	} else {
+		first[fp] = i + 1
+	}
+	TokenConfig{Name: k.Name, Scopes: k.Scopes}.validateScopes(p, key+".scopes")
+}
