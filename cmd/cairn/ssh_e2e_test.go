@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// sshSeen is how long a change may take to reach an SSH session's screen.
+const sshSeen = 20 * time.Second
+
+// TestSshWorkbench drives the real OpenSSH client in tmux as an operator
+// would: the list and the live badge, a workspace made elsewhere showing
+// with no key pressed, the shell round trip with a resize that stty sees,
+// the return to the list, q, and the session's start and end audited.
+func TestSshWorkbench(t *testing.T) {
+	s := startSSHStack(t, "")
+	p := s.openSSH(t, s.admin)
+
+	t.Log("the list and the live badge")
+	p.WaitForText(sshSeen, "● live", "ws-alpha", "● READY")
+
+	t.Log("a workspace created by another client appears with no key pressed")
+	_, err := s.api.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "ws-from-api"})
+	require.NoError(t, err)
+	p.WaitForText(sshSeen, "ws-from-api")
+
+	t.Log("s opens a shell on ws-alpha over the session's PTY")
+	p.Keys("g") // the first workspace: ws-alpha
+	p.WaitForText(sshSeen, "▸ ws-alpha")
+	p.Keys("s")
+	p.WaitForText(sshSeen, "/mnt/cairn/ws #") // the banner is gone under the shell's first screen
+	p.Type("echo round-$((40+2)); stty size")
+	p.Keys("Enter")
+	p.WaitForText(sshSeen, "round-42", "40 120")
+
+	t.Log("a resize of the operator's terminal reaches the shell")
+	p.Resize(100, 30)
+	p.Type("clear; stty size | sed 's/^/size-/'")
+	p.Keys("Enter")
+	p.WaitForText(sshSeen, "size-30 100")
+
+	t.Log("exit returns to the list with the status")
+	p.Type("exit 3")
+	p.Keys("Enter")
+	p.WaitForText(sshSeen, "Press Enter to return.")
+	p.Keys("Enter")
+	p.WaitForText(sshSeen, "shell exited: status 3 (ws-alpha)", "● live")
+
+	t.Log("q quits; ssh exits 0")
+	p.Keys("q")
+	p.WaitForText(sshSeen, "ssh-exit-0")
+
+	t.Log("the session's start and end are in the audit log")
+	started := s.waitAudit(t, cairn.AuditSSHSessionStarted)
+	ended := s.waitAudit(t, cairn.AuditSSHSessionEnded)
+	fingerprint := gossh.FingerprintSHA256(s.admin.signer.PublicKey())
+	for _, e := range []*cairn.AuditEvent{started, ended} {
+		require.NotNil(t, e.Actor)
+		require.Equal(t, "ssh:admin-key", *e.Actor)
+		require.Equal(t, fingerprint, e.Metadata["key_fingerprint"])
+		require.Equal(t, "admin-key", e.Metadata["key_name"])
+		require.Contains(t, e.Metadata["remote_addr"], "127.0.0.1:")
+		require.NotEmpty(t, e.Metadata["started_at"])
+	}
+	require.Equal(t, "quit", ended.Metadata["reason"])
+	require.NotEmpty(t, ended.Metadata["ended_at"])
+}
+
+// waitAudit is the one audit event of typ, once it is written.
+func (s *sshStack) waitAudit(t *testing.T, typ cairn.AuditType) *cairn.AuditEvent {
+	t.Helper()
+	var found []*cairn.AuditEvent
+	require.Eventually(t, func() bool {
+		list, err := s.api.FindAuditEvents(t.Context(), cairn.AuditFilter{Types: []cairn.AuditType{typ}})
+		found = list
+		return err == nil && len(list) > 0
+	}, sshSeen, 50*time.Millisecond, "no %s audit event", typ)
+	require.Len(t, found, 1)
+	return found[0]
+}
+
+// TestSshMissingFlag: an object lost behind cairn's back shows as
+// MISSING on the SSH session's screen with no key pressed.
+func TestSshMissingFlag(t *testing.T) {
+	s := startSSHStack(t, "")
+	art := uploadArtifact(t, s, "report_csv", "a,b\n1,2\n")
+	p := s.openSSH(t, s.admin)
+	p.WaitForText(sshSeen, "● live", "ws-alpha")
+	p.Keys("g", "Enter")
+	p.WaitForText(sshSeen, "report_csv")
+	s.loseObject(t, art)
+	_, err := s.api.Sweep(t.Context(), "")
+	require.NoError(t, err)
+	screen := p.WaitForText(sshSeen, "! 1 missing")
+	require.Contains(t, screen, "MISSING")
+}
+
+// TestSshReadOnlyKey: a key without admin gets the read-only workbench:
+// the badge, and no mutating key in the hints.
+func TestSshReadOnlyKey(t *testing.T) {
+	s := startSSHStack(t, "")
+	p := s.openSSH(t, s.reader)
+	screen := p.WaitForText(sshSeen, "● live", "ws-alpha", "[read-only]")
+	for _, hint := range []string{"n new", "D delete", "v provision", "s shell"} {
+		require.NotContains(t, screen, hint)
+	}
+	require.Contains(t, screen, "f files", "reading keys stay")
+}
+
+// TestSshRefusals: an unknown key and a password are refused; the server
+// offers public keys only.
+func TestSshRefusals(t *testing.T) {
+	s := startSSHStack(t, "")
+	ssh := sshBinary(t)
+	run := func(args ...string) (string, int) {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(t.Context(), ssh, args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return stderr.String(), code
+	}
+	out, code := run(s.sshArgs(s.stranger, "-o", "BatchMode=yes", "-T")...)
+	require.Equal(t, 255, code, out)
+	require.Contains(t, out, "Permission denied (publickey)")
+
+	out, code = run(s.sshArgs(s.stranger, "-o", "BatchMode=yes", "-o", "PubkeyAuthentication=no",
+		"-o", "PreferredAuthentications=password,keyboard-interactive")...)
+	require.Equal(t, 255, code, out)
+	require.Contains(t, out, "Permission denied (publickey)", "only publickey is offered")
+
+	_, err := gossh.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port), &gossh.ClientConfig{User: "root",
+		Auth:            []gossh.AuthMethod{gossh.Password("hunter2")},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey()}) //nolint:gosec // a test's throwaway server
+	require.ErrorContains(t, err, "unable to authenticate")
+}
