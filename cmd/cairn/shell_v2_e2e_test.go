@@ -62,6 +62,11 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 		})
 		require.Equal(t, 5, code, "terminal output: %q", out)
 		require.NotContains(t, a.out.String(), info.Secret, "the secret is in no server log line")
+		attaches, err := a.admin.FindAuditEvents(t.Context(), cairn.AuditFilter{WorkspaceID: ws.ID,
+			Types: []cairn.AuditType{cairn.AuditShellAttached}})
+		require.NoError(t, err)
+		require.Len(t, attaches, 2, "the first attach and the CLI's, each audited")
+		require.Equal(t, "admin", attaches[0].Metadata["token_name"])
 	})
 
 	t.Run("WatcherSeesTheWriterAndChangesNothing", func(t *testing.T) {

@@ -125,33 +125,28 @@ func (s *Shells) AttachShell(ctx context.Context, id, secret string, size ptyshe
 	if subtle.ConstantTimeCompare(sum[:], ss.secret[:]) != 1 {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretInvalid, "that is not the secret of shell %s", id)
 	}
+	writer, err := s.auditLend(ctx, cairn.AuditShellAttached, ss, clientAddr)
+	if err != nil {
+		return nil, err
+	}
 	tap, err := hub.Attach(ctx, ptyshell.RoleWriter, size)
 	if err != nil {
 		return nil, cairn.ErrShellNotFound(id)
 	}
-	s.log.Info("shell attached", append(ss.attrs(), "attach_addr", clientAddr)...)
+	s.log.Info("shell attached", append(ss.attrs(), "writer", writer, "attach_addr", clientAddr)...)
 	return &ShellAttachment{ss: ss, tap: tap}, nil
 }
 
 // WatchShell lends the v2 shell id to a read-only watcher, and writes a
-// SHELL_WATCHED row naming who watches; a watch that cannot be audited is
-// refused. No secret: the token's scope decides. Reasons: those of
-// AttachShell but the secret's, and the audit's.
+// SHELL_WATCHED row naming who watches. No secret: the token's scope
+// decides. Reasons: those of AttachShell but the secret's, and the audit's.
 func (s *Shells) WatchShell(ctx context.Context, id, clientAddr string) (*ShellAttachment, error) {
 	ss, hub, err := s.lookupV2(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	actx, cancel := context.WithTimeout(ctx, auditTimeout)
-	defer cancel()
-	watcher := ""
-	if a := cairn.ActorFrom(ctx); a != nil {
-		watcher = *a
-	}
-	if err := s.svc.audit(actx, s.svc.store, cairn.AuditShellWatched, map[string]any{
-		"workspace_id": ss.ws.ID, "shell_id": id, "container": ss.e.container,
-		"token_name": watcher, "client_addr": clientAddr,
-	}); err != nil {
+	watcher, err := s.auditLend(ctx, cairn.AuditShellWatched, ss, clientAddr)
+	if err != nil {
 		return nil, err
 	}
 	tap, err := hub.Attach(ctx, ptyshell.RoleWatcher, ptyshell.Size{})
@@ -160,6 +155,23 @@ func (s *Shells) WatchShell(ctx context.Context, id, clientAddr string) (*ShellA
 	}
 	s.log.Info("shell watched", append(ss.attrs(), "watcher", watcher, "watcher_addr", clientAddr)...)
 	return &ShellAttachment{ss: ss, tap: tap}, nil
+}
+
+// auditLend writes the row of one connection lent the shell (typ is
+// SHELL_ATTACHED or SHELL_WATCHED) and returns the token name it names. A
+// lend that cannot be audited is refused: who saw or typed into a shell is
+// what the audit log is for.
+func (s *Shells) auditLend(ctx context.Context, typ cairn.AuditType, ss *ShellSession, clientAddr string) (string, error) {
+	actx, cancel := context.WithTimeout(ctx, auditTimeout)
+	defer cancel()
+	who := ""
+	if a := cairn.ActorFrom(ctx); a != nil {
+		who = *a
+	}
+	return who, s.svc.audit(actx, s.svc.store, typ, map[string]any{
+		"workspace_id": ss.ws.ID, "shell_id": ss.e.id, "container": ss.e.container,
+		"token_name": who, "client_addr": clientAddr,
+	})
 }
 
 // lookupV2 finds the local v2 session id. A shell container of another

@@ -221,6 +221,7 @@ func TestShellV2SecretRefusals(t *testing.T) {
 	_, err = v.s.AttachShell(t.Context(), info.ShellID, info.Secret+"x", ptyshell.Size{}, "x")
 	require.Equal(t, cairn.ReasonShellSecretInvalid, cairn.ErrorReason(err))
 	require.NotContains(t, err.Error(), info.Secret)
+	require.Empty(t, v.f.audits(cairn.AuditShellAttached), "a refused attach lent nothing")
 
 	// A v1 shell cannot be attached.
 	sess, _ := runUntilCancelled(t, v.s, ws)
@@ -249,6 +250,9 @@ func TestShellV2WatcherAuditedAndReadOnly(t *testing.T) {
 	wr := v.dial(t, "/attach", info.ShellID, info.Secret)
 	w := v.dial(t, "/watch", info.ShellID, "")
 	require.Len(t, v.f.audits(cairn.AuditShellWatched), 1)
+	attached := v.f.audits(cairn.AuditShellAttached)
+	require.Len(t, attached, 1, "the writer's attach is audited too")
+	require.Equal(t, info.ShellID, attached[0].Metadata["shell_id"])
 	require.NoError(t, w.SendInput([]byte("nope")))
 	require.NoError(t, wr.SendInput([]byte("yes")))
 	require.NoError(t, st.Print([]byte("out;")))
