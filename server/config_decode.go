@@ -58,6 +58,9 @@ func (d *configDecoder) decode(n *yaml.Node, v reflect.Value, key string) error 
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil // a key without a value keeps its default
 	}
+	if sh, ok := v.Addr().Interface().(configShorthand); ok && n.Kind == yaml.ScalarNode {
+		return sh.shorthand(n, key)
+	}
 	switch {
 	case v.Kind() == reflect.Struct:
 		return d.mapping(n, v, key)
@@ -72,6 +75,12 @@ func (d *configDecoder) decode(n *yaml.Node, v reflect.Value, key string) error 
 		return fmt.Errorf("%s: %w", configKeyName(key), err)
 	}
 	return nil
+}
+
+// configShorthand is a section that also takes a scalar standing for its
+// most used key (`shell.record: true` is `shell.record.enable: true`).
+type configShorthand interface {
+	shorthand(n *yaml.Node, key string) error
 }
 
 func (d *configDecoder) mapping(n *yaml.Node, v reflect.Value, key string) error {

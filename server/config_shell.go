@@ -3,9 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn"
 	"regexp"
 	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn"
 )
 
 // errShellExposed is the start-up rule of PTYSHELL.md §9: a shell is remote
@@ -79,6 +82,14 @@ func (s ShellConfig) validate(p *configProblems) {
 // maxObject bytes (artifact.store.maxObjectSize). The upper bound matters
 // only with the shell enabled: a server without shells records nothing,
 // and its smaller object cap must not trip over the default.
+// shorthand takes `shell.record: true|false` for `shell.record.enable`.
+func (r *ShellRecord) shorthand(n *yaml.Node, key string) error {
+	if n.Tag != "!!bool" {
+		return fmt.Errorf("%s: line %d: want true, false or a mapping, got %q", configKeyName(key), n.Line, n.Value)
+	}
+	return n.Decode(&r.Enable)
+}
+
 func (r ShellRecord) validate(p *configProblems, shellEnabled bool, maxObject int64) {
 	const key = "shell.record.maxBytes"
 	switch limit := min(maxObject, cairn.MaxPartSize); {

@@ -52,6 +52,21 @@ shell:
 	})
 }
 
+func TestShellRecordShorthand(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]bool{"record: true": true, "record: false": false, "record: {enable: true}": true} {
+		c, _, err := ParseConfig([]byte(minimalYAML + "shell: {enable: true, " + doc + "}\n"))
+		require.NoError(t, err, doc)
+		require.Equal(t, want, c.Shell.Record.Enable, doc)
+		require.Equal(t, DefaultShellConfig().Record.MaxBytes, c.Shell.Record.MaxBytes, "%s keeps the default size", doc)
+	}
+	for _, doc := range []string{"record: yes please", "record: 1", `record: "true"`} {
+		_, _, err := ParseConfig([]byte(minimalYAML + "shell: {enable: true, " + doc + "}\n"))
+		require.ErrorContains(t, err, `key "shell.record": `, doc)
+		require.ErrorContains(t, err, "want true, false or a mapping", doc)
+	}
+}
+
 func TestShellConfigValidateRejects(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
