@@ -188,7 +188,8 @@ func (s *Shells) known(id string) bool {
 }
 
 // RunReaper reaps at once, then every reap interval, until ctx is done;
-// failures are logged and the loop goes on. It returns nil.
+// failures are logged and the loop goes on. Each pass also removes the
+// recordings a crashed server left behind. It returns nil.
 func (s *Shells) RunReaper(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.ReapInterval)
 	defer t.Stop()
@@ -196,6 +197,7 @@ func (s *Shells) RunReaper(ctx context.Context) error {
 		if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("shell reaper failed", "err", err)
 		}
+		SweepRecordings(s.cfg.Record.Dir, s.log)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -63,7 +63,7 @@ func (ss *ShellSession) startRecording(start time.Time) {
 }
 
 func newRecording(c ShellRecording, id string, o cairn.ShellOpen, start time.Time) (*recording, error) {
-	f, err := os.CreateTemp(c.Dir, "cairn-shell-"+id+"-*.cast") // CreateTemp makes it 0600
+	f, err := createRecordingFile(c.Dir, id)
 	if err != nil {
 		return nil, err
 	}
