@@ -125,6 +125,11 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err := ensureShellImage(ctx, st.docker, cfg.Shell); err != nil {
 		return err
 	}
+	home, _ := os.UserHomeDir() // "" authorizes a key made in the state dir
+	identity, err := devSSH(&cfg, dir, home)
+	if err != nil {
+		return err
+	}
 	// The stack's shells carry its instance, so that purge finds them.
 	cfg.Shell.InstanceName = cmp.Or(cfg.Shell.InstanceName, instance)
 	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
@@ -150,6 +155,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 		fmt.Fprintf(out, "  token      %s (every scope; in %s)\n", token, devTokenPath(dir))
 	}
 	fmt.Fprintf(out, "  context    %s, now current in %s\n", ctxName, clientCfg)
+	if addr := srv.SSHAddr(); addr != "" {
+		fmt.Fprintf(out, "  workbench  %s\n", sshCommand(addr, identity))
+	}
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	return srv.Serve(ctx)
 }
