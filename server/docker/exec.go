@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/cairn-dev/cairn"
@@ -87,27 +84,9 @@ func (s *Shells) execConfig(spec service.ExecSpec) *container.Config {
 func (s *Shells) ListExecs(ctx context.Context) ([]service.ShellContainer, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
-		filters.Arg("label", LabelApp+"="+s.cfg.AppName),
-		filters.Arg("label", LabelKind+"="+KindExec),
-	)})
+	out, err := s.listKind(ctx, KindExec, LabelExec)
 	if err != nil {
 		return nil, unavailable("list exec containers", err)
-	}
-	out := make([]service.ShellContainer, 0, len(list))
-	for _, c := range list {
-		sc := service.ShellContainer{
-			ContainerID: c.ID, ShellID: c.Labels[LabelExec], WorkspaceID: c.Labels[LabelWorkspace],
-			Instance: c.Labels[LabelInstance], TokenName: c.Labels[LabelToken],
-			State: string(c.State), Created: time.Unix(c.Created, 0),
-		}
-		if len(c.Names) > 0 {
-			sc.Name = strings.TrimPrefix(c.Names[0], "/")
-		}
-		if secs, err := strconv.ParseInt(c.Labels[LabelExpires], 10, 64); err == nil {
-			sc.Expires = time.Unix(secs, 0)
-		}
-		out = append(out, sc)
 	}
 	return out, nil
 }

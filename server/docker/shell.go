@@ -203,17 +203,32 @@ func (s *Shells) hostConfig(spec service.ShellSpec) *container.HostConfig {
 func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
-		filters.Arg("label", LabelApp+"="+s.cfg.AppName),
-		filters.Arg("label", LabelKind+"="+KindShell),
-	)})
+	out, err := s.listKind(ctx, KindShell, LabelShell)
 	if err != nil {
 		return nil, unavailable("list shell containers", err)
+	}
+	for i, sc := range out {
+		if sc.State == "exited" || sc.State == "dead" {
+			out[i].FinishedAt = s.finishedAt(ctx, sc.ContainerID)
+		}
+	}
+	return out, nil
+}
+
+// listKind lists the app's containers of one kind (shell or exec) as their
+// labels describe them; idLabel holds the session's ID.
+func (s *Shells) listKind(ctx context.Context, kind, idLabel string) ([]service.ShellContainer, error) {
+	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
+		filters.Arg("label", LabelApp+"="+s.cfg.AppName),
+		filters.Arg("label", LabelKind+"="+kind),
+	)})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]service.ShellContainer, 0, len(list))
 	for _, c := range list {
 		sc := service.ShellContainer{
-			ContainerID: c.ID, ShellID: c.Labels[LabelShell], WorkspaceID: c.Labels[LabelWorkspace],
+			ContainerID: c.ID, ShellID: c.Labels[idLabel], WorkspaceID: c.Labels[LabelWorkspace],
 			Instance: c.Labels[LabelInstance], TokenName: c.Labels[LabelToken],
 			State: string(c.State), Created: time.Unix(c.Created, 0),
 		}
@@ -222,9 +237,6 @@ func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, erro
 		}
 		if secs, err := strconv.ParseInt(c.Labels[LabelExpires], 10, 64); err == nil {
 			sc.Expires = time.Unix(secs, 0)
-		}
-		if sc.State == "exited" || sc.State == "dead" {
-			sc.FinishedAt = s.finishedAt(ctx, c.ID)
 		}
 		out = append(out, sc)
 	}

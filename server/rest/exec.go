@@ -2,11 +2,9 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -51,34 +49,16 @@ func (a *API) execRoutes() []route.Route {
 		return nil
 	}
 	return []route.Route{{Method: http.MethodGet, Path: "/v1/workspaces/{workspaceID}/exec", Scope: route.Shell,
-		Handler: http.HandlerFunc(a.openExec)}}
+		Handler: a.websocketRoute(a.execHandshake)}}
 }
 
-// openExec serves GET /v1/workspaces/{workspaceID}/exec: every refusal
-// as an envelope before the upgrade, then the upgrade, then the session,
-// which runs to its end inside the handler.
-func (a *API) openExec(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
-	w.Header().Set(a.cfg.RequestIDHeader, id)
-	r = r.WithContext(cairn.WithRequestID(r.Context(), id))
-	status := a.execHandshake(w, r, id)
-	a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
-		"status", status, "request_id", id, "duration", time.Since(start))
-}
-
+// execHandshake serves GET /v1/workspaces/{workspaceID}/exec: every
+// refusal as an envelope before the upgrade, then the upgrade, then the
+// session, which runs to its end inside it.
 func (a *API) execHandshake(w http.ResponseWriter, r *http.Request, id string) int {
 	svc := a.cfg.Exec.Service
-	if err := svc.Admit(); err != nil {
+	if err := upgradeRefusal(r, svc.Admit, "exec", wsexec.Subprotocol, wsexec.Offered); err != nil {
 		return a.refuseExec(w, r, id, err)
-	}
-	if !websocket.IsWebSocketUpgrade(r) {
-		return a.refuseExec(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
-			"exec is a websocket; send the Upgrade handshake"))
-	}
-	if !wsexec.Offered(r) {
-		return a.refuseExec(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
-			"offer the subprotocol %s in Sec-WebSocket-Protocol", wsexec.Subprotocol))
 	}
 	argv, err := wsexec.DecodeArgv(r.Header.Get(wsexec.ArgvHeader))
 	if err != nil {
@@ -131,17 +111,5 @@ func (a *API) execUpgrader(id string) *websocket.Upgrader {
 // refuseExec answers a refused handshake with the envelope and returns
 // the status; the shell's statuses apply (volume_not_ready is 409).
 func (a *API) refuseExec(w http.ResponseWriter, r *http.Request, id string, err error) int {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return statusClientGone
-	}
-	reason := cairn.ErrorReason(err)
-	status, ok := shellStatuses[reason]
-	if !ok {
-		status, _ = statusOf(reason)
-	}
-	if status >= http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "exec open failed", "request_id", id, "reason", string(reason), "err", err)
-	}
-	writeJSON(w, status, failure(id, status, "Cannot run the command", err))
-	return status
+	return a.refuseUpgrade(w, r, id, err, "Cannot run the command", "exec open failed")
 }

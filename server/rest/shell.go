@@ -2,13 +2,11 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -66,41 +64,21 @@ var shellStatuses = map[cairn.Reason]int{
 func (a *API) shellRoutes() []route.Route {
 	return append([]route.Route{
 		{Method: http.MethodGet, Path: "/v1/workspaces/{workspaceID}/shell", Scope: route.Shell,
-			Handler: http.HandlerFunc(a.openShell)},
+			Handler: a.websocketRoute(a.shellHandshake)},
 		a.route("GET /v1/shells", route.Read, a.listShells),
 		a.route("DELETE /v1/shells/{shellID}", route.Admin, a.killShell),
 	}, a.shellV2Routes()...)
 }
 
-// openShell serves GET /v1/workspaces/{workspaceID}/shell: every refusal of
-// §3.2 rows 5–16 in order, as an envelope before any upgrade (rows 1–4 are
-// server/auth's), then the upgrade, then the session. It is not wrapped by
-// serve: once upgraded the connection belongs to the session, and nothing
-// may write an HTTP answer.
-func (a *API) openShell(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
-	w.Header().Set(a.cfg.RequestIDHeader, id)
-	r = r.WithContext(cairn.WithRequestID(r.Context(), id)) // the shell's audit rows carry it
-	status := a.shellHandshake(w, r, id)
-	a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
-		"status", status, "request_id", id, "duration", time.Since(start))
-}
-
-// shellHandshake answers or upgrades, and returns the status for the log.
-// A session runs to its end inside it.
+// shellHandshake serves GET /v1/workspaces/{workspaceID}/shell: every
+// refusal of §3.2 rows 5–16 in order, as an envelope before any upgrade
+// (rows 1–4 are server/auth's), then the upgrade, then the session, which
+// runs to its end inside it. It is not wrapped by serve: once upgraded the
+// connection belongs to the session, and nothing may write an HTTP answer.
 func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) int {
 	svc := a.cfg.Shell.Service
-	if err := svc.Admit(); err != nil {
+	if err := upgradeRefusal(r, svc.Admit, "the shell", ptyshell.Subprotocol, ptyshell.Offered); err != nil {
 		return a.refuseShell(w, r, id, err)
-	}
-	if !websocket.IsWebSocketUpgrade(r) {
-		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
-			"the shell is a websocket; send the Upgrade handshake"))
-	}
-	if !ptyshell.Offered(r) {
-		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
-			"offer the subprotocol %s in Sec-WebSocket-Protocol", ptyshell.Subprotocol))
 	}
 	h, err := ptyshell.ParseHandshake(r.URL.Query())
 	if err != nil {
@@ -170,19 +148,7 @@ func (a *API) shellOriginAllowed(r *http.Request) bool {
 // refuseShell answers a refused handshake with the envelope (its detail
 // the refusal's sentence) and returns the status.
 func (a *API) refuseShell(w http.ResponseWriter, r *http.Request, id string, err error) int {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return statusClientGone // nobody is left to read an answer
-	}
-	reason := cairn.ErrorReason(err)
-	status, ok := shellStatuses[reason]
-	if !ok {
-		status, _ = statusOf(reason)
-	}
-	if status >= http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "shell open failed", "request_id", id, "reason", string(reason), "err", err)
-	}
-	writeJSON(w, status, failure(id, status, "Cannot open a shell", err))
-	return status
+	return a.refuseUpgrade(w, r, id, err, "Cannot open a shell", "shell open failed")
 }
 
 // listShells serves GET /v1/shells[?workspace_id=ID] (§8.1).

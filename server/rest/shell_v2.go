@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/route"
@@ -84,27 +82,15 @@ func (a *API) newShell(r *http.Request) (*cairn.ShellSessionInfo, error) {
 // required subprotocol), then the shell's own (secret, replica), then the
 // upgrade and the connection.
 func (a *API) shellV2Handler(role string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
-		w.Header().Set(a.cfg.RequestIDHeader, id)
-		r = r.WithContext(cairn.WithRequestID(r.Context(), id))
-		status := a.attachHandshake(w, r, id, role)
-		a.log.Log(r.Context(), a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
-			"status", status, "request_id", id)
-	}
+	return a.websocketRoute(func(w http.ResponseWriter, r *http.Request, id string) int {
+		return a.attachHandshake(w, r, id, role)
+	})
 }
 
 func (a *API) attachHandshake(w http.ResponseWriter, r *http.Request, id, role string) int {
-	if err := a.cfg.Shell.Service.Admit(); err != nil {
+	offersV2 := func(r *http.Request) bool { return ptyshell.Offers(r, ptyshell.SubprotocolV2) }
+	if err := upgradeRefusal(r, a.cfg.Shell.Service.Admit, "the shell", ptyshell.SubprotocolV2, offersV2); err != nil {
 		return a.refuseShell(w, r, id, err)
-	}
-	if !websocket.IsWebSocketUpgrade(r) {
-		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonWebsocketRequired,
-			"the shell is a websocket; send the Upgrade handshake"))
-	}
-	if !ptyshell.Offers(r, ptyshell.SubprotocolV2) {
-		return a.refuseShell(w, r, id, cairn.Errorf(cairn.ReasonSubprotocolRequired,
-			"offer the subprotocol %s in Sec-WebSocket-Protocol", ptyshell.SubprotocolV2))
 	}
 	h, err := ptyshell.ParseHandshake(r.URL.Query())
 	if err != nil {
