@@ -145,3 +145,27 @@ func TestSshRefusals(t *testing.T) {
 		HostKeyCallback: gossh.InsecureIgnoreHostKey()}) //nolint:gosec // a test's throwaway server
 	require.ErrorContains(t, err, "unable to authenticate")
 }
+
+// TestSshClientGoneMidShell: an SSH client that goes away while its shell
+// runs hangs the shell up; the v2 shell detaches, and once its detached
+// timeout (3 s here) is over no shell container is left. The session's
+// end is audited as the client's going.
+func TestSshClientGoneMidShell(t *testing.T) {
+	s := startSSHStack(t, "")
+	g := dialWorkbench(t, s, s.admin)
+	mark := g.waitFrom(t, 0, "● live", sshSeen)
+	g.waitFrom(t, 0, "▸ ws-alpha", sshSeen) // the one workspace, selected
+	g.keys(t, "s")
+	g.waitFrom(t, mark, "/mnt/cairn/ws #", sshSeen)
+	list, err := s.api.FindShells(t.Context(), s.ws.ID)
+	require.NoError(t, err)
+	require.Len(t, list.Shells, 1, "the shell runs")
+
+	g.close()
+	ended := s.waitAudit(t, cairn.AuditSSHSessionEnded)
+	require.Equal(t, "the client went away", ended.Metadata["reason"])
+	require.Eventually(t, func() bool {
+		list, err := s.api.FindShells(t.Context(), s.ws.ID)
+		return err == nil && len(list.Shells) == 0
+	}, sshSeen, 100*time.Millisecond, "a shell container is left behind")
+}

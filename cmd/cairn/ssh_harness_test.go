@@ -66,7 +66,7 @@ func startSSHStack(t testing.TB, extra string) *sshStack {
 	require.NoError(t, err)
 	s := &sshStack{port: port, admin: newSSHKey(t), reader: newSSHKey(t), stranger: newSSHKey(t)}
 	s.srv = stacktest.StartServer(t, stacktest.ServerOptions{Maintainer: true, Config: fmt.Sprintf(`
-shell: {enable: true, image: %s, instanceName: %s}
+shell: {enable: true, image: %s, instanceName: %s, reapIntervalSecs: 1, timeouts: {detachedSecs: 3}}
 ssh:
   listen: 127.0.0.1:%d
   hostKeyPath: %s
