@@ -23,6 +23,7 @@ type goSSH struct {
 
 	mu      sync.Mutex
 	out     []byte
+	dropped int // bytes trimmed off out's front: marks count from the stream's start
 	changed chan struct{} // closed and replaced on every write
 }
 
@@ -98,6 +99,7 @@ func (g *goSSH) Write(p []byte) (int, error) {
 	g.out = append(g.out, p...)
 	if over := len(g.out) - goSSHKeep; over > 0 {
 		g.out = append(g.out[:0], g.out[over:]...)
+		g.dropped += over
 	}
 	close(g.changed)
 	g.changed = make(chan struct{})
@@ -108,7 +110,7 @@ func (g *goSSH) Write(p []byte) (int, error) {
 func (g *goSSH) mark() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.out)
+	return g.dropped + len(g.out)
 }
 
 // waitFrom waits until text is in the output after mark (the output's
@@ -118,10 +120,10 @@ func (g *goSSH) waitFrom(t testing.TB, mark int, text string, timeout time.Durat
 	deadline := time.After(timeout)
 	for {
 		g.mu.Lock()
-		from := min(mark, len(g.out))
+		from := min(max(0, mark-g.dropped), len(g.out))
 		i := bytes.Index(g.out[from:], []byte(text))
 		changed := g.changed
-		end := len(g.out)
+		end := g.dropped + len(g.out)
 		g.mu.Unlock()
 		if i >= 0 {
 			return end
