@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,11 @@ func TestRealTerminalFiles(t *testing.T) {
 	p.Keys("Enter")
 	p.WaitForText(seen, "probe.txt ▸ preview", "cairn-42", "second line")
 	p.Keys("Escape")
-	p.WaitForText(seen, "files /mnt/cairn/ws/out (2)")
+	// The files pane's title shows behind the preview too: only the
+	// preview gone says the Escape was read, and the next key is the pane's.
+	p.WaitFor("the preview closed", seen, func(screen string) bool {
+		return strings.Contains(screen, "files /mnt/cairn/ws/out (2)") && !strings.Contains(screen, "▸ preview")
+	})
 
 	t.Log("i saves the file as an artifact, its path and name filled in")
 	p.Keys("i")
