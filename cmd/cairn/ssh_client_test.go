@@ -23,7 +23,7 @@ type goSSH struct {
 
 	mu      sync.Mutex
 	out     []byte
-	dropped int // bytes trimmed off out's front: marks count from the stream's start
+	dropped int           // bytes trimmed off out's front: marks count from the stream's start
 	changed chan struct{} // closed and replaced on every write
 }
 
