@@ -96,7 +96,11 @@ func serve(t *testing.T, proc wsexec.Process, o wsexec.ServeOptions) (string, <-
 		if err != nil {
 			return
 		}
-		results <- wsexec.Serve(r.Context(), conn, proc, o)
+		// Serve's ctx is the server's life, as the service gives it: the
+		// request's context ends when the client goes (net/http cancels it
+		// on a read error through the hijacked reader), which is no
+		// shutdown.
+		results <- wsexec.Serve(context.WithoutCancel(r.Context()), conn, proc, o)
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http"), results

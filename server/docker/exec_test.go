@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -52,7 +53,11 @@ func serveExec(t *testing.T, p wsexec.Process) (*websocket.Conn, <-chan wsexec.S
 		if err != nil {
 			return
 		}
-		results <- wsexec.Serve(r.Context(), conn, p, wsexec.ServeOptions{DrainTimeout: testDrainTimeout})
+		// Serve's ctx is the server's life, as the service gives it: the
+		// request's context ends when the client goes (net/http cancels it
+		// on a read error through the hijacked reader), which is no
+		// shutdown.
+		results <- wsexec.Serve(context.WithoutCancel(r.Context()), conn, p, wsexec.ServeOptions{DrainTimeout: testDrainTimeout})
 	}))
 	t.Cleanup(srv.Close)
 	d := websocket.Dialer{Subprotocols: []string{wsexec.Subprotocol}}
