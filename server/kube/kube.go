@@ -1,0 +1,149 @@
+// Package kube is the Kubernetes adapter of the runtime ports
+// (K8S.md §1): workspace volumes as PersistentVolumeClaims, sidecars as
+// hardened pods run to completion, shells as TTY pods reached by attach.
+// API errors are translated here; nothing Kubernetes-specific leaves the
+// package.
+package kube
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Config holds the adapter's settings; zero values take defaults.
+type Config struct {
+	AppName string // default "cairn"
+	// Instance, when set, is recorded on every pod this runtime creates
+	// (the cairn.instance annotation), so one server's leftovers are told
+	// from another's that shares the namespace and the app name.
+	Instance string
+	// Kubeconfig is the path of a kubeconfig file; empty with InCluster
+	// false means the standard loading rules ($KUBECONFIG, ~/.kube/config).
+	Kubeconfig string
+	// InCluster uses the pod's service account instead of a kubeconfig.
+	InCluster bool
+	Namespace string // default "cairn"
+	// StorageClass names the claims' class; empty means the cluster's
+	// default class.
+	StorageClass string
+	AccessMode   corev1.PersistentVolumeAccessMode // default ReadWriteOnce
+	VolumeSize   resource.Quantity                 // default 1Gi
+	// ImagePullPolicy of every pod; default Never: cairn's images are
+	// built locally and loaded into the nodes, never pulled.
+	ImagePullPolicy corev1.PullPolicy
+	// PodStartTimeout bounds how long a pod may take to be scheduled and
+	// start, and a claim to be bound; default 60 s.
+	PodStartTimeout time.Duration
+	// NodeSelector pins every pod of cairn to matching nodes.
+	NodeSelector map[string]string
+
+	Image   string        // sidecar image; default "cairn-sidecar:latest"
+	Timeout time.Duration // per sidecar run; default 300 s
+	// TransferHostNetwork runs transfer sidecars on the node's network, as
+	// the Docker dev stack runs them on the host's: the way a local
+	// cluster without Services reaches a store on loopback (K8S.md §2
+	// item 7).
+	TransferHostNetwork bool
+	ExtraEnv            map[string]string // transfer sidecars only; never CAIRN_*
+	MaxConcurrent       int               // sidecars at once; default 8
+	Logger              *slog.Logger
+	// OnSidecar, when set, sees every sidecar run end, as on Docker.
+	OnSidecar func(command, result string, took time.Duration)
+}
+
+// withDefaults fills in the zero values.
+func (c Config) withDefaults() Config {
+	c.AppName = cmp.Or(c.AppName, "cairn")
+	c.Namespace = cmp.Or(c.Namespace, "cairn")
+	c.AccessMode = cmp.Or(c.AccessMode, corev1.ReadWriteOnce)
+	if c.VolumeSize.IsZero() {
+		c.VolumeSize = resource.MustParse("1Gi")
+	}
+	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, corev1.PullNever)
+	c.PodStartTimeout = cmp.Or(c.PodStartTimeout, 60*time.Second)
+	c.Image = cmp.Or(c.Image, "cairn-sidecar:latest")
+	c.Timeout = cmp.Or(c.Timeout, 300*time.Second)
+	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, 8)
+	return c
+}
+
+// RESTConfig loads the API client configuration cfg names: the pod's
+// service account, or a kubeconfig.
+func RESTConfig(cfg Config) (*rest.Config, error) {
+	if cfg.InCluster {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes in-cluster config: %w", err)
+		}
+		return rc, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cfg.Kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config: %w", err)
+	}
+	return rc, nil
+}
+
+// cluster is one API connection and the settings every part of the
+// adapter shares.
+type cluster struct {
+	rc  *rest.Config
+	cs  kubernetes.Interface
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+}
+
+// connect makes the API client of cfg. It does not call the API.
+func connect(cfg Config) (*cluster, error) {
+	cfg = cfg.withDefaults()
+	rc, err := RESTConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return &cluster{rc: rc, cs: cs, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: time.Now}, nil
+}
+
+// Ping checks that the API answers and the namespace exists.
+func (c *cluster) Ping(ctx context.Context) error {
+	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, c.cfg.Namespace, getOpts); err != nil {
+		return unavailable("read the namespace "+c.cfg.Namespace, err)
+	}
+	return nil
+}
+
+// unavailable reports an API failure without its text, which may name
+// cluster internals; the cause is kept for the log. The reason is the
+// service's one word for an engine that failed, docker_unavailable.
+func unavailable(what string, err error) error {
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		// Every value handed to the API is checked first; one refused
+		// anyway is a bug of ours, not an outage.
+		return cairn.Internal("the kubernetes API refused the object ("+what+")", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable,
+			Detail: "the kubernetes API did not answer in time (" + what + ")", Err: err}
+	}
+	return &cairn.Error{Reason: cairn.ReasonDockerUnavailable,
+		Detail: "the kubernetes API failed to " + what, Err: fmt.Errorf("%s: %w", what, err)}
+}

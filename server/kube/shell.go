@@ -1,0 +1,257 @@
+package kube
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/server/service"
+)
+
+// KindShell is the cairn.kind (and cairn.role) of a shell pod.
+const KindShell = "shell"
+
+// ShellHome is $HOME in a shell pod, a memory-backed scratch like /tmp.
+const ShellHome = "/home/cairn"
+
+// AnnotationName keeps a shell pod's cairn name (ShellSpec.Name), which
+// the pod name holds lower-cased.
+const AnnotationName = "cairn.name"
+
+// ShellConfig holds the shell pods' settings (shell.* of PTYSHELL.md §9);
+// zero values take its defaults. Docker's pids and nofile limits have no
+// per-pod equivalent: the node's podPidsLimit bounds pids.
+type ShellConfig struct {
+	Image string // default "cairn-shell:latest"; never pulled
+	// Entrypoint is the argv of the shell; empty means the default of §10,
+	// bash if the image has it, else sh, under Umask.
+	Entrypoint []string
+	Umask      string   // default "0000"
+	User       string   // default "0:0"
+	Env        []string // NAME=value, after cairn's own; never CAIRN_*, TERM or HOME
+	MemoryMiB  int64    // default 512
+	CPUs       float64  // default 1
+	TmpfsMiB   int64    // default 64, each of /tmp and $HOME
+	StopSecs   int      // default 3: SIGHUP, then SIGKILL
+}
+
+// Shells creates, lists and removes shell pods in the runtime's namespace.
+type Shells struct {
+	*cluster
+	opts     ShellConfig
+	uid, gid int64
+}
+
+var _ service.ShellRuntime = (*Shells)(nil)
+
+// Shells returns the shell runtime on r's cluster. A User that is not
+// "uid:gid" in numbers is an error: a pod names its user by number.
+func (r *Runtime) Shells(cfg ShellConfig) (*Shells, error) {
+	cfg.Image = cmp.Or(cfg.Image, "cairn-shell:latest")
+	cfg.Umask = cmp.Or(cfg.Umask, "0000")
+	cfg.User = cmp.Or(cfg.User, "0:0")
+	cfg.MemoryMiB = cmp.Or(cfg.MemoryMiB, 512)
+	cfg.CPUs = cmp.Or(cfg.CPUs, 1)
+	cfg.TmpfsMiB = cmp.Or(cfg.TmpfsMiB, 64)
+	cfg.StopSecs = cmp.Or(cfg.StopSecs, 3)
+	uid, gid, err := parseUser(cfg.User)
+	if err != nil {
+		return nil, err
+	}
+	return &Shells{cluster: r.cluster, opts: cfg, uid: uid, gid: gid}, nil
+}
+
+func parseUser(user string) (uid, gid int64, err error) {
+	u, g, _ := strings.Cut(user, ":")
+	uid, err = strconv.ParseInt(u, 10, 32)
+	if err == nil {
+		gid, err = strconv.ParseInt(cmp.Or(g, u), 10, 32)
+	}
+	if err != nil || uid < 0 || gid < 0 {
+		return 0, 0, fmt.Errorf("shell user %q: kubernetes needs a numeric uid:gid", user)
+	}
+	return uid, gid, nil
+}
+
+// CreateShell creates the pod of spec and waits for its container to run,
+// held at the gate until Start attaches (shellArgv). Like the sidecars'
+// create it runs detached from ctx. An image the node lacks is
+// shell_image_missing. Reasons: shell_image_missing, docker_unavailable,
+// internal.
+func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
+	pod, err := s.shellPod(spec)
+	if err != nil {
+		return nil, err
+	}
+	made, err := s.createPod(ctx, pod, "the shell pod")
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
+	defer cancel()
+	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
+		s.deletePod(ctx, made.Name, 0)
+		return nil, s.startError(err)
+	}
+	return newShellStream(s, made.Name), nil
+}
+
+func (s *Shells) startError(err error) error {
+	if errors.Is(err, errCannotStart) && strings.Contains(err.Error(), "Image") {
+		return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,
+			Detail: fmt.Sprintf("the shell image '%s' is not on the node; an operator loads it (make images, then make k8s-up)", s.opts.Image)}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
+			Detail: "the shell pod did not start in time"}
+	}
+	return unavailable("start the shell pod", err)
+}
+
+// shellPod is the shell's hardened pod (PTYSHELL.md §7.2): the one
+// volume, the pause container as PID 1 (a shared process namespace, the
+// Docker init's part), a read-only root with memory-backed /tmp and home,
+// DAC_OVERRIDE only, bounded memory and CPU. A preStop hook sends the
+// shell SIGHUP, as Docker's stop signal does; an interactive shell ignores
+// the SIGTERM that follows.
+func (s *Shells) shellPod(spec service.ShellSpec) (*corev1.Pod, error) {
+	claim, err := objectName(spec.VolumeName)
+	if err != nil {
+		return nil, err
+	}
+	name, err := objectName(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	meta := s.meta(name, map[string]string{
+		LabelKind: KindShell, LabelRole: KindShell, LabelWorkspace: spec.WorkspaceID,
+	}, map[string]string{
+		AnnotationName: spec.Name, AnnotationShell: spec.ShellID, AnnotationToken: spec.TokenName,
+		AnnotationExpires: strconv.FormatInt(spec.Expires.Unix(), 10),
+	})
+	pod := s.podBase(meta, claim, int64(s.opts.StopSecs))
+	yes := true
+	pod.Spec.ShareProcessNamespace = &yes
+	pod.Spec.Volumes = append(pod.Spec.Volumes, s.scratch("tmp"), s.scratch("home"))
+	pod.Spec.Containers = []corev1.Container{s.shellContainer(spec)}
+	return pod, nil
+}
+
+func (s *Shells) scratch(name string) corev1.Volume {
+	size := resource.NewQuantity(s.opts.TmpfsMiB<<20, resource.BinarySI)
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size}}}
+}
+
+func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
+	env := []corev1.EnvVar{
+		{Name: "TERM", Value: spec.Term}, {Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: ShellHome},
+		{Name: "CAIRN_WORKSPACE_ID", Value: spec.WorkspaceID}, {Name: "CAIRN_WORKSPACE_NAME", Value: spec.WorkspaceName},
+		{Name: "CAIRN_SHELL_ID", Value: spec.ShellID},
+	}
+	for _, kv := range s.opts.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	mem := resource.NewQuantity(s.opts.MemoryMiB<<20, resource.BinarySI)
+	cpu := resource.NewMilliQuantity(int64(s.opts.CPUs*1000), resource.DecimalSI)
+	return corev1.Container{
+		Name: KindShell, Image: s.opts.Image, ImagePullPolicy: s.cfg.ImagePullPolicy,
+		Command: s.shellArgv(), Env: env, WorkingDir: cairn.MountPath,
+		TTY: true, Stdin: true,
+		VolumeMounts: []corev1.VolumeMount{workspaceMount(false),
+			{Name: "tmp", MountPath: "/tmp"}, {Name: "home", MountPath: ShellHome}},
+		SecurityContext: hardened(s.uid, s.gid, []string{"DAC_OVERRIDE"}),
+		Resources: corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: *mem, corev1.ResourceCPU: *cpu},
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi"), corev1.ResourceCPU: resource.MustParse("10m")},
+		},
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+			Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "kill -s HUP -1"}}}},
+	}
+}
+
+// gate holds the shell until Start has attached: a pod starts at once,
+// and output written before an attach is lost to it. Start's first input
+// is the newline the gate reads; echo is off meanwhile, so the newline
+// never shows.
+const gate = `stty -echo 2>/dev/null; read -r _; stty echo 2>/dev/null; exec "$@"`
+
+// shellArgv is the container's command: the gate, then the configured or
+// default shell.
+func (s *Shells) shellArgv() []string {
+	argv := s.opts.Entrypoint
+	if len(argv) == 0 {
+		argv = []string{"/bin/sh", "-c", "umask " + s.opts.Umask +
+			"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+	}
+	return append([]string{"/bin/sh", "-c", gate, "cairn-shell"}, argv...)
+}
+
+// ListShells lists every shell pod of the app, in any phase.
+func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, error) {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindShell}).String()
+	list, err := s.cs.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, unavailable("list shell pods", err)
+	}
+	out := make([]service.ShellContainer, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, shellContainer(&list.Items[i]))
+	}
+	return out, nil
+}
+
+// shellContainer describes a shell pod in Docker's terms: its phase as a
+// container state, its end as FinishedAt.
+func shellContainer(p *corev1.Pod) service.ShellContainer {
+	sc := service.ShellContainer{
+		ContainerID: p.Name, Name: cmp.Or(p.Annotations[AnnotationName], p.Name),
+		ShellID: p.Annotations[AnnotationShell], WorkspaceID: p.Labels[LabelWorkspace],
+		Instance: p.Annotations[AnnotationInstance], TokenName: p.Annotations[AnnotationToken],
+		State: podState(p), Created: p.CreationTimestamp.Time,
+	}
+	if secs, err := strconv.ParseInt(p.Annotations[AnnotationExpires], 10, 64); err == nil {
+		sc.Expires = time.Unix(secs, 0)
+	}
+	if t := terminated(p); t != nil {
+		sc.FinishedAt = t.FinishedAt.Time
+	}
+	return sc
+}
+
+func podState(p *corev1.Pod) string {
+	switch {
+	case p.DeletionTimestamp != nil:
+		return "removing"
+	case terminated(p) != nil, p.Status.Phase == corev1.PodSucceeded, p.Status.Phase == corev1.PodFailed:
+		return "exited"
+	case p.Status.Phase == corev1.PodRunning:
+		return "running"
+	default:
+		return "created"
+	}
+}
+
+// RemoveContainer deletes a shell pod at once; an absent one is no error.
+func (s *Shells) RemoveContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	if err := s.removePod(ctx, id, 0); err != nil {
+		return unavailable("delete a shell pod", err)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+// A workspace volume is a PersistentVolumeClaim named like the Docker
+// volume (lower-cased), labelled with the app and workspace, its cairn
+// name in an annotation.
+
+// VolumeExists reports whether the volume's claim exists and is not being
+// deleted.
+func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
+	claim, err := objectName(name)
+	if err != nil {
+		return false, err
+	}
+	pvc, err := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Get(ctx, claim, getOpts)
+	switch {
+	case err == nil:
+		return pvc.DeletionTimestamp == nil, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, unavailable("read the volume claim", err)
+	}
+}
+
+// CreateVolume creates the volume's claim and waits until it is bound, so
+// the pods that mount it are scheduled at once (an unbound claim costs a
+// pod seconds of scheduler backoff). An existing claim is waited for too:
+// like Docker's, the create is idempotent. A class that binds on first
+// use is not waited for.
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+	claim, err := objectName(name)
+	if err != nil {
+		return err
+	}
+	own := map[string]string{}
+	for k, v := range labels {
+		own[k] = v
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: r.meta(claim, own, map[string]string{AnnotationVolume: name}),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{r.cfg.AccessMode},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: r.cfg.VolumeSize}},
+		},
+	}
+	if r.cfg.StorageClass != "" {
+		pvc.Spec.StorageClassName = &r.cfg.StorageClass
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_, err = r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return unavailable("create the volume claim", err)
+	}
+	if r.bindsOnFirstUse(ctx) {
+		return nil
+	}
+	return r.waitBound(ctx, claim)
+}
+
+// bindsOnFirstUse reports whether the claims' class binds only when a pod
+// uses them. A class that cannot be read is waited for.
+func (r *Runtime) bindsOnFirstUse(ctx context.Context) bool {
+	classes := r.cs.StorageV1().StorageClasses()
+	var sc *storagev1.StorageClass
+	if r.cfg.StorageClass != "" {
+		got, err := classes.Get(ctx, r.cfg.StorageClass, getOpts)
+		if err != nil {
+			return false
+		}
+		sc = got
+	} else {
+		list, err := classes.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for i := range list.Items {
+			if list.Items[i].Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+				sc = &list.Items[i]
+			}
+		}
+	}
+	return sc != nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+}
+
+// waitBound waits, within the pod start timeout, for the claim to be bound.
+func (r *Runtime) waitBound(ctx context.Context, claim string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.PodStartTimeout)
+	defer cancel()
+	err := r.waitClaim(ctx, claim, func(pvc *corev1.PersistentVolumeClaim, deleted bool) bool {
+		return deleted || pvc.Status.Phase == corev1.ClaimBound
+	})
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
+			Detail: fmt.Sprintf("the volume claim '%s' was not bound within %s; does its storage class provision volumes?", claim, r.cfg.PodStartTimeout)}
+	}
+	if err != nil {
+		return unavailable("wait for the volume claim to be bound", err)
+	}
+	return nil
+}
+
+// waitClaim watches one claim until done says so; deleted tells done the
+// claim is gone.
+func (r *Runtime) waitClaim(ctx context.Context, claim string, done func(pvc *corev1.PersistentVolumeClaim, deleted bool) bool) error {
+	claims := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace)
+	sel := fields.OneTermEqualSelector("metadata.name", claim).String()
+	for {
+		list, err := claims.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			if done(nil, true) {
+				return nil
+			}
+		} else if done(&list.Items[0], false) {
+			return nil
+		}
+		w, err := claims.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return err
+		}
+		if ended, err := watchClaim(ctx, w, done); ended || err != nil {
+			return err
+		}
+	}
+}
+
+// watchClaim drains one watch until done says so (ended) or the API ends
+// the watch (neither ended nor an error: list again).
+func watchClaim(ctx context.Context, w watch.Interface, done func(*corev1.PersistentVolumeClaim, bool) bool) (ended bool, err error) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case ev, open := <-w.ResultChan():
+			if !open || ev.Type == watch.Error {
+				return false, nil
+			}
+			pvc, ok := ev.Object.(*corev1.PersistentVolumeClaim)
+			if ok && done(pvc, ev.Type == watch.Deleted) {
+				return true, nil
+			}
+		}
+	}
+}
+
+// RemoveVolume deletes the volume's claim unless a pod uses it, and waits
+// until it is gone. Kubernetes defers the deletion of a claim in use
+// instead of refusing it, so the in-use gate is a check of the pods that
+// mount it (running or about to); a pod made between the check and the
+// delete keeps the claim until it ends. An absent claim is not an error.
+// Reasons: volume_in_use, docker_unavailable.
+func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
+	claim, err := objectName(name)
+	if err != nil {
+		return err
+	}
+	users, err := r.claimUsers(ctx, []string{claim}, false)
+	if err != nil {
+		return err
+	}
+	if users[claim] > 0 {
+		return cairn.Errorf(cairn.ReasonVolumeInUse,
+			"volume claim '%s' is mounted by %d pod(s) and can't be deleted", claim, users[claim])
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	err = r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Delete(cctx, claim, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return unavailable("delete the volume claim", err)
+	}
+	if err := r.waitClaim(cctx, claim, func(_ *corev1.PersistentVolumeClaim, deleted bool) bool { return deleted }); err != nil {
+		return unavailable("wait for the volume claim to go", err)
+	}
+	return nil
+}
+
+// MountCounts counts, for each named volume, the running pods that mount
+// its claim, in one list call. This app's browse pods are not counted,
+// as on Docker.
+func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]int, error) {
+	claims := make([]string, 0, len(names))
+	byClaim := make(map[string]string, len(names))
+	for _, n := range names {
+		claim, err := objectName(n)
+		if err != nil {
+			return nil, err
+		}
+		claims = append(claims, claim)
+		byClaim[claim] = n
+	}
+	users, err := r.claimUsers(ctx, claims, true)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[string]int, len(names))
+	for claim, n := range byClaim {
+		counts[n] = users[claim]
+	}
+	return counts, nil
+}
+
+// claimUsers counts the pods mounting each claim: running ones only, or
+// every pod not yet ended (the teardown's gate: a pending pod is about to
+// mount it).
+func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly bool) (map[string]int, error) {
+	opts := metav1.ListOptions{}
+	if runningOnly {
+		opts.FieldSelector = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning)).String()
+	}
+	list, err := r.cs.CoreV1().Pods(r.cfg.Namespace).List(ctx, opts)
+	if err != nil {
+		return nil, unavailable("list pods", err)
+	}
+	counts := make(map[string]int, len(claims))
+	for _, c := range claims {
+		counts[c] = 0
+	}
+	for i := range list.Items {
+		pod := &list.Items[i]
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || r.isBrowser(pod) {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, v := range pod.Spec.Volumes {
+			pvc := v.PersistentVolumeClaim
+			if pvc == nil || seen[pvc.ClaimName] {
+				continue
+			}
+			if _, ok := counts[pvc.ClaimName]; ok {
+				seen[pvc.ClaimName] = true
+				counts[pvc.ClaimName]++
+			}
+		}
+	}
+	return counts, nil
+}
+
+func (r *Runtime) isBrowser(pod *corev1.Pod) bool {
+	return pod.Labels[LabelApp] == r.cfg.AppName && pod.Labels[LabelCommand] == sidecar.CommandServe
+}
+
+// ListVolumes returns the cairn names of this app's volumes that start
+// with prefix.
+func (r *Runtime) ListVolumes(ctx context.Context, prefix string) ([]string, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: r.cfg.AppName}).String()
+	list, err := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, unavailable("list volume claims", err)
+	}
+	var names []string
+	for _, pvc := range list.Items {
+		if n := pvc.Annotations[AnnotationVolume]; len(n) >= len(prefix) && n[:len(prefix)] == prefix && pvc.DeletionTimestamp == nil {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
