@@ -423,6 +423,14 @@ func (s *Server) SSHAddr() string {
 	return s.sshLn.Addr().String()
 }
 
+// SSHSessions counts the workbench sessions being served now.
+func (s *Server) SSHSessions() int {
+	if s.ssh == nil {
+		return 0
+	}
+	return s.ssh.Open()
+}
+
 // openSSH builds the workbench over SSH and binds its listener, when
 // ssh.listen is set. Its sessions reach the API over loopback with tokens
 // the guard mints for them.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -53,7 +54,7 @@ func Run(ctx context.Context, ro RunOptions) error {
 		return err
 	}
 	defer closeLog()
-	p := tea.NewProgram(m, programOptions(ctx, ro, o, func(msg tea.Msg) tea.Msg {
+	p := tea.NewProgram(m, programOptions(ro, o, func(msg tea.Msg) tea.Msg {
 		logf("%T", msg)
 		return m.filter(msg)
 	})...)
@@ -61,6 +62,8 @@ func Run(ctx context.Context, ro RunOptions) error {
 		stop := forwardResizes(p, ro.Resizes)
 		defer stop()
 	}
+	stop := quitWhenDone(ctx, p)
+	defer stop()
 	_, err = p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil
@@ -68,12 +71,43 @@ func Run(ctx context.Context, ro RunOptions) error {
 	return err
 }
 
-func programOptions(ctx context.Context, ro RunOptions, o Options, filter func(tea.Msg) tea.Msg) []tea.ProgramOption {
+// endedMsg ends the program because its context ended: a quit nothing
+// confirms.
+type endedMsg struct{}
+
+// quitWhenDone quits p when ctx ends, as a confirmed q does, and kills it
+// only if it has not ended killGrace later. bubbletea's own WithContext
+// kills at once, and a killed program does not wait for its input reader,
+// which then outlives it: one goroutine and an epoll descriptor for every
+// SSH session that ended by its client going. stop ends the watch.
+func quitWhenDone(ctx context.Context, p *tea.Program) (stop func()) {
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+		case <-quit:
+			return
+		}
+		p.Send(endedMsg{}) // returns at once once the program has ended
+		select {
+		case <-quit:
+		case <-time.After(killGrace):
+			p.Kill()
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// killGrace is how long a program whose context ended may take to quit.
+const killGrace = 5 * time.Second
+
+func programOptions(ro RunOptions, o Options, filter func(tea.Msg) tea.Msg) []tea.ProgramOption {
 	// 30 frames a second: the renderer wakes on every frame even when
 	// idle, and at the default 60 that alone is ~1 % of a core.
 	fps := cmp.Or(ro.FPS, 30)
 	opts := []tea.ProgramOption{
-		tea.WithAltScreen(), tea.WithFPS(fps), tea.WithContext(ctx), tea.WithOutput(o.Output),
+		tea.WithAltScreen(), tea.WithFPS(fps), tea.WithOutput(o.Output),
 		tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg { return filter(msg) }),
 	}
 	if ro.Input != nil {
@@ -141,6 +175,10 @@ func prepareTerminal(o *Options, stdoutTerminal bool, r *lipgloss.Renderer) {
 func (m *Model) filter(msg tea.Msg) tea.Msg {
 	if refused, ok := m.remoteRefusal(msg); ok {
 		return refused
+	}
+	if _, ok := msg.(endedMsg); ok {
+		m.quitting = true
+		return tea.QuitMsg{}
 	}
 	ask := m.c.Config.ConfirmQuit || m.xfer.Active() > 0
 	if _, ok := msg.(tea.QuitMsg); ok && ask && !m.quitting {

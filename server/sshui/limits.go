@@ -40,3 +40,10 @@ func (l *limits) acquire(key string) (release func(), refusal string) {
 		}
 	}, ""
 }
+
+// open counts the sessions holding a place now.
+func (l *limits) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}

@@ -152,3 +152,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.http.CloseIdleConnections()
 	return err
 }
+
+// Open counts the sessions being served now; a session's place is given
+// back only once it is over (its terminal closed, its end audited).
+func (s *Server) Open() int { return s.limits.open() }
