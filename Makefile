@@ -64,3 +64,11 @@ test: deps build lint ## every test, against real Postgres, versitygw and Docker
 .PHONY: bench
 bench: deps build ## benchmarks against the real stack, printed as ratios
 	CI=true $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+.PHONY: k8s-up
+k8s-up: ## start a local single-node Kubernetes cluster (state in .cairn/k8s; binaries built once into ~/.cache/cairn/k8s; run 'make images' first)
+	@scripts/k8s-up.sh
+
+.PHONY: k8s-down
+k8s-down: ## stop the local Kubernetes cluster and put the host back as it was
+	@scripts/k8s-down.sh
