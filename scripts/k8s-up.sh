@@ -76,6 +76,8 @@ start_etcd() {
 
 # The apiserver reaches the kubelet by its InternalIP, the bridge address:
 # by hostname it would ask DNS off the machine.
+# The apiserver reaches the kubelet (logs, attach, exec) by its InternalIP,
+# the bridge address: by hostname it would ask DNS off the machine.
 start_apiserver() {
   local pki=$K8S_STATE/pki
   start kube-apiserver "$K8S_BIN/kube-apiserver" \
@@ -85,6 +87,7 @@ start_apiserver() {
     --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" --kubelet-certificate-authority "$pki/ca.crt" \
+    --kubelet-preferred-address-types InternalIP \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
     --service-account-signing-key-file "$pki/sa.key" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --profiling=false

@@ -15,7 +15,9 @@ import (
 	"github.com/cairn-dev/cairn/server/runtimetest"
 )
 
-func TestMain(m *testing.M) { stacktest.Main(m) }
+// TestMain takes down, at the end, the local cluster the kube build tag's
+// tests brought up (kube_test.go); without the tag there is none.
+func TestMain(m *testing.M) { stacktest.Main(m, clusterDown) }
 
 // TestDocker runs the conformance suite on the Docker Engine. Transfer
 // sidecars run on the host network, as in the dev stack, so they reach the

@@ -1,0 +1,221 @@
+//go:build kube
+
+package runtimetest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/kube"
+	"github.com/cairn-dev/cairn/server/runtimetest"
+)
+
+// The suite's cluster: CAIRN_K8S_STATE names one (a `make k8s-up`
+// cluster, say), else the suite brings up its own with ports, bridge and
+// pod network apart from the default ones, and takes it down at the end.
+// Either way the images are imported from Docker first.
+var suiteCluster struct {
+	once       sync.Once
+	err        error
+	env        []string
+	kubeconfig string
+	broughtUp  bool
+}
+
+const (
+	kubeSidecarImage = stacktest.SidecarImage
+	kubeShellImage   = stacktest.ShellImage
+)
+
+func scriptsDir() string { return filepath.Join("..", "..", "scripts") }
+
+func clusterEnv() []string {
+	if os.Getenv("CAIRN_K8S_STATE") != "" {
+		return os.Environ()
+	}
+	return append(os.Environ(),
+		"CAIRN_K8S_STATE=/tmp/cairn-k8s-runtimetest",
+		"CAIRN_K8S_BRIDGE=cairnk8sr0", "CAIRN_K8S_POD_CIDR=10.244.79.0/24",
+		"CAIRN_K8S_APISERVER_PORT=38443", "CAIRN_K8S_ETCD_PORT=38379",
+		"CAIRN_K8S_KUBELET_PORT=38250", "CAIRN_K8S_KUBELET_HEALTHZ_PORT=38248",
+		"CAIRN_K8S_CM_PORT=38257", "CAIRN_K8S_SCHEDULER_PORT=38259",
+		"CAIRN_K8S_IMAGES=")
+}
+
+func runScript(env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(scriptsDir(), name), args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// cluster brings the suite's cluster up once and imports the images.
+func cluster(t *testing.T) (kubeconfig string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the local cluster needs root")
+		}
+		t.Skip("the local cluster needs root")
+	}
+	stacktest.Image(t)
+	stacktest.Shell(t)
+	c := &suiteCluster
+	c.once.Do(func() {
+		c.env = clusterEnv()
+		out, err := runScript(c.env, "k8s-up.sh")
+		if err != nil {
+			c.err = &scriptError{"k8s-up.sh", out, err}
+			return
+		}
+		c.broughtUp = !strings.Contains(out, "already up")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		c.kubeconfig = lines[len(lines)-1]
+		if out, err := runScript(c.env, "k8s/images.sh", kubeSidecarImage, kubeShellImage); err != nil {
+			c.err = &scriptError{"k8s/images.sh", out, err}
+		}
+	})
+	require.NoError(t, c.err)
+	return c.kubeconfig
+}
+
+type scriptError struct {
+	name, out string
+	err       error
+}
+
+func (e *scriptError) Error() string { return e.name + ": " + e.err.Error() + "\n" + e.out }
+
+func clusterDown() {
+	c := &suiteCluster
+	if !c.broughtUp {
+		return
+	}
+	if out, err := runScript(c.env, "k8s-down.sh"); err != nil {
+		fmt.Fprintf(os.Stderr, "k8s-down.sh: %v\n%s", err, out)
+	}
+}
+
+// TestKube runs the conformance suite on the local cluster, each test in
+// a namespace of its own.
+func TestKube(t *testing.T) {
+	t.Parallel()
+	runtimetest.Run(t, runtimetest.Harness{New: newKube})
+}
+
+func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {
+	kubeconfig := cluster(t)
+	app := "cairnt" + strings.ToLower(ulid.Make().String()[16:])
+	cs := clientset(t, kubeconfig)
+	ns := namespace(t, cs, app)
+	rt, err := kube.New(kube.Config{
+		AppName: app, Kubeconfig: kubeconfig, Namespace: ns, StorageClass: "cairn-local",
+		Image: kubeSidecarImage, Timeout: timeout, TransferHostNetwork: true, PodStartTimeout: 2 * time.Minute,
+	})
+	require.NoError(t, err)
+	require.NoError(t, rt.Ping(t.Context()))
+	shells, err := rt.Shells(kube.ShellConfig{Image: kubeShellImage})
+	require.NoError(t, err)
+	w := &workloads{t: t, cs: cs, ns: ns, app: app}
+	return &runtimetest.Subject{
+		AppName: app, Runtime: rt, Shells: shells, Containers: rt, Volumes: rt,
+		Mount: w.mount, Leak: w.leak,
+	}
+}
+
+func clientset(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: kubeconfig})
+	require.NoError(t, err)
+	cs, err := kubernetes.NewForConfig(rc)
+	require.NoError(t, err)
+	return cs
+}
+
+// namespace makes a namespace for one test; deleting it at the end
+// deletes whatever the test left in it.
+func namespace(t *testing.T, cs kubernetes.Interface, name string) string {
+	t.Helper()
+	_, err := cs.CoreV1().Namespaces().Create(t.Context(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Logf("delete namespace %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// workloads makes the pods cairn itself never makes: a user's pod mounting
+// a workspace, a sidecar a crashed server left.
+type workloads struct {
+	t   *testing.T
+	cs  kubernetes.Interface
+	ns  string
+	app string
+}
+
+func (w *workloads) pod(t *testing.T, name, volume string, labels map[string]string) {
+	t.Helper()
+	grace := int64(0)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{
+				Name: "work", Image: kubeShellImage, ImagePullPolicy: corev1.PullNever,
+				Command:      []string{"/bin/sh", "-c", "sleep 600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "ws", MountPath: cairn.MountPath}},
+			}},
+			Volumes: []corev1.Volume{{Name: "ws", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: strings.ToLower(volume)}}}},
+		},
+	}
+	_, err := w.cs.CoreV1().Pods(w.ns).Create(t.Context(), pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		p, err := w.cs.CoreV1().Pods(w.ns).Get(t.Context(), name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning
+	}, 2*time.Minute, 100*time.Millisecond, "pod %s runs", name)
+}
+
+func (w *workloads) mount(t *testing.T, volume string) func() {
+	t.Helper()
+	name := "user-" + strings.ToLower(ulid.Make().String())
+	w.pod(t, name, volume, map[string]string{"app": "user"})
+	return func() {
+		grace := int64(0)
+		require.NoError(t, w.cs.CoreV1().Pods(w.ns).Delete(t.Context(), name, metav1.DeleteOptions{GracePeriodSeconds: &grace}))
+		require.Eventually(t, func() bool {
+			_, err := w.cs.CoreV1().Pods(w.ns).Get(t.Context(), name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}, time.Minute, 100*time.Millisecond, "pod %s goes", name)
+	}
+}
+
+func (w *workloads) leak(t *testing.T, volume, workspaceID string) string {
+	t.Helper()
+	name := w.app + ".leaked." + strings.ToLower(ulid.Make().String())
+	w.pod(t, name, volume, map[string]string{kube.LabelApp: w.app, kube.LabelRole: "sidecar",
+		kube.LabelSidecar: "true", kube.LabelWorkspace: workspaceID})
+	return name
+}
