@@ -33,7 +33,7 @@ func newDocker(t *testing.T, timeout time.Duration) *runtimetest.Subject {
 	rt := docker.New(cli, docker.Config{AppName: app, Image: stacktest.Image(t), NetworkMode: "host", Timeout: timeout})
 	shells := docker.NewShells(cli, docker.ShellConfig{AppName: app, Image: stacktest.Shell(t)})
 	return &runtimetest.Subject{
-		AppName: app, Runtime: rt, Shells: shells, Containers: rt, Volumes: rt,
+		AppName: app, Runtime: rt, Shells: shells, Execs: shells, Containers: rt, Volumes: rt,
 		Mount: func(t *testing.T, volume string) func() { return stacktest.StartMounting(t, app, volume) },
 		Leak: func(t *testing.T, volume, workspaceID string) string {
 			return leakContainer(t, app, volume, workspaceID)

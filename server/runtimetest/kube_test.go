@@ -134,7 +134,7 @@ func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {
 	require.NoError(t, err)
 	w := &workloads{t: t, cs: cs, ns: ns, app: app}
 	return &runtimetest.Subject{
-		AppName: app, Runtime: rt, Shells: shells, Containers: rt, Volumes: rt,
+		AppName: app, Runtime: rt, Shells: shells, Execs: shells, Containers: rt, Volumes: rt,
 		Mount: w.mount, Leak: w.leak,
 	}
 }

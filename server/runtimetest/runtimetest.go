@@ -39,6 +39,7 @@ type Subject struct {
 	AppName    string
 	Runtime    service.Runtime
 	Shells     service.ShellRuntime
+	Execs      service.ExecRuntime
 	Containers reconcile.Containers
 	Volumes    reconcile.VolumeLister
 	// Mount runs a workload that is not cairn's, mounting volume, and
@@ -55,6 +56,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Volume", func(t *testing.T) { t.Parallel(); testVolume(t, h) })
 	t.Run("Sidecar", func(t *testing.T) { t.Parallel(); testSidecar(t, h) })
 	t.Run("Shell", func(t *testing.T) { t.Parallel(); testShell(t, h) })
+	t.Run("Exec", func(t *testing.T) { t.Parallel(); testExec(t, h) })
 	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSweep(t, h) })
 }
 

@@ -1,0 +1,182 @@
+package kube
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/wsexec"
+)
+
+var _ service.ExecRuntime = (*Shells)(nil)
+
+// KindExec is the cairn.kind of an exec pod; AnnotationExec holds the
+// exec's ID.
+const (
+	KindExec       = "exec"
+	AnnotationExec = "cairn.exec"
+)
+
+// execGate is the shell gate without a terminal: the command starts once
+// Start attached, so none of its output is lost. sh's read takes one byte
+// at a time from a pipe, so the command's stdin starts just after it.
+const execGate = `read -r _; exec "$@"`
+
+// CreateExec creates the pod of one command (ARCHITECTURE §11.6) with the
+// shell's posture but no TTY: stdin open once, stdout and stderr apart,
+// the argv run as given behind the gate (the image needs /bin/sh, as the
+// shell image has). It waits until the pod runs. Reasons:
+// shell_image_missing, docker_unavailable, internal.
+func (s *Shells) CreateExec(ctx context.Context, spec service.ExecSpec) (wsexec.Process, error) {
+	pod, err := s.execPod(spec)
+	if err != nil {
+		return nil, err
+	}
+	made, err := s.createPod(ctx, pod, "the exec pod")
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
+	defer cancel()
+	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
+		s.deletePod(ctx, made.Name, 0)
+		return nil, s.startError(err)
+	}
+	return newExecProc(s, made.Name), nil
+}
+
+func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
+	pod, err := s.shellPod(service.ShellSpec{
+		Name: spec.Name, ShellID: spec.ExecID, WorkspaceID: spec.WorkspaceID,
+		WorkspaceName: spec.WorkspaceName, VolumeName: spec.VolumeName, TokenName: spec.TokenName,
+		Expires: spec.Expires,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pod.Labels[LabelKind], pod.Labels[LabelRole] = KindExec, KindExec
+	delete(pod.Annotations, AnnotationShell)
+	pod.Annotations[AnnotationExec] = spec.ExecID
+	pod.Annotations[AnnotationExpires] = strconv.FormatInt(spec.Expires.Unix(), 10)
+	c := &pod.Spec.Containers[0]
+	c.Name, c.TTY, c.StdinOnce, c.Lifecycle = KindExec, false, true, nil
+	c.Command = append([]string{"/bin/sh", "-c", execGate, "cairn-exec"}, spec.Argv...)
+	env := []corev1.EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: ShellHome},
+		{Name: "CAIRN_WORKSPACE_ID", Value: spec.WorkspaceID}, {Name: "CAIRN_WORKSPACE_NAME", Value: spec.WorkspaceName},
+		{Name: "CAIRN_EXEC_ID", Value: spec.ExecID}}
+	for _, kv := range s.opts.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	c.Env = env
+	return pod, nil
+}
+
+// ListExecs lists every exec pod of the app, in any phase; ShellID is the
+// exec's ID.
+func (s *Shells) ListExecs(ctx context.Context) ([]service.ShellContainer, error) {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindExec}).String()
+	list, err := s.cs.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, unavailable("list exec pods", err)
+	}
+	out := make([]service.ShellContainer, 0, len(list.Items))
+	for i := range list.Items {
+		sc := shellContainer(&list.Items[i])
+		sc.ShellID = cmp.Or(list.Items[i].Annotations[AnnotationExec], sc.ShellID)
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// execProc is one exec pod's streams and life: wsexec.Process over an
+// attach without a terminal.
+type execProc struct {
+	*session
+	stdinR     *io.PipeReader
+	stdinW     *io.PipeWriter
+	outR, errR *io.PipeReader
+	outW, errW *io.PipeWriter
+}
+
+var _ wsexec.Process = (*execProc)(nil)
+
+func newExecProc(s *Shells, name string) *execProc {
+	p := &execProc{session: newSession(s, name, KindExec)}
+	p.stdinR, p.stdinW = io.Pipe()
+	p.outR, p.outW = io.Pipe()
+	p.errR, p.errW = io.Pipe()
+	return p
+}
+
+// Start attaches and opens the gate; the command's output from its first
+// instant is on the attach.
+func (p *execProc) Start(ctx context.Context) error {
+	return p.attach(ctx, corev1.PodAttachOptions{Stdin: true, Stdout: true, Stderr: true},
+		remotecommand.StreamOptions{Stdin: p.stdinR, Stdout: p.outW, Stderr: p.errW},
+		func(err error) {
+			end := err
+			if end == nil {
+				end = io.EOF
+			}
+			p.outW.CloseWithError(end)
+			p.errW.CloseWithError(end)
+			p.stdinR.CloseWithError(errShellClosed)
+		})
+}
+
+// Output copies stdout and stderr to the two writers until both ended.
+// A pipe holds no bytes of its own: at most one chunk is in flight.
+func (p *execProc) Output(stdout, stderr io.Writer) error {
+	errc := make(chan error, 2)
+	pump := func(w io.Writer, r *io.PipeReader) {
+		_, err := io.Copy(w, r)
+		if err != nil {
+			r.CloseWithError(err) // the attach sees the writer gone
+		}
+		errc <- err
+	}
+	go pump(stdout, p.outR)
+	go pump(stderr, p.errR)
+	err := errors.Join(<-errc, <-errc)
+	if err != nil && p.isClosed() {
+		return nil
+	}
+	return err
+}
+
+// Write writes b to the command's stdin.
+func (p *execProc) Write(b []byte) (int, error) { return p.stdinW.Write(b) }
+
+// CloseStdin ends the attach's stdin; the pod's stdin is open once, so the
+// command reads end of file.
+func (p *execProc) CloseStdin() error { return p.stdinW.Close() }
+
+// Wait reports how the command ended.
+func (p *execProc) Wait(ctx context.Context) (wsexec.ExitStatus, error) {
+	e, err := p.wait(ctx)
+	return wsexec.ExitStatus{Code: e.code, OOMKilled: e.oom, Removed: e.removed}, err
+}
+
+// Stop deletes the pod with the stop grace: SIGTERM, then SIGKILL.
+func (p *execProc) Stop(ctx context.Context) error { return p.stop(ctx) }
+
+// Close is the teardown: the streams end, the pod is deleted and gone.
+func (p *execProc) Close() error {
+	return p.close(func() {
+		p.stdinW.CloseWithError(errShellClosed)
+		p.outR.CloseWithError(io.EOF)
+		p.errR.CloseWithError(io.EOF)
+	})
+}
