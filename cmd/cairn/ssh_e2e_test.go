@@ -43,7 +43,9 @@ func TestSshWorkbench(t *testing.T) {
 
 	t.Log("a resize of the operator's terminal reaches the shell")
 	p.Resize(100, 30)
-	p.Type("clear; stty size | sed 's/^/size-/'")
+	// The resize and the typed line travel apart (tmux, ssh, the server,
+	// the shell's RESIZE): the shell waits to see the new size first.
+	p.Type(`clear; while [ "$(stty size)" = "40 120" ]; do usleep 20000; done; stty size | sed 's/^/size-/'`)
 	p.Keys("Enter")
 	p.WaitForText(sshSeen, "size-30 100")
 
