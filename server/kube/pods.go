@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -261,4 +264,23 @@ func (c *cluster) podBase(meta metav1.ObjectMeta, claim string, grace int64) *co
 		NodeSelector:                  c.cfg.NodeSelector,
 		Volumes:                       []corev1.Volume{workspaceVolume(claim, false)},
 	}}
+}
+
+// attachExecutor attaches to a pod's container, preferring the websocket
+// protocol and falling back to SPDY where the API server refuses the
+// upgrade.
+func (c *cluster) attachExecutor(name string, opts *corev1.PodAttachOptions) (remotecommand.Executor, error) {
+	u := c.cs.CoreV1().RESTClient().Post().Namespace(c.cfg.Namespace).Resource("pods").Name(name).
+		SubResource("attach").VersionedParams(opts, scheme.ParameterCodec).URL()
+	ws, err := remotecommand.NewWebSocketExecutor(c.rc, "GET", u.String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(c.rc, "POST", u)
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
 }

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/streaming/pkg/httpstream"
 )
 
 // session is the life of one attached pod, a shell's or an exec's: the
@@ -58,7 +56,7 @@ func (se *session) attach(ctx context.Context, opts corev1.PodAttachOptions, str
 		return errors.New("the pod is attached already")
 	}
 	opts.Container = se.container
-	exec, err := se.executor(&opts)
+	exec, err := se.s.attachExecutor(se.name, &opts)
 	if err != nil {
 		return fmt.Errorf("attach to the pod: %w", err)
 	}
@@ -81,24 +79,6 @@ func (se *session) attach(ctx context.Context, opts corev1.PodAttachOptions, str
 		done(err)
 	}()
 	return nil
-}
-
-// executor prefers the websocket protocol and falls back to SPDY where
-// the API server refuses the upgrade.
-func (se *session) executor(opts *corev1.PodAttachOptions) (remotecommand.Executor, error) {
-	u := se.s.cs.CoreV1().RESTClient().Post().Namespace(se.s.cfg.Namespace).Resource("pods").Name(se.name).
-		SubResource("attach").VersionedParams(opts, scheme.ParameterCodec).URL()
-	ws, err := remotecommand.NewWebSocketExecutor(se.s.rc, "GET", u.String())
-	if err != nil {
-		return nil, err
-	}
-	spdy, err := remotecommand.NewSPDYExecutor(se.s.rc, "POST", u)
-	if err != nil {
-		return nil, err
-	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
 }
 
 // exit is how a pod's container ended.

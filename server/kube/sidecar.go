@@ -53,10 +53,6 @@ func New(cfg Config) (*Runtime, error) {
 // log and always delete it. Reasons: docker_unavailable, sidecar_busy,
 // sidecar_timeout.
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
-	if spec.Dialog != nil {
-		return nil, cairn.Internal("sidecar dialogs are not supported on kubernetes yet",
-			errors.New("dialog sidecar on kubernetes"))
-	}
 	release, err := r.takeSlot(ctx)
 	if err != nil {
 		return nil, err
@@ -73,6 +69,13 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run
 		return nil, err
 	}
 	defer r.deletePod(ctx, made.Name, 0)
+	if spec.Dialog != nil {
+		code, out, err := r.runDialog(ctx, made.Name, spec)
+		if err != nil {
+			return nil, err
+		}
+		return &service.SidecarRun{ExitCode: code, Output: out}, nil
+	}
 	code, err := r.waitSidecar(ctx, made.Name, spec.Command)
 	if err != nil {
 		return nil, err
@@ -147,6 +150,9 @@ func (r *Runtime) sidecarPod(spec service.SidecarSpec) (*corev1.Pod, error) {
 			Requests: corev1.ResourceList{corev1.ResourceMemory: sidecarMemoryRequest, corev1.ResourceCPU: sidecarCPURequest},
 		},
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		// A conversation's grants come in on stdin, open once: the
+		// sidecar reads end of file when the server lets go.
+		Stdin: spec.Dialog != nil, StdinOnce: spec.Dialog != nil,
 	}}
 	return pod, nil
 }
@@ -192,18 +198,29 @@ func (r *Runtime) env(spec service.SidecarSpec) []corev1.EnvVar {
 func (r *Runtime) waitSidecar(ctx context.Context, name, command string) (int, error) {
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	sctx, scancel := context.WithTimeout(wctx, r.cfg.PodStartTimeout)
-	_, err := r.waitPod(sctx, name, started)
-	scancel()
-	if err == nil {
-		_, err = r.waitPod(wctx, name, func(pod *corev1.Pod) (bool, error) { return terminated(pod) != nil, nil })
+	if err := r.waitStarted(ctx, wctx, name, command); err != nil {
+		return 0, err
 	}
+	return r.waitEnded(ctx, wctx, name, command)
+}
+
+// waitStarted waits, within the pod start timeout, for the sidecar's
+// container to run; wctx carries the sidecar timeout.
+func (r *Runtime) waitStarted(ctx, wctx context.Context, name, command string) error {
+	sctx, cancel := context.WithTimeout(wctx, r.cfg.PodStartTimeout)
+	defer cancel()
+	if _, err := r.waitPod(sctx, name, started); err != nil {
+		return r.sidecarWaitError(ctx, wctx, err, name, command)
+	}
+	return nil
+}
+
+// waitEnded waits, within wctx's sidecar timeout, for the container to
+// end, and returns its exit code.
+func (r *Runtime) waitEnded(ctx, wctx context.Context, name, command string) (int, error) {
+	pod, err := r.waitPod(wctx, name, func(pod *corev1.Pod) (bool, error) { return terminated(pod) != nil, nil })
 	if err != nil {
 		return 0, r.sidecarWaitError(ctx, wctx, err, name, command)
-	}
-	pod, err := r.cs.CoreV1().Pods(r.cfg.Namespace).Get(ctx, name, getOpts)
-	if err != nil {
-		return 0, unavailable("read the sidecar pod", err)
 	}
 	return int(terminated(pod).ExitCode), nil
 }

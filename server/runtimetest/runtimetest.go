@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Sidecar", func(t *testing.T) { t.Parallel(); testSidecar(t, h) })
 	t.Run("Shell", func(t *testing.T) { t.Parallel(); testShell(t, h) })
 	t.Run("Exec", func(t *testing.T) { t.Parallel(); testExec(t, h) })
+	t.Run("Dialog", func(t *testing.T) { t.Parallel(); testDialog(t, h) })
 	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSweep(t, h) })
 }
 
