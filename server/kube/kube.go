@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -116,17 +117,29 @@ func connect(cfg Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	rc.WarningHandler = apiWarnings{log}
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return &cluster{rc: rc, cs: cs, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: time.Now}, nil
+	return &cluster{rc: rc, cs: cs, cfg: cfg, log: log, now: time.Now}, nil
 }
 
-// Ping checks that the API answers and the namespace exists.
+// apiWarnings sends the API server's warnings to the log instead of
+// client-go's own stderr logger.
+type apiWarnings struct{ log *slog.Logger }
+
+func (w apiWarnings) HandleWarningHeader(code int, agent, text string) {
+	w.log.Warn("kubernetes API warning", "code", code, "agent", agent, "text", text)
+}
+
+// Ping checks that the API answers and lets cairn list claims in its
+// namespace (a namespaced Role cannot grant reading the namespace itself).
 func (c *cluster) Ping(ctx context.Context) error {
-	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, c.cfg.Namespace, getOpts); err != nil {
-		return unavailable("read the namespace "+c.cfg.Namespace, err)
+	_, err := c.cs.CoreV1().PersistentVolumeClaims(c.cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return unavailable("list volume claims in the namespace "+c.cfg.Namespace, err)
 	}
 	return nil
 }

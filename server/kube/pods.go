@@ -253,10 +253,12 @@ func workspaceMount(readOnly bool) corev1.VolumeMount {
 
 // podBase is the pod-level posture of every cairn pod: never restarted, no
 // service account token, no service links in the environment, the
-// configured nodes.
+// configured nodes. Its hostname is its role: the pod's name, with dots
+// and past 63 characters, is no DNS label.
 func (c *cluster) podBase(meta metav1.ObjectMeta, claim string, grace int64) *corev1.Pod {
 	no := false
 	return &corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{
+		Hostname:                      "cairn-" + meta.Labels[LabelRole],
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		AutomountServiceAccountToken:  &no,
 		EnableServiceLinks:            &no,

@@ -57,6 +57,7 @@ func TestSidecarPodPosture(t *testing.T) {
 		require.Equal(t, "i1", pod.Annotations[AnnotationInstance])
 		require.Equal(t, int64(95), *pod.Spec.ActiveDeadlineSeconds, "the kubelet ends a run nobody watches")
 		require.True(t, pod.Spec.HostNetwork)
+		require.Equal(t, "cairn-sidecar", pod.Spec.Hostname, "a DNS label, which the pod's name is not")
 		c := pod.Spec.Containers[0]
 		require.Equal(t, []string{"/cairn-sidecar"}, c.Command)
 		require.Equal(t, []string{sidecar.CommandPut}, c.Args)
