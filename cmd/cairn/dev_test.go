@@ -164,7 +164,9 @@ func processesUsing(t *testing.T, dir string) []string {
 }
 
 func TestDevStacksSideBySide(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // no ~/.ssh: each stack makes an SSH key pair
 	a, b := startDev(t), startDev(t)
+	devWorkbenchOverSSH(t, a)
 
 	// Separate databases: the same name is free in each.
 	wsA := a.call(t, "POST", "/v1/workspaces", `{"name":"same"}`)["workspace"].(map[string]any)

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn/internal/tmuxtest"
 	"github.com/cairn-dev/cairn/server"
 )
 
@@ -70,4 +73,26 @@ func TestSshDevKeys(t *testing.T) {
 		require.Equal(t, "ssh -p 40022 -i /s/ssh/id_ed25519 -o IdentitiesOnly=yes 127.0.0.1",
 			sshCommand("127.0.0.1:40022", "/s/ssh/id_ed25519"))
 	})
+}
+
+// devWorkbenchOverSSH opens the dev stack's workbench with exactly the
+// command line it printed, in the real OpenSSH client in tmux. The
+// operator has no SSH key of their own (the caller's HOME has none), so
+// the command names the key pair the stack made.
+func devWorkbenchOverSSH(t *testing.T, d *devStackProcess) {
+	line := regexp.MustCompile(`(?m)^  workbench  (ssh .+)$`).FindStringSubmatch(d.output.String())
+	require.Len(t, line, 2, "cairn dev prints the ssh command line; output:\n%s", d.output)
+	args := strings.Fields(line[1])
+	require.Contains(t, args, "-i", "with no key of the operator's, the made one is named")
+	require.FileExists(t, filepath.Join(d.stateDir, "ssh", "id_ed25519"))
+	ssh := sshBinary(t)
+	// The host key is new to this client: trust it for the test only.
+	command := append([]string{ssh, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "LogLevel=ERROR", "-t", "-o", "SendEnv=NO_COLOR"}, args[1:]...)
+	p := tmuxtest.Start(t, tmuxtest.Options{Env: []string{"NO_COLOR=1", "LANG=C.UTF-8"}}, "sh", "-c",
+		strings.Join(quoteAll(command), " ")+"; echo ssh-exit-$?; exec sh")
+	p.WaitForText(sshSeen, "● live")
+	p.Keys("q")
+	p.WaitForText(sshSeen, "ssh-exit-0")
+	p.Close() // its command line names the stack's state dir, which is checked for processes later
 }

@@ -79,6 +79,11 @@ func Start(t testing.TB, o Options, argv ...string) *Pane {
 	return p
 }
 
+// Close ends the pane's tmux server and its program now, before the
+// test's end (when a later check counts processes). Its last screen is
+// gone with it.
+func (p *Pane) Close() { _, _ = p.run("kill-server") }
+
 // tmux runs one tmux command on the private socket and fails the test on
 // error.
 func (p *Pane) tmux(args ...string) string {
