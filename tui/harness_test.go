@@ -74,7 +74,7 @@ func (h *harness) send(msg tea.Msg) *harness {
 	queue := []tea.Msg{msg}
 	for steps := 0; len(queue) > 0; steps++ {
 		require.Less(h.t, steps, 10000, "message loop does not settle")
-		next := queue[0]
+		next := h.m.filter(queue[0]) // as the program's WithFilter does
 		queue = queue[1:]
 		_, cmd := h.m.Update(next)
 		queue = append(queue, h.run(cmd)...)

@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"fmt"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/widgets/help"
 )
 
 // remoteRefusal turns, in a remote program (Options.Remote), what needs
@@ -21,7 +24,7 @@ func (m *Model) remoteRefusal(msg tea.Msg) (tea.Msg, bool) {
 	case common.ActionMsg:
 		switch msg.ID {
 		case keys.ArtUpload, keys.ArtReplace, keys.ArtDownload:
-			return common.ToastMsg{Level: common.LevelInfo, Text: m.noLocalDisk()}, true
+			return noLocalDiskMsg{}, true
 		}
 	case tea.SuspendMsg:
 		return common.ToastMsg{Level: common.LevelInfo,
@@ -30,11 +33,24 @@ func (m *Model) remoteRefusal(msg tea.Msg) (tea.Msg, bool) {
 	return nil, false
 }
 
-// noLocalDisk names the volume-side ways that remain, in this keymap's
-// keys, and the CLI for the operator's own files.
-func (m *Model) noLocalDisk() string {
+// noLocalDiskMsg opens the modal that says why a transfer to or from the
+// operator's disk cannot run here, and what can.
+type noLocalDiskMsg struct{}
+
+// noLocalDiskModal names the volume-side ways that remain, in this
+// keymap's keys, and the CLI for the operator's own files. A modal, not a
+// toast: it is three sentences, which no toast line holds at 60 columns.
+func (m *Model) noLocalDiskModal() common.Modal {
 	k := func(id keys.ID) string { return m.c.Keys.Action(id).FirstKey() }
-	return "over SSH there is no local disk: " + k(keys.VolSave) + " saves a volume file as an artifact, " +
-		k(keys.VolLoad) + " loads an artifact into the volume, the files pane (" + k(keys.Files) +
-		") browses and saves; for files on your machine run cairn art upload / cairn art download there"
+	return help.New(m.c.Theme, "No local disk over SSH", []string{
+		"This workbench runs on the cairn server: its disk is not yours,",
+		"so upload and download to your machine cannot run here.",
+		"",
+		fmt.Sprintf("%-4s saves a volume file as an artifact", k(keys.VolSave)),
+		fmt.Sprintf("%-4s loads an artifact into the volume", k(keys.VolLoad)),
+		fmt.Sprintf("%-4s the files pane: browse, preview, save, pack", k(keys.Files)),
+		"",
+		"For files on your machine, run there:",
+		"  cairn art upload WS FILE    cairn art download WS/NAME",
+	})
 }

@@ -44,6 +44,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.feed.Resync()
 	case quitRequestMsg:
 		return m.quit()
+	case noLocalDiskMsg:
+		m.openModal(m.noLocalDiskModal(), ownedByRoot)
+		return nil
 	case contextOpenedMsg:
 		return m.onContextOpened(msg)
 	case ops.DoneMsg:
