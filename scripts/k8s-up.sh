@@ -134,6 +134,9 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: cairn}
 YAML
+  # Pods are refused until the controller-manager made the namespace's
+  # default service account.
+  await "the default service account of namespace cairn" 150 kubectl_ -n cairn get serviceaccount default
 }
 
 main() {

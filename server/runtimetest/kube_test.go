@@ -207,6 +207,12 @@ func namespace(t *testing.T, cs kubernetes.Interface, name string) string {
 	_, err := cs.CoreV1().Namespaces().Create(t.Context(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	// Pods are refused until the controller-manager made the namespace's
+	// default service account.
+	require.Eventually(t, func() bool {
+		_, err := cs.CoreV1().ServiceAccounts(name).Get(t.Context(), "default", metav1.GetOptions{})
+		return err == nil
+	}, time.Minute, 50*time.Millisecond, "namespace %s has its default service account", name)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
