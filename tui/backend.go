@@ -90,6 +90,11 @@ type Options struct {
 	// ShellCommand builds what tea.Exec runs for a shell; defaults to
 	// ptyshell's Terminal (tests choose how the shell ends).
 	ShellCommand shell.Factory
+	// ShellSecrets keeps the secrets of the v2 shells this workbench
+	// creates, so that the shells screen reattaches to them; defaults to
+	// memory. cairn-tui passes the state directory `cairn shell --attach`
+	// reads; an SSH key's sessions share one.
+	ShellSecrets shell.Keeper
 	// Connect opens another context of the config file (:ctx); nil when
 	// there is no file to read contexts from.
 	Connect Connector

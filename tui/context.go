@@ -43,7 +43,7 @@ func (m *Model) attach(b Backend) {
 	m.sh.transfers = m.xfer.All
 	m.feed = feed.New(m.connCtx, m.c, feedHost{m}, b, m.pump, m.sh.st, m.clock)
 	m.sh.feed = m.feed
-	m.shell = shell.NewHandover(m.connCtx, m.c, shellHost{m}, b, m.shellFactory)
+	m.shell = shell.NewHandover(m.connCtx, m.c, shellHost{m}, b, m.shellFactory, m.shellSecrets)
 	m.sh.shellBlocked = m.shell.Blocked
 	m.stack = nav.New(m.c, m.sh.st)
 	m.xfer.SetBackend(b)

@@ -49,18 +49,26 @@ type harness struct {
 
 func newHarness(t testing.TB, edit ...func(*config.Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, func(*Options) {}, edit...)
+}
+
+// newHarnessWith is newHarness with opt editing the model's Options last.
+func newHarnessWith(t testing.TB, opt func(*Options), edit ...func(*config.Config)) *harness {
+	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
 	h := &harness{t: t, b: tuitest.NewBackend(clock), clock: clock, clip: &tuitest.Clipboard{}}
 	cfg := tuitest.Config()
 	for _, e := range edit {
 		e(cfg)
 	}
-	m, err := New(Options{
+	o := Options{
 		Config: cfg, Backend: h.b, Theme: tuitest.Theme(cfg.Glyphs == "ascii"), Clock: clock.Now, Clipboard: h.clip,
 		After: func(d time.Duration, msg func() tea.Msg) tea.Cmd {
 			return func() tea.Msg { return timerMsg{timer{d: d, msg: msg}} }
 		},
-	})
+	}
+	opt(&o)
+	m, err := New(o)
 	require.NoError(t, err)
 	m.armHub = func() tea.Cmd { return nil }
 	t.Cleanup(m.Close)

@@ -57,6 +57,7 @@ type Model struct {
 	epoch        int
 	connect      Connector
 	shellFactory shell.Factory
+	shellSecrets shell.Keeper // outlives a :ctx switch: shell IDs are unique across servers
 
 	stack *nav.Stack
 	modal common.Modal
@@ -101,7 +102,7 @@ func New(o Options) (*Model, error) {
 	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
 	m.armHub = m.waitHub
 	m.history = palette.NewHistory(100)
-	m.shellFactory, m.connect = o.ShellCommand, o.Connect
+	m.shellFactory, m.shellSecrets, m.connect = o.ShellCommand, o.ShellSecrets, o.Connect
 	m.attach(o.Backend)
 	m.notes = notice.New(m.c, func() time.Time { return m.sh.Now() }, m.wsName)
 	m.notes.Warnings(o.Config.Warnings)
@@ -132,6 +133,9 @@ func withDefaults(o Options) (Options, error) {
 	}
 	if o.ShellCommand == nil {
 		o.ShellCommand = shell.New
+	}
+	if o.ShellSecrets == nil {
+		o.ShellSecrets = shell.NewMemoryKeeper()
 	}
 	if o.Clipboard == nil {
 		out := o.Output

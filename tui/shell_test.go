@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/common"
@@ -306,4 +308,49 @@ func TestShellsScreenReopens(t *testing.T) {
 	h.command("shells")
 	h.send(keyMsg("enter"))
 	require.Equal(t, []string{"sh-mine/k3y", "sh-mine/k3y"}, attached, "this TUI's own: attached again as its writer")
+}
+
+// TestShellSecretsOutliveTheProgram: with the state directory's secrets
+// (what cairn-tui passes), a v2 shell this TUI created is kept there; the
+// next program — or `cairn shell --attach` — attaches to it as its writer,
+// and its end forgets it.
+func TestShellSecretsOutliveTheProgram(t *testing.T) {
+	t.Parallel()
+	keep := client.ShellSecrets{Dir: filepath.Join(t.TempDir(), "shells")}
+	withKeep := func(o *Options) { o.ShellSecrets = keep }
+	first := newHarnessWith(t, withKeep)
+	w := readyWorkspace(first)
+	first.b.CreateShellFunc = func(context.Context, string, ptyshell.Size, string) (*cairn.ShellSessionInfo, error) {
+		return &cairn.ShellSessionInfo{ShellID: "sh-kept", Secret: "k3pt", DetachedTimeoutSecs: 300}, nil
+	}
+	first.b.AttachShellFunc = func(context.Context, string, string, ptyshell.Size) (*ptyshell.Session, error) { return nil, nil }
+	first.m.shell.SetFactory(func(*ptyshell.Session, shell.Options) (shell.Command, error) { return &execFake{}, nil })
+	first.send(keyMsg("s"))
+	info, ok := keep.Lookup("sh-kept")
+	require.True(t, ok, "the secret is in the state directory")
+	require.Equal(t, "k3pt", info.Secret)
+
+	next := newHarnessWith(t, withKeep)
+	readyWorkspace(next)
+	next.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
+		return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{{ID: "sh-kept", WorkspaceID: w.ID}}}, nil
+	}
+	var attached []string
+	next.b.AttachShellFunc = func(_ context.Context, id, secret string, _ ptyshell.Size) (*ptyshell.Session, error) {
+		attached = append(attached, id+"/"+secret)
+		return nil, nil
+	}
+	next.b.WatchShellFunc = func(context.Context, string, ptyshell.Size) (*ptyshell.Session, error) {
+		t.Error("a shell whose secret is kept is attached, not watched")
+		return nil, nil
+	}
+	next.m.shell.SetFactory(func(*ptyshell.Session, shell.Options) (shell.Command, error) { return &execFake{}, nil })
+	next.command("shells")
+	next.send(keyMsg("enter"))
+	require.Equal(t, []string{"sh-kept/k3pt"}, attached)
+
+	next.send(shell.ExitedMsg{WSID: w.ID, WSName: w.Name, ShellID: "sh-kept",
+		Result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{Reason: ptyshell.ReasonExited}}})
+	_, ok = keep.Lookup("sh-kept")
+	require.False(t, ok, "an ended shell's secret is forgotten")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/shell"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -57,7 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err = tui.Run(ctx, tui.RunOptions{
-		Options:        tui.Options{Config: cfg, Backend: c, Keys: km, Connect: connector(cfg)},
+		Options: tui.Options{Config: cfg, Backend: c, Keys: km, Connect: connector(cfg),
+			ShellSecrets: shellSecrets()},
 		StdoutTerminal: isTerminal(stdout),
 	})
 	if err != nil {
@@ -84,6 +86,17 @@ func connector(cfg *config.Config) tui.Connector {
 		}
 		return c, ep.Server, nil
 	}
+}
+
+// shellSecrets keeps the v2 shells' secrets where `cairn shell --attach`
+// finds them, so a shell opened here is resumed from either; nil (memory)
+// when there is no state directory.
+func shellSecrets() shell.Keeper {
+	keep, err := client.DefaultShellSecrets()
+	if err != nil {
+		return nil
+	}
+	return keep
 }
 
 func isTerminal(w io.Writer) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/term"
@@ -19,48 +18,34 @@ import (
 // instead of the one kept in the state directory.
 const shellSecretEnv = "CAIRN_SHELL_SECRET"
 
-// shellSecretDir is where the CLI keeps v2 secrets, one 0600 file per
-// shell ID: $XDG_STATE_HOME/cairn/shells, else ~/.local/state/cairn/shells.
-func shellSecretDir() (string, error) {
-	dir, err := client.DefaultStateDir() // …/cairn/uploads
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(dir), "shells"), nil
-}
-
-func saveShellSecret(id, secret string) error {
-	dir, err := shellSecretDir()
+// saveShellSecret keeps a new shell's secret where every cairn client of
+// this machine finds it (client.ShellSecrets).
+func saveShellSecret(info *cairn.ShellSessionInfo) error {
+	keep, err := client.DefaultShellSecrets()
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("keep the shell's secret: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, filepath.Base(id)), []byte(secret), 0o600); err != nil {
-		return fmt.Errorf("keep the shell's secret: %w", err)
-	}
-	return nil
+	return keep.Keep(*info)
 }
 
 func loadShellSecret(id string) (string, error) {
 	if s := os.Getenv(shellSecretEnv); s != "" {
 		return s, nil
 	}
-	dir, err := shellSecretDir()
+	keep, err := client.DefaultShellSecrets()
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.Base(id)))
-	if err != nil {
+	info, ok := keep.Lookup(id)
+	if !ok {
 		return "", usagef("no secret kept for shell %s here; set %s", id, shellSecretEnv)
 	}
-	return string(b), nil
+	return info.Secret, nil
 }
 
 func forgetShellSecret(id string) {
-	if dir, err := shellSecretDir(); err == nil {
-		_ = os.Remove(filepath.Join(dir, filepath.Base(id))) // it may never have been kept here
+	if keep, err := client.DefaultShellSecrets(); err == nil {
+		keep.Forget(id)
 	}
 }
 
@@ -139,7 +124,7 @@ func (c *cli) shellV2(ctx context.Context, cl *client.Client, id, ws string, cre
 	if err != nil {
 		return 0, true, err
 	}
-	if err := saveShellSecret(info.ShellID, info.Secret); err != nil {
+	if err := saveShellSecret(info); err != nil {
 		return 0, true, err
 	}
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second

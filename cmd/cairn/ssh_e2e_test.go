@@ -171,3 +171,41 @@ func TestSshClientGoneMidShell(t *testing.T) {
 		return err == nil && len(list.Shells) == 0
 	}, sshSeen, 100*time.Millisecond, "a shell container is left behind")
 }
+
+// TestSshNextSessionReattaches: the SSH client goes mid-shell; the v2
+// shell detaches, and the same key's next session attaches to it as its
+// writer from the shells screen — the screen as it was, typing reaches
+// it — because the server keeps the key's shell secrets across sessions.
+func TestSshNextSessionReattaches(t *testing.T) {
+	s := startSSHStackWith(t, "{detachedSecs: 120}", "")
+	g := dialWorkbench(t, s, s.admin)
+	mark := g.waitFrom(t, 0, "● live", sshSeen)
+	g.waitFrom(t, 0, "▸ ws-alpha", sshSeen)
+	g.keys(t, "s")
+	mark = g.waitFrom(t, mark, "/mnt/cairn/ws #", sshSeen)
+	g.keys(t, "echo before-$((20+1))\r")
+	g.waitFrom(t, mark, "before-21", sshSeen)
+	g.close()
+	require.Eventually(t, func() bool {
+		list, err := s.api.FindShells(t.Context(), s.ws.ID)
+		return err == nil && len(list.Shells) == 1 && list.Shells[0].Detached != nil && *list.Shells[0].Detached
+	}, sshSeen, 50*time.Millisecond, "the shell is left detached")
+
+	next := dialWorkbench(t, s, s.admin)
+	mark = next.waitFrom(t, 0, "● live", sshSeen)
+	next.keys(t, "W")
+	mark = next.waitFrom(t, mark, "ws-alpha", sshSeen)
+	next.keys(t, "\r")
+	mark = next.waitFrom(t, mark, "before-21", sshSeen) // the server's render of the shell's screen
+	next.keys(t, "echo after-$((20+2))\r")
+	next.waitFrom(t, mark, "after-22", sshSeen) // a watcher's keys would change nothing
+	list, err := s.api.FindShells(t.Context(), s.ws.ID)
+	require.NoError(t, err)
+	require.Len(t, list.Shells, 1)
+	require.False(t, *list.Shells[0].Detached, "the new session is its writer")
+	next.keys(t, "exit\r")
+	require.Eventually(t, func() bool {
+		list, err := s.api.FindShells(t.Context(), s.ws.ID)
+		return err == nil && len(list.Shells) == 0
+	}, sshSeen, 100*time.Millisecond, "the shell ended with its exit")
+}

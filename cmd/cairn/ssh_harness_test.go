@@ -62,18 +62,25 @@ type sshStack struct {
 
 func startSSHStack(t testing.TB, extra string) *sshStack {
 	t.Helper()
+	return startSSHStackWith(t, "{detachedSecs: 3}", extra)
+}
+
+// startSSHStackWith is startSSHStack with the shell's timeouts (a YAML
+// mapping).
+func startSSHStackWith(t testing.TB, shellTimeouts, extra string) *sshStack {
+	t.Helper()
 	port, err := stack.FreePort()
 	require.NoError(t, err)
 	s := &sshStack{port: port, admin: newSSHKey(t), reader: newSSHKey(t), stranger: newSSHKey(t)}
 	s.srv = stacktest.StartServer(t, stacktest.ServerOptions{Maintainer: true, Config: fmt.Sprintf(`
-shell: {enable: true, image: %s, instanceName: %s, reapIntervalSecs: 1, timeouts: {detachedSecs: 3}}
+shell: {enable: true, image: %s, instanceName: %s, reapIntervalSecs: 1, timeouts: %s}
 ssh:
   listen: 127.0.0.1:%d
   hostKeyPath: %s
   authorizedKeys:
     - {name: admin-key, key: %q, scopes: [read, write, admin, shell]}
     - {name: reader-key, key: %q, scopes: [read]}
-%s`, stacktest.Shell(t), "ssh-"+stacktest.AppName(t), port, filepath.Join(t.TempDir(), "host_ed25519"),
+%s`, stacktest.Shell(t), "ssh-"+stacktest.AppName(t), shellTimeouts, port, filepath.Join(t.TempDir(), "host_ed25519"),
 		s.admin.public, s.reader.public, extra)})
 	s.api, err = client.New(s.srv.URL, client.WithToken(s.srv.Token))
 	require.NoError(t, err)

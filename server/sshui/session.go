@@ -161,7 +161,8 @@ func (s *Server) runWorkbench(ctx context.Context, sess ssh.Session, key *Key, p
 	renderer.SetHasDarkBackground(cfg.Theme != "light")
 	return tui.Run(ctx, tui.RunOptions{
 		Options: tui.Options{Config: cfg, Backend: backend, Output: term.slave, Remote: true,
-			Clipboard: tui.NewOSC52(term.slave, env), ShellCommand: term.shellFactory},
+			Clipboard: tui.NewOSC52(term.slave, env), ShellCommand: term.shellFactory,
+			ShellSecrets: s.secretsOf(key.Name)},
 		Input: term.slave, StdoutTerminal: true, Renderer: renderer, Resizes: term.resizes,
 		FPS: 60, Hosted: true,
 	})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/route"
+	"github.com/cairn-dev/cairn/tui/shell"
 )
 
 // Key is one authorized public key: who signs in with it and what the
@@ -71,6 +72,13 @@ type Server struct {
 	limits *limits
 	http   *http.Client // one loopback transport for every session's client
 
+	// secrets holds, per key name, the secrets of the v2 shells its
+	// sessions created: a session gone mid-shell leaves the shell
+	// detached, and the key's next session reattaches to it from the
+	// shells screen. One keeper per configured key, each bounded.
+	secretsMu sync.Mutex
+	secrets   map[string]*shell.MemoryKeeper
+
 	// stopping ends every session's program when the server shuts down:
 	// ssh.Server.Shutdown waits for connections, which a TUI never ends
 	// by itself.
@@ -97,7 +105,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, limits: newLimits(cfg.MaxSessions, cfg.MaxSessionsPerKey),
-		http: loopbackClient(), stopping: make(chan struct{})}
+		http: loopbackClient(), stopping: make(chan struct{}), secrets: make(map[string]*shell.MemoryKeeper)}
 	srv, err := wish.NewServer(
 		wish.WithHostKeyPath(cfg.HostKeyPath),
 		// Public keys only: with no password or keyboard-interactive
@@ -156,3 +164,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Open counts the sessions being served now; a session's place is given
 // back only once it is over (its terminal closed, its end audited).
 func (s *Server) Open() int { return s.limits.open() }
+
+// secretsOf is the keeper of key's shell secrets, shared by its sessions.
+func (s *Server) secretsOf(key string) *shell.MemoryKeeper {
+	s.secretsMu.Lock()
+	defer s.secretsMu.Unlock()
+	k, ok := s.secrets[key]
+	if !ok {
+		k = shell.NewMemoryKeeper()
+		s.secrets[key] = k
+	}
+	return k
+}

@@ -90,15 +90,26 @@ type Handover struct {
 	dial    int // op ID of the dial in flight; 0 for none
 	cancel  context.CancelFunc
 	blocked string
-	// opened are the v2 shells this TUI created, with their secrets: the
+	// keep holds the secrets of the v2 shells this workbench created: the
 	// shells screen attaches to them as their writer.
-	opened map[string]cairn.ShellSessionInfo
+	keep Keeper
+}
+
+// Keeper keeps the resume secrets of the v2 shells a workbench created,
+// by shell ID: in memory for one program, in the state directory that
+// `cairn shell --attach` reads (client.ShellSecrets), or for an SSH key
+// across its sessions.
+type Keeper interface {
+	Keep(info cairn.ShellSessionInfo) error
+	Lookup(shellID string) (cairn.ShellSessionInfo, bool)
+	Forget(shellID string)
 }
 
 // NewHandover returns the hand-over of a program living within ctx;
-// factory builds what tea.Exec runs.
-func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory) *Handover {
-	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory, opened: make(map[string]cairn.ShellSessionInfo)}
+// factory builds what tea.Exec runs; keep holds the secrets of the shells
+// it creates.
+func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory, keep Keeper) *Handover {
+	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory, keep: keep}
 }
 
 // Blocked is why no shell can open on this server ("" when it can, as far
@@ -130,7 +141,7 @@ func (h *Handover) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return h.onDialed(msg), true
 	case ExitedMsg:
 		if msg.Result.Ending == ptyshell.EndExit && msg.Result.Exit.Reason != ptyshell.ReasonTakenOver {
-			delete(h.opened, msg.ShellID) // it ended: nothing to attach to
+			h.keep.Forget(msg.ShellID) // it ended: nothing to attach to
 		}
 		level, text := End(msg)
 		return tea.Batch(h.host.Toast(level, text), h.host.Returned()), true
@@ -187,7 +198,7 @@ func (h *Handover) Reopen(shellID, wsID, wsName string, size ptyshell.Size) tea.
 	id := h.host.NextID()
 	ctx, cancel := context.WithCancel(h.ctx)
 	h.dial, h.cancel = id, cancel
-	info, mine := h.opened[shellID]
+	info, mine := h.keep.Lookup(shellID)
 	word := "watching"
 	if mine {
 		word = "attaching to"
@@ -241,12 +252,16 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
 	}
 	wsID, wsName, shellID := d.WSID, d.WSName, ""
+	var warn tea.Cmd
 	if d.V2 != nil {
 		shellID = d.V2.ShellID
+		if err := h.keep.Keep(*d.V2); err != nil {
+			warn = h.host.Toast(common.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
+		}
 	}
-	return tea.Exec(cmd, func(err error) tea.Msg {
+	return tea.Batch(warn, tea.Exec(cmd, func(err error) tea.Msg {
 		return ExitedMsg{WSID: wsID, WSName: wsName, ShellID: shellID, Result: cmd.Result(), Err: err}
-	})
+	}))
 }
 
 // command is what tea.Exec runs for the dialed session: a v2 shell's
@@ -259,9 +274,11 @@ func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
 	if d.V2 == nil {
 		return h.factory(d.Session, o)
 	}
-	h.opened[d.V2.ShellID] = *d.V2
 	b, ctx, info := h.backend, h.ctx, *d.V2
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
+	if detached <= 0 {
+		detached = ptyshell.DefaultDetached // a kept secret does not say; the server's refusal ends the retries
+	}
 	sized := &sizedCommand{}
 	again := func(lostAt time.Time) (*ptyshell.Session, error) {
 		return b.ReattachShell(ctx, info.ShellID, info.Secret, lostAt, detached, sized.Size)
