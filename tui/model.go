@@ -79,7 +79,6 @@ type Model struct {
 	highlightUntil time.Time
 	nextID         int
 	quitting       bool
-	remote         bool // Options.Remote
 }
 
 // New builds the root model. It does no I/O; Init starts the pump.
@@ -93,11 +92,11 @@ func New(o Options) (*Model, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
-		clip: o.Clipboard, clock: o.Clock, remote: o.Remote,
+		clip: o.Clipboard, clock: o.Clock,
 		ctx: ctx, cancel: cancel,
 		sh: newShared(o.Config.CacheMaxArtifacts, o.Clock()),
 	}
-	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After}
+	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After, Remote: o.Remote}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
 	m.armHub = m.waitHub

@@ -17,7 +17,7 @@ import (
 // SuspendMsg, both messages of a Cmd, so nothing is opened — no path
 // dialog reading this machine's disk — before the refusal.
 func (m *Model) remoteRefusal(msg tea.Msg) (tea.Msg, bool) {
-	if !m.remote {
+	if !m.c.Remote {
 		return nil, false
 	}
 	switch msg := msg.(type) {
@@ -43,14 +43,15 @@ type noLocalDiskMsg struct{}
 func (m *Model) noLocalDiskModal() common.Modal {
 	k := func(id keys.ID) string { return m.c.Keys.Action(id).FirstKey() }
 	return help.New(m.c.Theme, "No local disk over SSH", []string{
-		"This workbench runs on the cairn server: its disk is not yours,",
-		"so upload and download to your machine cannot run here.",
+		"The workbench runs on the server: its disk is",
+		"not yours, so nothing moves to or from your machine.",
 		"",
 		fmt.Sprintf("%-4s saves a volume file as an artifact", k(keys.VolSave)),
 		fmt.Sprintf("%-4s loads an artifact into the volume", k(keys.VolLoad)),
 		fmt.Sprintf("%-4s the files pane: browse, preview, save, pack", k(keys.Files)),
 		"",
 		"For files on your machine, run there:",
-		"  cairn art upload WS FILE    cairn art download WS/NAME",
+		"  cairn art upload WS FILE",
+		"  cairn art download WS/NAME",
 	})
 }

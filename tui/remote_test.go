@@ -16,7 +16,11 @@ import (
 func TestRemoteRefusesTheOperatorsDisk(t *testing.T) {
 	t.Parallel()
 	h, _ := markFleet(t, 1)
-	h.m.remote = true
+	h.m.c.Remote = true
+	footer := h.view()
+	for _, hint := range []string{"u upload", "U replace", "d download"} {
+		require.NotContains(t, footer, hint, "not offered over SSH")
+	}
 	for _, key := range []string{"u", "U", "d"} {
 		h.key(key)
 		require.IsType(t, &help.Model{}, h.m.modal, "key %s", key)
@@ -34,6 +38,7 @@ func TestRemoteRefusesTheOperatorsDisk(t *testing.T) {
 	require.Contains(t, h.view(), "suspend is not available over SSH")
 
 	local, _ := markFleet(t, 1)
+	require.Contains(t, local.view(), "u upload", "offered locally")
 	local.key("u")
 	require.NotNil(t, local.m.modal)
 	require.NotContains(t, local.view(), "No local disk over SSH", "locally u opens the upload dialog")

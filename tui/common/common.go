@@ -23,6 +23,10 @@ type Common struct {
 	Keys   *keys.Map
 	Config *config.Config
 	Data   Data
+	// Remote is set over SSH: the operator's disk is not this machine's,
+	// so what would read or write it is not offered (the root explains it
+	// when pressed anyway).
+	Remote bool
 	// After returns a Cmd that delivers msg() after d: tea.Tick, or a
 	// test's recorder.
 	After func(d time.Duration, msg func() tea.Msg) tea.Cmd

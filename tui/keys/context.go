@@ -71,6 +71,19 @@ func (c Context) Disable(id ID, reason string) {
 	}
 }
 
+// Hide leaves the actions out of the hints and the help but still acted
+// on, so that pressing one is answered by whoever handles it (over SSH,
+// the root's page on what works instead).
+func (c Context) Hide(ids ...ID) {
+	for i := range c.Bindings {
+		for _, id := range ids {
+			if c.Bindings[i].ID == id {
+				c.Bindings[i].Hidden = true
+			}
+		}
+	}
+}
+
 // ReadOnly hides and disables every mutating action.
 func (c Context) ReadOnly() {
 	for i := range c.Bindings {

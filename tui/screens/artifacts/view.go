@@ -77,6 +77,9 @@ func (s *Screen) Keys() keys.Context {
 	if s.c.Config.ReadOnly {
 		ctx.ReadOnly()
 	}
+	if s.c.Remote {
+		ctx.Hide(keys.ArtUpload, keys.ArtReplace, keys.ArtDownload)
+	}
 	if !s.deleted {
 		s.list.BulkKeys(ctx)
 	}

@@ -45,6 +45,9 @@ func (s *Screen) Keys() keys.Context {
 		ctx.Disable(keys.HitNext, "no search hits")
 		ctx.Disable(keys.HitPrev, "no search hits")
 	}
+	if s.c.Remote {
+		ctx.Hide(keys.PvDownload)
+	}
 	return ctx
 }
 
