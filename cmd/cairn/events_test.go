@@ -24,6 +24,15 @@ import (
 // returns its base URL.
 func eventsServer(t *testing.T, tokens ...server.TokenConfig) string {
 	t.Helper()
+	srv := inProcessServer(t, func(cfg *server.Config) { cfg.Auth.Tokens = tokens })
+	return "http://" + srv.APIAddr()
+}
+
+// inProcessServer runs a real server in this process on a fresh database,
+// the store and the sidecar image of the stack, with edit applied to its
+// config; it is stopped when the test ends.
+func inProcessServer(t *testing.T, edit func(*server.Config)) *server.Server {
+	t.Helper()
 	pg, gw, dsn := stacktest.Postgres(t), stacktest.S3(t), stacktest.Database(t)
 	cfg := server.DefaultConfig()
 	cfg.AppName = stacktest.AppName(t)
@@ -35,7 +44,7 @@ func eventsServer(t *testing.T, tokens ...server.TokenConfig) string {
 	cfg.Artifact.S3.Endpoint, cfg.Artifact.S3.UseTLS, cfg.Artifact.S3.Region = gw.Endpoint, false, gw.Region
 	cfg.Artifact.Store.Bucket = stacktest.Bucket(t)
 	cfg.Artifact.Sidecar.Image = stacktest.Image(t)
-	cfg.Auth.Tokens = tokens
+	edit(&cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.Open(ctx, cfg, server.Secrets{SQLPassword: pg.Password, S3AccessKey: gw.AccessKey,
 		S3SecretKey: gw.SecretKey}, server.Options{})
@@ -47,7 +56,7 @@ func eventsServer(t *testing.T, tokens ...server.TokenConfig) string {
 		require.NoError(t, <-served)
 		srv.Close()
 	})
-	return "http://" + srv.APIAddr()
+	return srv
 }
 
 // runEvents runs `cairn events args…` in-process until stop interrupts it

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/internal/stack"
-	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/server"
 )
 
@@ -29,32 +27,12 @@ func TestSshSessionsLeaveNothingRunning(t *testing.T) {
 	port, err := stack.FreePort()
 	require.NoError(t, err)
 	admin := newSSHKey(t)
-	pg, gw, dsn := stacktest.Postgres(t), stacktest.S3(t), stacktest.Database(t)
-	cfg := server.DefaultConfig()
-	cfg.AppName = stacktest.AppName(t)
-	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = pg.Host, pg.Port
-	cfg.Persistence.SQL.App.User = pg.User
-	cfg.Persistence.SQL.App.DB = dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")]
-	cfg.API.Service.ListenOn, cfg.API.Service.AppPort = "127.0.0.1", 0
-	cfg.Metrics.Service.ListenOn, cfg.Metrics.Service.AppPort = "127.0.0.1", 0
-	cfg.Artifact.S3.Endpoint, cfg.Artifact.S3.UseTLS, cfg.Artifact.S3.Region = gw.Endpoint, false, gw.Region
-	cfg.Artifact.Store.Bucket = stacktest.Bucket(t)
-	cfg.Artifact.Sidecar.Image = stacktest.Image(t)
-	cfg.SSH.Listen = fmt.Sprintf("127.0.0.1:%d", port)
-	cfg.SSH.HostKeyPath = filepath.Join(t.TempDir(), "host_ed25519")
-	cfg.SSH.MaxSessions, cfg.SSH.MaxSessionsPerKey = 32, 32
-	cfg.SSH.AuthorizedKeys = []server.SSHKeyConfig{{Name: "admin-key", Key: admin.public,
-		Scopes: []string{"read", "write", "admin", "shell"}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.Open(ctx, cfg, server.Secrets{SQLPassword: pg.Password, S3AccessKey: gw.AccessKey,
-		S3SecretKey: gw.SecretKey}, server.Options{})
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-		srv.Close()
+	srv := inProcessServer(t, func(cfg *server.Config) {
+		cfg.SSH.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+		cfg.SSH.HostKeyPath = filepath.Join(t.TempDir(), "host_ed25519")
+		cfg.SSH.MaxSessions, cfg.SSH.MaxSessionsPerKey = 32, 32
+		cfg.SSH.AuthorizedKeys = []server.SSHKeyConfig{{Name: "admin-key", Key: admin.public,
+			Scopes: []string{"read", "write", "admin", "shell"}}}
 	})
 	s := &sshStack{port: port, admin: admin}
 
