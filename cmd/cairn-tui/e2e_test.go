@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -92,7 +88,7 @@ func TestRealTerminal(t *testing.T) {
 	t.Log("an object lost behind cairn's back shows as MISSING with no key pressed")
 	p.Keys("g", "Enter") // the first workspace: ws-alpha
 	p.WaitForText(seen, "ws-alpha", "report_csv", "notes")
-	s.loseObject(t, s.kept)
+	s.srv.LoseObject(t, s.kept.ID, s.kept.ObjectKey)
 	_, err = s.api.Sweep(t.Context(), "")
 	require.NoError(t, err)
 	screen := p.WaitForText(seen, "! 1 missing", "report_csv in ws-alpha is MISSING_OBJECT")
@@ -114,20 +110,6 @@ func TestRealTerminal(t *testing.T) {
 	p.Type("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' +; echo")
 	p.Keys("Enter")
 	p.WaitForText(seen, "icanon+echo+")
-}
-
-// loseObject deletes an artifact's object straight from the store, and
-// backdates its content so that the maintainer's grace is over.
-func (s *liveStack) loseObject(t *testing.T, a *cairn.Artifact) {
-	t.Helper()
-	_, err := s.srv.S3.Client().DeleteObject(t.Context(), &awss3.DeleteObjectInput{
-		Bucket: aws.String(s.srv.Bucket), Key: aws.String(a.ObjectKey)})
-	require.NoError(t, err)
-	conn, err := pgx.Connect(t.Context(), s.srv.Database)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(t.Context(), `UPDATE artifacts SET content_written_at = now() - interval '1 day' WHERE id = $1`, a.ID)
-	require.NoError(t, err)
 }
 
 // lineWith is the screen line holding text.

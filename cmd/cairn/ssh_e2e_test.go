@@ -98,7 +98,7 @@ func TestSshMissingFlag(t *testing.T) {
 	p.WaitForText(sshSeen, "● live", "ws-alpha")
 	p.Keys("g", "Enter")
 	p.WaitForText(sshSeen, "report_csv")
-	s.loseObject(t, art)
+	s.srv.LoseObject(t, art.ID, art.ObjectKey)
 	_, err := s.api.Sweep(t.Context(), "")
 	require.NoError(t, err)
 	screen := p.WaitForText(sshSeen, "! 1 missing")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -13,9 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -137,18 +133,4 @@ func uploadArtifact(t testing.TB, s *sshStack, name, body string) *cairn.Artifac
 	a, err := s.api.Upload(t.Context(), s.ws.ID, path, client.UploadOptions{Name: name})
 	require.NoError(t, err)
 	return a
-}
-
-// loseObject deletes an artifact's object straight from the store and
-// backdates its content, so that the maintainer's grace is over.
-func (s *sshStack) loseObject(t testing.TB, a *cairn.Artifact) {
-	t.Helper()
-	_, err := s.srv.S3.Client().DeleteObject(t.Context(), &awss3.DeleteObjectInput{
-		Bucket: aws.String(s.srv.Bucket), Key: aws.String(a.ObjectKey)})
-	require.NoError(t, err)
-	conn, err := pgx.Connect(t.Context(), s.srv.Database)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(t.Context(), `UPDATE artifacts SET content_written_at = now() - interval '1 day' WHERE id = $1`, a.ID)
-	require.NoError(t, err)
 }
