@@ -26,15 +26,9 @@ const (
 	AnnotationExec = "cairn.exec"
 )
 
-// execGate is the shell gate without a terminal: the command starts once
-// Start attached, so none of its output is lost. sh's read takes one byte
-// at a time from a pipe, so the command's stdin starts just after it.
-const execGate = `read -r _; exec "$@"`
-
 // CreateExec creates the pod of one command (ARCHITECTURE §11.6) with the
-// shell's posture but no TTY: stdin open once, stdout and stderr apart,
-// the argv run as given behind the gate (the image needs /bin/sh, as the
-// shell image has). It waits until the pod runs. Reasons:
+// shell's posture and waits until it runs; Start runs the argv as given in
+// it, without a TTY, stdout and stderr apart (session). Reasons:
 // shell_image_missing, docker_unavailable, internal.
 func (s *Shells) CreateExec(ctx context.Context, spec service.ExecSpec) (wsexec.Process, error) {
 	pod, err := s.execPod(spec)
@@ -51,7 +45,7 @@ func (s *Shells) CreateExec(ctx context.Context, spec service.ExecSpec) (wsexec.
 		s.deletePod(ctx, made.Name, 0)
 		return nil, s.startError(err)
 	}
-	return newExecProc(s, made.Name), nil
+	return newExecProc(s, made.Name, spec.Argv), nil
 }
 
 func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
@@ -68,8 +62,7 @@ func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
 	pod.Annotations[AnnotationExec] = spec.ExecID
 	pod.Annotations[AnnotationExpires] = strconv.FormatInt(spec.Expires.Unix(), 10)
 	c := &pod.Spec.Containers[0]
-	c.Name, c.TTY, c.StdinOnce, c.Lifecycle = KindExec, false, true, nil
-	c.Command = append([]string{"/bin/sh", "-c", execGate, "cairn-exec"}, spec.Argv...)
+	c.Name, c.Lifecycle = KindExec, nil
 	env := []corev1.EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: ShellHome},
 		{Name: "CAIRN_WORKSPACE_ID", Value: spec.WorkspaceID}, {Name: "CAIRN_WORKSPACE_NAME", Value: spec.WorkspaceName},
 		{Name: "CAIRN_EXEC_ID", Value: spec.ExecID}}
@@ -104,6 +97,7 @@ func (s *Shells) ListExecs(ctx context.Context) ([]service.ShellContainer, error
 // attach without a terminal.
 type execProc struct {
 	*session
+	argv       []string
 	stdinR     *io.PipeReader
 	stdinW     *io.PipeWriter
 	outR, errR *io.PipeReader
@@ -112,18 +106,18 @@ type execProc struct {
 
 var _ wsexec.Process = (*execProc)(nil)
 
-func newExecProc(s *Shells, name string) *execProc {
-	p := &execProc{session: newSession(s, name, KindExec)}
+func newExecProc(s *Shells, name string, argv []string) *execProc {
+	p := &execProc{session: newSession(s, name, KindExec), argv: argv}
 	p.stdinR, p.stdinW = io.Pipe()
 	p.outR, p.outW = io.Pipe()
 	p.errR, p.errW = io.Pipe()
 	return p
 }
 
-// Start attaches and opens the gate; the command's output from its first
-// instant is on the attach.
+// Start runs the command; the exec opens its streams first, so its output
+// from the first instant is on them.
 func (p *execProc) Start(ctx context.Context) error {
-	return p.attach(ctx, corev1.PodAttachOptions{Stdin: true, Stdout: true, Stderr: true},
+	return p.run(ctx, corev1.PodExecOptions{Command: p.argv, Stdin: true, Stdout: true, Stderr: true},
 		remotecommand.StreamOptions{Stdin: p.stdinR, Stdout: p.outW, Stderr: p.errW},
 		func(err error) {
 			end := err
@@ -159,8 +153,7 @@ func (p *execProc) Output(stdout, stderr io.Writer) error {
 // Write writes b to the command's stdin.
 func (p *execProc) Write(b []byte) (int, error) { return p.stdinW.Write(b) }
 
-// CloseStdin ends the attach's stdin; the pod's stdin is open once, so the
-// command reads end of file.
+// CloseStdin ends the exec's stdin: the command reads end of file.
 func (p *execProc) CloseStdin() error { return p.stdinW.Close() }
 
 // Wait reports how the command ended.

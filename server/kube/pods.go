@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -268,12 +269,20 @@ func (c *cluster) podBase(meta metav1.ObjectMeta, claim string, grace int64) *co
 	}}
 }
 
-// attachExecutor attaches to a pod's container, preferring the websocket
-// protocol and falling back to SPDY where the API server refuses the
-// upgrade.
+// attachExecutor attaches to a pod's container (attachExecutor) or runs
+// a command in it (execExecutor), preferring the websocket protocol and
+// falling back to SPDY where the API server refuses the upgrade.
 func (c *cluster) attachExecutor(name string, opts *corev1.PodAttachOptions) (remotecommand.Executor, error) {
+	return c.executor(name, "attach", opts)
+}
+
+func (c *cluster) execExecutor(name string, opts *corev1.PodExecOptions) (remotecommand.Executor, error) {
+	return c.executor(name, "exec", opts)
+}
+
+func (c *cluster) executor(name, subresource string, opts runtime.Object) (remotecommand.Executor, error) {
 	u := c.cs.CoreV1().RESTClient().Post().Namespace(c.cfg.Namespace).Resource("pods").Name(name).
-		SubResource("attach").VersionedParams(opts, scheme.ParameterCodec).URL()
+		SubResource(subresource).VersionedParams(opts, scheme.ParameterCodec).URL()
 	ws, err := remotecommand.NewWebSocketExecutor(c.rc, "GET", u.String())
 	if err != nil {
 		return nil, err

@@ -102,9 +102,10 @@ func TestShellPodPosture(t *testing.T) {
 	require.True(t, *pod.Spec.ShareProcessNamespace, "pause is PID 1, the init")
 	require.Equal(t, int64(4), *pod.Spec.TerminationGracePeriodSeconds)
 	c := pod.Spec.Containers[0]
-	require.True(t, c.TTY)
-	require.True(t, c.Stdin)
-	require.Equal(t, []string{"/bin/sh", "-c", gate, "cairn-shell"}, c.Command[:4])
+	require.False(t, c.TTY, "the shell's terminal is the exec's: the kubelet logs a container's own")
+	require.False(t, c.Stdin)
+	require.Equal(t, holdArgv, c.Command)
+	require.Equal(t, []string{"/bin/sh", "-c", "kill -s HUP -1"}, c.Lifecycle.PreStop.Exec.Command)
 	require.Equal(t, int64(1000), *c.SecurityContext.RunAsUser)
 	require.True(t, *c.SecurityContext.RunAsNonRoot)
 	requireHardened(t, c.SecurityContext, "DAC_OVERRIDE")

@@ -84,9 +84,8 @@ func parseUser(user string) (uid, gid int64, err error) {
 	return uid, gid, nil
 }
 
-// CreateShell creates the pod of spec and waits for its container to run,
-// held at the gate until Start attaches (shellArgv). Like the sidecars'
-// create it runs detached from ctx. An image the node lacks is
+// CreateShell creates the pod of spec and waits for it to run; Start runs
+// the shell in it. Like the sidecars' create it runs detached from ctx. An image the node lacks is
 // shell_image_missing. Reasons: shell_image_missing, docker_unavailable,
 // internal.
 func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
@@ -122,9 +121,10 @@ func (s *Shells) startError(err error) error {
 // shellPod is the shell's hardened pod (PTYSHELL.md §7.2): the one
 // volume, the pause container as PID 1 (a shared process namespace, the
 // Docker init's part), a read-only root with memory-backed /tmp and home,
-// DAC_OVERRIDE only, bounded memory and CPU. A preStop hook sends the
-// shell SIGHUP, as Docker's stop signal does; an interactive shell ignores
-// the SIGTERM that follows.
+// DAC_OVERRIDE only, bounded memory and CPU. Its main process only holds
+// it (holdArgv); the shell is an exec in it (session). A preStop hook
+// sends every process SIGHUP, as Docker's stop signal does; an
+// interactive shell ignores the SIGTERM that follows.
 func (s *Shells) shellPod(spec service.ShellSpec) (*corev1.Pod, error) {
 	claim, err := objectName(spec.VolumeName)
 	if err != nil {
@@ -168,8 +168,7 @@ func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
 	cpu := resource.NewMilliQuantity(int64(s.opts.CPUs*1000), resource.DecimalSI)
 	return corev1.Container{
 		Name: KindShell, Image: s.opts.Image, ImagePullPolicy: s.cfg.ImagePullPolicy,
-		Command: s.shellArgv(), Env: env, WorkingDir: cairn.MountPath,
-		TTY: true, Stdin: true,
+		Command: holdArgv, Env: env, WorkingDir: cairn.MountPath,
 		VolumeMounts: []corev1.VolumeMount{workspaceMount(false),
 			{Name: "tmp", MountPath: "/tmp"}, {Name: "home", MountPath: ShellHome}},
 		SecurityContext: hardened(s.uid, s.gid, []string{"DAC_OVERRIDE"}),
@@ -182,21 +181,14 @@ func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
 	}
 }
 
-// gate holds the shell until Start has attached: a pod starts at once,
-// and output written before an attach is lost to it. Start's first input
-// is the newline the gate reads; echo is off meanwhile, so the newline
-// never shows.
-const gate = `stty -echo 2>/dev/null; read -r _; stty echo 2>/dev/null; exec "$@"`
-
-// shellArgv is the container's command: the gate, then the configured or
-// default shell.
+// shellArgv is the shell the session runs: the configured one, or the
+// default of §10, bash if the image has it, else sh, under Umask.
 func (s *Shells) shellArgv() []string {
-	argv := s.opts.Entrypoint
-	if len(argv) == 0 {
-		argv = []string{"/bin/sh", "-c", "umask " + s.opts.Umask +
-			"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+	if len(s.opts.Entrypoint) > 0 {
+		return s.opts.Entrypoint
 	}
-	return append([]string{"/bin/sh", "-c", gate, "cairn-shell"}, argv...)
+	return []string{"/bin/sh", "-c", "umask " + s.opts.Umask +
+		"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
 }
 
 // ListShells lists every shell pod of the app, in any phase.

@@ -15,6 +15,7 @@ import (
 // an attach (PTYSHELL.md §7.3–§7.5).
 type shellStream struct {
 	*session
+	argv   []string
 	stdinR *io.PipeReader
 	stdinW *io.PipeWriter
 	outR   *io.PipeReader
@@ -25,19 +26,19 @@ type shellStream struct {
 var _ ptyshell.Stream = (*shellStream)(nil)
 
 func newShellStream(s *Shells, name string) *shellStream {
-	st := &shellStream{session: newSession(s, name, KindShell)}
+	st := &shellStream{session: newSession(s, name, KindShell), argv: s.shellArgv()}
 	st.stdinR, st.stdinW = io.Pipe()
 	st.outR, st.outW = io.Pipe()
-	st.sizes = newSizeQueue(st.closed, st.attached)
+	st.sizes = newSizeQueue(st.closed, st.ended)
 	return st
 }
 
-// Start attaches to the running pod's terminal and opens the gate with
-// the first input byte, so output from the shell's first instant is on
-// the attach. The attach runs until the shell exits or Close; its failure
-// ends Read with that error.
+// Start runs the shell in the pod on a terminal of the exec's; the exec
+// opens its streams first, so output from the shell's first instant is
+// on them. It runs until the shell exits or Close; a failure of the
+// streams ends Read with that error.
 func (st *shellStream) Start(ctx context.Context) error {
-	return st.attach(ctx, corev1.PodAttachOptions{Stdin: true, Stdout: true, TTY: true},
+	return st.run(ctx, corev1.PodExecOptions{Command: st.argv, Stdin: true, Stdout: true, TTY: true},
 		remotecommand.StreamOptions{Stdin: st.stdinR, Stdout: st.outW, Tty: true, TerminalSizeQueue: st.sizes},
 		func(err error) {
 			if err == nil {
@@ -48,13 +49,13 @@ func (st *shellStream) Start(ctx context.Context) error {
 		})
 }
 
-// Read reads the terminal's raw output; io.EOF once the attach ended.
+// Read reads the terminal's raw output; io.EOF once the shell ended.
 func (st *shellStream) Read(p []byte) (int, error) { return st.outR.Read(p) }
 
-// Write writes p to the terminal's input; it fails once the attach ended.
+// Write writes p to the terminal's input; it fails once the shell ended.
 func (st *shellStream) Write(p []byte) (int, error) { return st.stdinW.Write(p) }
 
-// Resize queues the terminal's size for the attach; only the latest
+// Resize queues the terminal's size for the exec; only the latest
 // pending size is kept.
 func (st *shellStream) Resize(_ context.Context, size ptyshell.Size) error {
 	if st.isClosed() {
@@ -70,12 +71,13 @@ func (st *shellStream) Wait(ctx context.Context) (ptyshell.ExitStatus, error) {
 	return ptyshell.ExitStatus{Code: e.code, OOMKilled: e.oom, Removed: e.removed}, err
 }
 
-// Stop deletes the pod with the stop grace (SIGHUP by the preStop hook,
-// then SIGTERM, then SIGKILL) and waits until its container ended.
+// Stop deletes the pod with the stop grace (SIGHUP to every process by
+// the preStop hook, then SIGTERM, then SIGKILL) and waits until the shell
+// ended.
 func (st *shellStream) Stop(ctx context.Context) error { return st.stop(ctx) }
 
-// Close is the one teardown (§7.5): it ends the attach, then deletes the
-// pod and waits until it is gone (session.close).
+// Close is the one teardown (§7.5): it ends the streams, then deletes
+// the pod and waits until it is gone (session.close).
 func (st *shellStream) Close() error {
 	return st.close(func() {
 		st.stdinW.CloseWithError(errShellClosed)
@@ -86,7 +88,7 @@ func (st *shellStream) Close() error {
 // errShellClosed is what calls return once Close came first.
 var errShellClosed = errors.New("shell closed")
 
-// sizeQueue is the attach's remotecommand.TerminalSizeQueue: at most one
+// sizeQueue is the exec's remotecommand.TerminalSizeQueue: at most one
 // pending size, the latest.
 type sizeQueue struct {
 	next          chan remotecommand.TerminalSize
@@ -112,7 +114,7 @@ func (q *sizeQueue) push(size remotecommand.TerminalSize) {
 }
 
 // Next blocks for the next size; nil, once the stream is closed or the
-// attach ended, ends the attach's resize loop.
+// exec ended, ends the exec's resize loop.
 func (q *sizeQueue) Next() *remotecommand.TerminalSize {
 	select {
 	case s := <-q.next:
