@@ -26,6 +26,7 @@ type Config struct {
 	Shell       ShellConfig       `yaml:"shell"`
 	Files       FilesConfig       `yaml:"files"`
 	SSH         SSHConfig         `yaml:"ssh"`
+	Kubernetes  KubernetesConfig  `yaml:"kubernetes"`
 }
 
 // FilesConfig is `files`: the browse containers that read a workspace
@@ -407,7 +408,8 @@ func DefaultConfig() Config {
 			Browse: BrowseConfig{IdleSecs: 60, MaxContainers: 16},
 			Unpack: UnpackConfig{MaxEntries: 10000, MaxBytes: 10 << 30, MaxRatio: 200},
 		},
-		SSH: DefaultSSHConfig(),
+		SSH:        DefaultSSHConfig(),
+		Kubernetes: DefaultKubernetesConfig(),
 	}
 }
 

@@ -25,8 +25,12 @@ func (c *Config) Validate() error {
 	c.Metrics.validate(&p)
 	c.API.validate(&p)
 	c.Auth.validate(&p)
-	if c.Workspace.VolumeType != "docker" {
-		p.add("workspace.volumeType", "only %q is supported, got %q", "docker", c.Workspace.VolumeType)
+	switch c.Workspace.VolumeType {
+	case "docker":
+	case "kubernetes":
+		c.Kubernetes.validate(&p)
+	default:
+		p.add("workspace.volumeType", "must be docker or kubernetes, got %q", c.Workspace.VolumeType)
 	}
 	c.Artifact.S3.validate(&p)
 	c.Artifact.Store.validate(&p)

@@ -79,9 +79,9 @@ type Server struct {
 	events     *events.Events // the live events stream; nil without an API listener
 	maintain   bool           // run the reconciler's leader loop
 
-	runtime       *docker.Runtime
+	runtime       engineRuntime
 	shells        *service.Shells // the shell rules; nil without an API listener
-	shellRuntime  *docker.Shells
+	shellRuntime  engineShells
 	shellInstance string // shell.instanceName, resolved
 
 	execs *service.Execs // the exec rules; nil without an API listener
@@ -114,14 +114,11 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if s.db, err = postgres.Open(ctx, dsn); err != nil {
 		return nil, err
 	}
-	if s.docker, err = docker.Connect(); err != nil {
+	var runtime engineRuntime
+	metrics := newTransferMetrics(s.registry, func() int { return runtime.Running() })
+	if runtime, err = s.openRuntime(metrics.sidecar); err != nil {
 		return nil, err
 	}
-	var runtime *docker.Runtime
-	metrics := newTransferMetrics(s.registry, func() int { return runtime.Running() })
-	runtimeCfg := s.runtimeConfig()
-	runtimeCfg.OnSidecar = metrics.sidecar
-	runtime = docker.New(s.docker, runtimeCfg)
 	s.runtime = runtime
 	if err := runtime.CheckImage(ctx); err != nil {
 		return nil, err

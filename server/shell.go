@@ -26,7 +26,10 @@ import (
 func (s *Server) openShells(ctx context.Context, svc *service.Service, maintainerOnly bool) error {
 	sc := s.cfg.Shell
 	s.shellInstance = shellInstanceName(sc.InstanceName, s.cfg.API.Service.AppPort)
-	s.shellRuntime = docker.NewShells(s.docker, s.dockerShellConfig())
+	var err error
+	if s.shellRuntime, err = s.openShellRuntime(); err != nil {
+		return err
+	}
 	if maintainerOnly {
 		return nil
 	}
