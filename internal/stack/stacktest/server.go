@@ -104,6 +104,7 @@ func buildBinaries() (string, error) {
 // ServerOptions shape a real server process.
 type ServerOptions struct {
 	Maintainer bool   // --with-maintainer
+	MCP        bool   // api.apis.mcp.enable
 	Config     string // more YAML config, appended (top-level keys not set here)
 	// PresignEndpoint is artifact.s3.presignEndpoint (host:port, or a
 	// URL); empty leaves it unset, so presigned URLs name the store's
@@ -205,20 +206,24 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 	if o.PartSize != 0 {
 		maxSize += fmt.Sprintf(", partSize: %d", o.PartSize)
 	}
+	mcp := ""
+	if o.MCP {
+		mcp = ", apis: {mcp: {enable: true}}"
+	}
 	db := s.Database[strings.LastIndex(s.Database, "/")+1 : strings.Index(s.Database, "?")]
 	s.runs++
 	cfg := filepath.Join(s.dir, fmt.Sprintf("server-%d.yaml", s.runs))
 	yaml := fmt.Sprintf(`appName: %s
 persistence: {sql: {app: {host: 127.0.0.1, port: %d, db: %s, user: %s}}}
 metrics: {service: {listenOn: 127.0.0.1, appPort: 0}}
-api: {service: {listenOn: 127.0.0.1, appPort: %d}}
+api: {service: {listenOn: 127.0.0.1, appPort: %d}%s}
 artifact:
   s3: {endpoint: "%s", useTLS: false, region: us-east-1%s}
   store: {bucket: %s%s}
   sidecar: {image: %s, networkMode: host}
 auth:
   tokens:
-%s%s`, s.App, s.pg.Port, db, s.pg.User, s.port, s.S3.Endpoint, presign, s.Bucket, maxSize, Image(t), auth.String(), o.Config)
+%s%s`, s.App, s.pg.Port, db, s.pg.User, s.port, mcp, s.S3.Endpoint, presign, s.Bucket, maxSize, Image(t), auth.String(), o.Config)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package stacktest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+)
+
+// The tests' cluster is the one CAIRN_K8S_STATE names: `make test` brings
+// one up for the run (scripts/k8s-test.sh), a developer names their `make
+// k8s-up` one. Bringing a cluster up is minutes of a cold build and changes
+// the host, so no test does it by itself.
+var kubeImages struct {
+	mu       sync.Mutex
+	imported map[string]bool
+}
+
+// Kubeconfig returns the admin kubeconfig of the tests' cluster, with the
+// sidecar and shell images imported into it. Under CI=true a missing
+// cluster fails the test; elsewhere it skips.
+func Kubeconfig(t testing.TB) string {
+	t.Helper()
+	state := os.Getenv("CAIRN_K8S_STATE")
+	if state == "" {
+		need(t, "a Kubernetes cluster", errNoCluster)
+	}
+	kubeconfig := filepath.Join(state, "admin.kubeconfig")
+	if _, err := os.Stat(kubeconfig); err != nil {
+		need(t, "a Kubernetes cluster", err)
+	}
+	ImportImages(t, Image(t), Shell(t))
+	return kubeconfig
+}
+
+type clusterError string
+
+func (e clusterError) Error() string { return string(e) }
+
+const errNoCluster = clusterError("CAIRN_K8S_STATE names no cluster: run `make k8s-up` and set CAIRN_K8S_STATE=.cairn/k8s")
+
+// ImportImages copies Docker images into the cluster's containerd, each
+// once per test binary (pods never pull).
+func ImportImages(t testing.TB, images ...string) {
+	t.Helper()
+	kubeImages.mu.Lock()
+	defer kubeImages.mu.Unlock()
+	if kubeImages.imported == nil {
+		kubeImages.imported = map[string]bool{}
+	}
+	var missing []string
+	for _, img := range images {
+		if !kubeImages.imported[img] {
+			missing = append(missing, img)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "scripts", "k8s", "images.sh"), missing...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("import %v into the cluster: %v\n%s", missing, err, out)
+	}
+	for _, img := range missing {
+		kubeImages.imported[img] = true
+	}
+}
+
+// KubeClient is a clientset for kubeconfig.
+func KubeClient(t testing.TB, kubeconfig string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// KubeNamespace makes a namespace named after the test's app name and
+// deletes it when the test ends, waiting until it is gone (its pods and
+// claims with it), so that a test that leaks is seen by the next check.
+func KubeNamespace(t testing.TB, cs *kubernetes.Clientset) string {
+	t.Helper()
+	name := AppName(t)
+	_, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete namespace %s: %v", name, err)
+			return
+		}
+		for ctx.Err() == nil {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond): // polls the API; nothing to wait on
+			}
+		}
+		t.Errorf("namespace %s still there after 2 minutes", name)
+	})
+	return name
+}
