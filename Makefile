@@ -46,9 +46,11 @@ run: up ## install, start the local stack if it is not up, and open cairn-tui on
 .PHONY: lint
 lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness check
 	$(GO) vet ./...
+	$(GO) vet -tags kube ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run --build-tags kube ./...
 
 .PHONY: test
 # The TUI's budget tests (TUI.md §8) time key presses and weigh the heap:
@@ -56,14 +58,16 @@ lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness ch
 # share the two cores while they measure.
 BUDGET := ^(TestKeypressBudget10k|TestMemory10k|TestPaletteBudget10k)$$
 
-test: deps build lint ## every test, against real Postgres, versitygw and Docker
+test: deps build lint ## every test, against real Postgres, versitygw, Docker and a local Kubernetes cluster
 	CI=$${CI:-true} $(GO) test -count=1 -timeout 30m -skip '$(BUDGET)' ./...
 	CI=$${CI:-true} $(GO) test -count=1 -p 1 -run '$(BUDGET)' -v ./tui/ ./tui/screens/artifacts/ ./tui/widgets/palette/
 	@scripts/smoke.sh
+	@scripts/k8s-test.sh
 
 .PHONY: bench
 bench: deps build ## benchmarks against the real stack, printed as ratios
 	CI=true $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+	@scripts/k8s-test.sh bench
 
 .PHONY: k8s-up
 k8s-up: ## start a local single-node Kubernetes cluster (state in .cairn/k8s; binaries built once into ~/.cache/cairn/k8s; run 'make images' first)

@@ -15,6 +15,13 @@ command -v docker >/dev/null || need_pkgs+=(docker.io)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql)
 command -v tmux >/dev/null || need_pkgs+=(tmux)
 command -v ssh >/dev/null || need_pkgs+=(openssh-client) # the SSH workbench e2e tests
+# The local Kubernetes cluster (make k8s-up, the kube tests): its own
+# containerd, certificates, the pause binary's static build, the bridge.
+command -v ctr >/dev/null || need_pkgs+=(containerd)
+command -v openssl >/dev/null || need_pkgs+=(openssl)
+command -v curl >/dev/null || need_pkgs+=(curl)
+command -v gcc >/dev/null || need_pkgs+=(gcc libc6-dev)
+command -v ip >/dev/null || need_pkgs+=(iproute2)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "deps: installing ${need_pkgs[*]}"
   apt-get update -qq

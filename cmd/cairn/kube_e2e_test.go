@@ -128,7 +128,7 @@ func followEvents(t *testing.T, api *client.Client) *eventLog {
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); stream.Close(); <-done })
+	t.Cleanup(func() { cancel(); _ = stream.Close(); <-done })
 	return l
 }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The Kubernetes half of `make test` (build tag kube), or with `bench` of
+# `make bench` (the Kubernetes benchmarks, on a cluster of their own as
+# below, without the up/down check). First the cluster's
+# own check: TestClusterUpDown brings a cluster up and down and compares
+# the host before and after. Then one cluster, apart from a developer's
+# `make k8s-up` one (own state dir, ports, bridge and pod network), is
+# brought up for every other cluster test — the runtime conformance suite,
+# the server end to end, the deploy manifests — and taken down at the end
+# whatever happened. Binaries come from the cache (scripts/k8s/build.sh).
+#
+# Two kubelets on one host share the kubepods cgroups and clean up each
+# other's pods, so with a cluster already up (a kubelet running) the tests
+# use that one (CAIRN_K8S_STATE must name it) and the up/down check cannot
+# run: under CI=true that is a failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH=/usr/local/go/bin:$PATH CI=${CI:-true}
+
+mode=${1:-test}
+run_tests() {
+  if [ "$mode" = bench ]; then
+    go test -tags kube -count=1 -run '^$' -bench '^BenchmarkKube' -benchtime 1x -timeout 20m ./server/runtimetest/
+    return
+  fi
+  go test -tags kube -count=1 -p 1 -timeout 20m \
+    -run '^(TestKube|TestKubernetes|TestDeploy)' ./server/runtimetest/ ./cmd/cairn/ ./deploy/...
+}
+
+if pgrep -x kubelet >/dev/null; then
+  if [ "$CI" = true ] || [ -z "${CAIRN_K8S_STATE:-}" ]; then
+    echo "k8s-test: a cluster is already up (a kubelet runs); take it down (make k8s-down) or, outside CI, name it with CAIRN_K8S_STATE" >&2
+    exit 1
+  fi
+  echo "k8s-test: using the cluster at $CAIRN_K8S_STATE; TestClusterUpDown does not run beside it" >&2
+  run_tests
+  exit
+fi
+
+if [ "$mode" = test ]; then
+  go test -tags kube -count=1 -timeout 30m -run '^TestClusterUpDown$' ./server/kube/
+fi
+
+export CAIRN_K8S_STATE=$root/.cairn/k8s-test CAIRN_K8S_BRIDGE=cairnk8sr0 CAIRN_K8S_POD_CIDR=10.244.79.0/24 \
+  CAIRN_K8S_APISERVER_PORT=38443 CAIRN_K8S_ETCD_PORT=38379 CAIRN_K8S_KUBELET_PORT=38250 \
+  CAIRN_K8S_KUBELET_HEALTHZ_PORT=38248 CAIRN_K8S_CM_PORT=38257 CAIRN_K8S_SCHEDULER_PORT=38259 CAIRN_K8S_IMAGES=
+trap 'scripts/k8s-down.sh' EXIT
+scripts/k8s-up.sh >/dev/null
+run_tests
