@@ -27,9 +27,11 @@ import (
 const devBucket = "cairn"
 
 type devOptions struct {
-	listen   string
-	stateDir string
-	noAuth   bool
+	listen     string
+	stateDir   string
+	noAuth     bool
+	runtime    string // docker or kubernetes
+	kubeconfig string
 }
 
 func newDevCommand(g *globals) *cobra.Command {
@@ -55,6 +57,9 @@ stack's containers and volumes.`,
 	}
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:44123", "API listen address")
 	cmd.Flags().BoolVar(&o.noAuth, "no-auth", false, "run without authentication (loopback listeners only)")
+	cmd.Flags().StringVar(&o.runtime, "runtime", "docker", "where workspaces, sidecars and shells run: docker or kubernetes")
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "",
+		"with --runtime kubernetes: the cluster's kubeconfig (default: $CAIRN_K8S_STATE/admin.kubeconfig, the cluster of 'make k8s-up', else $KUBECONFIG)")
 	cmd.PersistentFlags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "directory for everything the stack creates")
 	cmd.AddCommand(newDevPurgeCommand(&o))
 	return cmd
@@ -110,6 +115,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
+	if err := devRuntime(&cfg, o); err != nil {
+		return err
+	}
 	token := ""
 	if !o.noAuth {
 		if token, err = devToken(dir); err != nil {
@@ -123,6 +131,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 		return err
 	}
 	if err := ensureShellImage(ctx, st.docker, cfg.Shell); err != nil {
+		return err
+	}
+	if err := loadClusterImages(ctx, cfg, cfg.Artifact.Sidecar.Image, cfg.Shell.Image); err != nil {
 		return err
 	}
 	home, _ := os.UserHomeDir() // "" authorizes a key made in the state dir
@@ -150,6 +161,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	fmt.Fprintf(out, "  postgres   127.0.0.1:%d database %s\n", st.pg.Port, st.pg.Database)
 	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
 	fmt.Fprintf(out, "  server     %s\n", url)
+	if k := cfg.Kubernetes; cfg.Workspace.VolumeType == "kubernetes" {
+		fmt.Fprintf(out, "  runtime    kubernetes, namespace %s (%s)\n", k.Namespace, cmp.Or(k.Kubeconfig, "$KUBECONFIG"))
+	}
 	fmt.Fprintf(out, "  metrics    http://%s%s\n", srv.MetricsAddr(), cfg.Metrics.MetricsEndpoint)
 	if token != "" {
 		fmt.Fprintf(out, "  token      %s (every scope; in %s)\n", token, devTokenPath(dir))

@@ -43,6 +43,12 @@ type devStackProcess struct {
 // unless the first override sets the app name itself.
 func startDev(t *testing.T, overrides ...string) *devStackProcess {
 	t.Helper()
+	return startDevWith(t, nil, overrides...)
+}
+
+// startDevWith is startDev with more flags of `cairn dev`.
+func startDevWith(t *testing.T, flags []string, overrides ...string) *devStackProcess {
+	t.Helper()
 	stacktest.Docker(t)
 	dir, err := binaries()
 	require.NoError(t, err)
@@ -67,7 +73,8 @@ func startDev(t *testing.T, overrides ...string) *devStackProcess {
 		yaml = "appName: " + d.app + "\n" + yaml
 	}
 	require.NoError(t, os.WriteFile(override, []byte(yaml), 0o644))
-	d.cmd = exec.Command(d.bin, "dev", "--state-dir", d.stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port), "-c", override)
+	args := append([]string{"dev", "--state-dir", d.stateDir, "--listen", "127.0.0.1:" + strconv.Itoa(port), "-c", override}, flags...)
+	d.cmd = exec.Command(d.bin, args...)
 	d.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+d.configDir)
 	d.cmd.Stdout, d.cmd.Stderr = d.output, d.output
 	require.NoError(t, d.cmd.Start())
