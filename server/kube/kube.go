@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -119,6 +120,10 @@ func connect(cfg Config) (*cluster, error) {
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	rc.WarningHandler = apiWarnings{log}
+	// client-go logs through klog, which writes its own format to stderr
+	// past the server's log level and JSON lines; klog is process-wide, so
+	// the last runtime connected names the logger (they share the server's).
+	klog.SetSlogLogger(log.With("component", "client-go"))
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
