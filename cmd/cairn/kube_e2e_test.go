@@ -179,6 +179,7 @@ func TestKubernetesEndToEnd(t *testing.T) {
 	t.Run("AgentOverMCP", k.agentOverMCP)
 	t.Run("ShellRoundTrip", k.shellRoundTrip)
 	t.Run("Sweeps", k.sweeps)
+	t.Run("HangUps", k.hangUps)
 }
 
 // demoClientCommands are the demo client's steps, through the CLI: create,
@@ -401,4 +402,71 @@ func (k *kubeStack) sweeps(t *testing.T) {
 			e.Workspace.VolumeState == cairn.VolumeReady && !e.Workspace.UpdatedAt.Before(before.Add(-time.Second))
 	})
 	require.Equal(t, "", k.cli.ok(t, "exec", "sweeps", "--", "ls", "/mnt/cairn/ws").stdout, "the adopted claim is mounted, empty")
+}
+
+// hangUps: a client that goes while its claim or its transfer pod is
+// being made leaves a consistent state behind — a workspace READY exactly
+// when its claim exists, an artifact whole or absent — and no pod.
+func (k *kubeStack) hangUps(t *testing.T) {
+	ws, err := k.api.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "hangup"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	go k.cancelWhen(ctx, cancel, func() bool { _, ok := k.claims(t)[ws.VolumeName]; return ok })
+	_ = k.api.SetupVolume(ctx, ws.ID) // either outcome is fine; the state after it must agree
+	cancel()
+	k.requireNoPods(t)
+	// The server may still be finishing the setup when the client has
+	// gone: it must end either READY with the claim or NONE without it —
+	// never a claim the row does not know.
+	state, claimed := cairn.VolumeState(""), false
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		detail, err := k.api.InspectWorkspace(t.Context(), ws.ID)
+		require.NoError(t, err)
+		state = detail.Workspace.VolumeState
+		_, claimed = k.claims(t)[ws.VolumeName]
+		if claimed == (state == cairn.VolumeReady) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polls the server and the API: the setup's end has no event when it is undone
+	}
+	require.Equal(t, claimed, state == cairn.VolumeReady, "state %s, claim %t", state, claimed)
+	t.Logf("setup hung up on: %s, claim %t", state, claimed)
+	require.NoError(t, k.api.SetupVolume(t.Context(), ws.ID), "a setup after the hang-up completes it")
+
+	k.cli.ok(t, "exec", "hangup", "--", "dd", "if=/dev/urandom", "of=/mnt/cairn/ws/big", "bs=1M", "count=16")
+	ctx, cancel = context.WithCancel(t.Context())
+	go k.cancelWhen(ctx, cancel, func() bool {
+		pods, err := k.kube.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRole + "=sidecar"})
+		return err == nil && len(pods.Items) > 0
+	})
+	_, _ = k.api.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{SourcePath: "/mnt/cairn/ws/big", Name: "big"})
+	cancel()
+	k.requireNoPods(t)
+	arts, err := k.api.FindArtifacts(t.Context(), cairn.ArtifactFilter{WorkspaceID: ws.ID})
+	require.NoError(t, err)
+	t.Logf("save hung up on: %d artifacts", len(arts))
+	if len(arts) == 1 { // finished after all: then all of it
+		require.Equal(t, cairn.ArtifactRecorded, arts[0].State)
+		require.Equal(t, int64(16<<20), arts[0].Size)
+		require.Len(t, k.download(t, arts[0].ID), 16<<20)
+	} else {
+		require.Empty(t, arts)
+	}
+	require.NoError(t, k.api.TeardownVolume(t.Context(), ws.ID))
+	require.NotContains(t, k.claims(t), ws.VolumeName)
+}
+
+// cancelWhen polls the cluster until seen, then hangs the request up.
+func (k *kubeStack) cancelWhen(ctx context.Context, cancel context.CancelFunc, seen func() bool) {
+	for ctx.Err() == nil {
+		if seen() {
+			cancel()
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond): // polls the API; the pod or claim is the signal
+		}
+	}
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sidecar"
@@ -11,7 +12,7 @@ import (
 // one), prepares its root, and marks the workspace READY. A repeat on a READY
 // workspace repairs the root's mode and is audited like the first call.
 func (s *Service) SetupVolume(ctx context.Context, id string) error {
-	return s.withVolumeLock(ctx, id, func(ws *cairn.Workspace) error {
+	return s.withVolumeLock(ctx, id, func(ws *cairn.Workspace) (err error) {
 		exists, err := s.runtime.VolumeExists(ctx, ws.VolumeName)
 		if err != nil {
 			return err
@@ -21,12 +22,29 @@ func (s *Service) SetupVolume(ctx context.Context, id string) error {
 			if err := s.runtime.CreateVolume(ctx, ws.VolumeName, labels); err != nil {
 				return err
 			}
+			defer func() {
+				if err != nil {
+					s.discardVolume(ctx, ws)
+				}
+			}()
 		}
 		if err := s.prepVolume(ctx, ws); err != nil {
 			return err
 		}
 		return s.setVolumeState(ctx, ws.ID, cairn.VolumeReady)
 	})
+}
+
+// discardVolume removes the volume a failed setup made, so that a setup
+// the client hung up on (or whose prep failed) leaves the workspace as it
+// found it, NONE with no volume, rather than a volume for the next sweep
+// to adopt. A volume that was there before the setup is never removed.
+func (s *Service) discardVolume(ctx context.Context, ws *cairn.Workspace) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := s.runtime.RemoveVolume(ctx, ws.VolumeName); err != nil {
+		s.log.WarnContext(ctx, "remove the volume of a failed setup; the next sweep adopts it", "workspace_id", ws.ID, "err", err)
+	}
 }
 
 // TeardownVolume removes the workspace's volume, never by force (the engine

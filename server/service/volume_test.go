@@ -204,6 +204,11 @@ func TestSetupVolume(t *testing.T) {
 				f.lock()
 				f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return false, tt.exists }
 				f.runtime.CreateVolumeFunc = func(context.Context, string, map[string]string) error { return tt.create }
+				var removed []string
+				f.runtime.RemoveVolumeFunc = func(_ context.Context, name string) error {
+					removed = append(removed, name)
+					return nil
+				}
 				f.runtime.RunSidecarFunc = func(context.Context, service.SidecarSpec) (*service.SidecarRun, error) {
 					if tt.sidecar != nil {
 						return nil, tt.sidecar
@@ -215,8 +220,25 @@ func TestSetupVolume(t *testing.T) {
 				err := svc.SetupVolume(t.Context(), ws.ID)
 				require.ErrorIs(t, err, want)
 				requireNoStateWrite(t, f)
+				if tt.exists == nil && tt.create == nil {
+					require.Equal(t, []string{ws.VolumeName}, removed, "the volume this setup made goes with its failure")
+				} else {
+					require.Empty(t, removed)
+				}
 			})
 		}
+	})
+
+	t.Run("ErrPrepFailedKeepsAVolumeItFound", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		ws := f.storedWorkspace(cairn.VolumeNone)
+		f.lock()
+		rec := f.volume(true, service.SidecarRun{ExitCode: 1})
+
+		err := svc.SetupVolume(t.Context(), ws.ID)
+		require.Equal(t, cairn.ReasonVolumePrepFailed, cairn.ErrorReason(err))
+		require.Empty(t, rec.removed, "a volume the setup did not make is never removed")
 	})
 
 	t.Run("ErrWorkspaceBusy", func(t *testing.T) {
