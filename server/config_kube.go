@@ -94,6 +94,7 @@ func (s *Server) kubeConfig() kube.Config {
 		NodeSelector:    k.NodeSelector,
 		Image:           sc.Image, Timeout: time.Duration(sc.TimeoutSecs) * time.Second,
 		TransferHostNetwork: k.TransferHostNetwork, ExtraEnv: env, MaxConcurrent: sc.MaxConcurrent,
+		MaxBrowsers: s.cfg.Files.Browse.MaxContainers, BrowseIdle: time.Duration(s.cfg.Files.Browse.IdleSecs) * time.Second,
 		Logger: s.log,
 	}
 }

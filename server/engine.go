@@ -103,9 +103,6 @@ func (k *kubeRuntime) Running() int { return int(k.running.Load()) }
 // that is missing fails its pod, with the kubelet's reason.
 func (k *kubeRuntime) CheckImage(ctx context.Context) error { return k.Ping(ctx) }
 
-// CloseBrowsers has nothing to close: no browse pods run on Kubernetes yet.
-func (k *kubeRuntime) CloseBrowsers(context.Context) error { return nil }
-
 // kubeShells is the Kubernetes shells as the server holds them.
 type kubeShells struct{ *kube.Shells }
 

@@ -6,10 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/reconcile"
-	"github.com/cairn-dev/cairn/server/service"
-	"github.com/cairn-dev/cairn/sidecar"
 )
 
 var _ reconcile.Containers = (*Runtime)(nil)
@@ -41,12 +38,3 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	}
 	return nil
 }
-
-// Browse is not served on Kubernetes yet: the warm browse pod needs the
-// attached conversation of a dialog sidecar (ARCHITECTURE §11.1).
-func (r *Runtime) Browse(context.Context, service.BrowseTarget, sidecar.BrowseRequest) (*sidecar.BrowseReply, error) {
-	return nil, cairn.Internal("browsing a volume's files is not supported on the kubernetes runtime yet", nil)
-}
-
-// StopBrowse has nothing to stop: Browse starts no pod yet.
-func (r *Runtime) StopBrowse(context.Context, string) error { return nil }

@@ -61,7 +61,13 @@ type Config struct {
 	TransferHostNetwork bool
 	ExtraEnv            map[string]string // transfer sidecars only; never CAIRN_*
 	MaxConcurrent       int               // sidecars at once; default 8
-	Logger              *slog.Logger
+	// MaxBrowsers bounds the warm browse pods (default 16), BrowseIdle
+	// how long one is kept without a request (default 60 s), BrowseTimeout
+	// one browse request (default 30 s), as on Docker.
+	MaxBrowsers   int
+	BrowseIdle    time.Duration
+	BrowseTimeout time.Duration
+	Logger        *slog.Logger
 	// OnSidecar, when set, sees every sidecar run end, as on Docker.
 	OnSidecar func(command, result string, took time.Duration)
 }
@@ -79,6 +85,9 @@ func (c Config) withDefaults() Config {
 	c.Image = cmp.Or(c.Image, "cairn-sidecar:latest")
 	c.Timeout = cmp.Or(c.Timeout, 300*time.Second)
 	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, 8)
+	c.MaxBrowsers = cmp.Or(c.MaxBrowsers, 16)
+	c.BrowseIdle = cmp.Or(c.BrowseIdle, 60*time.Second)
+	c.BrowseTimeout = cmp.Or(c.BrowseTimeout, 30*time.Second)
 	return c
 }
 

@@ -33,7 +33,8 @@ var (
 // Runtime runs cairn's volumes and sidecars on one Kubernetes namespace.
 type Runtime struct {
 	*cluster
-	slots chan struct{}
+	slots  chan struct{}
+	browse *browsePods
 }
 
 var _ service.Runtime = (*Runtime)(nil)
@@ -45,7 +46,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{cluster: c, slots: make(chan struct{}, c.cfg.MaxConcurrent)}, nil
+	return &Runtime{cluster: c, slots: make(chan struct{}, c.cfg.MaxConcurrent),
+		browse: &browsePods{byWS: map[string]*browsePod{}}}, nil
 }
 
 // RunSidecar runs one sidecar pod to completion: take a slot, create the

@@ -59,6 +59,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Exec", func(t *testing.T) { t.Parallel(); testExec(t, h) })
 	t.Run("Dialog", func(t *testing.T) { t.Parallel(); testDialog(t, h) })
 	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSweep(t, h) })
+	t.Run("Browse", func(t *testing.T) { t.Parallel(); testBrowse(t, h) })
 }
 
 // volumeName is a fresh workspace volume name of app, as the service
