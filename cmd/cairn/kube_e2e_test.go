@@ -204,6 +204,10 @@ func (k *kubeStack) demoClientCommands(t *testing.T) {
 	// exec in a pod mounting it.
 	c.ok(t, "art", "load", "demo/notes", "/mnt/cairn/ws/notes.txt")
 	require.Equal(t, "first content\n", c.ok(t, "exec", "demo", "--", "cat", "/mnt/cairn/ws/notes.txt").stdout)
+	// And through the files routes, whose browse pod must not hold up the
+	// teardown below.
+	require.Equal(t, "first content\n", c.ok(t, "fs", "cat", "demo", "/mnt/cairn/ws/notes.txt").stdout)
+	require.Contains(t, c.ok(t, "fs", "ls", "demo", "-o", "json").stdout, `"name": "notes.txt"`)
 
 	// Volume upload and update: a file the tool wrote becomes an artifact,
 	// then its new content replaces it.
