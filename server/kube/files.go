@@ -26,10 +26,11 @@ import (
 // attach to one long-lived `serve` would be Docker's stream, but the
 // kubelet logs a container's own output — every byte read would land in
 // the node's log files — and never an exec's. The pod's own `serve` only
-// holds it up: its stdin is never written, and it exits by itself after
-// twice the idle limit or at the sidecar timeout, for a server that
-// stopped looking. Pods idle past BrowseIdle are deleted on the next
-// request; at most MaxBrowsers exist (the least recently used goes).
+// holds it up: its stdin is never written, so its idle timer never resets
+// and is set to the pod's lifetime (the sidecar timeout) — it exits for a
+// server that stopped looking. Pods idle past BrowseIdle are deleted on
+// the next request; at most MaxBrowsers exist (the least recently used
+// goes); at most browseExecs requests run in one pod at once.
 
 const (
 	browseRole = "browse"
@@ -37,6 +38,9 @@ const (
 	maxBrowseReply = 8 << 20
 	// maxBrowseStderr keeps enough of a failing serve's stderr to log.
 	maxBrowseStderr = 4 << 10
+	// browseExecs bounds the requests of one workspace at once: each is a
+	// serve process in the pod's memory limit.
+	browseExecs = 4
 )
 
 // errBrowseProtocol: the sidecar answered out of protocol.
@@ -52,6 +56,7 @@ type browsePods struct {
 type browsePod struct {
 	name, volume string
 	ready        chan struct{} // closed once started (or failed: err)
+	execs        chan struct{} // a token per request running in it
 	err          error
 	started      time.Time
 	lastUsed     time.Time
@@ -75,7 +80,7 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 		if err != nil {
 			return nil, r.browseError(err)
 		}
-		reply, err := r.browseExec(ctx, p.name, append(line, '\n'), req)
+		reply, err := r.browseIn(ctx, p, append(line, '\n'), req)
 		if err == nil {
 			return reply, nil
 		}
@@ -109,7 +114,7 @@ func (r *Runtime) browsePod(ctx context.Context, t service.BrowseTarget) (*brows
 		if len(bs.byWS) >= r.cfg.MaxBrowsers {
 			r.retireOldest()
 		}
-		p = &browsePod{volume: t.VolumeName, ready: make(chan struct{})}
+		p = &browsePod{volume: t.VolumeName, ready: make(chan struct{}), execs: make(chan struct{}, browseExecs)}
 		bs.byWS[t.WorkspaceID] = p
 	}
 	p.lastUsed = now
@@ -171,12 +176,16 @@ func (r *Runtime) retire(ws string, p *browsePod) {
 	}()
 }
 
-// dropBrowser retires p if it is still the workspace's pod.
+// dropBrowser takes p out of use and deletes its pod before the request
+// returns, so that nothing a failed request ran is left behind.
 func (r *Runtime) dropBrowser(ws string, p *browsePod) {
 	r.browse.mu.Lock()
-	defer r.browse.mu.Unlock()
 	if r.browse.byWS[ws] == p {
-		r.retire(ws, p)
+		delete(r.browse.byWS, ws)
+	}
+	r.browse.mu.Unlock()
+	if p.name != "" {
+		r.deletePod(context.Background(), p.name, 0)
 	}
 }
 
@@ -242,7 +251,7 @@ func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
 		Command:         []string{"/cairn-sidecar"},
 		Args:            []string{sidecar.CommandServe},
 		Env: []corev1.EnvVar{
-			{Name: sidecar.EnvIdleSecs, Value: seconds(2 * r.cfg.BrowseIdle)},
+			{Name: sidecar.EnvIdleSecs, Value: seconds(r.cfg.Timeout)},
 			{Name: sidecar.EnvLifetimeSecs, Value: seconds(r.cfg.Timeout)},
 			{Name: sidecar.EnvMountRoot, Value: cairn.MountPath},
 		},
@@ -262,6 +271,18 @@ func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
 // seconds renders d in whole seconds, rounded up, at least 1.
 func seconds(d time.Duration) string {
 	return strconv.FormatInt(max(1, int64((d+time.Second-1)/time.Second)), 10)
+}
+
+// browseIn runs the request in p once one of its exec tokens is free.
+func (r *Runtime) browseIn(ctx context.Context, p *browsePod, line []byte, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error) {
+	select {
+	case p.execs <- struct{}{}:
+		defer func() { <-p.execs }()
+	case <-ctx.Done():
+		return nil, &cairn.Error{Reason: cairn.ReasonSidecarBusy, Err: ctx.Err(),
+			Detail: "the workspace's browse pod stayed busy until the request deadline; try again later"}
+	}
+	return r.browseExec(ctx, p.name, line, req)
 }
 
 // browseExec runs one serve in the pod: the request line, then end of
@@ -363,10 +384,16 @@ func (r *Runtime) removeBrowsers(ctx context.Context, pods ...*browsePod) error 
 		case <-ctx.Done():
 			return unavailable("stop a browse pod", ctx.Err())
 		}
-		if p.name != "" {
-			if err := r.removePod(ctx, p.name, 0); err != nil {
-				errs = append(errs, err)
-			}
+		if p.name == "" {
+			continue
+		}
+		if err := r.removePod(ctx, p.name, 0); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		never := func(*corev1.Pod) (bool, error) { return false, nil }
+		if _, err := r.waitPod(ctx, p.name, never); !errors.Is(err, errPodGone) {
+			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
