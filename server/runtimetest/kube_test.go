@@ -127,12 +127,33 @@ func TestKube(t *testing.T) {
 }
 
 func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {
-	kubeconfig := cluster(t)
+	k := startKube(t, cluster(t), timeout)
+	w := &workloads{t: t, cs: k.cs, ns: k.ns, app: k.app}
+	return &runtimetest.Subject{
+		AppName: k.app, Runtime: k.rt, Shells: k.shells, Execs: k.shells, Containers: k.rt, Volumes: k.rt,
+		Mount: w.mount, Leak: w.leak,
+	}
+}
+
+// kubeApp is one fresh app on the cluster: its namespace (deleted at the
+// test's end), the service account's kubeconfig and the runtimes on it.
+type kubeApp struct {
+	app, ns    string
+	kubeconfig string // the service account's
+	cs         kubernetes.Interface
+	rt         *kube.Runtime
+	shells     *kube.Shells
+}
+
+// startKube makes a fresh app on the cluster adminKubeconfig names.
+func startKube(t testing.TB, adminKubeconfig string, timeout time.Duration) *kubeApp {
+	t.Helper()
 	app := "cairnt" + strings.ToLower(ulid.Make().String()[16:])
-	cs := clientset(t, kubeconfig)
+	cs := clientset(t, adminKubeconfig)
 	ns := namespace(t, cs, app)
+	sa := serviceAccount(t, cs, adminKubeconfig, ns)
 	rt, err := kube.New(kube.Config{
-		AppName: app, Kubeconfig: serviceAccount(t, cs, kubeconfig, ns), Namespace: ns, StorageClass: "cairn-local",
+		AppName: app, Kubeconfig: sa, Namespace: ns, StorageClass: "cairn-local",
 		Image: kubeSidecarImage, Timeout: timeout, TransferHostNetwork: true, PodStartTimeout: 2 * time.Minute,
 	})
 	require.NoError(t, err)
@@ -141,17 +162,13 @@ func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {
 		"the service account may use its namespace")
 	shells, err := rt.Shells(kube.ShellConfig{Image: kubeShellImage})
 	require.NoError(t, err)
-	w := &workloads{t: t, cs: cs, ns: ns, app: app}
-	return &runtimetest.Subject{
-		AppName: app, Runtime: rt, Shells: shells, Execs: shells, Containers: rt, Volumes: rt,
-		Mount: w.mount, Leak: w.leak,
-	}
+	return &kubeApp{app: app, ns: ns, kubeconfig: sa, cs: cs, rt: rt, shells: shells}
 }
 
 // serviceAccount grants, in ns, the service account and Role of
 // deploy/kubernetes/rbac.yaml and returns a kubeconfig acting as it: the
 // suite runs with exactly the rights a deployed server has.
-func serviceAccount(t *testing.T, cs kubernetes.Interface, adminKubeconfig, ns string) string {
+func serviceAccount(t testing.TB, cs kubernetes.Interface, adminKubeconfig, ns string) string {
 	t.Helper()
 	ctx := t.Context()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "rbac.yaml"))
@@ -193,7 +210,7 @@ func serviceAccount(t *testing.T, cs kubernetes.Interface, adminKubeconfig, ns s
 	return path
 }
 
-func clientset(t *testing.T, kubeconfig string) kubernetes.Interface {
+func clientset(t testing.TB, kubeconfig string) kubernetes.Interface {
 	t.Helper()
 	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: kubeconfig})
 	require.NoError(t, err)
@@ -204,7 +221,7 @@ func clientset(t *testing.T, kubeconfig string) kubernetes.Interface {
 
 // namespace makes a namespace for one test; deleting it at the end
 // deletes whatever the test left in it.
-func namespace(t *testing.T, cs kubernetes.Interface, name string) string {
+func namespace(t testing.TB, cs kubernetes.Interface, name string) string {
 	t.Helper()
 	_, err := cs.CoreV1().Namespaces().Create(t.Context(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
