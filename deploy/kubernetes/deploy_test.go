@@ -1,0 +1,688 @@
+//go:build kube
+
+// Package kubernetes_test applies deploy/kubernetes, through an overlay
+// made for the test, to the local cluster CAIRN_K8S_STATE names (a
+// `make k8s-up` cluster; the test never starts or stops one), with the
+// locally built server image, a real PostgreSQL and versitygw, and checks
+// what the manifests promise: two Ready replicas that serve, a Role that
+// is enough and no more, and the sidecars' network.
+//
+// The local cluster has neither kube-proxy nor CoreDNS, and its API server
+// and the test's services listen on loopback. Pods on the pod network
+// reach the host at the node's address (the bridge's), so the test relays
+// three ports there to loopback: the API server (the overlay points the
+// in-cluster config at it with KUBERNETES_SERVICE_HOST and _PORT, which
+// the Service 10.96.0.1 would serve on a real cluster), PostgreSQL and the
+// store. The replicas stay on the pod network, as the base has them:
+// hostNetwork would make two replicas on one node collide on their ports.
+package kubernetes_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/kube"
+)
+
+func TestMain(m *testing.M) { stacktest.Main(m) }
+
+// Images the deployment runs: the server, the sidecar its pods run, and
+// the busybox shell image the network probe runs.
+var images = []string{"cairn:latest", stacktest.SidecarImage, stacktest.ShellImage}
+
+const apiPort = 44123 // api.service.appPort of the base's cairn.yaml
+
+// need fails under CI=true and skips elsewhere when the cluster is missing.
+func need(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required under CI=true: %v", what, err)
+	}
+	t.Skipf("%s is not available (set CI=true to fail instead): %v", what, err)
+}
+
+// kubectl runs the cluster's kubectl with its admin kubeconfig.
+type kubectl struct {
+	bin, kubeconfig string
+}
+
+func (k kubectl) run(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, k.bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func (k kubectl) must(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := k.run(ctx, nil, args...)
+	require.NoError(t, err)
+	return out
+}
+
+// findKubectl is $KUBECTL, kubectl on PATH, or the one scripts/k8s builds
+// into its cache.
+func findKubectl() (string, error) {
+	if k := os.Getenv("KUBECTL"); k != "" {
+		return k, nil
+	}
+	if k, err := exec.LookPath("kubectl"); err == nil {
+		return k, nil
+	}
+	cache := os.Getenv("CAIRN_K8S_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		found, _ := filepath.Glob(filepath.Join(base, "cairn", "k8s", "v*", "bin", "kubectl"))
+		if len(found) == 0 {
+			return "", errors.New("no kubectl: set KUBECTL, put it on PATH or build the cluster's (scripts/k8s)")
+		}
+		return found[len(found)-1], nil
+	}
+	return filepath.Join(cache, "bin", "kubectl"), nil
+}
+
+// localCluster is the running cluster of $CAIRN_K8S_STATE.
+func localCluster(t *testing.T) kubectl {
+	t.Helper()
+	state := os.Getenv("CAIRN_K8S_STATE")
+	if state == "" {
+		need(t, "the local cluster", errors.New("CAIRN_K8S_STATE is not set (the state dir of make k8s-up)"))
+	}
+	k := kubectl{kubeconfig: filepath.Join(state, "admin.kubeconfig")}
+	_, err := os.Stat(k.kubeconfig)
+	need(t, "the local cluster's kubeconfig", err)
+	k.bin, err = findKubectl()
+	need(t, "kubectl", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = k.run(ctx, nil, "get", "--raw", "/readyz")
+	need(t, "the local cluster's API server", err)
+	return k
+}
+
+// importImages puts the Docker images into the cluster's containerd.
+func importImages(t *testing.T) {
+	t.Helper()
+	for _, img := range images {
+		out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", img).CombinedOutput()
+		require.NoError(t, err, "image %s is not in Docker (make images builds it): %s", img, out)
+	}
+	cmd := exec.Command(filepath.Join("..", "..", "scripts", "k8s", "images.sh"), images...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "scripts/k8s/images.sh: %s", out)
+}
+
+// relay forwards connections to host:0 on to target until the test ends
+// and returns the port it listens on.
+func relay(t *testing.T, host, target string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex
+		conns = map[net.Conn]struct{}{}
+		wg    sync.WaitGroup
+	)
+	track := func(c net.Conn) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if conns == nil {
+			return false
+		}
+		conns[c] = struct{}{}
+		return true
+	}
+	wg.Go(func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.DialTimeout("tcp", target, 5*time.Second)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			if !track(in) || !track(out) {
+				in.Close()
+				out.Close()
+				return
+			}
+			// Each direction passes on its end of file as a half-close (a
+			// client that shuts its side still reads the answer); the pair
+			// closes when both are done.
+			var pair sync.WaitGroup
+			pipe := func(dst, src net.Conn) {
+				_, _ = io.Copy(dst, src)
+				_ = dst.(*net.TCPConn).CloseWrite()
+			}
+			pair.Go(func() { pipe(out, in) })
+			pair.Go(func() { pipe(in, out) })
+			wg.Go(func() {
+				pair.Wait()
+				in.Close()
+				out.Close()
+			})
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		conns = nil
+		mu.Unlock()
+		wg.Wait()
+	})
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// deployment is the base applied in a namespace of the test's own.
+type deployment struct {
+	k      kubectl
+	ns     string
+	nodeIP string
+	token  string
+	s3Port int
+	// pgRelay is the node's address relaying to PostgreSQL, which a
+	// sidecar must not reach.
+	pgRelay string
+	pods    []pod // the Ready replicas
+}
+
+type pod struct {
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Status struct {
+		PodIP      string `json:"podIP"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (p pod) ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+func (d *deployment) list(t *testing.T, selector string) []pod {
+	t.Helper()
+	var list struct{ Items []pod }
+	require.NoError(t, json.Unmarshal([]byte(d.k.must(t, "get", "pods", "-n", d.ns, "-l", selector, "-o", "json")), &list))
+	return list.Items
+}
+
+// deploy applies the base through an overlay in t.TempDir() and waits for
+// both replicas to be Ready. The namespace goes when the test ends, and
+// with it every pod, claim and volume.
+func deploy(t *testing.T) *deployment {
+	t.Helper()
+	k := localCluster(t)
+	importImages(t)
+
+	d := &deployment{k: k, ns: "cairn-deploy-" + strings.ToLower(ulid.Make().String()[18:])}
+	d.nodeIP = strings.TrimSpace(k.must(t, "get", "nodes", "-o",
+		`jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`))
+	require.NotNil(t, net.ParseIP(d.nodeIP), "the node's InternalIP: %q", d.nodeIP)
+
+	dsn, err := url.Parse(stacktest.Database(t))
+	require.NoError(t, err)
+	sqlPassword, _ := dsn.User.Password()
+	store := stacktest.S3(t)
+	bucket := stacktest.Bucket(t)
+
+	apiServer := strings.TrimSpace(k.must(t, "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"))
+	apiURL, err := url.Parse(apiServer)
+	require.NoError(t, err)
+	apiRelay := relay(t, d.nodeIP, apiURL.Host)
+	pgRelay := relay(t, d.nodeIP, dsn.Host)
+	d.s3Port = relay(t, d.nodeIP, store.Endpoint)
+	d.pgRelay = net.JoinHostPort(d.nodeIP, strconv.Itoa(pgRelay))
+
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	d.token = hex.EncodeToString(raw)
+	sum := sha256.Sum256([]byte(d.token))
+
+	dir := t.TempDir()
+	base, err := filepath.Abs(".")
+	require.NoError(t, err)
+	rel, err := filepath.Rel(dir, base) // kustomize takes no absolute base
+	require.NoError(t, err)
+	storeAddr := net.JoinHostPort(d.nodeIP, strconv.Itoa(d.s3Port))
+	files := map[string]string{
+		"kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %[1]s
+resources: [%[2]s]
+configMapGenerator:
+- {name: cairn, namespace: cairn, behavior: replace, files: [cairn.yaml]}
+secretGenerator:
+- {name: cairn, envs: [secret.env], files: [tokens.yaml]}
+patches:
+- target: {kind: NetworkPolicy, name: cairn-sidecar}
+  patch: |-
+    - {op: replace, path: /spec/egress/0/to/0/ipBlock/cidr, value: %[3]s/32}
+    - {op: replace, path: /spec/egress/0/ports/0/port, value: %[4]d}
+- target: {kind: Deployment, name: cairn}
+  patch: |-
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_HOST, value: "%[3]s"}}
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_PORT, value: "%[5]d"}}
+`, d.ns, rel, d.nodeIP, d.s3Port, apiRelay),
+		"cairn.yaml": fmt.Sprintf(`appName: cairn
+persistence:
+  sql:
+    app: {host: %[1]s, port: %[2]d, db: %[3]s, user: %[4]s}
+api:
+  service: {listenOn: 0.0.0.0, appPort: %[9]d}
+metrics:
+  service: {listenOn: 0.0.0.0, appPort: 3001}
+auth:
+  tokensFile: /etc/cairn/secret/tokens.yaml
+artifact:
+  s3: {endpoint: "%[5]s", presignEndpoint: "http://%[5]s", useTLS: false, region: %[6]s}
+  store: {bucket: %[7]s}
+  sidecar: {image: %[8]s}
+workspace: {volumeType: kubernetes}
+kubernetes:
+  inCluster: true
+  namespace: %[10]s
+  accessMode: ReadWriteOnce
+  volumeSize: 64Mi
+  imagePullPolicy: Never
+  podStartTimeoutSecs: 120
+`, d.nodeIP, pgRelay, strings.TrimPrefix(dsn.Path, "/"), dsn.User.Username(),
+			storeAddr, store.Region, bucket, stacktest.SidecarImage, apiPort, d.ns),
+		"secret.env": fmt.Sprintf("sql-password=%s\ns3-access-key=%s\ns3-secret-key=%s\n",
+			sqlPassword, store.AccessKey, store.SecretKey),
+		"tokens.yaml": fmt.Sprintf("- {name: deploy-test, sha256: %x, scopes: [read, write, admin]}\n", sum),
+	}
+	for name, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
+	}
+
+	// Registered before the apply, so that a half-made deployment goes too.
+	t.Cleanup(func() { d.remove(t) })
+	k.must(t, "apply", "-k", dir)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	if _, err := k.run(ctx, nil, "rollout", "status", "deployment/cairn", "-n", d.ns, "--timeout=4m"); err != nil {
+		d.dump(t)
+		require.NoError(t, err)
+	}
+	d.pods = d.list(t, "app.kubernetes.io/name=cairn")
+	return d
+}
+
+// dump logs what explains a deployment that did not become Ready: the
+// pods' state and their last log lines (the server logs no secrets).
+func (d *deployment) dump(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := d.k.run(ctx, nil, "get", "pods,events", "-n", d.ns, "-o", "wide")
+	t.Logf("pods and events:\n%s", out)
+	out, _ = d.k.run(ctx, nil, "logs", "-n", d.ns, "-l", "app.kubernetes.io/name=cairn", "--all-containers", "--tail=30", "--prefix")
+	t.Logf("logs:\n%s", out)
+}
+
+// remove deletes the namespace and waits until it, and every volume its
+// claims had, are gone.
+func (d *deployment) remove(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := d.k.run(ctx, nil, "delete", "namespace", d.ns, "--ignore-not-found", "--wait=true", "--timeout=2m"); err != nil {
+		t.Errorf("delete namespace %s: %v\n%s", d.ns, err, out)
+		return
+	}
+	for {
+		out, err := d.k.run(ctx, nil, "get", "pv", "-o",
+			`jsonpath={range .items[?(@.spec.claimRef.namespace=="`+d.ns+`")]}{.metadata.name}{"\n"}{end}`)
+		if err == nil && strings.TrimSpace(out) == "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("volumes of %s left behind: %s %v", d.ns, out, err)
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// call makes one API request to a replica's pod address.
+func (d *deployment) call(t *testing.T, p pod, method, path string, body any, token string) (int, map[string]json.RawMessage) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	u := "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(apiPort)) + path
+	req, err := http.NewRequestWithContext(t.Context(), method, u, rd)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := (&http.Client{Timeout: 3 * time.Minute}).Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var env map[string]json.RawMessage
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &env), "%s %s: %s", method, path, raw)
+	return res.StatusCode, env
+}
+
+func TestDeploy(t *testing.T) {
+	d := deploy(t)
+
+	t.Run("TwoReplicasReady", func(t *testing.T) {
+		require.Len(t, d.pods, 2)
+		for _, p := range d.pods {
+			require.True(t, p.ready(), "pod %s", p.Metadata.Name)
+			require.NotEmpty(t, p.Status.PodIP)
+		}
+		require.NotEqual(t, d.pods[0].Status.PodIP, d.pods[1].Status.PodIP)
+	})
+
+	t.Run("NoTokenRefused", func(t *testing.T) {
+		code, _ := d.call(t, d.pods[0], http.MethodGet, "/v1/workspaces", nil, "")
+		require.Equal(t, http.StatusUnauthorized, code)
+	})
+
+	// A workspace made on one replica gets its volume — a claim and the
+	// prep sidecar, made in-cluster by the service account — and is seen
+	// on the other; the sidecar pods the server made are recorded for the
+	// network policy's check.
+	var sidecars []pod
+	t.Run("WorkspaceOK", func(t *testing.T) {
+		a, b := d.pods[0], d.pods[1]
+		stop := d.watchPods(t, &sidecars)
+		code, env := d.call(t, a, http.MethodPost, "/v1/workspaces", map[string]string{"name": "deploy-test"}, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		var ws struct {
+			ID          string `json:"id"`
+			VolumeState string `json:"volume_state"`
+		}
+		require.NoError(t, json.Unmarshal(env["workspace"], &ws))
+		code, env = d.call(t, a, http.MethodPost, "/v1/workspaces/"+ws.ID+"/volume", nil, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		code, env = d.call(t, b, http.MethodGet, "/v1/workspaces/"+ws.ID, nil, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		require.NoError(t, json.Unmarshal(env["workspace"], &ws))
+		require.Equal(t, "READY", ws.VolumeState)
+		claims := d.k.must(t, "get", "pvc", "-n", d.ns, "-o", "name")
+		require.Contains(t, claims, strings.ToLower(ws.ID))
+		code, env = d.call(t, b, http.MethodDelete, "/v1/workspaces/"+ws.ID+"/volume", nil, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		code, env = d.call(t, a, http.MethodDelete, "/v1/workspaces/"+ws.ID, nil, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		stop()
+		require.NotEmpty(t, sidecars, "the volume's prep sidecar was never seen")
+	})
+
+	t.Run("RoleLeastPrivilege", func(t *testing.T) { d.checkRole(t) })
+
+	t.Run("SidecarPolicySelectsSidecars", func(t *testing.T) {
+		var np struct {
+			Spec struct {
+				PodSelector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"podSelector"`
+				PolicyTypes []string          `json:"policyTypes"`
+				Ingress     []json.RawMessage `json:"ingress"`
+				Egress      []struct {
+					To []struct {
+						IPBlock *struct {
+							CIDR string `json:"cidr"`
+						} `json:"ipBlock"`
+						NamespaceSelector json.RawMessage `json:"namespaceSelector"`
+					} `json:"to"`
+					Ports []struct {
+						Protocol string `json:"protocol"`
+						Port     int    `json:"port"`
+					} `json:"ports"`
+				} `json:"egress"`
+			} `json:"spec"`
+		}
+		raw := d.k.must(t, "get", "networkpolicy", "cairn-sidecar", "-n", d.ns, "-o", "json")
+		require.NoError(t, json.Unmarshal([]byte(raw), &np))
+		require.ElementsMatch(t, []string{"Ingress", "Egress"}, np.Spec.PolicyTypes)
+		require.Empty(t, np.Spec.Ingress, "nothing may reach a sidecar")
+		require.Len(t, np.Spec.Egress, 2, "the store and DNS, nothing else")
+		require.Equal(t, d.nodeIP+"/32", np.Spec.Egress[0].To[0].IPBlock.CIDR)
+		require.Equal(t, d.s3Port, np.Spec.Egress[0].Ports[0].Port)
+		for _, port := range np.Spec.Egress[1].Ports {
+			require.Equal(t, 53, port.Port)
+		}
+		sel := np.Spec.PodSelector.MatchLabels
+		require.NotEmpty(t, sel)
+		for _, p := range sidecars {
+			require.True(t, selects(sel, p.Metadata.Labels), "the policy misses sidecar %s %v", p.Metadata.Name, p.Metadata.Labels)
+		}
+		for _, p := range d.pods {
+			require.False(t, selects(sel, p.Metadata.Labels), "the policy selects the server %s", p.Metadata.Name)
+		}
+	})
+
+	t.Run("SidecarReachesStore", func(t *testing.T) { d.probeNetwork(t) })
+}
+
+func selects(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// watchPods records every pod the server makes as a sidecar (label
+// cairn.sidecar=true) until stop is called.
+func (d *deployment) watchPods(t *testing.T, into *[]pod) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := exec.CommandContext(ctx, d.k.bin, "get", "pods", "-n", d.ns, "--watch", "-o", "json")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+d.k.kubeconfig)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := json.NewDecoder(out)
+		for {
+			var p pod
+			if dec.Decode(&p) != nil {
+				return
+			}
+			if p.Metadata.Labels[kube.LabelSidecar] != "true" {
+				continue
+			}
+			mu.Lock()
+			if !seen[p.Metadata.Name] {
+				seen[p.Metadata.Name] = true
+				*into = append(*into, p)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() {
+		cancel()
+		_ = cmd.Wait()
+		<-done
+	}
+}
+
+// checkRole asks the API what the server's service account may do.
+func (d *deployment) checkRole(t *testing.T) {
+	sa := "system:serviceaccount:" + d.ns + ":cairn"
+	canI := func(ns string, args ...string) bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		out, err := d.k.run(ctx, nil, append([]string{"auth", "can-i", "--as", sa, "-n", ns}, args...)...)
+		// The answer is the last line (warnings come first); can-i exits 1
+		// for "no", and anything else is a failed question.
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		answer := strings.TrimSpace(lines[len(lines)-1])
+		require.Contains(t, []string{"yes", "no"}, answer, "can-i %v -n %s: %v", args, ns, err)
+		return answer == "yes"
+	}
+	for _, q := range [][]string{
+		{"create", "pods"}, {"get", "pods"}, {"list", "pods"}, {"watch", "pods"}, {"delete", "pods"},
+		{"create", "pods", "--subresource=exec"}, {"create", "pods", "--subresource=attach"},
+		{"get", "pods", "--subresource=log"},
+		{"create", "persistentvolumeclaims"}, {"get", "persistentvolumeclaims"}, {"watch", "persistentvolumeclaims"},
+		{"delete", "persistentvolumeclaims"},
+		{"get", "events"}, {"list", "events"}, {"watch", "events"},
+	} {
+		require.True(t, canI(d.ns, q...), "the server cannot %v in its namespace", q)
+	}
+	for _, q := range [][]string{
+		{"get", "secrets"}, {"list", "secrets"}, {"watch", "secrets"}, {"create", "secrets"},
+		{"get", "configmaps"}, {"update", "pods"}, {"patch", "pods"}, {"create", "pods", "--subresource=portforward"},
+		{"create", "pods", "--subresource=ephemeralcontainers"}, {"create", "events"}, {"delete", "events"},
+		{"create", "serviceaccounts", "--subresource=token"}, {"create", "roles"}, {"create", "rolebindings"},
+		{"update", "deployments.apps"}, {"delete", "namespaces"},
+	} {
+		require.False(t, canI(d.ns, q...), "the server may %v in its namespace", q)
+	}
+	for _, ns := range []string{"default", "kube-system", "cairn"} {
+		for _, q := range [][]string{{"create", "pods"}, {"list", "pods"}, {"create", "pods", "--subresource=exec"},
+			{"create", "persistentvolumeclaims"}, {"get", "secrets"}} {
+			require.False(t, canI(ns, q...), "the server may %v in namespace %s", q, ns)
+		}
+	}
+	for _, q := range [][]string{{"list", "nodes"}, {"list", "namespaces"}, {"list", "persistentvolumes"},
+		{"list", "storageclasses.storage.k8s.io"}, {"create", "clusterrolebindings"}, {"impersonate", "serviceaccounts"}} {
+		require.False(t, canI(d.ns, q...), "the server may %v cluster-wide", q)
+	}
+}
+
+// probeNetwork runs a pod labelled as a sidecar (busybox, not the sidecar
+// image, which has no shell) and a control pod without the labels and,
+// through execs made as the server's service account, tries addresses
+// from both. The store must be reachable from the sidecar. What the policy
+// denies is required to be unreachable only with
+// CAIRN_K8S_NETPOL_ENFORCED=true (a cluster whose CNI enforces
+// NetworkPolicy): the local cluster's bridge CNI enforces none. There,
+// pod-to-pod traffic is dropped by the host's FORWARD policy for every
+// pod alike (the control shows it), and anything listening on the node's
+// address — here the test's PostgreSQL relay — is reachable from a sidecar.
+func (d *deployment) probeNetwork(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	probe := func(name, labels string) {
+		spec := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: %s
+  labels: {%s}
+spec:
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  terminationGracePeriodSeconds: 0
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: probe
+    image: %s
+    imagePullPolicy: Never
+    command: [/bin/sleep, "600"]
+    securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+`, name, d.ns, labels, stacktest.ShellImage)
+		_, err := d.k.run(ctx, []byte(spec), "apply", "-f", "-")
+		require.NoError(t, err)
+	}
+	probe("netprobe", fmt.Sprintf("%s: cairn, %s: sidecar, %s: \"true\"", kube.LabelApp, kube.LabelRole, kube.LabelSidecar))
+	probe("netcontrol", "probe: control")
+	_, err := d.k.run(ctx, nil, "wait", "-n", d.ns, "--for=condition=Ready", "pod/netprobe", "pod/netcontrol", "--timeout=2m")
+	require.NoError(t, err)
+
+	// reach reports whether from pod a TCP connection to addr was made;
+	// busybox's static wget crashes on this image, so it is nc (-w bounds
+	// the connect; nc exits 0 once connected and the peer closes).
+	reach := func(from, addr string) bool {
+		host, port, _ := net.SplitHostPort(addr)
+		script := fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 nc -w 3 %s %s >/dev/null 2>&1; echo rc=$?`, host, port)
+		out, err := d.k.run(ctx, nil, "exec", "--as", "system:serviceaccount:"+d.ns+":cairn", "-n", d.ns, from, "--",
+			"/bin/sh", "-c", script)
+		require.NoError(t, err)
+		return strings.TrimSpace(out) == "rc=0"
+	}
+	store := net.JoinHostPort(d.nodeIP, strconv.Itoa(d.s3Port))
+	require.True(t, reach("netprobe", store), "a sidecar cannot reach the store at %s", store)
+
+	replica := net.JoinHostPort(d.pods[0].Status.PodIP, strconv.Itoa(apiPort))
+	denied := map[string]string{"a replica's API": replica, "the PostgreSQL relay on the node": d.pgRelay}
+	if os.Getenv("CAIRN_K8S_NETPOL_ENFORCED") == "true" {
+		require.True(t, reach("netcontrol", replica), "the control pod cannot reach %s: the check would prove nothing", replica)
+		for what, addr := range denied {
+			require.False(t, reach("netprobe", addr), "a sidecar reached %s at %s despite the policy", what, addr)
+		}
+		return
+	}
+	t.Logf("NetworkPolicy is NOT enforced here (bridge CNI); what is true on this cluster:")
+	t.Logf("  control pod (no sidecar labels) -> replica %s: reached=%v", replica, reach("netcontrol", replica))
+	for what, addr := range denied {
+		t.Logf("  sidecar pod -> %s %s: reached=%v", what, addr, reach("netprobe", addr))
+	}
+}
