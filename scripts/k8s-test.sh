@@ -28,6 +28,12 @@ run_tests() {
     -run '^(TestKube|TestKubernetes|TestDeploy)' ./server/runtimetest/ ./cmd/cairn/ ./deploy/...
 }
 
+# TestDeploy runs the server image: build it (and the others) from this
+# source, never one an earlier checkout left in Docker.
+if [ "$mode" = test ]; then
+  make -s images >/dev/null
+fi
+
 if pgrep -x kubelet >/dev/null; then
   if [ "$CI" = true ] || [ -z "${CAIRN_K8S_STATE:-}" ]; then
     echo "k8s-test: a cluster is already up (a kubelet runs); take it down (make k8s-down) or, outside CI, name it with CAIRN_K8S_STATE" >&2

@@ -108,12 +108,7 @@ func (s *sshStack) openSSH(t testing.TB, key sshKey) *tmuxtest.Pane {
 func sshBinary(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("ssh")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ssh (openssh-client) is not installed; scripts/deps.sh installs it")
-		}
-		t.Skip("ssh (openssh-client) is not installed")
-	}
+	stacktest.Need(t, "ssh (openssh-client; scripts/deps.sh installs it)", err)
 	return p
 }
 

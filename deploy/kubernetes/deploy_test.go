@@ -54,18 +54,6 @@ var images = []string{"cairn:latest", stacktest.SidecarImage, stacktest.ShellIma
 
 const apiPort = 44123 // api.service.appPort of the base's cairn.yaml
 
-// need fails under CI=true and skips elsewhere when the cluster is missing.
-func need(t *testing.T, what string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required under CI=true: %v", what, err)
-	}
-	t.Skipf("%s is not available (set CI=true to fail instead): %v", what, err)
-}
-
 // kubectl runs the cluster's kubectl with its admin kubeconfig.
 type kubectl struct {
 	bin, kubeconfig string
@@ -93,50 +81,22 @@ func (k kubectl) must(t *testing.T, args ...string) string {
 	return out
 }
 
-// findKubectl is $KUBECTL, kubectl on PATH, or the one scripts/k8s builds
-// into its cache.
-func findKubectl() (string, error) {
-	if k := os.Getenv("KUBECTL"); k != "" {
-		return k, nil
-	}
-	if k, err := exec.LookPath("kubectl"); err == nil {
-		return k, nil
-	}
-	cache := os.Getenv("CAIRN_K8S_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", err
-			}
-			base = filepath.Join(home, ".cache")
-		}
-		found, _ := filepath.Glob(filepath.Join(base, "cairn", "k8s", "v*", "bin", "kubectl"))
-		if len(found) == 0 {
-			return "", errors.New("no kubectl: set KUBECTL, put it on PATH or build the cluster's (scripts/k8s)")
-		}
-		return found[len(found)-1], nil
-	}
-	return filepath.Join(cache, "bin", "kubectl"), nil
-}
-
 // localCluster is the running cluster of $CAIRN_K8S_STATE.
 func localCluster(t *testing.T) kubectl {
 	t.Helper()
 	state := os.Getenv("CAIRN_K8S_STATE")
 	if state == "" {
-		need(t, "the local cluster", errors.New("CAIRN_K8S_STATE is not set (the state dir of make k8s-up)"))
+		stacktest.Need(t, "the local cluster", errors.New("CAIRN_K8S_STATE is not set (the state dir of make k8s-up)"))
 	}
 	k := kubectl{kubeconfig: filepath.Join(state, "admin.kubeconfig")}
 	_, err := os.Stat(k.kubeconfig)
-	need(t, "the local cluster's kubeconfig", err)
-	k.bin, err = findKubectl()
-	need(t, "kubectl", err)
+	stacktest.Need(t, "the local cluster's kubeconfig", err)
+	k.bin, err = stacktest.Kubectl()
+	stacktest.Need(t, "kubectl", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = k.run(ctx, nil, "get", "--raw", "/readyz")
-	need(t, "the local cluster's API server", err)
+	stacktest.Need(t, "the local cluster's API server", err)
 	return k
 }
 
@@ -147,9 +107,7 @@ func importImages(t *testing.T) {
 		out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", img).CombinedOutput()
 		require.NoError(t, err, "image %s is not in Docker (make images builds it): %s", img, out)
 	}
-	cmd := exec.Command(filepath.Join("..", "..", "scripts", "k8s", "images.sh"), images...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "scripts/k8s/images.sh: %s", out)
+	stacktest.ImportImages(t, images...)
 }
 
 // relay forwards connections to host:0 on to target until the test ends

@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -460,12 +458,9 @@ func ptyUntilReady(b *testing.B, cmd *exec.Cmd) time.Duration {
 
 func kubectlPath(b *testing.B) string {
 	b.Helper()
-	if d := os.Getenv("CAIRN_K8S_CACHE"); d != "" {
-		return filepath.Join(d, "bin", "kubectl")
-	}
-	cache, err := os.UserCacheDir()
+	k, err := stacktest.Kubectl()
 	require.NoError(b, err)
-	return filepath.Join(cache, "cairn", "k8s", "v1.37.2", "bin", "kubectl")
+	return k
 }
 
 // requireStored checks that every put of the run, cairn's and the floors',

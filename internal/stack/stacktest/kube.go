@@ -34,11 +34,11 @@ func Kubeconfig(t testing.TB) string {
 	t.Helper()
 	state := os.Getenv("CAIRN_K8S_STATE")
 	if state == "" {
-		need(t, "a Kubernetes cluster", errNoCluster)
+		Need(t, "a Kubernetes cluster", errNoCluster)
 	}
 	kubeconfig := filepath.Join(state, "admin.kubeconfig")
 	if _, err := os.Stat(kubeconfig); err != nil {
-		need(t, "a Kubernetes cluster", err)
+		Need(t, "a Kubernetes cluster", err)
 	}
 	ImportImages(t, Image(t), Shell(t))
 	return kubeconfig
@@ -128,4 +128,27 @@ func KubeNamespace(t testing.TB, cs *kubernetes.Clientset) string {
 		t.Errorf("namespace %s still there after 2 minutes", name)
 	})
 	return name
+}
+
+// Kubectl is $KUBECTL, kubectl on PATH, or the one scripts/k8s builds
+// into its cache ($CAIRN_K8S_CACHE, else the newest version there).
+func Kubectl() (string, error) {
+	if k := os.Getenv("KUBECTL"); k != "" {
+		return k, nil
+	}
+	if k, err := exec.LookPath("kubectl"); err == nil {
+		return k, nil
+	}
+	if cache := os.Getenv("CAIRN_K8S_CACHE"); cache != "" {
+		return filepath.Join(cache, "bin", "kubectl"), nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	found, _ := filepath.Glob(filepath.Join(base, "cairn", "k8s", "v*", "bin", "kubectl"))
+	if len(found) == 0 {
+		return "", clusterError("no kubectl: set KUBECTL, put it on PATH or build the cluster's (scripts/k8s)")
+	}
+	return found[len(found)-1], nil
 }

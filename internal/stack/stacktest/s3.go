@@ -33,7 +33,7 @@ func startS3() (*stack.S3, error) {
 func S3(t testing.TB) *stack.S3 {
 	t.Helper()
 	store, err := services.s3.get(startS3)
-	need(t, "versitygw", err)
+	Need(t, "versitygw", err)
 	return store
 }
 

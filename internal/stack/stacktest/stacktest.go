@@ -83,8 +83,8 @@ func Main(m *testing.M, cleanups ...func()) {
 	os.Exit(code)
 }
 
-// need fails (CI) or skips (elsewhere) a test whose service is missing.
-func need(t testing.TB, what string, err error) {
+// Need fails (CI) or skips (elsewhere) a test whose service is missing.
+func Need(t testing.TB, what string, err error) {
 	t.Helper()
 	if err == nil {
 		return
@@ -133,7 +133,7 @@ func startPostgres() (*stack.Postgres, error) {
 func Postgres(t testing.TB) *stack.Postgres {
 	t.Helper()
 	pg, err := services.postgres.get(startPostgres)
-	need(t, "PostgreSQL", err)
+	Need(t, "PostgreSQL", err)
 	return pg
 }
 
@@ -161,7 +161,7 @@ func Docker(t testing.TB) *client.Client {
 	cli, err := services.docker.get(func() (*client.Client, error) {
 		return stack.DockerClient(context.Background())
 	})
-	need(t, "Docker Engine", err)
+	Need(t, "Docker Engine", err)
 	return cli
 }
 
