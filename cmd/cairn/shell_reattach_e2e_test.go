@@ -95,9 +95,9 @@ func TestShellSurvivesAKilledClient(t *testing.T) {
 		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state, "HOME=" + t.TempDir()}}
 	p := tmuxtest.Start(t, size, st.bin, "shell", ws.Name)
 	p.WaitForText(time.Minute, "/mnt/cairn/ws #")
-	p.Type("sleep 6; echo done-$((40+2))")
+	p.Type("echo started-$((1+1)); sleep 6; echo done-$((40+2))")
 	p.Keys("Enter")
-	p.WaitForText(seen, "sleep 6; echo done-$((40+2))")
+	p.WaitForText(seen, "started-2") // the shell runs the line: the echo of typed text alone would not prove Enter arrived
 	require.NoError(t, syscall.Kill(p.PID(), syscall.SIGKILL))
 	require.Equal(t, 128+int(syscall.SIGKILL), p.WaitExit(seen))
 	require.NotContains(t, p.Capture(), "done-42", "killed before the command finished")
@@ -122,9 +122,9 @@ func TestShellRidesOutANetworkDrop(t *testing.T) {
 		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "HOME=" + t.TempDir()}}
 	p := tmuxtest.Start(t, size, st.bin, "shell", ws.Name)
 	p.WaitForText(time.Minute, "/mnt/cairn/ws #")
-	p.Type("sleep 20; echo done-$((40+2))")
+	p.Type("echo started-$((1+1)); sleep 20; echo done-$((40+2))")
 	p.Keys("Enter")
-	p.WaitForText(seen, "sleep 20; echo done-$((40+2))")
+	p.WaitForText(seen, "started-2") // running, not only echoed
 	require.Positive(t, link.cut(), "the shell's connection went through the link")
 	p.WaitForText(time.Minute, "done-42")
 	require.GreaterOrEqual(t, link.accepted(), 2, "the CLI came back on a new connection")

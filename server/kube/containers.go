@@ -17,7 +17,7 @@ func (r *Runtime) ListSidecars(ctx context.Context, app string) ([]reconcile.Con
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	sel := labels.SelectorFromSet(labels.Set{LabelApp: app, LabelRole: "sidecar"}).String()
-	list, err := r.cs.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := r.api.pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, unavailable("list sidecar pods", err)
 	}

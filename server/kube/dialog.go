@@ -95,7 +95,7 @@ func (r *Runtime) attachStdin(ctx context.Context, name string, stdin *io.PipeRe
 // follow pumps the followed log into c until it ends; talked is closed
 // then. A Dialog error is handed to failed, which ends the run.
 func (r *Runtime) follow(ctx context.Context, name string, c *conversation, failed func(error)) (<-chan struct{}, error) {
-	logs, err := r.cs.CoreV1().Pods(r.cfg.Namespace).GetLogs(name, &corev1.PodLogOptions{Container: "sidecar", Follow: true}).Stream(ctx)
+	logs, err := r.api.podLogs(r.cfg.Namespace, name, &corev1.PodLogOptions{Container: "sidecar", Follow: true}).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}

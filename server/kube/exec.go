@@ -80,7 +80,7 @@ func (s *Shells) ListExecs(ctx context.Context) ([]service.ShellContainer, error
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindExec}).String()
-	list, err := s.cs.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := s.api.pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, unavailable("list exec pods", err)
 	}

@@ -1,7 +1,10 @@
 // Package kube is the Kubernetes adapter of the runtime ports
 // (K8S.md §1): workspace volumes as PersistentVolumeClaims, sidecars as
-// hardened pods run to completion, shells as TTY pods reached by attach.
-// API errors are translated here; nothing Kubernetes-specific leaves the
+// hardened pods run to completion, shells and execs as execs into pods
+// held by an idle process (no attach: the kubelet logs what a TTY
+// container writes, so every echoed keystroke would land in the node's
+// logs). It reaches the API through api.go's two REST clients, not
+// client-go's Clientset. API errors are translated here; nothing Kubernetes-specific leaves the
 // package.
 package kube
 
@@ -17,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -114,7 +116,7 @@ func RESTConfig(cfg Config) (*rest.Config, error) {
 // adapter shares.
 type cluster struct {
 	rc  *rest.Config
-	cs  kubernetes.Interface
+	api api
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
@@ -133,11 +135,11 @@ func connect(cfg Config) (*cluster, error) {
 	// past the server's log level and JSON lines; klog is process-wide, so
 	// the last runtime connected names the logger (they share the server's).
 	klog.SetSlogLogger(log.With("component", "client-go"))
-	cs, err := kubernetes.NewForConfig(rc)
+	a, err := newAPI(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return &cluster{rc: rc, cs: cs, cfg: cfg, log: log, now: time.Now}, nil
+	return &cluster{rc: rc, api: a, cfg: cfg, log: log, now: time.Now}, nil
 }
 
 // apiWarnings sends the API server's warnings to the log instead of
@@ -151,7 +153,7 @@ func (w apiWarnings) HandleWarningHeader(code int, agent, text string) {
 // Ping checks that the API answers and lets cairn list claims in its
 // namespace (a namespaced Role cannot grant reading the namespace itself).
 func (c *cluster) Ping(ctx context.Context) error {
-	_, err := c.cs.CoreV1().PersistentVolumeClaims(c.cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	_, err := c.api.claims(c.cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return unavailable("list volume claims in the namespace "+c.cfg.Namespace, err)
 	}

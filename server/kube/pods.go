@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 
@@ -87,7 +86,7 @@ func (c *cluster) meta(name string, labels, annotations map[string]string) metav
 func (c *cluster) createPod(ctx context.Context, pod *corev1.Pod, what string) (*corev1.Pod, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	made, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Create(cctx, pod, metav1.CreateOptions{})
+	made, err := c.api.pods(c.cfg.Namespace).Create(cctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return nil, unavailable("create "+what, err)
 	}
@@ -111,7 +110,7 @@ func (c *cluster) deletePod(ctx context.Context, name string, grace int64) {
 // removePod deletes a pod with the given grace; an absent one is no error.
 func (c *cluster) removePod(ctx context.Context, name string, grace int64) error {
 	bg := metav1.DeletePropagationBackground
-	err := c.cs.CoreV1().Pods(c.cfg.Namespace).Delete(ctx, name,
+	err := c.api.pods(c.cfg.Namespace).Delete(ctx, name,
 		metav1.DeleteOptions{GracePeriodSeconds: &grace, PropagationPolicy: &bg})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -127,7 +126,7 @@ var errPodGone = errors.New("pod deleted")
 // saw it. A deletion ends the wait with errPodGone and the pod's last
 // state. Watches the API closes are resumed; every wait ends with ctx.
 func (c *cluster) waitPod(ctx context.Context, name string, done func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
-	pods := c.cs.CoreV1().Pods(c.cfg.Namespace)
+	pods := c.api.pods(c.cfg.Namespace)
 	for {
 		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 		if err != nil {
@@ -150,7 +149,7 @@ func (c *cluster) waitPod(ctx context.Context, name string, done func(*corev1.Po
 // watchPod is one watch of waitPod's; nil, nil means the API ended it and
 // the caller lists again.
 func (c *cluster) watchPod(ctx context.Context, name, rv string, done func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
-	w, err := c.cs.CoreV1().Pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
+	w, err := c.api.pods(c.cfg.Namespace).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv,
 	})
 	if err != nil {
@@ -281,8 +280,8 @@ func (c *cluster) execExecutor(name string, opts *corev1.PodExecOptions) (remote
 }
 
 func (c *cluster) executor(name, subresource string, opts runtime.Object) (remotecommand.Executor, error) {
-	u := c.cs.CoreV1().RESTClient().Post().Namespace(c.cfg.Namespace).Resource("pods").Name(name).
-		SubResource(subresource).VersionedParams(opts, scheme.ParameterCodec).URL()
+	u := c.api.core.Post().Namespace(c.cfg.Namespace).Resource("pods").Name(name).
+		SubResource(subresource).VersionedParams(opts, parameterCodec).URL()
 	ws, err := remotecommand.NewWebSocketExecutor(c.rc, "GET", u.String())
 	if err != nil {
 		return nil, err

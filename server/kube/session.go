@@ -149,7 +149,7 @@ func (se *session) wait(ctx context.Context) (exit, error) {
 // oomKilled reports whether the pod's container was OOM-killed: the
 // kernel may pick the hold process as well as the command.
 func (se *session) oomKilled(ctx context.Context) bool {
-	pod, err := se.s.cs.CoreV1().Pods(se.s.cfg.Namespace).Get(ctx, se.name, getOpts)
+	pod, err := se.s.api.pods(se.s.cfg.Namespace).Get(ctx, se.name, getOpts)
 	if err != nil {
 		return false
 	}
@@ -159,7 +159,7 @@ func (se *session) oomKilled(ctx context.Context) bool {
 
 // gone reports whether the pod is deleted or being deleted.
 func (se *session) gone(ctx context.Context) bool {
-	pod, err := se.s.cs.CoreV1().Pods(se.s.cfg.Namespace).Get(ctx, se.name, getOpts)
+	pod, err := se.s.api.pods(se.s.cfg.Namespace).Get(ctx, se.name, getOpts)
 	return apierrors.IsNotFound(err) || (err == nil && pod.DeletionTimestamp != nil)
 }
 

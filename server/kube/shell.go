@@ -196,7 +196,7 @@ func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, erro
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindShell}).String()
-	list, err := s.cs.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := s.api.pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, unavailable("list shell pods", err)
 	}

@@ -253,7 +253,7 @@ func (r *Runtime) sidecarWaitError(ctx, wctx context.Context, err error, name, c
 // interleaved them, bounded.
 func (r *Runtime) logs(ctx context.Context, name string) ([]byte, error) {
 	limit := int64(maxSidecarOutput)
-	rc, err := r.cs.CoreV1().Pods(r.cfg.Namespace).GetLogs(name, &corev1.PodLogOptions{Container: "sidecar", LimitBytes: &limit}).Stream(ctx)
+	rc, err := r.api.podLogs(r.cfg.Namespace, name, &corev1.PodLogOptions{Container: "sidecar", LimitBytes: &limit}).Stream(ctx)
 	if err != nil {
 		return nil, unavailable("read the sidecar output", err)
 	}

@@ -28,7 +28,7 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	pvc, err := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Get(ctx, claim, getOpts)
+	pvc, err := r.api.claims(r.cfg.Namespace).Get(ctx, claim, getOpts)
 	switch {
 	case err == nil:
 		return pvc.DeletionTimestamp == nil, nil
@@ -65,7 +65,7 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, err = r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
+	_, err = r.api.claims(r.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return unavailable("create the volume claim", err)
 	}
@@ -78,7 +78,7 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 // bindsOnFirstUse reports whether the claims' class binds only when a pod
 // uses them. A class that cannot be read is waited for.
 func (r *Runtime) bindsOnFirstUse(ctx context.Context) bool {
-	classes := r.cs.StorageV1().StorageClasses()
+	classes := r.api.classes()
 	var sc *storagev1.StorageClass
 	if r.cfg.StorageClass != "" {
 		got, err := classes.Get(ctx, r.cfg.StorageClass, getOpts)
@@ -120,7 +120,7 @@ func (r *Runtime) waitBound(ctx context.Context, claim string) error {
 // waitClaim watches one claim until done says so; deleted tells done the
 // claim is gone.
 func (r *Runtime) waitClaim(ctx context.Context, claim string, done func(pvc *corev1.PersistentVolumeClaim, deleted bool) bool) error {
-	claims := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace)
+	claims := r.api.claims(r.cfg.Namespace)
 	sel := fields.OneTermEqualSelector("metadata.name", claim).String()
 	for {
 		list, err := claims.List(ctx, metav1.ListOptions{FieldSelector: sel})
@@ -185,7 +185,7 @@ func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	err = r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Delete(cctx, claim, metav1.DeleteOptions{})
+	err = r.api.claims(r.cfg.Namespace).Delete(cctx, claim, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -231,7 +231,7 @@ func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly b
 	if runningOnly {
 		opts.FieldSelector = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning)).String()
 	}
-	list, err := r.cs.CoreV1().Pods(r.cfg.Namespace).List(ctx, opts)
+	list, err := r.api.pods(r.cfg.Namespace).List(ctx, opts)
 	if err != nil {
 		return nil, unavailable("list pods", err)
 	}
@@ -267,7 +267,7 @@ func (r *Runtime) isBrowser(pod *corev1.Pod) bool {
 // with prefix.
 func (r *Runtime) ListVolumes(ctx context.Context, prefix string) ([]string, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelApp: r.cfg.AppName}).String()
-	list, err := r.cs.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := r.api.claims(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, unavailable("list volume claims", err)
 	}
