@@ -132,9 +132,12 @@ func (se *session) wait(ctx context.Context) (exit, error) {
 	var status utilexec.ExitError
 	switch {
 	case se.err == nil:
+		se.release(ctx)
 		return exit{}, nil
 	case errors.As(se.err, &status):
-		return exit{code: status.ExitStatus(), oom: se.oomKilled(ctx)}, nil
+		e := exit{code: status.ExitStatus(), oom: se.oomKilled(ctx)}
+		se.release(ctx)
+		return e, nil
 	}
 	gone := se.gone(ctx)
 	switch {
@@ -144,6 +147,16 @@ func (se *session) wait(ctx context.Context) (exit, error) {
 		return exit{code: 137, removed: true}, nil
 	}
 	return exit{}, fmt.Errorf("the session's streams failed: %w", se.err)
+}
+
+// release starts deleting the pod of a command that has ended, before its
+// status reaches the client: the client's next request may be a teardown,
+// which must find the pod leaving (RemoveVolume waits for those), not
+// still holding the volume. close waits until it is gone.
+func (se *session) release(ctx context.Context) {
+	if err := se.s.removePod(ctx, se.name, 0); err != nil {
+		se.s.log.Warn("delete the pod of an ended command", "pod", se.name, "err", err)
+	}
 }
 
 // oomKilled reports whether the pod's container was OOM-killed: the
@@ -183,8 +196,8 @@ func (se *session) stop(ctx context.Context) error {
 
 // close is the one teardown, run once on a deadline of its own (stopSecs
 // + 10 s), so no cancelled request can skip it: it ends the streams
-// (cairn's and the owner's), deletes the pod with the stop grace and
-// waits until the pod is gone, so its volume is free when close returns.
+// (cairn's and the owner's), deletes the pod with the stop grace (none
+// once the command has ended) and waits until the pod is gone, so its volume is free when close returns.
 // A failure is returned for the log; the reapers take what is left.
 func (se *session) close(streams func()) error {
 	se.closeOnce.Do(func() {
@@ -197,7 +210,11 @@ func (se *session) close(streams func()) error {
 		streams()
 		ctx, done := context.WithTimeout(context.Background(), time.Duration(se.s.opts.StopSecs)*time.Second+10*time.Second)
 		defer done()
-		if err := se.s.removePod(ctx, se.name, int64(se.s.opts.StopSecs)); err != nil {
+		grace := int64(se.s.opts.StopSecs)
+		if isClosed(se.ended) {
+			grace = 0 // the command is over; the hold process has nothing to stop and ignores SIGTERM
+		}
+		if err := se.s.removePod(ctx, se.name, grace); err != nil {
 			se.closeErr = fmt.Errorf("delete the pod %s: %w", se.name, err)
 			return
 		}

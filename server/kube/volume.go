@@ -168,20 +168,16 @@ func watchClaim(ctx context.Context, w watch.Interface, done func(*corev1.Persis
 // until it is gone. Kubernetes defers the deletion of a claim in use
 // instead of refusing it, so the in-use gate is a check of the pods that
 // mount it (running or about to); a pod made between the check and the
-// delete keeps the claim until it ends. An absent claim is not an error.
+// delete keeps the claim until it ends. Pods already being deleted are
+// waited for (awaitClaimFree). An absent claim is not an error.
 // Reasons: volume_in_use, docker_unavailable.
 func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	claim, err := objectName(name)
 	if err != nil {
 		return err
 	}
-	users, err := r.claimUsers(ctx, []string{claim}, false)
-	if err != nil {
+	if err := r.awaitClaimFree(ctx, claim); err != nil {
 		return err
-	}
-	if users[claim] > 0 {
-		return cairn.Errorf(cairn.ReasonVolumeInUse,
-			"volume claim '%s' is mounted by %d pod(s) and can't be deleted", claim, users[claim])
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -218,15 +214,50 @@ func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]i
 	}
 	counts := make(map[string]int, len(names))
 	for claim, n := range byClaim {
-		counts[n] = users[claim]
+		counts[n] = len(users[claim])
 	}
 	return counts, nil
 }
 
-// claimUsers counts the pods mounting each claim: running ones only, or
+// awaitClaimFree returns once no pod mounts the claim, or refuses with
+// volume_in_use. A pod already being deleted starts nothing new: it is a
+// shell, exec or sidecar that ended, whose pod goes within its grace (an
+// idle hold process ignores SIGTERM, so a shell pod takes its whole stop
+// grace). "cairn exec ws -- cmd && cairn ws teardown ws" must not fail on
+// it, so such pods are waited for, within cleanupTimeout.
+func (r *Runtime) awaitClaimFree(ctx context.Context, claim string) error {
+	users, err := r.claimUsers(ctx, []string{claim}, false)
+	if err != nil {
+		return err
+	}
+	inUse := func(n int) error {
+		return cairn.Errorf(cairn.ReasonVolumeInUse, "volume claim '%s' is mounted by %d pod(s) and can't be deleted", claim, n)
+	}
+	var leaving []string
+	for _, pod := range users[claim] {
+		if pod.DeletionTimestamp == nil {
+			return inUse(len(users[claim]))
+		}
+		leaving = append(leaving, pod.Name)
+	}
+	wctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	never := func(*corev1.Pod) (bool, error) { return false, nil }
+	for i, name := range leaving {
+		if _, err := r.waitPod(wctx, name, never); !errors.Is(err, errPodGone) {
+			if ctx.Err() != nil {
+				return unavailable("wait for the pods leaving the volume claim", ctx.Err())
+			}
+			return inUse(len(leaving) - i)
+		}
+	}
+	return nil
+}
+
+// claimUsers lists the pods mounting each claim: running ones only, or
 // every pod not yet ended (the teardown's gate: a pending pod is about to
 // mount it).
-func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly bool) (map[string]int, error) {
+func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly bool) (map[string][]*corev1.Pod, error) {
 	opts := metav1.ListOptions{}
 	if runningOnly {
 		opts.FieldSelector = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning)).String()
@@ -235,9 +266,9 @@ func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly b
 	if err != nil {
 		return nil, unavailable("list pods", err)
 	}
-	counts := make(map[string]int, len(claims))
+	users := make(map[string][]*corev1.Pod, len(claims))
 	for _, c := range claims {
-		counts[c] = 0
+		users[c] = nil
 	}
 	for i := range list.Items {
 		pod := &list.Items[i]
@@ -250,13 +281,13 @@ func (r *Runtime) claimUsers(ctx context.Context, claims []string, runningOnly b
 			if pvc == nil || seen[pvc.ClaimName] {
 				continue
 			}
-			if _, ok := counts[pvc.ClaimName]; ok {
+			if _, ok := users[pvc.ClaimName]; ok {
 				seen[pvc.ClaimName] = true
-				counts[pvc.ClaimName]++
+				users[pvc.ClaimName] = append(users[pvc.ClaimName], pod)
 			}
 		}
 	}
-	return counts, nil
+	return users, nil
 }
 
 func (r *Runtime) isBrowser(pod *corev1.Pod) bool {
