@@ -46,8 +46,19 @@ func testExec(t *testing.T, h Harness) {
 			Expires: time.Now().Add(time.Hour),
 		})
 		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, p.Close()) })
+		closed := false
+		t.Cleanup(func() {
+			if !closed {
+				require.NoError(t, p.Close())
+			}
+		})
 		require.NoError(t, p.Start(ctx))
+		// Listed while it runs (it waits for stdin's end): a runtime may
+		// let the container go as soon as the command has ended.
+		list, err := s.Execs.ListExecs(ctx)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.Equal(t, id, list[0].ShellID)
 		var stdout, stderr lockedBuffer
 		outDone := make(chan error, 1)
 		go func() { outDone <- p.Output(&stdout, &stderr) }()
@@ -69,9 +80,10 @@ func testExec(t *testing.T, h Harness) {
 		require.Equal(t, "/mnt/cairn/ws\nfrom stdin\n", stdout.String())
 		require.Equal(t, "oops\n", stderr.String())
 
-		list, err := s.Execs.ListExecs(ctx)
+		closed = true
+		require.NoError(t, p.Close())
+		list, err = s.Execs.ListExecs(ctx)
 		require.NoError(t, err)
-		require.Len(t, list, 1)
-		require.Equal(t, id, list[0].ShellID)
+		require.Empty(t, list, "the teardown leaves no exec container")
 	})
 }
