@@ -79,6 +79,18 @@ type session struct {
 	readerDone bool // its end was received
 	outDone    bool // Output's end was received
 	closeCode  int  // overrides the reason's close code (1003: a text frame)
+
+	closeOnce sync.Once // proc.Close, by teardown only
+}
+
+// teardown closes proc, once: before the status where one is sent, else
+// when Serve ends.
+func (s *session) teardown() {
+	s.closeOnce.Do(func() {
+		if err := s.proc.Close(); err != nil {
+			s.o.Logger.Error("exec teardown failed", "err", err)
+		}
+	})
 }
 
 type waitResult struct {
@@ -90,17 +102,17 @@ type waitResult struct {
 // client goes, the lifetime passes or ctx is cancelled (its cause selects
 // terminated or server_shutdown), and returns how it ended. It sends
 // exactly one status frame where a client is left to read it, closes proc
-// (the teardown) exactly once and the connection before it returns, and
-// leaves no goroutine behind.
+// (the teardown) exactly once — before that status, so a client that read
+// it finds the container gone and the workspace's volume free for a
+// teardown — and the connection before it returns, and leaves no goroutine
+// behind.
 func Serve(ctx context.Context, conn *websocket.Conn, proc Process, o ServeOptions) ServeResult {
 	s := &session{conn: conn, proc: proc, o: o.withDefaults(), readerr: make(chan error, 1),
 		outerr: make(chan error, 1), waited: make(chan waitResult, 1)}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	res := s.run(ctx, wctx, &wg)
-	if err := proc.Close(); err != nil {
-		s.o.Logger.Error("exec teardown failed", "err", err)
-	}
+	s.teardown()
 	_ = conn.Close() // the session is over either way
 	cancel()
 	wg.Wait()

@@ -117,12 +117,14 @@ func (s *session) clientEnded(err error) ServeResult {
 	return ServeResult{Reason: reason, ExitCode: code, Err: err}
 }
 
-// finish sends the status and the close frame where a client is left to
-// read them, then waits briefly for the client's close.
+// finish tears the process down, then sends the status and the close
+// frame where a client is left to read them, and waits briefly for the
+// client's close.
 func (s *session) finish(res ServeResult) {
 	if res.Reason == ReasonClientClosed || res.Reason == ReasonClientGone {
 		return
 	}
+	s.teardown() // "cairn exec ws -- cmd && cairn ws teardown ws" must find the volume free
 	st := Status{ExitCode: res.ExitCode, Reason: res.Reason, Message: message(res)}
 	if err := s.seal(st); err != nil {
 		return // the client is gone; nothing follows

@@ -138,6 +138,7 @@ func TestRunCat(t *testing.T) {
 	st, err := wsexec.Run(t.Context(), dial(t, url), bytes.NewReader(in), &out, &errOut, wsexec.RunOptions{})
 	require.NoError(t, err)
 	require.Equal(t, wsexec.Status{ExitCode: 7, Reason: wsexec.ReasonExited, Message: "the command exited with status 7"}, st)
+	require.Equal(t, int32(1), proc.closes.Load(), "the teardown comes before the status, so the client finds the volume free")
 	require.True(t, bytes.Equal(in, out.Bytes()), "stdout is stdin, byte for byte (%d of %d bytes)", out.Len(), len(in))
 	require.Equal(t, "bye", errOut.String())
 	res := result(t, results)

@@ -105,6 +105,16 @@ func TestExecEndToEnd(t *testing.T) {
 		require.Empty(t, r.stdout)
 	})
 
+	t.Run("OKTeardownRightAfter", func(t *testing.T) {
+		own := a.readyWorkspace(t)
+		r := st.cairnExec(t, a, shellAdminToken, strings.NewReader(""), own.Name, "--", "true")
+		require.Equal(t, 0, r.code, "stderr %q", r.stderr)
+		// The container went before the status did: "cairn exec ws -- cmd
+		// && cairn ws teardown ws" finds the volume free (it was refused
+		// every time while the container went after the status).
+		require.NoError(t, a.admin.TeardownVolume(t.Context(), own.ID))
+	})
+
 	t.Run("ErrUsageWithoutDash", func(t *testing.T) {
 		r := st.cairnExec(t, a, shellAdminToken, nil, ws.ID, "true")
 		require.Equal(t, 2, r.code)

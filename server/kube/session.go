@@ -132,12 +132,9 @@ func (se *session) wait(ctx context.Context) (exit, error) {
 	var status utilexec.ExitError
 	switch {
 	case se.err == nil:
-		se.release(ctx)
 		return exit{}, nil
 	case errors.As(se.err, &status):
-		e := exit{code: status.ExitStatus(), oom: se.oomKilled(ctx)}
-		se.release(ctx)
-		return e, nil
+		return exit{code: status.ExitStatus(), oom: se.oomKilled(ctx)}, nil
 	}
 	gone := se.gone(ctx)
 	switch {
@@ -147,16 +144,6 @@ func (se *session) wait(ctx context.Context) (exit, error) {
 		return exit{code: 137, removed: true}, nil
 	}
 	return exit{}, fmt.Errorf("the session's streams failed: %w", se.err)
-}
-
-// release starts deleting the pod of a command that has ended, before its
-// status reaches the client: the client's next request may be a teardown,
-// which must find the pod leaving (RemoveVolume waits for those), not
-// still holding the volume. close waits until it is gone.
-func (se *session) release(ctx context.Context) {
-	if err := se.s.removePod(ctx, se.name, 0); err != nil {
-		se.s.log.Warn("delete the pod of an ended command", "pod", se.name, "err", err)
-	}
 }
 
 // oomKilled reports whether the pod's container was OOM-killed: the
