@@ -200,9 +200,10 @@ type server struct {
 	exited     chan struct{} // closed once Wait returned
 	halt       chan struct{} // closed when run stops listening
 
-	sessCtx context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	sessCtx   context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once // stream.Close, by closeStream only
 
 	lastInput atomic.Int64 // clock time of the last INPUT, Unix nanoseconds
 	bytesIn   atomic.Int64

@@ -139,8 +139,8 @@ func (s *server) outcome(e *ending) (Exit, int, *ErrorInfo, error) {
 	return Exit{ExitCode: code, Reason: reason, Message: message}, closeCode, fatal, err
 }
 
-// finish sends the last frames, if anyone is listening, tears everything
-// down and returns the result.
+// finish tears the stream down, sends the last frames, if anyone is
+// listening, and returns the result.
 func (s *server) finish(e *ending) ServeResult {
 	res := ServeResult{Running: e.phase == phaseRunning, ExitCode: -1}
 	if e.gotWait && e.waitErr == nil {
@@ -152,6 +152,9 @@ func (s *server) finish(e *ending) ServeResult {
 	} else {
 		exit, closeCode, fatal, err := s.outcome(e)
 		res.Reason, res.ExitCode, res.Err = exit.Reason, exit.ExitCode, err
+		// The teardown before the EXIT: a client that read it finds the
+		// container gone and the workspace's volume free for a teardown.
+		s.closeStream()
 		s.sendFinal(exit, closeCode, fatal)
 		if !s.exitSent.Load() {
 			res.Reason = ReasonClientGone
@@ -159,9 +162,7 @@ func (s *server) finish(e *ending) ServeResult {
 	}
 	close(s.halt)
 	s.cancel()
-	if err := s.stream.Close(); err != nil {
-		s.log.Error("shell teardown failed", "err", err)
-	}
+	s.closeStream()
 	_ = s.conn.Close() // the session is over either way
 	s.wg.Wait()
 	res.BytesIn, res.BytesOut, res.UnknownFrames = s.bytesIn.Load(), s.bytesOut.Load(), s.unknown.Load()
@@ -244,4 +245,13 @@ func stopTimer(t Timer) {
 	if t != nil {
 		t.Stop()
 	}
+}
+
+// closeStream closes the stream once, whichever path reaches it first.
+func (s *server) closeStream() {
+	s.closeOnce.Do(func() {
+		if err := s.stream.Close(); err != nil {
+			s.log.Error("shell teardown failed", "err", err)
+		}
+	})
 }

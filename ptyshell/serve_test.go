@@ -74,6 +74,9 @@ func (s *served) echo(t *testing.T, p string) {
 func (s *served) ended(t *testing.T, reason ptyshell.Reason, code, closeCode int) (ptyshelltest.Transcript, ptyshell.ServeResult) {
 	t.Helper()
 	tr := s.conn.Collect()
+	// Read before Serve returns: the teardown came before the EXIT, so a
+	// client that read it finds the workspace's volume free.
+	require.Equal(t, 1, s.stream.Closes(), "teardowns by the time the client has its EXIT")
 	res := s.srv.Result(t)
 	require.Equal(t, 1, tr.Exits, "EXIT frames")
 	require.Zero(t, tr.AfterExit, "frames after EXIT")

@@ -254,9 +254,16 @@ func TestShellV2WatcherAuditedAndReadOnly(t *testing.T) {
 	require.Len(t, attached, 1, "the writer's attach is audited too")
 	require.Equal(t, info.ShellID, attached[0].Metadata["shell_id"])
 	require.NoError(t, w.SendInput([]byte("nope")))
+	// The refusal first, before any output: its ERROR and the output would
+	// otherwise race on the watcher's connection.
+	f, _, err := w.NextOfType(ptyshell.FrameError)
+	require.NoError(t, err)
+	var refusal ptyshell.ErrorInfo
+	require.NoError(t, ptyshell.DecodeControl(f.Payload, &refusal))
+	require.Equal(t, ptyshell.ErrorReadOnly, refusal.Code)
 	require.NoError(t, wr.SendInput([]byte("yes")))
 	require.NoError(t, st.Print([]byte("out;")))
-	_, err := w.ReadOutput("out;")
+	_, err = w.ReadOutput("out;")
 	require.NoError(t, err)
 	require.NoError(t, st.WaitUntil(t.Context(), func() bool { return len(st.Input()) == 3 }))
 	require.Equal(t, "yes", string(st.Input()))
