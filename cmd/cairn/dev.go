@@ -118,6 +118,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err := devRuntime(&cfg, o); err != nil {
 		return err
 	}
+	if err := recordDevKube(dir, cfg); err != nil {
+		return err
+	}
 	token := ""
 	if !o.noAuth {
 		if token, err = devToken(dir); err != nil {

@@ -3,14 +3,18 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/stack"
 	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/server/kube"
 )
 
 // devRuntime applies --runtime: on kubernetes the stack's volumes,
@@ -71,4 +75,77 @@ func loadClusterImages(ctx context.Context, cfg server.Config, images ...string)
 		return fmt.Errorf("import %s into the cluster at %s: %w: %s", strings.Join(images, " "), state, err, out)
 	}
 	return nil
+}
+
+// devKubeFile, in the state dir of a stack on Kubernetes, tells purge
+// where the stack's claims and pods are once the stack is gone.
+const devKubeFile = "kubernetes.json"
+
+type devKube struct {
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	InCluster  bool   `json:"in_cluster,omitempty"`
+	Namespace  string `json:"namespace"`
+	App        string `json:"app"`
+}
+
+// recordDevKube writes devKubeFile for a stack on Kubernetes.
+func recordDevKube(dir string, cfg server.Config) error {
+	if cfg.Workspace.VolumeType != "kubernetes" {
+		return nil
+	}
+	k := cfg.Kubernetes
+	b, err := json.Marshal(devKube{Kubeconfig: k.Kubeconfig, InCluster: k.InCluster, Namespace: k.Namespace, App: cfg.AppName})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, devKubeFile), b, 0o600)
+}
+
+// purgeDevKube deletes, on the cluster a stopped stack ran on, the pods
+// its instance made and the claims of its volumes; it returns the volumes
+// whose claims a pod of someone else still mounts. A stack that never ran
+// on Kubernetes has no devKubeFile and nothing to do here.
+func purgeDevKube(ctx context.Context, dir, instance string, volumes []string, printf func(string, ...any)) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, devKubeFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var k devKube
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("%s: %w", devKubeFile, err)
+	}
+	rt, err := kube.New(kube.Config{AppName: k.App, Kubeconfig: k.Kubeconfig, InCluster: k.InCluster, Namespace: k.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	pods, err := rt.RemoveInstancePods(ctx, instance)
+	for _, p := range pods {
+		printf("removed pod %s/%s\n", k.Namespace, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var inUse []string
+	for _, name := range volumes {
+		exists, err := rt.VolumeExists(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if !exists {
+			continue
+		}
+		err = rt.RemoveVolume(ctx, name)
+		switch {
+		case err == nil:
+			printf("removed the volume claim of %s in %s\n", name, k.Namespace)
+		case cairn.ErrorReason(err) == cairn.ReasonVolumeInUse:
+			inUse = append(inUse, name)
+		default:
+			return nil, fmt.Errorf("remove the volume claim of %s: %w", name, err)
+		}
+	}
+	return inUse, nil
 }

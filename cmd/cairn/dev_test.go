@@ -129,10 +129,11 @@ func (d *devStackProcess) stop(t *testing.T) {
 	}
 }
 
-func (d *devStackProcess) purge(t *testing.T) {
+func (d *devStackProcess) purge(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command(d.bin, "dev", "purge", "--state-dir", d.stateDir).CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	return string(out)
 }
 
 // call sends one JSON request and decodes the envelope.

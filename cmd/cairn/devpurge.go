@@ -25,10 +25,12 @@ func newDevPurgeCommand(o *devOptions) *cobra.Command {
 		Short: "Remove a stopped dev stack: its state dir, containers and workspace volumes",
 		Long: `purge removes exactly what the stopped dev stack in --state-dir created: the
 containers labelled with its instance, the workspace volumes its own database
-names, then the state dir. Nothing is chosen by name or app label alone, so
-other stacks on the same Docker engine are never touched. A volume still
-mounted by a container is left in place, named, and the state dir kept, so
-that purge can run again once that container is gone.`,
+names, then the state dir. A stack that ran with --runtime kubernetes also
+loses its pods and the claims of those volumes, in the namespace it used.
+Nothing is chosen by name or app label alone, so other stacks on the same
+engine or namespace are never touched. A volume still mounted by a container
+or pod is left in place, named, and the state dir kept, so that purge can run
+again once that container is gone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return purgeDev(cmd.Context(), o.stateDir, func(format string, a ...any) {
@@ -65,7 +67,10 @@ func purgeDev(ctx context.Context, dir string, printf func(string, ...any)) erro
 	if err := removeInstanceContainers(ctx, cli, instance, printf); err != nil {
 		return err
 	}
-	var inUse []string
+	inUse, err := purgeDevKube(ctx, dir, instance, volumes, printf)
+	if err != nil {
+		return err
+	}
 	for _, name := range volumes {
 		err := cli.VolumeRemove(ctx, name, false)
 		switch {
@@ -79,7 +84,7 @@ func purgeDev(ctx context.Context, dir string, printf func(string, ...any)) erro
 		}
 	}
 	if len(inUse) > 0 {
-		return fmt.Errorf("left in place, still mounted by a container: %v; %s is kept so purge can finish later", inUse, dir)
+		return fmt.Errorf("left in place, still mounted by a container or pod: %v; %s is kept so purge can finish later", inUse, dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err

@@ -37,12 +37,25 @@ func TestKubernetesDevStack(t *testing.T) {
 	c.ok(t, "art", "save", "dev", "/mnt/cairn/ws/kept.txt", "--name", "kept")
 	require.Equal(t, "kept\n", c.ok(t, "art", "download", "dev/kept", "-").stdout)
 	c.ok(t, "ws", "teardown", "dev")
+	claims, err = cs.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, claims.Items, "teardown deleted the claim")
 
+	// A workspace still set up when the stack stops keeps its claim; purge
+	// removes it, and the state dir, as it removes Docker volumes.
+	c.ok(t, "ws", "create", "left")
+	c.ok(t, "ws", "setup", "left")
 	d.stop(t)
 	pods, err := cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, pods.Items, "no pod of the stack outlives it")
 	claims, err = cs.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
-	require.Empty(t, claims.Items, "teardown deleted the claim")
+	require.Len(t, claims.Items, 1, "a set-up workspace's claim outlives the stack")
+	out := d.purge(t)
+	require.Contains(t, out, "removed the volume claim of ")
+	claims, err = cs.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, claims.Items, "purge deleted the claim")
+	require.NoDirExists(t, d.stateDir)
 }

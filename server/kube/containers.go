@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -37,4 +39,31 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 		return unavailable("delete a pod", err)
 	}
 	return nil
+}
+
+// RemoveInstancePods deletes every pod of the app that instance made —
+// sidecars, shells, execs, browse pods — and waits until they are gone, so
+// that their claims are free; it returns the names it deleted. It is the
+// dev stack's purge: pods of another instance sharing the app are kept.
+func (r *Runtime) RemoveInstancePods(ctx context.Context, instance string) ([]string, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: r.cfg.AppName}).String()
+	list, err := r.api.pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, unavailable("list pods", err)
+	}
+	var removed []string
+	for _, p := range list.Items {
+		if p.Annotations[AnnotationInstance] != instance {
+			continue
+		}
+		if err := r.removePod(ctx, p.Name, 0); err != nil {
+			return removed, unavailable("delete a pod", err)
+		}
+		never := func(*corev1.Pod) (bool, error) { return false, nil }
+		if _, err := r.waitPod(ctx, p.Name, never); !errors.Is(err, errPodGone) {
+			return removed, unavailable("wait for a pod to go", err)
+		}
+		removed = append(removed, p.Name)
+	}
+	return removed, nil
 }
