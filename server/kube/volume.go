@@ -66,13 +66,39 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_, err = r.api.claims(r.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if apierrors.IsAlreadyExists(err) {
+		err = r.replaceLeaving(cctx, pvc)
+	}
+	if err != nil {
 		return unavailable("create the volume claim", err)
 	}
 	if r.bindsOnFirstUse(ctx) {
 		return nil
 	}
 	return r.waitBound(ctx, claim)
+}
+
+// replaceLeaving handles a claim of that name that already exists: a live
+// one is the volume (the create is idempotent); one being deleted — by
+// someone behind cairn's back, the claim protection holding it a moment —
+// is waited out and made anew, since a pod that mounts a claim being
+// deleted is never scheduled.
+func (r *Runtime) replaceLeaving(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	claims := r.api.claims(r.cfg.Namespace)
+	old, err := claims.Get(ctx, pvc.Name, getOpts)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case old.DeletionTimestamp == nil:
+		return nil
+	default:
+		if err := r.waitClaim(ctx, pvc.Name, func(_ *corev1.PersistentVolumeClaim, deleted bool) bool { return deleted }); err != nil {
+			return fmt.Errorf("wait for the claim being deleted to go: %w", err)
+		}
+	}
+	_, err = claims.Create(ctx, pvc, metav1.CreateOptions{})
+	return err
 }
 
 // bindsOnFirstUse reports whether the claims' class binds only when a pod

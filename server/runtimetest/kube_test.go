@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
@@ -294,4 +296,60 @@ func (w *workloads) leak(t *testing.T, volume, workspaceID string) string {
 	w.pod(t, name, volume, map[string]string{kube.LabelApp: w.app, kube.LabelRole: "sidecar",
 		kube.LabelSidecar: "true", kube.LabelWorkspace: workspaceID})
 	return name
+}
+
+// TestKubeSetupWaitsOutALeavingClaim: a claim deleted behind cairn's back
+// lingers while a finalizer holds it (the claim protection does, for a
+// moment). A setup must not take the dying claim for the volume — a pod
+// that mounts it is never scheduled — but wait until it is gone and make
+// it anew. The test holds the old claim until CreateVolume returns or 2 s
+// passed: a create that took the dying claim returns at once, and the
+// volume is then gone.
+func TestKubeSetupWaitsOutALeavingClaim(t *testing.T) {
+	t.Parallel()
+	k := startKube(t, cluster(t), time.Minute)
+	ctx := t.Context()
+	volume := k.app + "-" + ulid.Make().String()
+	require.NoError(t, k.rt.CreateVolume(ctx, volume, nil))
+	t.Cleanup(func() { _ = k.rt.RemoveVolume(context.Background(), volume) })
+	claims := k.cs.CoreV1().PersistentVolumeClaims(k.ns)
+	claim := strings.ToLower(volume)
+	old, err := claims.Get(ctx, claim, metav1.GetOptions{})
+	require.NoError(t, err)
+	const hold = "cairn.test/hold"
+	old.Finalizers = append(old.Finalizers, hold)
+	_, err = claims.Update(ctx, old, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, claims.Delete(ctx, claim, metav1.DeleteOptions{}))
+
+	created := make(chan error, 1)
+	go func() { created <- k.rt.CreateVolume(ctx, volume, nil) }()
+	var result error
+	returned := false
+	select {
+	case result = <-created:
+		returned = true
+	case <-time.After(2 * time.Second):
+	}
+	release := func() error {
+		pvc, err := claims.Get(ctx, claim, metav1.GetOptions{})
+		if err != nil || pvc.UID != old.UID {
+			return err
+		}
+		pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == hold })
+		_, err = claims.Update(ctx, pvc, metav1.UpdateOptions{})
+		return err
+	}
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, release)) // the claim protection writes it too
+	if !returned {
+		result = <-created
+	}
+	require.NoError(t, result)
+	now, err := claims.Get(ctx, claim, metav1.GetOptions{})
+	require.NoError(t, err, "the volume's claim exists after the setup")
+	require.NotEqual(t, old.UID, now.UID, "a new claim, not the one that was being deleted")
+	require.Nil(t, now.DeletionTimestamp)
+	exists, err := k.rt.VolumeExists(ctx, volume)
+	require.NoError(t, err)
+	require.True(t, exists)
 }
