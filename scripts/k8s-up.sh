@@ -99,12 +99,12 @@ start_controllers() {
   # The hostPath provisioner backs PVCs on this one node (under /tmp/hostpath_pv).
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$K8S_STATE/controller-manager.kubeconfig" --leader-elect=false \
-    --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_CM_PORT:-36257}" \
+    --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_CM_PORT:-26257}" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
     --use-service-account-credentials --enable-hostpath-provisioner --profiling=false
   start kube-scheduler "$K8S_BIN/kube-scheduler" \
     --kubeconfig "$K8S_STATE/scheduler.kubeconfig" --leader-elect=false \
-    --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_SCHEDULER_PORT:-36259}" --profiling=false
+    --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_SCHEDULER_PORT:-26259}" --profiling=false
 }
 
 start_kubelet() {

@@ -80,10 +80,10 @@ cgroupDriver: cgroupfs
 makeIPTablesUtilChains: false
 containerRuntimeEndpoint: unix://$ctd/containerd.sock
 address: $node_ip
-port: ${CAIRN_K8S_KUBELET_PORT:-36250}
+port: ${CAIRN_K8S_KUBELET_PORT:-26250}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
-healthzPort: ${CAIRN_K8S_KUBELET_HEALTHZ_PORT:-36248}
+healthzPort: ${CAIRN_K8S_KUBELET_HEALTHZ_PORT:-26248}
 tlsCertFile: $K8S_STATE/pki/kubelet-serving.crt
 tlsPrivateKeyFile: $K8S_STATE/pki/kubelet-serving.key
 podLogsDir: $K8S_STATE/pod-logs
