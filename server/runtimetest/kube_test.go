@@ -314,12 +314,17 @@ func TestKubeSetupWaitsOutALeavingClaim(t *testing.T) {
 	t.Cleanup(func() { _ = k.rt.RemoveVolume(context.Background(), volume) })
 	claims := k.cs.CoreV1().PersistentVolumeClaims(k.ns)
 	claim := strings.ToLower(volume)
-	old, err := claims.Get(ctx, claim, metav1.GetOptions{})
-	require.NoError(t, err)
 	const hold = "cairn.test/hold"
-	old.Finalizers = append(old.Finalizers, hold)
-	_, err = claims.Update(ctx, old, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	var old *corev1.PersistentVolumeClaim
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error { // the binder writes it too
+		pvc, err := claims.Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pvc.Finalizers = append(pvc.Finalizers, hold)
+		old, err = claims.Update(ctx, pvc, metav1.UpdateOptions{})
+		return err
+	}))
 	require.NoError(t, claims.Delete(ctx, claim, metav1.DeleteOptions{}))
 
 	created := make(chan error, 1)
@@ -340,7 +345,7 @@ func TestKubeSetupWaitsOutALeavingClaim(t *testing.T) {
 		_, err = claims.Update(ctx, pvc, metav1.UpdateOptions{})
 		return err
 	}
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, release)) // the claim protection writes it too
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, release))
 	if !returned {
 		result = <-created
 	}
