@@ -61,10 +61,13 @@ const (
 	OpRead = "read"
 )
 
-// Bounds of one browse request.
+// Bounds of one browse request. MaxReplyLine bounds the reply line a
+// runtime reads: a full listing of MaxListLimit entries with 255-byte names
+// and 4096-byte link targets, escaped, fits with room to spare.
 const (
 	MaxListLimit = 1000
 	MaxReadBytes = 1 << 20
+	MaxReplyLine = 8 << 20
 )
 
 // Entry types.

@@ -42,10 +42,6 @@ import (
 const (
 	// browseRole names browse containers: <app>.browse.<workspace>.<ULID>.
 	browseRole = "browse"
-	// maxBrowseReply bounds one reply line: a full listing of
-	// sidecar.MaxListLimit entries with 255-byte names and 4096-byte link
-	// targets, escaped, fits with room to spare.
-	maxBrowseReply = 8 << 20
 )
 
 // Why a browse container's stream was cut.
@@ -698,14 +694,14 @@ func (b *browser) roundTrip(ctx context.Context, line []byte, req sidecar.Browse
 	if sent != nil {
 		sent(ctx)
 	}
-	raw, long, err := readLine(b.out, maxBrowseReply)
+	raw, long, err := readLine(b.out, sidecar.MaxReplyLine)
 	switch {
 	case err != nil && len(raw) == 0:
 		return nil, fmt.Errorf("%w: %v", errBrowseEnded, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: the reply line ended early: %v", errBrowseProtocol, err)
 	case long:
-		return nil, fmt.Errorf("%w: a reply line over %d bytes", errBrowseProtocol, maxBrowseReply)
+		return nil, fmt.Errorf("%w: a reply line over %d bytes", errBrowseProtocol, sidecar.MaxReplyLine)
 	}
 	var reply sidecar.BrowseReply
 	if err := json.Unmarshal(raw, &reply); err != nil {

@@ -59,11 +59,13 @@ func (r *Runtime) RemoveInstancePods(ctx context.Context, instance string) ([]st
 		if err := r.removePod(ctx, p.Name, 0); err != nil {
 			return removed, unavailable("delete a pod", err)
 		}
-		never := func(*corev1.Pod) (bool, error) { return false, nil }
-		if _, err := r.waitPod(ctx, p.Name, never); !errors.Is(err, errPodGone) {
+		removed = append(removed, p.Name)
+	}
+	never := func(*corev1.Pod) (bool, error) { return false, nil }
+	for _, name := range removed { // deleted all at once, then waited for
+		if _, err := r.waitPod(ctx, name, never); !errors.Is(err, errPodGone) {
 			return removed, unavailable("wait for a pod to go", err)
 		}
-		removed = append(removed, p.Name)
 	}
 	return removed, nil
 }

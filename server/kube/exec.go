@@ -144,7 +144,7 @@ func (p *execProc) Output(stdout, stderr io.Writer) error {
 	go pump(stdout, p.outR)
 	go pump(stderr, p.errR)
 	err := errors.Join(<-errc, <-errc)
-	if err != nil && p.isClosed() {
+	if err != nil && isClosed(p.closed) {
 		return nil
 	}
 	return err

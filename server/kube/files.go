@@ -34,8 +34,6 @@ import (
 
 const (
 	browseRole = "browse"
-	// maxBrowseReply bounds one reply line, as on Docker.
-	maxBrowseReply = 8 << 20
 	// maxBrowseStderr keeps enough of a failing serve's stderr to log.
 	maxBrowseStderr = 4 << 10
 	// browseExecs bounds the requests of one workspace at once: each is a
@@ -293,7 +291,7 @@ func (r *Runtime) browseExec(ctx context.Context, pod string, line []byte, req s
 	if err != nil {
 		return nil, err
 	}
-	stdout := &capped{max: maxBrowseReply + 1 + sidecar.MaxReadBytes}
+	stdout := &capped{max: sidecar.MaxReplyLine + 1 + sidecar.MaxReadBytes}
 	stderr := &capped{max: maxBrowseStderr, quiet: true}
 	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: bytes.NewReader(line), Stdout: stdout, Stderr: stderr})
 	if err != nil {
@@ -311,8 +309,8 @@ func parseBrowseReply(out []byte, req sidecar.BrowseRequest) (*sidecar.BrowseRep
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%w: no reply line", errBrowseProtocol)
-	case len(raw) > maxBrowseReply:
-		return nil, fmt.Errorf("%w: a reply line over %d bytes", errBrowseProtocol, maxBrowseReply)
+	case len(raw) > sidecar.MaxReplyLine:
+		return nil, fmt.Errorf("%w: a reply line over %d bytes", errBrowseProtocol, sidecar.MaxReplyLine)
 	}
 	var reply sidecar.BrowseReply
 	if err := json.Unmarshal(raw, &reply); err != nil {

@@ -49,15 +49,6 @@ func newSession(s *Shells, name, container string) *session {
 		ended: make(chan struct{}), cancel: func() {}}
 }
 
-func (se *session) isClosed() bool {
-	select {
-	case <-se.closed:
-		return true
-	default:
-		return false
-	}
-}
-
 // run starts argv in the pod's container in the background; done sees
 // the streams' end (nil when the command exited, whatever its status).
 func (se *session) run(ctx context.Context, opts corev1.PodExecOptions, streams remotecommand.StreamOptions, done func(error)) error {
@@ -71,7 +62,7 @@ func (se *session) run(ctx context.Context, opts corev1.PodExecOptions, streams 
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	se.mu.Lock()
-	if se.isClosed() {
+	if isClosed(se.closed) {
 		se.mu.Unlock()
 		cancel()
 		return errShellClosed
@@ -84,7 +75,7 @@ func (se *session) run(ctx context.Context, opts corev1.PodExecOptions, streams 
 		se.err = err
 		close(se.ended)
 		var exit utilexec.ExitError
-		if errors.As(err, &exit) || se.isClosed() {
+		if errors.As(err, &exit) || isClosed(se.closed) {
 			err = nil
 		}
 		done(err)

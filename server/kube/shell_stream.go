@@ -58,7 +58,7 @@ func (st *shellStream) Write(p []byte) (int, error) { return st.stdinW.Write(p) 
 // Resize queues the terminal's size for the exec; only the latest
 // pending size is kept.
 func (st *shellStream) Resize(_ context.Context, size ptyshell.Size) error {
-	if st.isClosed() {
+	if isClosed(st.closed) {
 		return errShellClosed
 	}
 	st.sizes.push(remotecommand.TerminalSize{Width: uint16(size.Cols), Height: uint16(size.Rows)})
