@@ -219,7 +219,7 @@ func reply(w http.ResponseWriter, payload map[string]any) {
 func fail(w http.ResponseWriter, e *cairn.Error) {
 	status := e.Status
 	if status == 0 {
-		status = statusOf(e.Reason)
+		status, _ = e.Reason.HTTPStatus()
 	}
 	id := requestID()
 	w.Header().Set("Content-Type", "application/json")
@@ -229,29 +229,6 @@ func fail(w http.ResponseWriter, e *cairn.Error) {
 		"success": false, "request_id": id,
 		"error": map[string]any{"code": status, "message": "refused by clienttest", "detail": e.Detail, "reason": e.Reason},
 	})
-}
-
-// statusOf is API.md §1.5's status of a reason.
-func statusOf(r cairn.Reason) int {
-	switch r {
-	case cairn.ReasonWorkspaceNotFound, cairn.ReasonArtifactNotFound, cairn.ReasonShellNotFound, cairn.ReasonShellDisabled:
-		return http.StatusNotFound
-	case cairn.ReasonNameTaken, cairn.ReasonVolumeExists, cairn.ReasonVolumeInUse, cairn.ReasonObjectMissing:
-		return http.StatusConflict
-	case cairn.ReasonUnauthenticated:
-		return http.StatusUnauthorized
-	case cairn.ReasonForbidden:
-		return http.StatusForbidden
-	case cairn.ReasonInternal, cairn.ReasonSidecarFailed:
-		return http.StatusInternalServerError
-	case cairn.ReasonStoreUnavailable:
-		return http.StatusBadGateway
-	case cairn.ReasonDockerUnavailable, cairn.ReasonWorkspaceBusy, cairn.ReasonSidecarBusy:
-		return http.StatusServiceUnavailable
-	case cairn.ReasonSidecarTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusBadRequest
 }
 
 // nextID returns a fresh counter value and the time to stamp rows with.

@@ -73,7 +73,7 @@ func (s *Server) shell(w http.ResponseWriter, r *http.Request) {
 	h, herr := ptyshell.ParseHandshake(r.URL.Query())
 	switch {
 	case !on:
-		fail(w, &cairn.Error{Reason: cairn.ReasonShellDisabled, Status: http.StatusNotFound, Detail: "the shell is turned off"})
+		fail(w, &cairn.Error{Reason: cairn.ReasonShellDisabled, Detail: "the shell is turned off"})
 		return
 	case !websocket.IsWebSocketUpgrade(r):
 		fail(w, cairn.Errorf(cairn.ReasonWebsocketRequired, "a shell needs a websocket upgrade"))

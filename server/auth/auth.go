@@ -23,7 +23,7 @@ import (
 	"sync"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/envelope"
 	"github.com/cairn-dev/cairn/server/route"
 )
 
@@ -237,9 +237,9 @@ func (g *Guard) authenticate(r *http.Request) (*token, bool) {
 // refuse answers with the REST error envelope. It logs the refusal at debug
 // level without the Authorization header: tokens are never logged.
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, message string, reason cairn.Reason) {
-	id := rest.RequestID(r.Header.Get(g.idHdr))
+	id := envelope.RequestID(r.Header.Get(g.idHdr))
 	w.Header().Set(g.idHdr, id)
-	rest.WriteRefusal(w, id, message, &cairn.Error{Reason: reason})
+	envelope.WriteRefusal(w, id, message, &cairn.Error{Reason: reason})
 	g.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused", slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.String("reason", string(reason)), slog.String("request_id", id))
 }

@@ -118,7 +118,7 @@ func requestFor(prefix, pattern string) *http.Request {
 	return httptest.NewRequest(method, prefix+path, nil)
 }
 
-type envelope struct {
+type answer struct {
 	Success   bool   `json:"success"`
 	RequestID string `json:"request_id"`
 	Error     struct {
@@ -128,9 +128,9 @@ type envelope struct {
 	} `json:"error"`
 }
 
-func decode(t *testing.T, rec *httptest.ResponseRecorder) envelope {
+func decode(t *testing.T, rec *httptest.ResponseRecorder) answer {
 	t.Helper()
-	var e envelope
+	var e answer
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
 	require.Equal(t, rec.Code, e.Error.Code)
 	require.NotEmpty(t, e.RequestID)

@@ -11,7 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/server/rest"
+	"github.com/cairn-dev/cairn/server/envelope"
 )
 
 // maxClientMessage bounds what a subscriber may send: it has nothing to
@@ -160,9 +160,9 @@ func (e *Events) closeWith(conn *websocket.Conn, code int, text string) {
 
 // refuse answers before the upgrade with the REST error envelope.
 func (e *Events) refuse(w http.ResponseWriter, r *http.Request, message string, err error) {
-	id := rest.RequestID(r.Header.Get(e.cfg.RequestIDHeader))
+	id := envelope.RequestID(r.Header.Get(e.cfg.RequestIDHeader))
 	w.Header().Set(e.cfg.RequestIDHeader, id)
-	rest.WriteRefusal(w, id, message, err)
+	envelope.WriteRefusal(w, id, message, err)
 }
 
 // hijacker finds the http.Hijacker under decorators that wrap the

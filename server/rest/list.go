@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/envelope"
 )
 
 // responder is a payload that writes its whole answer — status, headers,
@@ -39,7 +40,7 @@ func (l listAnswer[T]) respond(w http.ResponseWriter, requestID string) int {
 	if err != nil {
 		// What writeSuccess answers when encoding/json fails.
 		w.Header().Del("ETag")
-		writeJSON(w, http.StatusInternalServerError, failure(requestID, http.StatusInternalServerError,
+		envelope.WriteJSON(w, http.StatusInternalServerError, envelope.NewFailure(requestID, http.StatusInternalServerError,
 			"Failed to encode response", &cairn.Error{Reason: cairn.ReasonInternal, Detail: "internal error"}))
 		return http.StatusInternalServerError
 	}

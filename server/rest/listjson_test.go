@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/envelope"
 )
 
 // awkward are strings whose JSON encoding/json writes in every way it can:
@@ -38,7 +39,7 @@ func oldList[T any](key string, rows []T) any {
 func requireSameAnswer[T any](t *testing.T, id string, l listAnswer[T]) {
 	t.Helper()
 	want := httptest.NewRecorder()
-	writeSuccess(want, id, oldList(l.key, l.rows))
+	envelope.WriteSuccess(want, id, oldList(l.key, l.rows))
 	got := httptest.NewRecorder()
 	status := l.respond(got, id)
 	require.Equal(t, want.Code, got.Code)
@@ -162,7 +163,7 @@ func BenchmarkListJSON(b *testing.B) {
 	}
 	b.Run("EncodingJSON", func(b *testing.B) {
 		for b.Loop() {
-			writeSuccess(discard{}, "id", oldList("artifacts", rows))
+			envelope.WriteSuccess(discard{}, "id", oldList("artifacts", rows))
 		}
 	})
 	b.Run("Appenders", func(b *testing.B) {

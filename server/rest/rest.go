@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/envelope"
 	"github.com/cairn-dev/cairn/server/route"
 )
 
@@ -135,7 +136,7 @@ func (a *API) health(pattern string, h endpoint) route.Route {
 func (a *API) serve(h endpoint, level slog.Level) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+		id := envelope.RequestID(r.Header.Get(a.cfg.RequestIDHeader))
 		w.Header().Set(a.cfg.RequestIDHeader, id)
 		ctx, cancel := context.WithTimeout(cairn.WithRequestID(r.Context(), id), a.cfg.RequestTimeout)
 		defer cancel()
@@ -148,7 +149,7 @@ func (a *API) serve(h endpoint, level slog.Level) http.Handler {
 		case ok:
 			status = rp.respond(w, id)
 		default:
-			writeSuccess(w, id, payload)
+			envelope.WriteSuccess(w, id, payload)
 		}
 		a.log.Log(ctx, level, "request", "method", r.Method, "path", r.URL.Path,
 			"status", status, "request_id", id, "duration", time.Since(start))

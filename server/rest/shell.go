@@ -49,16 +49,11 @@ type ShellSession interface {
 // shellSendBuffer bounds the kernel's send buffer of a shell connection.
 const shellSendBuffer = 128 << 10
 
-// shellStatuses are the shell route's own statuses where PTYSHELL.md §3.2
-// departs from the one table: a workspace without a volume is a conflict
-// with its state here, not a malformed transfer request.
-// The v2 routes add theirs (PTYSHELL.md §15.1).
+// shellStatuses are the shell routes' own statuses where they depart from
+// the one table (cairn.Reason.HTTPStatus): a workspace without a volume is a
+// conflict with its state here, not a malformed transfer request.
 var shellStatuses = map[cairn.Reason]int{
-	cairn.ReasonVolumeNotReady:      http.StatusConflict,
-	cairn.ReasonShellSecretRequired: http.StatusUnauthorized,
-	cairn.ReasonShellSecretInvalid:  http.StatusForbidden,
-	cairn.ReasonShellOnOtherReplica: http.StatusConflict,
-	cairn.ReasonShellNotAttachable:  http.StatusConflict,
+	cairn.ReasonVolumeNotReady: http.StatusConflict,
 }
 
 func (a *API) shellRoutes() []route.Route {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/server/envelope"
 	"github.com/cairn-dev/cairn/server/route"
 )
 
@@ -49,7 +50,7 @@ func (a *API) shellV2Routes() []route.Route {
 // is 409), as the v1 route does.
 func (a *API) createShell(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+	id := envelope.RequestID(r.Header.Get(a.cfg.RequestIDHeader))
 	w.Header().Set(a.cfg.RequestIDHeader, id)
 	ctx, cancel := context.WithTimeout(cairn.WithRequestID(r.Context(), id), a.cfg.RequestTimeout)
 	defer cancel()
@@ -59,7 +60,7 @@ func (a *API) createShell(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status = a.refuseShell(w, r, id, err)
 	} else {
-		writeSuccess(w, id, info)
+		envelope.WriteSuccess(w, id, info)
 	}
 	a.log.Log(ctx, a.cfg.LogLevel, "request", "method", r.Method, "path", r.URL.Path,
 		"status", status, "request_id", id, "duration", time.Since(start))

@@ -4,65 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
 )
-
-// declaredReasons reads every Reason constant from the domain's source, so
-// a reason added there without a status here fails this test.
-func declaredReasons(t *testing.T) []cairn.Reason {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../../error.go", nil, 0)
-	require.NoError(t, err)
-	var reasons []cairn.Reason
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || vs.Type == nil || types(vs.Type) != "Reason" {
-			return true
-		}
-		for _, v := range vs.Values {
-			lit, ok := v.(*ast.BasicLit)
-			require.True(t, ok)
-			s, err := strconv.Unquote(lit.Value)
-			require.NoError(t, err)
-			reasons = append(reasons, cairn.Reason(s))
-		}
-		return true
-	})
-	return reasons
-}
-
-func types(e ast.Expr) string {
-	if id, ok := e.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
-}
-
-func TestEveryReasonHasAStatus(t *testing.T) {
-	t.Parallel()
-	reasons := declaredReasons(t)
-	require.GreaterOrEqual(t, len(reasons), 45)
-	for _, r := range reasons {
-		_, known := statusOf(r)
-		require.True(t, known, "reason %q has no status", r)
-	}
-	require.Len(t, statuses, len(reasons), "the table names only declared reasons")
-	status, _ := statusOf(cairn.ReasonDatabaseUnavailable)
-	require.Equal(t, http.StatusServiceUnavailable, status)
-	status, _ = statusOf(cairn.ReasonInvalidPath)
-	require.Equal(t, http.StatusBadRequest, status)
-}
 
 func TestUnknownReasonIs500AndLogged(t *testing.T) {
 	t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/envelope"
 )
 
 // handshake answers or upgrades one websocket request (a shell, an exec)
@@ -21,7 +22,7 @@ type handshake func(w http.ResponseWriter, r *http.Request, id string) int
 func (a *API) websocketRoute(h handshake) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := requestID(r.Header.Get(a.cfg.RequestIDHeader))
+		id := envelope.RequestID(r.Header.Get(a.cfg.RequestIDHeader))
 		w.Header().Set(a.cfg.RequestIDHeader, id)
 		r = r.WithContext(cairn.WithRequestID(r.Context(), id))
 		status := h(w, r, id)
@@ -52,16 +53,16 @@ func upgradeRefusal(r *http.Request, admit func() error, what, sub string, offer
 // (volume_not_ready is 409 there). A 5xx is logged as logMsg.
 func (a *API) refuseUpgrade(w http.ResponseWriter, r *http.Request, id string, err error, title, logMsg string) int {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return statusClientGone // nobody is left to read an answer
+		return cairn.StatusClientGone // nobody is left to read an answer
 	}
 	reason := cairn.ErrorReason(err)
 	status, ok := shellStatuses[reason]
 	if !ok {
-		status, _ = statusOf(reason)
+		status, _ = reason.HTTPStatus()
 	}
 	if status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), logMsg, "request_id", id, "reason", string(reason), "err", err)
 	}
-	writeJSON(w, status, failure(id, status, title, err))
+	envelope.WriteJSON(w, status, envelope.NewFailure(id, status, title, err))
 	return status
 }

@@ -1,4 +1,4 @@
-package rest
+package envelope
 
 import (
 	"strings"
@@ -13,9 +13,9 @@ func FuzzRequestID(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, given string) {
-		id := requestID(given)
+		id := RequestID(given)
 		require.NotEmpty(t, id)
-		require.LessOrEqual(t, len(id), maxRequestIDLength)
+		require.LessOrEqual(t, len(id), MaxRequestIDLength)
 		for _, c := range []byte(id) {
 			require.True(t, c >= 0x20 && c <= 0x7e, "a request ID is printable ASCII")
 		}
