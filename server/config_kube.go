@@ -2,7 +2,6 @@ package server
 
 import (
 	"regexp"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,18 +57,12 @@ func (k KubernetesConfig) validate(p *configProblems) {
 	if k.InCluster && k.Kubeconfig != "" {
 		p.add("kubernetes.kubeconfig", "cannot be set with kubernetes.inCluster")
 	}
-	modes := []string{string(corev1.ReadWriteOnce), string(corev1.ReadWriteMany), string(corev1.ReadWriteOncePod)}
-	if !slices.Contains(modes, k.AccessMode) {
-		p.add("kubernetes.accessMode", "must be one of %v, got %q", modes, k.AccessMode)
-	}
+	p.allowed("kubernetes.accessMode", k.AccessMode)
 	if q, err := resource.ParseQuantity(k.VolumeSize); err != nil || q.Sign() <= 0 {
 		p.add("kubernetes.volumeSize", "must be a positive quantity such as 10Gi, got %q", k.VolumeSize)
 	}
-	policies := []string{string(corev1.PullNever), string(corev1.PullIfNotPresent), string(corev1.PullAlways)}
-	if !slices.Contains(policies, k.ImagePullPolicy) {
-		p.add("kubernetes.imagePullPolicy", "must be one of %v, got %q", policies, k.ImagePullPolicy)
-	}
-	p.atLeast("kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs, 1)
+	p.allowed("kubernetes.imagePullPolicy", k.ImagePullPolicy)
+	inRange(p, "kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs)
 	for key, value := range k.NodeSelector {
 		if key == "" || !labelPart.MatchString(value) {
 			p.add("kubernetes.nodeSelector", "%q: %q is not a label selector term", key, value)

@@ -68,10 +68,12 @@ func (s SSHConfig) validate(p *configProblems) {
 	for i, k := range s.AuthorizedKeys {
 		k.validate(p, fmt.Sprintf("ssh.authorizedKeys[%d]", i), first, i)
 	}
-	p.atLeast("ssh.maxSessions", s.MaxSessions, 1)
-	p.between("ssh.maxSessionsPerKey", s.MaxSessionsPerKey, 1, max(1, s.MaxSessions))
-	p.atLeast("ssh.idleTimeoutSecs", s.IdleTimeoutSecs, 1)
-	p.atLeast("ssh.maxLifetimeSecs", s.MaxLifetimeSecs, 1)
+	inRange(p, "ssh.maxSessions", s.MaxSessions)
+	if inRange(p, "ssh.maxSessionsPerKey", s.MaxSessionsPerKey) && s.MaxSessionsPerKey > max(1, s.MaxSessions) {
+		p.add("ssh.maxSessionsPerKey", "must be at most ssh.maxSessions (%d), got %d", s.MaxSessions, s.MaxSessionsPerKey)
+	}
+	inRange(p, "ssh.idleTimeoutSecs", s.IdleTimeoutSecs)
+	inRange(p, "ssh.maxLifetimeSecs", s.MaxLifetimeSecs)
 }
 
 // validate checks one key; first maps each parsed key's fingerprint to
