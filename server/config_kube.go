@@ -11,28 +11,34 @@ import (
 )
 
 // KubernetesConfig is `kubernetes`: the runtime when workspace.volumeType
-// is kubernetes (K8S.md §1) — workspace volumes as claims, sidecars and
-// shells as pods in one namespace.
+// is kubernetes (K8S.md §1).
 type KubernetesConfig struct {
-	// Kubeconfig is a kubeconfig file; empty with InCluster false means
-	// the standard rules ($KUBECONFIG, ~/.kube/config). InCluster uses the
-	// pod's service account.
+	// A kubeconfig file; empty, with `kubernetes.inCluster` false, means
+	// the usual rules (`$KUBECONFIG`, then `~/.kube/config`).
 	Kubeconfig string `yaml:"kubeconfig"`
-	InCluster  bool   `yaml:"inCluster"`
-	Namespace  string `yaml:"namespace"`
-	// StorageClass of the claims; empty is the cluster's default class.
+	// Use the service account of the pod the server runs in; then
+	// `kubernetes.kubeconfig` must be empty.
+	InCluster bool `yaml:"inCluster"`
+	// The namespace of every claim and pod.
+	Namespace string `yaml:"namespace"`
+	// The storage class of workspace claims; empty means the cluster's
+	// default class.
 	StorageClass string `yaml:"storageClass"`
-	AccessMode   string `yaml:"accessMode"`
-	// VolumeSize is each claim's request, a Kubernetes quantity (10Gi).
-	VolumeSize   string            `yaml:"volumeSize"`
+	// The access mode of workspace claims.
+	AccessMode string `yaml:"accessMode"`
+	// The storage each workspace claim asks for, a positive Kubernetes
+	// quantity such as `10Gi`.
+	VolumeSize string `yaml:"volumeSize"`
+	// Node labels every pod must match (a label key to its value).
 	NodeSelector map[string]string `yaml:"nodeSelector"`
-	// ImagePullPolicy of every pod; Never fits images built locally and
-	// loaded into the nodes, as cairn's are.
-	ImagePullPolicy     string `yaml:"imagePullPolicy"`
-	PodStartTimeoutSecs int    `yaml:"podStartTimeoutSecs"`
-	// TransferHostNetwork runs transfer sidecars on the node's network: a
-	// cluster without Services (the local one of make k8s-up) reaches a
-	// store on loopback that way.
+	// The image pull policy of every pod; `Never` fits images built
+	// locally and loaded into the nodes, as cairn's are.
+	ImagePullPolicy string `yaml:"imagePullPolicy"`
+	// Seconds a pod may take to start.
+	PodStartTimeoutSecs int `yaml:"podStartTimeoutSecs"`
+	// Run transfer sidecars on the node's network, so that a cluster
+	// without Services (the local one of `make k8s-up`) reaches a store on
+	// loopback.
 	TransferHostNetwork bool `yaml:"transferHostNetwork"`
 }
 

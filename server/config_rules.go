@@ -36,7 +36,8 @@ func matching(pattern string) KeyRule {
 }
 
 // relation is a rule the validator checks in its own code because it
-// involves other keys; the table only words it.
+// involves other keys; the table only words it, in Markdown, for the
+// reference.
 func relation(words string) KeyRule { return KeyRule{also: words} }
 
 // inBytes marks the rule's numbers as byte sizes.
@@ -45,7 +46,7 @@ func (r KeyRule) inBytes() KeyRule {
 	return r
 }
 
-// and adds a relation to other keys, in words.
+// and adds a relation to other keys, in words (Markdown).
 func (r KeyRule) and(words string) KeyRule {
 	r.also = words
 	return r
@@ -88,12 +89,12 @@ var configRules = map[string]KeyRule{
 	"artifact.store.maxObjectSize":           between(1, maxObjectSizeCap).inBytes(),
 	"artifact.store.multipartThreshold":      partBytes,
 	"artifact.store.partSize":                partBytes,
-	"artifact.store.prefix.store":            relation("must not overlap artifact.store.prefix.staging"),
+	"artifact.store.prefix.store":            relation("must not overlap `artifact.store.prefix.staging`"),
 	"artifact.sidecar.timeoutSecs":           positive,
 	"artifact.sidecar.maxConcurrent":         positive,
 	"maintenance.sweepIntSec":                positive,
 	"maintenance.objAgeOutSec": greaterThan(0).and(
-		fmt.Sprintf("more than artifact.store.putUrlTTLSecs + %d", putURLGraceSecs)),
+		fmt.Sprintf("more than `artifact.store.putUrlTTLSecs` + %d", putURLGraceSecs)),
 	"shell.umask":                          matching(shellUmask.String()),
 	"shell.instanceName":                   relation(fmt.Sprintf("at most %d printable characters", maxInstanceName)),
 	"shell.reapIntervalSecs":               positive,
@@ -106,17 +107,17 @@ var configRules = map[string]KeyRule{
 	"shell.limits.tmpfsMiB":                positive,
 	"shell.timeouts.openSecs":              positive,
 	"shell.timeouts.idleSecs":              atLeast(0),
-	"shell.timeouts.idleWarningSecs":       atLeast(0).and("less than shell.timeouts.idleSecs unless that is 0"),
+	"shell.timeouts.idleWarningSecs":       atLeast(0).and("less than `shell.timeouts.idleSecs` unless that is 0"),
 	"shell.timeouts.maxLifetimeSecs":       positive,
 	"shell.timeouts.pingIntervalSecs":      positive,
-	"shell.timeouts.pongWaitSecs":          relation("more than shell.timeouts.pingIntervalSecs"),
+	"shell.timeouts.pongWaitSecs":          relation("more than `shell.timeouts.pingIntervalSecs`"),
 	"shell.timeouts.writeWaitSecs":         positive,
 	"shell.timeouts.stopSecs":              positive,
 	"shell.timeouts.drainSecs":             positive,
 	"shell.timeouts.detachedSecs":          positive,
 	"shell.replay.scrollbackLines":         between(0, maxScrollbackLines),
 	"shell.record.maxBytes": greaterThan(0).inBytes().and(fmt.Sprintf(
-		"with shell.enable, at most artifact.store.maxObjectSize and at most %s", bytesText(cairn.MaxPartSize))),
+		"with `shell.enable`, at most `artifact.store.maxObjectSize` and at most %s", bytesText(cairn.MaxPartSize))),
 	"files.browse.idleSecs":          positive,
 	"files.browse.maxContainers":     positive,
 	"files.unpack.maxEntries":        positive,
@@ -124,7 +125,7 @@ var configRules = map[string]KeyRule{
 	"files.unpack.maxRatio":          positive,
 	"ssh.authorizedKeys[].scopes":    tokenScopes,
 	"ssh.maxSessions":                positive,
-	"ssh.maxSessionsPerKey":          positive.and("at most ssh.maxSessions"),
+	"ssh.maxSessionsPerKey":          positive.and("at most `ssh.maxSessions`"),
 	"ssh.idleTimeoutSecs":            positive,
 	"ssh.maxLifetimeSecs":            positive,
 	"kubernetes.namespace":           matching(dnsLabel.String()),
@@ -160,7 +161,8 @@ func (r KeyRule) Values() []string { return slices.Clone(r.values) }
 // Pattern is the regular expression a value must match, or "".
 func (r KeyRule) Pattern() string { return r.pattern }
 
-// Also is a further rule in words, usually relating the key to others.
+// Also is a further rule in words (Markdown), usually relating the key to
+// others.
 func (r KeyRule) Also() string { return r.also }
 
 // Format renders a number of the rule's key; a byte size gets its binary

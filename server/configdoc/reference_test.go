@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/server"
+)
+
+const committed = "../../docs/configuration.md"
+
+// TestReferenceIsCurrent fails while docs/configuration.md differs from
+// what the config structs, their defaults and rules would make of it.
+func TestReferenceIsCurrent(t *testing.T) {
+	t.Parallel()
+	d, err := fieldDocs("..")
+	require.NoError(t, err)
+	want, err := render(d)
+	require.NoError(t, err)
+	got, err := os.ReadFile(committed)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got),
+		"docs/configuration.md is stale: run `go generate ./server/...` (or `make docs`) and commit it")
+}
+
+func TestUndocumentedKeyFails(t *testing.T) {
+	t.Parallel()
+	d, err := fieldDocs("..")
+	require.NoError(t, err)
+	delete(d["ShellLimits"], "Pids")
+	delete(d["Config"], "Files")
+	_, err = render(d)
+	require.ErrorContains(t, err, "shell.limits.pids: server.ShellLimits.Pids has no doc comment")
+	require.ErrorContains(t, err, "files: server.Config.Files has no doc comment")
+}
+
+func TestMinimalExampleValidates(t *testing.T) {
+	t.Parallel()
+	c, warnings, err := server.ParseConfig([]byte(minimalExample))
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	require.NoError(t, c.Validate())
+}
+
+func TestRequiredKeysComeFromValidate(t *testing.T) {
+	t.Parallel()
+	required, err := requiredKeys()
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"artifact.s3.endpoint": true, "artifact.store.bucket": true}, required)
+}
