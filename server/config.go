@@ -74,7 +74,7 @@ type FilesConfig struct {
 	// run (`artifact.sidecar.timeoutSecs`).
 	Browse BrowseConfig `yaml:"browse"`
 	// Limits of unpacking an archive artifact into a volume; an archive
-	// over any of them is refused before anything is written.
+	// over any of them is refused and leaves nothing in the volume.
 	Unpack UnpackConfig `yaml:"unpack"`
 }
 
@@ -156,8 +156,7 @@ type MetricsFeatures struct {
 	EnableHTTPMetrics bool `yaml:"enableHTTPMetrics"`
 }
 
-// ListenConfig is one HTTP listener. AppPort 0 asks the kernel for any free
-// port, which tests use.
+// ListenConfig is one HTTP listener.
 type ListenConfig struct {
 	// The IP address to listen on (`0.0.0.0` for every IPv4 one); the API
 	// listener also takes `localhost`. Only a loopback address or
@@ -250,8 +249,7 @@ type AuthConfig struct {
 	InsecureNoAuth bool `yaml:"insecureNoAuth"`
 }
 
-// TokenConfig is one accepted bearer token, stored as the lowercase hex
-// SHA-256 of the token, never the token itself.
+// TokenConfig is one accepted bearer token.
 type TokenConfig struct {
 	// The token's name, unique among tokens; audit events name it as the
 	// actor. ASCII letters, digits, `-` and `_`.

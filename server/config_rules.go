@@ -27,13 +27,11 @@ type KeyRule struct {
 	also           string
 }
 
-func atLeast(n int64) KeyRule        { return KeyRule{min: n, hasMin: true} }
-func greaterThan(n int64) KeyRule    { return KeyRule{min: n, hasMin: true, above: true} }
-func between(lo, hi int64) KeyRule   { return KeyRule{min: lo, max: hi, hasMin: true, hasMax: true} }
-func oneOf(values ...string) KeyRule { return KeyRule{values: values} }
-func matching(pattern string) KeyRule {
-	return KeyRule{pattern: pattern}
-}
+func atLeast(n int64) KeyRule         { return KeyRule{min: n, hasMin: true} }
+func greaterThan(n int64) KeyRule     { return KeyRule{min: n, hasMin: true, above: true} }
+func between(lo, hi int64) KeyRule    { return KeyRule{min: lo, max: hi, hasMin: true, hasMax: true} }
+func oneOf(values ...string) KeyRule  { return KeyRule{values: values} }
+func matching(pattern string) KeyRule { return KeyRule{pattern: pattern} }
 
 // relation is a rule the validator checks in its own code because it
 // involves other keys; the table only words it, in Markdown, for the

@@ -42,10 +42,12 @@ func TestConfigReferenceListsEveryKey(t *testing.T) {
 	decodableKeys(reflect.TypeFor[Config](), "", func(key string, mapping bool) {
 		n++
 		if mapping {
-			require.Contains(t, doc, "`"+key+".", "docs/configuration.md never names mapping %s; run go generate ./server/...", key)
+			require.True(t, strings.Contains(doc, "`"+key+"."),
+				"docs/configuration.md never names mapping %s; run go generate ./server/...", key)
 			return
 		}
-		require.Contains(t, doc, "| `"+key+"` |", "docs/configuration.md has no row for %s; run go generate ./server/...", key)
+		require.True(t, strings.Contains(doc, "| `"+key+"` |"),
+			"docs/configuration.md has no row for %s; run go generate ./server/...", key)
 	})
 	require.Greater(t, n, 100, "the walk found too few keys to be the decoder's")
 }

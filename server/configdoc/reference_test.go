@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,8 +22,29 @@ func TestReferenceIsCurrent(t *testing.T) {
 	require.NoError(t, err)
 	got, err := os.ReadFile(committed)
 	require.NoError(t, err)
-	require.Equal(t, string(want), string(got),
-		"docs/configuration.md is stale: run `go generate ./server/...` (or `make docs`) and commit it")
+	if line, w, g := firstDifference(string(want), string(got)); line > 0 {
+		t.Fatalf("docs/configuration.md is stale: run `go generate ./server/...` (or `make docs`) and commit it\n"+
+			"line %d should be:\n\t%s\nbut is:\n\t%s", line, w, g)
+	}
+}
+
+// firstDifference finds the first line where got differs from want, by
+// number (0 if none), with both versions of it.
+func firstDifference(want, got string) (line int, w, g string) {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(wl), len(gl)) {
+		w, g = "(end of file)", "(end of file)"
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return i + 1, w, g
+		}
+	}
+	return 0, "", ""
 }
 
 func TestUndocumentedKeyFails(t *testing.T) {
