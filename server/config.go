@@ -313,8 +313,8 @@ type StoreConfig struct {
 	Prefix   PrefixConfig `yaml:"prefix"`
 }
 
-// PrefixConfig is `artifact.store.prefix`: the key prefixes of the one bucket
-// (API.md §7.4).
+// PrefixConfig is `artifact.store.prefix`: the key prefixes of the one
+// bucket.
 type PrefixConfig struct {
 	// An optional first segment of every object key, before the staging
 	// and store prefixes. A relative path without empty, `.` or `..`

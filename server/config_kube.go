@@ -11,7 +11,7 @@ import (
 )
 
 // KubernetesConfig is `kubernetes`: the runtime when workspace.volumeType
-// is kubernetes (K8S.md §1).
+// is kubernetes.
 type KubernetesConfig struct {
 	// A kubeconfig file; empty, with `kubernetes.inCluster` false, means
 	// the usual rules (`$KUBECONFIG`, then `~/.kube/config`).
