@@ -11,43 +11,91 @@ import (
 	"strings"
 )
 
+//go:generate go run ./configdoc -src . -out ../docs/configuration.md
+
 // Config is the YAML configuration of a cairn server or maintainer process
 // (API.md §11.1). The keys and defaults are those of the first cairn server;
 // secrets are never part of it, they come from flags and the environment.
+//
+// Each field's doc comment is its entry in docs/configuration.md, which
+// configdoc generates from these structs, DefaultConfig and configRules:
+// write it for the operator, naming other keys by their dotted YAML path.
 type Config struct {
-	AppName     string            `yaml:"appName"`
+	// A valid Docker name prefix that namespaces the volumes, containers
+	// (or claims and pods) and database locks this server makes.
+	AppName string `yaml:"appName"`
+	// The application database, PostgreSQL. Its password is never in the
+	// file: pass `--sql-pw` or set `CAIRN_APP_SQL_PASSWORD`.
 	Persistence PersistenceConfig `yaml:"persistence"`
-	Metrics     MetricsConfig     `yaml:"metrics"`
-	API         APIConfig         `yaml:"api"`
-	Auth        AuthConfig        `yaml:"auth"`
-	Workspace   WorkspaceConfig   `yaml:"workspace"`
-	Artifact    ArtifactConfig    `yaml:"artifact"`
+	// The metrics listener, separate from the API and without
+	// authentication: Prometheus metrics, and the liveness probes of a
+	// process that runs only the maintainer.
+	Metrics MetricsConfig `yaml:"metrics"`
+	// The API listener: the REST API, the MCP endpoint and the websockets
+	// (events, shells, exec), and the guards in front of them.
+	API APIConfig `yaml:"api"`
+	// Bearer tokens. With none at all there is no authentication, which
+	// the server allows only when every listener is on a loopback address,
+	// unless `auth.insecureNoAuth` is set.
+	Auth AuthConfig `yaml:"auth"`
+	// Where workspace volumes live.
+	Workspace WorkspaceConfig `yaml:"workspace"`
+	// The S3 store that holds artifacts, and the sidecar containers that
+	// move bytes between it and workspace volumes. The store's keys are
+	// never in the file: pass `--s3-access-key` and `--s3-secret-key`, or
+	// set `CAIRN_S3_ACCESS_KEY` and `CAIRN_S3_SECRET_KEY`.
+	Artifact ArtifactConfig `yaml:"artifact"`
+	// The reconciler, run by `cairn maintainer` or `cairn server
+	// --with-maintainer`.
 	Maintenance MaintenanceConfig `yaml:"maintenance"`
-	Shell       ShellConfig       `yaml:"shell"`
-	Files       FilesConfig       `yaml:"files"`
-	SSH         SSHConfig         `yaml:"ssh"`
-	Kubernetes  KubernetesConfig  `yaml:"kubernetes"`
+	// Interactive shells into workspaces, off unless enabled. A shell is
+	// remote code execution with the workspace mounted: with the shell on,
+	// the server refuses to start without `auth.tokens` when any listener
+	// is off loopback, even with `auth.insecureNoAuth`.
+	Shell ShellConfig `yaml:"shell"`
+	// Reading a workspace volume's files, and unpacking archives into it.
+	Files FilesConfig `yaml:"files"`
+	// The `cairn-tui` workbench over SSH, off unless `ssh.listen` is set
+	// (or `cairn server --ssh-listen` is given). Each session runs
+	// cairn-tui against this server's own API with the scopes of the key
+	// it signed in with. The other keys are checked only when it is on.
+	SSH SSHConfig `yaml:"ssh"`
+	// The Kubernetes runtime, used when `workspace.volumeType` is
+	// `kubernetes`: workspace volumes are persistent volume claims,
+	// sidecars and shells are pods, all in one namespace. The keys are
+	// checked only then.
+	Kubernetes KubernetesConfig `yaml:"kubernetes"`
 }
 
-// FilesConfig is `files`: the browse containers that read a workspace
-// volume's files, and the bounds of an unpack (ARCHITECTURE §11.1, §11.2).
+// FilesConfig is `files`.
 type FilesConfig struct {
+	// Containers that answer file listings and reads of one workspace,
+	// kept warm between requests. One lives at most as long as a sidecar
+	// run (`artifact.sidecar.timeoutSecs`).
 	Browse BrowseConfig `yaml:"browse"`
+	// Limits of unpacking an archive artifact into a volume; an archive
+	// over any of them is refused and leaves nothing in the volume.
 	Unpack UnpackConfig `yaml:"unpack"`
 }
 
-// BrowseConfig is `files.browse`. A browse container lives at most as
-// long as a sidecar run (artifact.sidecar.timeoutSecs).
+// BrowseConfig is `files.browse`.
 type BrowseConfig struct {
-	IdleSecs      int `yaml:"idleSecs"`
+	// Seconds a browse container is kept without a request.
+	IdleSecs int `yaml:"idleSecs"`
+	// Browse containers at once, per server process; when all are taken,
+	// the least recently used idle one is stopped.
 	MaxContainers int `yaml:"maxContainers"`
 }
 
 // UnpackConfig is `files.unpack`.
 type UnpackConfig struct {
-	MaxEntries int   `yaml:"maxEntries"`
-	MaxBytes   int64 `yaml:"maxBytes"`
-	MaxRatio   int   `yaml:"maxRatio"`
+	// Entries one archive may hold.
+	MaxEntries int `yaml:"maxEntries"`
+	// Bytes one archive may unpack to.
+	MaxBytes int64 `yaml:"maxBytes"`
+	// Unpacked bytes per archive byte, the compression ratio an archive
+	// may reach.
+	MaxRatio int `yaml:"maxRatio"`
 }
 
 // PersistenceConfig is `persistence`. Only the application database is left;
@@ -61,54 +109,76 @@ type SQLConfig struct {
 	App SQLAppConfig `yaml:"app"`
 }
 
-// SQLAppConfig is `persistence.sql.app`. The password is never in the file
-// (`--sql-pw`).
+// SQLAppConfig is `persistence.sql.app`.
 type SQLAppConfig struct {
-	Host     string    `yaml:"host"`
-	Port     int       `yaml:"port"`
-	DB       string    `yaml:"db"`
-	User     string    `yaml:"user"`
+	// Database host name or address.
+	Host string `yaml:"host"`
+	// Database port.
+	Port int `yaml:"port"`
+	// Database name.
+	DB string `yaml:"db"`
+	// Database user.
+	User string `yaml:"user"`
+	// Accepted for compatibility; has no effect.
 	DebugLog bool      `yaml:"debugLog"`
 	SSL      SSLConfig `yaml:"ssl"`
 }
 
-// SSLConfig is `persistence.sql.app.ssl`. Enabled means sslmode=verify-full
-// against CAFile; disabled means no sslmode is requested at all.
+// SSLConfig is `persistence.sql.app.ssl`.
 type SSLConfig struct {
-	Enabled bool   `yaml:"enabled"`
-	CAFile  string `yaml:"caFile"`
+	// Connect with TLS, verifying the server's certificate and name
+	// against `persistence.sql.app.ssl.caFile` (sslmode=verify-full). Off,
+	// no sslmode is asked for at all.
+	Enabled bool `yaml:"enabled"`
+	// The root certificate(s) the database's certificate must chain to, a
+	// PEM file that must exist; required when
+	// `persistence.sql.app.ssl.enabled` is true. A relative path is taken
+	// from the config file's directory.
+	CAFile string `yaml:"caFile"`
 }
 
-// MetricsConfig is `metrics`: the separate, unauthenticated metrics listener.
+// MetricsConfig is `metrics`.
 type MetricsConfig struct {
-	MetricsEndpoint string          `yaml:"metricsEndpoint"`
-	MaxRequests     int             `yaml:"maxRequests"`
-	Features        MetricsFeatures `yaml:"features"`
-	Service         ListenConfig    `yaml:"service"`
+	// The path metrics are served on; it must start with `/`.
+	MetricsEndpoint string `yaml:"metricsEndpoint"`
+	// Scrapes answered at once; more are refused.
+	MaxRequests int             `yaml:"maxRequests"`
+	Features    MetricsFeatures `yaml:"features"`
+	Service     ListenConfig    `yaml:"service"`
 }
 
 // MetricsFeatures is `metrics.features`.
 type MetricsFeatures struct {
-	EnableAppMetrics  bool `yaml:"enableAppMetrics"`
+	// Add the Go runtime and process collectors.
+	EnableAppMetrics bool `yaml:"enableAppMetrics"`
+	// Count API requests, their time and size, by method and status
+	// class.
 	EnableHTTPMetrics bool `yaml:"enableHTTPMetrics"`
 }
 
-// ListenConfig is one HTTP listener. AppPort 0 asks the kernel for any free
-// port, which tests use.
+// ListenConfig is one HTTP listener.
 type ListenConfig struct {
-	ListenOn    string   `yaml:"listenOn"`
+	// The IP address to listen on (`0.0.0.0` for every IPv4 one); the API
+	// listener also takes `localhost`. Only a loopback address or
+	// `localhost` counts as loopback for the rules of `auth` and `shell`.
+	ListenOn string `yaml:"listenOn"`
+	// The TCP port; 0 asks the kernel for any free one.
 	AppPort     int      `yaml:"appPort"`
 	TimeoutSecs Timeouts `yaml:"timeoutSecs"`
 }
 
 // Timeouts are the http.Server read, write and idle timeouts in seconds.
 type Timeouts struct {
-	Read  int `yaml:"read"`
+	// Seconds to read a whole request, body included.
+	Read int `yaml:"read"`
+	// Seconds from the end of a request's headers until its answer must
+	// be written.
 	Write int `yaml:"write"`
-	Idle  int `yaml:"idle"`
+	// Seconds a kept-alive connection may wait for its next request.
+	Idle int `yaml:"idle"`
 }
 
-// APIConfig is `api`: the API listener and what it serves.
+// APIConfig is `api`.
 type APIConfig struct {
 	Service ListenConfig `yaml:"service"`
 	APIs    APIsConfig   `yaml:"apis"`
@@ -124,196 +194,291 @@ type APIsConfig struct {
 
 // EndPointConfig is `api.apis.endPoint`.
 type EndPointConfig struct {
+	// The path every route is served under; it must start with `/`.
 	PathPrefix string `yaml:"pathPrefix"`
 }
 
 // RequestLoggingConfig is `api.apis.requestLogging`.
 type RequestLoggingConfig struct {
-	LogLevel          string   `yaml:"logLevel"`
-	HealthLogLevel    string   `yaml:"healthLogLevel"`
-	RequestIDHeader   string   `yaml:"requestIDHeader"`
-	SkipHeaders       []string `yaml:"skipHeaders"`
-	LogRequestPayload bool     `yaml:"logRequestPayload"`
+	// The level of the log line written for each request.
+	LogLevel string `yaml:"logLevel"`
+	// The level of the request log line of the liveness probes.
+	HealthLogLevel string `yaml:"healthLogLevel"`
+	// The header that carries a request's ID: a client's own value is
+	// kept when it is printable and short enough, else the server makes
+	// one; the answer carries it back.
+	RequestIDHeader string `yaml:"requestIDHeader"`
+	// Accepted for compatibility; has no effect, as the request log holds
+	// no headers.
+	SkipHeaders []string `yaml:"skipHeaders"`
+	// Accepted for compatibility; has no effect, as the request log holds
+	// no bodies.
+	LogRequestPayload bool `yaml:"logRequestPayload"`
 }
 
-// MCPConfig is `api.apis.mcp`. EnableDNSRebindGuard keeps its first-server
-// name but governs the Host guard of every route (API.md §1.7).
+// MCPConfig is `api.apis.mcp`.
 type MCPConfig struct {
-	Enable               bool `yaml:"enable"`
+	// Serve the MCP endpoint.
+	Enable bool `yaml:"enable"`
+	// The Host guard of every route, not only MCP's despite the name: a
+	// request that reached a loopback address with a `Host` other than
+	// `localhost`, a `*.localhost` name or a loopback address is refused,
+	// which defeats DNS rebinding. Turn it off behind a same-host reverse
+	// proxy that forwards another `Host`.
 	EnableDNSRebindGuard bool `yaml:"enableDNSRebindGuard"`
 }
 
-// CORSConfig is `api.cors`. No origins means CORS is off and every request
-// carrying an Origin header is refused.
+// CORSConfig is `api.cors`.
 type CORSConfig struct {
+	// The browser origins (`scheme://host[:port]`, nothing more) allowed
+	// to call the API, matched without regard to case. Empty turns CORS
+	// off, and every request that carries an `Origin` header is refused.
 	AllowedOrigins []string `yaml:"allowedOrigins"`
 }
 
-// AuthConfig is `auth`. No tokens at all means no authentication, which the
-// server allows only on loopback listeners unless InsecureNoAuth is set.
+// AuthConfig is `auth`.
 type AuthConfig struct {
-	Tokens         []TokenConfig `yaml:"tokens"`
-	TokensFile     string        `yaml:"tokensFile"`
-	InsecureNoAuth bool          `yaml:"insecureNoAuth"`
+	// The accepted bearer tokens (`cairn token new` makes one and prints
+	// its entry).
+	Tokens []TokenConfig `yaml:"tokens"`
+	// A YAML file holding a list of more `auth.tokens` entries, read once
+	// at start and added after those of the config file. A relative path
+	// is taken from the config file's directory.
+	TokensFile string `yaml:"tokensFile"`
+	// Allow running without tokens while a listener is off loopback.
+	InsecureNoAuth bool `yaml:"insecureNoAuth"`
 }
 
-// TokenConfig is one accepted bearer token, stored as the lowercase hex
-// SHA-256 of the token, never the token itself.
+// TokenConfig is one accepted bearer token.
 type TokenConfig struct {
-	Name   string   `yaml:"name"`
-	SHA256 string   `yaml:"sha256"`
+	// The token's name, unique among tokens; audit events name it as the
+	// actor. ASCII letters, digits, `-` and `_`.
+	Name string `yaml:"name"`
+	// The lowercase hex SHA-256 of the token (64 digits), never the token
+	// itself.
+	SHA256 string `yaml:"sha256"`
+	// What the token may do; no scope implies another.
 	Scopes []string `yaml:"scopes"`
 }
 
 // WorkspaceConfig is `workspace`.
 type WorkspaceConfig struct {
+	// The runtime of volumes, sidecars and shells: `docker` on the Docker
+	// host of the server's environment (`DOCKER_HOST`, …), or `kubernetes`
+	// as the `kubernetes` section says.
 	VolumeType string `yaml:"volumeType"`
 }
 
-// ArtifactConfig is `artifact`: the object store and the transfer sidecars.
+// ArtifactConfig is `artifact`.
 type ArtifactConfig struct {
 	S3      S3Config      `yaml:"s3"`
 	Store   StoreConfig   `yaml:"store"`
 	Sidecar SidecarConfig `yaml:"sidecar"`
 }
 
-// S3Config is `artifact.s3`. Endpoint serves the server's own calls;
-// PresignEndpoint, when set, is the address put in presigned URLs.
+// S3Config is `artifact.s3`.
 type S3Config struct {
-	Endpoint        string `yaml:"endpoint"`
+	// The store's address for the server's own calls: `host:port`, or
+	// `http(s)://host[:port]` with no path.
+	Endpoint string `yaml:"endpoint"`
+	// The store's address as written into presigned URLs, for clients
+	// that reach the store by another name; empty means
+	// `artifact.s3.endpoint`. Same form.
 	PresignEndpoint string `yaml:"presignEndpoint"`
-	UseTLS          bool   `yaml:"useTLS"`
-	Region          string `yaml:"region"`
-	ClientTTL       int    `yaml:"clientTTL"`
+	// Use https for an endpoint given without a scheme.
+	UseTLS bool `yaml:"useTLS"`
+	// The store's region; empty means `us-east-1`.
+	Region string `yaml:"region"`
+	// Accepted for compatibility; has no effect.
+	ClientTTL int `yaml:"clientTTL"`
 }
 
 // StoreConfig is `artifact.store`.
 type StoreConfig struct {
-	Bucket           string `yaml:"bucket"`
-	PutURLTTLSecs    int    `yaml:"putUrlTTLSecs"`
-	GetURLMaxTTLSecs int    `yaml:"getUrlMaxTTLSecs"`
-	MaxObjectSize    int64  `yaml:"maxObjectSize"`
-	// MultipartThreshold: a client asking for multipart gets an upload
-	// plan above this size (ARCHITECTURE §11.3); PartSize is the plan's
-	// part size, grown for objects that would need over 10 000 parts.
-	MultipartThreshold int64        `yaml:"multipartThreshold"`
-	PartSize           int64        `yaml:"partSize"`
-	Prefix             PrefixConfig `yaml:"prefix"`
+	// The one bucket of every object; it must already exist.
+	Bucket string `yaml:"bucket"`
+	// Seconds a presigned upload URL stays valid.
+	PutURLTTLSecs int `yaml:"putUrlTTLSecs"`
+	// The longest validity, in seconds, a client may ask of a presigned
+	// download URL.
+	GetURLMaxTTLSecs int `yaml:"getUrlMaxTTLSecs"`
+	// The largest artifact, in bytes. The ceiling is the S3 object limit.
+	MaxObjectSize int64 `yaml:"maxObjectSize"`
+	// A client that asks for multipart gets an upload plan of parts for
+	// an object above this many bytes.
+	MultipartThreshold int64 `yaml:"multipartThreshold"`
+	// The part size of an upload plan, grown for an object that would
+	// need more than 10 000 parts.
+	PartSize int64        `yaml:"partSize"`
+	Prefix   PrefixConfig `yaml:"prefix"`
 }
 
-// PrefixConfig is `artifact.store.prefix`: the key prefixes of the one bucket
-// (API.md §7.4). Base is optional and leads both others.
+// PrefixConfig is `artifact.store.prefix`: the key prefixes of the one
+// bucket.
 type PrefixConfig struct {
-	Base    string `yaml:"base"`
+	// An optional first segment of every object key, before the staging
+	// and store prefixes. A relative path without empty, `.` or `..`
+	// segments, like the other two.
+	Base string `yaml:"base"`
+	// The key prefix of uploads not yet registered; the reconciler
+	// deletes old objects under it.
 	Staging string `yaml:"staging"`
-	Store   string `yaml:"store"`
+	// The key prefix of registered artifacts.
+	Store string `yaml:"store"`
 }
 
 // SidecarConfig is `artifact.sidecar`.
 type SidecarConfig struct {
-	Image         string      `yaml:"image"`
-	TimeoutSecs   int         `yaml:"timeoutSecs"`
-	NetworkMode   string      `yaml:"networkMode"`
-	Envs          []EnvVar    `yaml:"envs"`
-	Hosts         []HostEntry `yaml:"hosts"`
-	MaxConcurrent int         `yaml:"maxConcurrent"`
+	// The transfer sidecar image; the server checks at start that it is
+	// there.
+	Image string `yaml:"image"`
+	// Seconds one sidecar run may take before it is killed.
+	TimeoutSecs int `yaml:"timeoutSecs"`
+	// The Docker network mode of transfer sidecars; empty means `bridge`.
+	// `host` suits a store on the host's loopback in development.
+	NetworkMode string `yaml:"networkMode"`
+	// Extra environment variables of transfer sidecars. Both fields are
+	// required; a name must not start with `CAIRN_` (in any case) or
+	// hold `=`.
+	Envs []EnvVar `yaml:"envs"`
+	// Extra `/etc/hosts` lines of transfer sidecars.
+	Hosts []HostEntry `yaml:"hosts"`
+	// Sidecar runs at once, per server process.
+	MaxConcurrent int `yaml:"maxConcurrent"`
 }
 
-// EnvVar is one extra environment variable of the transfer sidecars.
+// EnvVar is one extra environment variable of a container.
 type EnvVar struct {
-	Name  string `yaml:"name"`
+	// The variable's name.
+	Name string `yaml:"name"`
+	// The variable's value.
 	Value string `yaml:"value"`
 }
 
 // HostEntry is one extra /etc/hosts line of the transfer sidecars.
 type HostEntry struct {
-	Host    string `yaml:"host"`
+	// The host name.
+	Host string `yaml:"host"`
+	// Its IP address.
 	Address string `yaml:"address"`
 }
 
-// MaintenanceConfig is `maintenance`: the reconciler's period and the grace
-// window of unreferenced objects.
+// MaintenanceConfig is `maintenance`.
 type MaintenanceConfig struct {
-	SweepIntSec  int `yaml:"sweepIntSec"`
+	// Seconds between the reconciler's passes.
+	SweepIntSec int `yaml:"sweepIntSec"`
+	// Seconds the reconciler leaves a staging, never-registered or
+	// released object (or an unfinished multipart upload) before deleting
+	// it.
 	ObjAgeOutSec int `yaml:"objAgeOutSec"`
 }
 
-// ShellConfig is `shell` (PTYSHELL.md §9): the interactive shell, off
-// unless enabled.
+// ShellConfig is `shell`.
 type ShellConfig struct {
+	// Serve shells (`cairn dev` turns them on).
 	Enable bool `yaml:"enable"`
-	// Image is a local image; it is never pulled.
+	// The shell container's image, a local one: it is never pulled. The
+	// server refuses to start with the shell on and the image absent.
 	Image string `yaml:"image"`
-	// Entrypoint is an argv list; empty means bash if the image has it,
-	// else sh (§10).
+	// The shell's argv; empty runs bash if the image has it, else sh.
 	Entrypoint []string `yaml:"entrypoint"`
-	User       string   `yaml:"user"`  // uid:gid inside the container
-	Umask      string   `yaml:"umask"` // applied by the default entrypoint only
-	// Envs are extra variables; never CAIRN_*, TERM or HOME.
-	Envs        []EnvVar `yaml:"envs"`
-	NetworkMode string   `yaml:"networkMode"`
-	// DetachKeys is Docker's attach escape sequence, which the client never
-	// sends (§12.6).
+	// The user inside the container: `uid:gid`, or `user[:group]`.
+	User string `yaml:"user"`
+	// The umask of the shell, in octal; only the default entrypoint
+	// applies it.
+	Umask string `yaml:"umask"`
+	// Extra environment variables of the shell; `CAIRN_*`, `TERM` and
+	// `HOME` are cairn's and refused (in any case), as is a name holding
+	// `=`.
+	Envs []EnvVar `yaml:"envs"`
+	// The Docker network mode of shell containers; `none` keeps them off
+	// the network.
+	NetworkMode string `yaml:"networkMode"`
+	// Docker's attach escape sequence, a comma-separated list of keys
+	// such as `ctrl-]` or `q`. The client never sends this sequence, so a
+	// user cannot detach by accident.
 	DetachKeys string `yaml:"detachKeys"`
-	// InstanceName labels this server's shell containers; empty means
-	// <hostname>:<api port>, unique among live servers sharing a daemon
-	// and stable across restarts (§7.7).
-	InstanceName     string        `yaml:"instanceName"`
+	// Labels this server's shell containers; empty means
+	// `<hostname>:<api port>`, unique among live servers sharing a Docker
+	// host and stable across restarts.
+	InstanceName string `yaml:"instanceName"`
+	// Seconds between sweeps that remove this server's shell containers
+	// that no session owns.
 	ReapIntervalSecs int           `yaml:"reapIntervalSecs"`
 	Limits           ShellLimits   `yaml:"limits"`
 	Timeouts         ShellTimeouts `yaml:"timeouts"`
-	// Replay is what a v2 shell keeps for a reattach or a watch.
+	// What a shell keeps for a reattach or a watch.
 	Replay ShellReplay `yaml:"replay"`
-	// Record is the asciicast recording of v2 shells.
+	// Asciicast v2 recordings of shells, written while a shell runs and
+	// stored as an artifact of its workspace (`shell-<id>_cast`) when it
+	// ends. `shell.record: true` (or `false`) is short for
+	// `shell.record.enable`.
 	Record ShellRecord `yaml:"record"`
 }
 
-// ShellRecord is `shell.record`: a shell's session (v1 or v2) written as
-// an asciicast v2 file while it runs, stored as an artifact of its workspace
-// (shell-<id>_cast, application/x-asciicast) when it ends.
+// ShellRecord is `shell.record`.
 type ShellRecord struct {
-	// Enable records every shell; without it, only those asked for with
-	// record (true in the v2 create body, record=true in the v1 query).
+	// Record every shell; off, only those a client asks to record.
 	Enable bool `yaml:"enable"`
-	// MaxBytes bounds one recording; the rest is cut, and the artifact's
-	// description says so. At most artifact.store.maxObjectSize.
+	// The largest recording, in bytes; the rest is cut, and the
+	// artifact's description says so.
 	MaxBytes int64 `yaml:"maxBytes"`
-	// Dir holds recordings while they are written; empty means the
+	// Where recordings are written while they run; empty means the
 	// system's temporary directory.
 	Dir string `yaml:"dir"`
 }
 
-// ShellReplay is `shell.replay`: a v2 shell's virtual terminal.
+// ShellReplay is `shell.replay`: a shell's virtual terminal.
 type ShellReplay struct {
-	// ScrollbackLines is how many lines above the screen the render
-	// replays.
+	// Lines above the screen that a reattach or a watch replays.
 	ScrollbackLines int `yaml:"scrollbackLines"`
 }
 
-// ShellLimits is `shell.limits`; the session caps are per server process.
+// ShellLimits is `shell.limits`.
 type ShellLimits struct {
-	MaxSessions             int     `yaml:"maxSessions"`
-	MaxSessionsPerWorkspace int     `yaml:"maxSessionsPerWorkspace"`
-	MemoryMiB               int     `yaml:"memoryMiB"` // memory and memory+swap
-	CPUs                    float64 `yaml:"cpus"`
-	Pids                    int     `yaml:"pids"`
-	Nofile                  int     `yaml:"nofile"`
-	TmpfsMiB                int     `yaml:"tmpfsMiB"` // each of /tmp and $HOME
+	// Shells at once, per server process.
+	MaxSessions int `yaml:"maxSessions"`
+	// Shells at once on one workspace, per server process.
+	MaxSessionsPerWorkspace int `yaml:"maxSessionsPerWorkspace"`
+	// A shell container's memory, and its memory plus swap, in MiB.
+	MemoryMiB int `yaml:"memoryMiB"`
+	// A shell container's CPUs; fractions allowed.
+	CPUs float64 `yaml:"cpus"`
+	// Processes in a shell container.
+	Pids int `yaml:"pids"`
+	// Open files per process in a shell container.
+	Nofile int `yaml:"nofile"`
+	// The size of each of the container's `/tmp` and `$HOME`, in MiB.
+	TmpfsMiB int `yaml:"tmpfsMiB"`
 }
 
 // ShellTimeouts is `shell.timeouts`, in seconds.
 type ShellTimeouts struct {
-	OpenSecs         int `yaml:"openSecs"`
-	IdleSecs         int `yaml:"idleSecs"` // 0: no idle end
-	IdleWarningSecs  int `yaml:"idleWarningSecs"`
-	MaxLifetimeSecs  int `yaml:"maxLifetimeSecs"`
+	// Seconds from a shell's request until it runs.
+	OpenSecs int `yaml:"openSecs"`
+	// Seconds without input before a shell ends; 0 means never. Only
+	// input counts, not resizes or keepalives.
+	IdleSecs int `yaml:"idleSecs"`
+	// Seconds before the idle end that the client is warned; 0 means no
+	// warning.
+	IdleWarningSecs int `yaml:"idleWarningSecs"`
+	// Seconds a shell may run in all; it bounds how long a leaked
+	// container lives, so it cannot be turned off.
+	MaxLifetimeSecs int `yaml:"maxLifetimeSecs"`
+	// Seconds between websocket pings to the client.
 	PingIntervalSecs int `yaml:"pingIntervalSecs"`
-	PongWaitSecs     int `yaml:"pongWaitSecs"`
-	WriteWaitSecs    int `yaml:"writeWaitSecs"`
-	StopSecs         int `yaml:"stopSecs"`
-	DrainSecs        int `yaml:"drainSecs"`
-	// DetachedSecs is how long a v2 shell outlives its writer's
-	// connection before it ends with reason detached_timeout.
+	// Seconds a silent client is waited for before it is taken as gone.
+	PongWaitSecs int `yaml:"pongWaitSecs"`
+	// Seconds one write to the client's websocket may take.
+	WriteWaitSecs int `yaml:"writeWaitSecs"`
+	// Seconds a shell's process gets to leave after SIGHUP before it is
+	// killed.
+	StopSecs int `yaml:"stopSecs"`
+	// Seconds to wait for the end of a shell's output and its exit
+	// status, once the first of the two has arrived.
+	DrainSecs int `yaml:"drainSecs"`
+	// Seconds a shell outlives its writer's connection, waiting for a
+	// reattach, before it ends with reason `detached_timeout`.
 	DetachedSecs int `yaml:"detachedSecs"`
 }
 

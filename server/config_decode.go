@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -18,6 +20,12 @@ func configIgnoredKeys() map[string]string {
 		"persistence.sql.tasking":   "persistence.sql.tasking.*",
 		"maintenance.taskAgeOutSec": "maintenance.taskAgeOutSec",
 	}
+}
+
+// IgnoredConfigKeys lists, sorted, the key families that are accepted and
+// ignored with a warning: those of the first cairn server's task engine.
+func IgnoredConfigKeys() []string {
+	return slices.Sorted(maps.Values(configIgnoredKeys()))
 }
 
 // configDecoder decodes YAML into the config structs the way yaml.v3 would,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"regexp"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,28 +11,34 @@ import (
 )
 
 // KubernetesConfig is `kubernetes`: the runtime when workspace.volumeType
-// is kubernetes (K8S.md §1) — workspace volumes as claims, sidecars and
-// shells as pods in one namespace.
+// is kubernetes.
 type KubernetesConfig struct {
-	// Kubeconfig is a kubeconfig file; empty with InCluster false means
-	// the standard rules ($KUBECONFIG, ~/.kube/config). InCluster uses the
-	// pod's service account.
+	// A kubeconfig file; empty, with `kubernetes.inCluster` false, means
+	// the usual rules (`$KUBECONFIG`, then `~/.kube/config`).
 	Kubeconfig string `yaml:"kubeconfig"`
-	InCluster  bool   `yaml:"inCluster"`
-	Namespace  string `yaml:"namespace"`
-	// StorageClass of the claims; empty is the cluster's default class.
+	// Use the service account of the pod the server runs in; then
+	// `kubernetes.kubeconfig` must be empty.
+	InCluster bool `yaml:"inCluster"`
+	// The namespace of every claim and pod.
+	Namespace string `yaml:"namespace"`
+	// The storage class of workspace claims; empty means the cluster's
+	// default class.
 	StorageClass string `yaml:"storageClass"`
-	AccessMode   string `yaml:"accessMode"`
-	// VolumeSize is each claim's request, a Kubernetes quantity (10Gi).
-	VolumeSize   string            `yaml:"volumeSize"`
+	// The access mode of workspace claims.
+	AccessMode string `yaml:"accessMode"`
+	// The storage each workspace claim asks for, a positive Kubernetes
+	// quantity such as `10Gi`.
+	VolumeSize string `yaml:"volumeSize"`
+	// Node labels every pod must match (a label key to its value).
 	NodeSelector map[string]string `yaml:"nodeSelector"`
-	// ImagePullPolicy of every pod; Never fits images built locally and
-	// loaded into the nodes, as cairn's are.
-	ImagePullPolicy     string `yaml:"imagePullPolicy"`
-	PodStartTimeoutSecs int    `yaml:"podStartTimeoutSecs"`
-	// TransferHostNetwork runs transfer sidecars on the node's network: a
-	// cluster without Services (the local one of make k8s-up) reaches a
-	// store on loopback that way.
+	// The image pull policy of every pod; `Never` fits images built
+	// locally and loaded into the nodes, as cairn's are.
+	ImagePullPolicy string `yaml:"imagePullPolicy"`
+	// Seconds a pod may take to start.
+	PodStartTimeoutSecs int `yaml:"podStartTimeoutSecs"`
+	// Run transfer sidecars on the node's network, so that a cluster
+	// without Services (the local one of `make k8s-up`) reaches a store on
+	// loopback.
 	TransferHostNetwork bool `yaml:"transferHostNetwork"`
 }
 
@@ -58,18 +63,12 @@ func (k KubernetesConfig) validate(p *configProblems) {
 	if k.InCluster && k.Kubeconfig != "" {
 		p.add("kubernetes.kubeconfig", "cannot be set with kubernetes.inCluster")
 	}
-	modes := []string{string(corev1.ReadWriteOnce), string(corev1.ReadWriteMany), string(corev1.ReadWriteOncePod)}
-	if !slices.Contains(modes, k.AccessMode) {
-		p.add("kubernetes.accessMode", "must be one of %v, got %q", modes, k.AccessMode)
-	}
+	p.allowed("kubernetes.accessMode", k.AccessMode)
 	if q, err := resource.ParseQuantity(k.VolumeSize); err != nil || q.Sign() <= 0 {
 		p.add("kubernetes.volumeSize", "must be a positive quantity such as 10Gi, got %q", k.VolumeSize)
 	}
-	policies := []string{string(corev1.PullNever), string(corev1.PullIfNotPresent), string(corev1.PullAlways)}
-	if !slices.Contains(policies, k.ImagePullPolicy) {
-		p.add("kubernetes.imagePullPolicy", "must be one of %v, got %q", policies, k.ImagePullPolicy)
-	}
-	p.atLeast("kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs, 1)
+	p.allowed("kubernetes.imagePullPolicy", k.ImagePullPolicy)
+	inRange(p, "kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs)
 	for key, value := range k.NodeSelector {
 		if key == "" || !labelPart.MatchString(value) {
 			p.add("kubernetes.nodeSelector", "%q: %q is not a label selector term", key, value)

@@ -69,13 +69,10 @@ func (s ShellConfig) validate(p *configProblems) {
 	if len(s.InstanceName) > maxInstanceName || strings.IndexFunc(s.InstanceName, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		p.add(key+".instanceName", "must be at most %d printable characters", maxInstanceName)
 	}
-	p.atLeast(key+".reapIntervalSecs", s.ReapIntervalSecs, 1)
+	inRange(p, key+".reapIntervalSecs", s.ReapIntervalSecs)
 	s.Limits.validate(p)
 	s.Timeouts.validate(p)
-	p.atLeast(key+".replay.scrollbackLines", s.Replay.ScrollbackLines, 0)
-	if s.Replay.ScrollbackLines > maxScrollbackLines {
-		p.add(key+".replay.scrollbackLines", "must be at most %d, got %d", maxScrollbackLines, s.Replay.ScrollbackLines)
-	}
+	inRange(p, key+".replay.scrollbackLines", s.Replay.ScrollbackLines)
 }
 
 // validate checks shell.record; a recording is one PUT of at most
@@ -92,10 +89,7 @@ func (r *ShellRecord) shorthand(n *yaml.Node, key string) error {
 
 func (r ShellRecord) validate(p *configProblems, shellEnabled bool, maxObject int64) {
 	const key = "shell.record.maxBytes"
-	switch limit := min(maxObject, cairn.MaxPartSize); {
-	case r.MaxBytes <= 0:
-		p.add(key, "must be greater than 0, got %d", r.MaxBytes)
-	case shellEnabled && r.MaxBytes > limit:
+	if limit := min(maxObject, cairn.MaxPartSize); inRange(p, key, r.MaxBytes) && shellEnabled && r.MaxBytes > limit {
 		p.add(key, "must be at most %d (artifact.store.maxObjectSize, within one PUT), got %d", limit, r.MaxBytes)
 	}
 }
@@ -105,34 +99,32 @@ const maxScrollbackLines = 100_000
 
 func (l ShellLimits) validate(p *configProblems) {
 	const key = "shell.limits"
-	p.atLeast(key+".maxSessions", l.MaxSessions, 1)
-	p.atLeast(key+".maxSessionsPerWorkspace", l.MaxSessionsPerWorkspace, 1)
-	p.atLeast(key+".memoryMiB", l.MemoryMiB, 1)
-	if l.CPUs <= 0 {
-		p.add(key+".cpus", "must be greater than 0, got %v", l.CPUs)
-	}
-	p.atLeast(key+".pids", l.Pids, 1)
-	p.atLeast(key+".nofile", l.Nofile, 1)
-	p.atLeast(key+".tmpfsMiB", l.TmpfsMiB, 1)
+	inRange(p, key+".maxSessions", l.MaxSessions)
+	inRange(p, key+".maxSessionsPerWorkspace", l.MaxSessionsPerWorkspace)
+	inRange(p, key+".memoryMiB", l.MemoryMiB)
+	inRange(p, key+".cpus", l.CPUs)
+	inRange(p, key+".pids", l.Pids)
+	inRange(p, key+".nofile", l.Nofile)
+	inRange(p, key+".tmpfsMiB", l.TmpfsMiB)
 }
 
 func (t ShellTimeouts) validate(p *configProblems) {
 	const key = "shell.timeouts"
-	p.atLeast(key+".openSecs", t.OpenSecs, 1)
-	p.atLeast(key+".idleSecs", t.IdleSecs, 0)
-	p.atLeast(key+".idleWarningSecs", t.IdleWarningSecs, 0)
+	inRange(p, key+".openSecs", t.OpenSecs)
+	inRange(p, key+".idleSecs", t.IdleSecs)
+	inRange(p, key+".idleWarningSecs", t.IdleWarningSecs)
 	if t.IdleSecs > 0 && t.IdleWarningSecs >= t.IdleSecs {
 		p.add(key+".idleWarningSecs", "must be less than idleSecs (%d), got %d", t.IdleSecs, t.IdleWarningSecs)
 	}
 	// The lifetime bounds how long a leaked container can live; it cannot
 	// be turned off.
-	p.atLeast(key+".maxLifetimeSecs", t.MaxLifetimeSecs, 1)
-	p.atLeast(key+".pingIntervalSecs", t.PingIntervalSecs, 1)
+	inRange(p, key+".maxLifetimeSecs", t.MaxLifetimeSecs)
+	inRange(p, key+".pingIntervalSecs", t.PingIntervalSecs)
 	if t.PongWaitSecs <= t.PingIntervalSecs {
 		p.add(key+".pongWaitSecs", "must be greater than pingIntervalSecs (%d), got %d", t.PingIntervalSecs, t.PongWaitSecs)
 	}
-	p.atLeast(key+".writeWaitSecs", t.WriteWaitSecs, 1)
-	p.atLeast(key+".stopSecs", t.StopSecs, 1)
-	p.atLeast(key+".drainSecs", t.DrainSecs, 1)
-	p.atLeast(key+".detachedSecs", t.DetachedSecs, 1)
+	inRange(p, key+".writeWaitSecs", t.WriteWaitSecs)
+	inRange(p, key+".stopSecs", t.StopSecs)
+	inRange(p, key+".drainSecs", t.DrainSecs)
+	inRange(p, key+".detachedSecs", t.DetachedSecs)
 }

@@ -10,35 +10,36 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// SSHConfig is `ssh`: the workbench over SSH (cairn server --ssh-listen),
-// off unless Listen is set. Every session runs cairn-tui against this
-// server's own API with the scopes its key is given.
+// SSHConfig is `ssh`: the workbench over SSH (cairn server --ssh-listen).
 type SSHConfig struct {
-	// Listen is host:port; empty turns the SSH listener off. Port 0 asks
-	// the kernel for a free one.
+	// The SSH listener's `host:port`, host an IP address or `localhost`;
+	// empty turns it off. Port 0 asks the kernel for a free one.
 	Listen string `yaml:"listen"`
-	// HostKeyPath is the server's host key, an OpenSSH private key made
-	// on first start and kept (a relative path is the config file's
-	// directory's).
+	// The server's host key, an OpenSSH private key made on first start
+	// and kept; required when `ssh.listen` is set. A relative path is
+	// taken from the config file's directory.
 	HostKeyPath string `yaml:"hostKeyPath"`
-	// AuthorizedKeys are the only way in: public keys, no passwords.
+	// The public keys allowed in, the only way in (there are no
+	// passwords); at least one when `ssh.listen` is set, each listed once.
 	AuthorizedKeys []SSHKeyConfig `yaml:"authorizedKeys"`
-	// MaxSessions bounds the open sessions of the process; MaxSessionsPerKey
-	// those of one key.
-	MaxSessions       int `yaml:"maxSessions"`
+	// Open sessions, per server process.
+	MaxSessions int `yaml:"maxSessions"`
+	// Open sessions of one key.
 	MaxSessionsPerKey int `yaml:"maxSessionsPerKey"`
-	// IdleTimeoutSecs ends a session that sent and received nothing for so
-	// long; MaxLifetimeSecs ends every session after so long.
+	// Seconds a session may send and receive nothing before it ends.
 	IdleTimeoutSecs int `yaml:"idleTimeoutSecs"`
+	// Seconds after which every session ends.
 	MaxLifetimeSecs int `yaml:"maxLifetimeSecs"`
 }
 
-// SSHKeyConfig is one authorized key: who it is (the audit actor is
-// "ssh:" and the name) and what it may do, with the scopes of auth.tokens.
+// SSHKeyConfig is one authorized key.
 type SSHKeyConfig struct {
+	// Who the key is; audit events name the actor `ssh:` and this name.
+	// ASCII letters, digits, `-` and `_`.
 	Name string `yaml:"name"`
-	// Key is one authorized_keys line: "ssh-ed25519 AAAA… comment".
-	Key    string   `yaml:"key"`
+	// One `authorized_keys` line: `ssh-ed25519 AAAA… comment`.
+	Key string `yaml:"key"`
+	// What the key's sessions may do, as the scopes of `auth.tokens`.
 	Scopes []string `yaml:"scopes"`
 }
 
@@ -68,10 +69,12 @@ func (s SSHConfig) validate(p *configProblems) {
 	for i, k := range s.AuthorizedKeys {
 		k.validate(p, fmt.Sprintf("ssh.authorizedKeys[%d]", i), first, i)
 	}
-	p.atLeast("ssh.maxSessions", s.MaxSessions, 1)
-	p.between("ssh.maxSessionsPerKey", s.MaxSessionsPerKey, 1, max(1, s.MaxSessions))
-	p.atLeast("ssh.idleTimeoutSecs", s.IdleTimeoutSecs, 1)
-	p.atLeast("ssh.maxLifetimeSecs", s.MaxLifetimeSecs, 1)
+	inRange(p, "ssh.maxSessions", s.MaxSessions)
+	if inRange(p, "ssh.maxSessionsPerKey", s.MaxSessionsPerKey) && s.MaxSessionsPerKey > max(1, s.MaxSessions) {
+		p.add("ssh.maxSessionsPerKey", "must be at most ssh.maxSessions (%d), got %d", s.MaxSessions, s.MaxSessionsPerKey)
+	}
+	inRange(p, "ssh.idleTimeoutSecs", s.IdleTimeoutSecs)
+	inRange(p, "ssh.maxLifetimeSecs", s.MaxLifetimeSecs)
 }
 
 // validate checks one key; first maps each parsed key's fingerprint to

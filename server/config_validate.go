@@ -25,12 +25,11 @@ func (c *Config) Validate() error {
 	c.Metrics.validate(&p)
 	c.API.validate(&p)
 	c.Auth.validate(&p)
-	switch c.Workspace.VolumeType {
-	case "docker":
-	case "kubernetes":
+	switch volumeTypes := configRules["workspace.volumeType"]; {
+	case !volumeTypes.allows(c.Workspace.VolumeType):
+		p.add("workspace.volumeType", "must be %s, got %q", orList(volumeTypes.values), c.Workspace.VolumeType)
+	case c.Workspace.VolumeType == "kubernetes":
 		c.Kubernetes.validate(&p)
-	default:
-		p.add("workspace.volumeType", "must be docker or kubernetes, got %q", c.Workspace.VolumeType)
 	}
 	c.Artifact.S3.validate(&p)
 	c.Artifact.Store.validate(&p)
@@ -44,19 +43,17 @@ func (c *Config) Validate() error {
 }
 
 func (f FilesConfig) validate(p *configProblems) {
-	p.atLeast("files.browse.idleSecs", f.Browse.IdleSecs, 1)
-	p.atLeast("files.browse.maxContainers", f.Browse.MaxContainers, 1)
-	p.atLeast("files.unpack.maxEntries", f.Unpack.MaxEntries, 1)
-	if f.Unpack.MaxBytes < 1 {
-		p.add("files.unpack.maxBytes", "must be at least 1, got %d", f.Unpack.MaxBytes)
-	}
-	p.atLeast("files.unpack.maxRatio", f.Unpack.MaxRatio, 1)
+	inRange(p, "files.browse.idleSecs", f.Browse.IdleSecs)
+	inRange(p, "files.browse.maxContainers", f.Browse.MaxContainers)
+	inRange(p, "files.unpack.maxEntries", f.Unpack.MaxEntries)
+	inRange(p, "files.unpack.maxBytes", f.Unpack.MaxBytes)
+	inRange(p, "files.unpack.maxRatio", f.Unpack.MaxRatio)
 }
 
 func (s SQLAppConfig) validate(p *configProblems) {
 	const key = "persistence.sql.app"
 	p.required(key+".host", s.Host)
-	p.port(key+".port", s.Port, false)
+	inRange(p, key+".port", s.Port)
 	p.required(key+".db", s.DB)
 	p.required(key+".user", s.User)
 	if s.SSL.Enabled && s.SSL.CAFile == "" {
@@ -74,7 +71,7 @@ func (s SQLAppConfig) validate(p *configProblems) {
 
 func (m MetricsConfig) validate(p *configProblems) {
 	p.absPath("metrics.metricsEndpoint", m.MetricsEndpoint)
-	p.atLeast("metrics.maxRequests", m.MaxRequests, 1)
+	inRange(p, "metrics.maxRequests", m.MaxRequests)
 	m.Service.validate(p, "metrics.service", false)
 }
 
@@ -82,19 +79,18 @@ func (l ListenConfig) validate(p *configProblems, key string, localhostOK bool) 
 	if !localhostOK || !strings.EqualFold(l.ListenOn, "localhost") {
 		p.ipLiteral(key+".listenOn", l.ListenOn)
 	}
-	// Port 0 lets the kernel pick a free port; tests rely on it.
-	p.port(key+".appPort", l.AppPort, true)
-	p.atLeast(key+".timeoutSecs.read", l.TimeoutSecs.Read, 1)
-	p.atLeast(key+".timeoutSecs.write", l.TimeoutSecs.Write, 1)
-	p.atLeast(key+".timeoutSecs.idle", l.TimeoutSecs.Idle, 1)
+	inRange(p, key+".appPort", l.AppPort)
+	inRange(p, key+".timeoutSecs.read", l.TimeoutSecs.Read)
+	inRange(p, key+".timeoutSecs.write", l.TimeoutSecs.Write)
+	inRange(p, key+".timeoutSecs.idle", l.TimeoutSecs.Idle)
 }
 
 func (a APIConfig) validate(p *configProblems) {
 	a.Service.validate(p, "api.service", true)
 	p.absPath("api.apis.endPoint.pathPrefix", a.APIs.EndPoint.PathPrefix)
 	rl := a.APIs.RequestLogging
-	p.oneOf("api.apis.requestLogging.logLevel", rl.LogLevel, "warn", "info", "debug")
-	p.oneOf("api.apis.requestLogging.healthLogLevel", rl.HealthLogLevel, "warn", "info", "debug")
+	p.allowed("api.apis.requestLogging.logLevel", rl.LogLevel)
+	p.allowed("api.apis.requestLogging.healthLogLevel", rl.HealthLogLevel)
 	p.headerName("api.apis.requestLogging.requestIDHeader", rl.RequestIDHeader)
 	for i, o := range a.CORS.AllowedOrigins {
 		p.origin(fmt.Sprintf("api.cors.allowedOrigins[%d]", i), o)
@@ -124,10 +120,8 @@ func (t TokenConfig) validateScopes(p *configProblems, key string) {
 		p.add(key, "token %q: needs at least one scope", t.Name)
 	}
 	for _, s := range t.Scopes {
-		switch s {
-		case "read", "write", "admin", "shell", "mcp":
-		default:
-			p.add(key, "token %q: unknown scope %q; want read, write, admin, shell or mcp", t.Name, s)
+		if !tokenScopes.allows(s) {
+			p.add(key, "token %q: unknown scope %q; want %s", t.Name, s, orList(tokenScopes.values))
 		}
 	}
 }
@@ -141,25 +135,16 @@ func (s S3Config) validate(p *configProblems) {
 	if s.PresignEndpoint != "" {
 		p.endpoint("artifact.s3.presignEndpoint", s.PresignEndpoint)
 	}
-	p.atLeast("artifact.s3.clientTTL", s.ClientTTL, minClientTTL)
+	inRange(p, "artifact.s3.clientTTL", s.ClientTTL)
 }
 
 func (s StoreConfig) validate(p *configProblems) {
 	p.required("artifact.store.bucket", s.Bucket)
-	p.between("artifact.store.putUrlTTLSecs", s.PutURLTTLSecs, minPresignTTLSecs, maxPresignTTLSecs)
-	p.between("artifact.store.getUrlMaxTTLSecs", s.GetURLMaxTTLSecs, minPresignTTLSecs, maxPresignTTLSecs)
-	if s.MaxObjectSize <= 0 || s.MaxObjectSize > maxObjectSizeCap {
-		p.add("artifact.store.maxObjectSize", "must be between 1 and %d (5 TiB, the S3 object limit), got %d",
-			int64(maxObjectSizeCap), s.MaxObjectSize)
-	}
-	if s.MultipartThreshold < cairn.MinPartSize || s.MultipartThreshold > cairn.MaxPartSize {
-		p.add("artifact.store.multipartThreshold", "must be between %d (5 MiB) and %d (5 GiB), got %d",
-			int64(cairn.MinPartSize), int64(cairn.MaxPartSize), s.MultipartThreshold)
-	}
-	if s.PartSize < cairn.MinPartSize || s.PartSize > cairn.MaxPartSize {
-		p.add("artifact.store.partSize", "must be between %d (5 MiB) and %d (5 GiB), got %d",
-			int64(cairn.MinPartSize), int64(cairn.MaxPartSize), s.PartSize)
-	}
+	inRange(p, "artifact.store.putUrlTTLSecs", s.PutURLTTLSecs)
+	inRange(p, "artifact.store.getUrlMaxTTLSecs", s.GetURLMaxTTLSecs)
+	inRange(p, "artifact.store.maxObjectSize", s.MaxObjectSize)
+	inRange(p, "artifact.store.multipartThreshold", s.MultipartThreshold)
+	inRange(p, "artifact.store.partSize", s.PartSize)
 	if s.Prefix.Base != "" {
 		p.keyPrefix("artifact.store.prefix.base", s.Prefix.Base)
 	}
@@ -175,8 +160,8 @@ func (s StoreConfig) validate(p *configProblems) {
 
 func (s SidecarConfig) validate(p *configProblems) {
 	p.required("artifact.sidecar.image", s.Image)
-	p.atLeast("artifact.sidecar.timeoutSecs", s.TimeoutSecs, 1)
-	p.atLeast("artifact.sidecar.maxConcurrent", s.MaxConcurrent, 1)
+	inRange(p, "artifact.sidecar.timeoutSecs", s.TimeoutSecs)
+	inRange(p, "artifact.sidecar.maxConcurrent", s.MaxConcurrent)
 	for i, e := range s.Envs {
 		key := fmt.Sprintf("artifact.sidecar.envs[%d]", i)
 		p.required(key+".name", e.Name)
@@ -197,12 +182,11 @@ func (s SidecarConfig) validate(p *configProblems) {
 }
 
 func (m MaintenanceConfig) validate(p *configProblems, putURLTTLSecs int) {
-	p.atLeast("maintenance.sweepIntSec", m.SweepIntSec, 1)
+	inRange(p, "maintenance.sweepIntSec", m.SweepIntSec)
 	// An upload may be registered until its PUT URL expires plus a grace
 	// minute; the reconciler must not reap the staging object before that.
-	if minAge := putURLTTLSecs + putURLGraceSecs; m.ObjAgeOutSec <= 0 {
-		p.add("maintenance.objAgeOutSec", "must be greater than 0, got %d", m.ObjAgeOutSec)
-	} else if m.ObjAgeOutSec <= minAge {
+	if minAge := putURLTTLSecs + putURLGraceSecs; inRange(p, "maintenance.objAgeOutSec", m.ObjAgeOutSec) &&
+		m.ObjAgeOutSec <= minAge {
 		p.add("maintenance.objAgeOutSec",
 			"must exceed artifact.store.putUrlTTLSecs + %d = %d, got %d", putURLGraceSecs, minAge, m.ObjAgeOutSec)
 	}
@@ -221,40 +205,14 @@ func (p *configProblems) required(key, v string) {
 	}
 }
 
-func (p *configProblems) atLeast(key string, v, least int) {
-	if v < least {
-		p.add(key, "must be at least %d, got %d", least, v)
-	}
-}
-
-func (p *configProblems) between(key string, v, lo, hi int) {
-	if v < lo || v > hi {
-		p.add(key, "must be between %d and %d, got %d", lo, hi, v)
-	}
-}
-
-func (p *configProblems) port(key string, v int, zeroOK bool) {
-	lo := 1
-	if zeroOK {
-		lo = 0
-	}
-	p.between(key, v, lo, 65535)
-}
-
-func (p *configProblems) oneOf(key, v string, allowed ...string) {
-	for _, a := range allowed {
-		if v == a {
-			return
-		}
-	}
-	p.add(key, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
-}
+// appNamePattern is what appName checks: a valid Docker name prefix.
+var appNamePattern = fmt.Sprintf("^[A-Za-z0-9][A-Za-z0-9_-]{0,%d}$", cairn.MaxNameLength-1)
 
 // appName checks a valid Docker name prefix: the name rule of API.md §1.8
 // with a letter or digit first.
 func (p *configProblems) appName(key, v string) {
 	if cairn.ValidateName("app", v) != nil || v[0] == '-' || v[0] == '_' {
-		p.add(key, "must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$, got %q", v)
+		p.add(key, "must match %s, got %q", appNamePattern, v)
 	}
 }
 
