@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -146,11 +147,37 @@ func TestBindings(t *testing.T) {
 	})
 }
 
-// TestCheatSheetCurrent fails when keys.md drifts from the registry; run
-// `go generate ./tui/keys`.
+// TestCheatSheetCurrent fails when the key table of docs/tui.md drifts
+// from the registry; run `go generate ./tui/keys`.
 func TestCheatSheetCurrent(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("keys.md")
+	b, err := os.ReadFile(filepath.Join("..", "..", keys.DocPath))
 	require.NoError(t, err)
-	require.Equal(t, keys.Markdown(), string(b), "run go generate ./tui/keys")
+	table, err := keys.Between(string(b))
+	require.NoError(t, err)
+	require.Equal(t, keys.Markdown(), table, "run go generate ./tui/keys")
+}
+
+func TestSpliceReplacesOnlyBetweenTheMarkers(t *testing.T) {
+	t.Parallel()
+	doc := "# Title\n\nprose\n" + keys.BeginMarker + "\nold table\n" + keys.EndMarker + "\nmore prose\n"
+	out, err := keys.Splice(doc, "new\ntable\n")
+	require.NoError(t, err)
+	require.Equal(t, "# Title\n\nprose\n"+keys.BeginMarker+"\nnew\ntable\n"+keys.EndMarker+"\nmore prose\n", out)
+	table, err := keys.Between(out)
+	require.NoError(t, err)
+	require.Equal(t, "new\ntable\n", table)
+
+	for name, bad := range map[string]string{
+		"NoBegin":      "prose\n" + keys.EndMarker + "\n",
+		"NoEnd":        keys.BeginMarker + "\ntable\n",
+		"EndFirst":     keys.EndMarker + "\n" + keys.BeginMarker + "\n",
+		"TwoBegins":    keys.BeginMarker + "\n" + keys.BeginMarker + "\n" + keys.EndMarker + "\n",
+		"TwoEnds":      keys.BeginMarker + "\n" + keys.EndMarker + "\n" + keys.EndMarker + "\n",
+		"NotOwnLine":   "see " + keys.BeginMarker + "\ntable\n" + keys.EndMarker + "\n",
+		"NoNewlineEnd": keys.BeginMarker + "\ntable\n" + keys.EndMarker,
+	} {
+		_, err := keys.Splice(bad, "x\n")
+		require.Error(t, err, name)
+	}
 }
