@@ -20,7 +20,7 @@ const (
 	DefaultParallel = 4
 	// DefaultMultipartAbove is the file size above which Upload and
 	// Replace send the file in parts, resumably. Measured on versitygw
-	// (README "Large files and resume"): a store that assembles parts by
+	// (docs/cli.md, "Large files and resume"): a store that assembles parts by
 	// copying them, plus the server's hash of the result, makes a multipart
 	// upload about twice as long as one PUT of the same bytes, so below
 	// 1 GiB — where starting over costs seconds — one PUT wins.

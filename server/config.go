@@ -558,7 +558,7 @@ func DefaultConfig() Config {
 				PutURLTTLSecs:    360,
 				GetURLMaxTTLSecs: 900,
 				MaxObjectSize:    1 << 30,
-				// Measured: see README "Large files and resume".
+				// Measured: see docs/cli.md, "Large files and resume".
 				MultipartThreshold: 1 << 30,
 				PartSize:           64 << 20,
 				Prefix:             PrefixConfig{Staging: "staging", Store: "store"},

@@ -54,7 +54,7 @@ func localKubeconfig() string {
 // loadClusterImages copies the stack's images from Docker into the local
 // cluster (whose pods never pull) when the kubeconfig is one `make k8s-up`
 // wrote and the checkout's import script is at hand; any other cluster is
-// expected to have them already (README: Running on Kubernetes).
+// expected to have them already (docs/operations.md, "A local cluster").
 func loadClusterImages(ctx context.Context, cfg server.Config, images ...string) error {
 	kubeconfig := cfg.Kubernetes.Kubeconfig
 	if cfg.Workspace.VolumeType != "kubernetes" || kubeconfig == "" {

@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/client"
 )
 
-// The client commands' exit codes (ARCHITECTURE §8; the README lists them).
+// The client commands' exit codes (docs/cli.md lists them).
 const (
 	exitFailed      exitError = 1 // anything else
 	exitUsage       exitError = 2 // a bad flag, argument or combination
