@@ -162,23 +162,6 @@ func TestSidecarPosture(t *testing.T) {
 	})
 }
 
-func TestSidecarCaps(t *testing.T) {
-	t.Parallel()
-	// Unpack restores owners and modes of files it does not own.
-	for command, want := range map[string][]string{
-		sidecar.CommandPrep:     nil,
-		sidecar.CommandPut:      {"DAC_OVERRIDE"},
-		sidecar.CommandDownload: {"DAC_OVERRIDE"},
-		sidecar.CommandPack:     {"DAC_OVERRIDE"},
-		sidecar.CommandUnpack:   {"DAC_OVERRIDE", "CHOWN", "FOWNER"},
-	} {
-		t.Run(command, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, want, sidecarCaps(command))
-		})
-	}
-}
-
 func TestDialogSidecarPosture(t *testing.T) {
 	t.Parallel()
 	// A dialog run is a sidecar like any other, attached without a TTY.
@@ -286,7 +269,7 @@ func TestTakeSlot(t *testing.T) {
 		cli, err := client.NewClientWithOpts(client.WithHost("unix:///nonexistent.sock"), client.WithAPIVersionNegotiation())
 		require.NoError(t, err)
 		r := New(cli, Config{MaxConcurrent: 1})
-		release, err := r.takeSlot(t.Context())
+		release, err := service.TakeSidecarSlot(t.Context(), r.slots)
 		require.NoError(t, err)
 
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
@@ -296,7 +279,7 @@ func TestTakeSlot(t *testing.T) {
 		require.Equal(t, cairn.ReasonSidecarBusy, cairn.ErrorReason(err), "err: %v", err)
 
 		release()
-		again, err := r.takeSlot(t.Context())
+		again, err := service.TakeSidecarSlot(t.Context(), r.slots)
 		require.NoError(t, err, "a released slot is free again")
 		again()
 	})

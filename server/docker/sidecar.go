@@ -12,7 +12,6 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
 	"github.com/cairn-dev/cairn/sidecar"
 )
@@ -23,7 +22,6 @@ const (
 	sidecarMemory            = 128 << 20
 	sidecarMemoryReservation = 32 << 20
 	sidecarPids              = 64
-	maxSidecarOutput         = 1 << 20
 	cleanupTimeout           = 30 * time.Second
 )
 
@@ -42,12 +40,12 @@ const (
 // always remove the container. With spec.Dialog the sidecar runs attached
 // and converses while it runs (dialog.go); the rest is the same.
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
-	release, err := r.takeSlot(ctx)
+	release, err := service.TakeSidecarSlot(ctx, r.slots)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	defer r.observe(spec.Command, time.Now(), &run, &err)
+	defer service.ObserveSidecar(r.cfg.OnSidecar, spec.Command, time.Now(), &run, &err)
 
 	id, err := r.createSidecar(ctx, spec)
 	if err != nil {
@@ -76,37 +74,8 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run
 	return &service.SidecarRun{ExitCode: code, Output: out}, nil
 }
 
-// observe reports a finished run to the OnSidecar hook.
-func (r *Runtime) observe(command string, start time.Time, run **service.SidecarRun, err *error) {
-	if r.cfg.OnSidecar == nil {
-		return
-	}
-	result := "ok"
-	switch {
-	case cairn.ErrorReason(*err) == cairn.ReasonSidecarTimeout:
-		result = "timeout"
-	case *err != nil:
-		result = "error"
-	case (*run).ExitCode != 0:
-		result = "failed"
-	}
-	r.cfg.OnSidecar(command, result, time.Since(start))
-}
-
 // Running is how many sidecars this runtime runs (or is starting) now.
 func (r *Runtime) Running() int { return len(r.slots) }
-
-// takeSlot bounds the sidecars running at once in this process; a wait that
-// outlasts the request is sidecar_busy.
-func (r *Runtime) takeSlot(ctx context.Context) (func(), error) {
-	select {
-	case r.slots <- struct{}{}:
-		return func() { <-r.slots }, nil
-	case <-ctx.Done():
-		return nil, &cairn.Error{Reason: cairn.ReasonSidecarBusy,
-			Detail: "every sidecar slot stayed busy until the request deadline; try again later", Err: ctx.Err()}
-	}
-}
 
 func (r *Runtime) createSidecar(ctx context.Context, spec service.SidecarSpec) (string, error) {
 	cfg := &container.Config{
@@ -163,13 +132,13 @@ func (r *Runtime) labels(own map[string]string) map[string]string {
 }
 
 // hostConfig is the hardened posture: one volume mount, read-only root, no
-// capabilities but those the command needs (sidecarCaps), no new
+// capabilities but those the command needs (sidecar.Capabilities), no new
 // privileges, bounded memory and pids.
 func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
 	hc := &container.HostConfig{
 		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
 		CapDrop:        []string{"ALL"},
-		CapAdd:         sidecarCaps(spec.Command),
+		CapAdd:         sidecar.Capabilities(spec.Command),
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		NetworkMode:    "none",
@@ -180,22 +149,6 @@ func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
 		hc.ExtraHosts = r.cfg.ExtraHosts
 	}
 	return hc
-}
-
-// sidecarCaps are the capabilities a command adds to an otherwise
-// powerless root. Prep: none (owner match suffices for chown-to-self and
-// chmod). Unpack restores the owners and modes an archive records, of
-// files it does not own: DAC_OVERRIDE, CHOWN and FOWNER. The others read or
-// write files of other users: DAC_OVERRIDE.
-func sidecarCaps(command string) []string {
-	switch command {
-	case sidecar.CommandPrep:
-		return nil
-	case sidecar.CommandUnpack:
-		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
-	default:
-		return []string{"DAC_OVERRIDE"}
-	}
 }
 
 // sidecarResources bounds a sidecar's memory and pids (API.md §8.6).
@@ -236,8 +189,7 @@ func (r *Runtime) waitSidecar(ctx context.Context, id, command string) (int, err
 	case err := <-errs:
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			r.stop(ctx, id)
-			return 0, cairn.Errorf(cairn.ReasonSidecarTimeout,
-				"the '%s' sidecar ran past its %s timeout and was stopped", command, r.cfg.Timeout)
+			return 0, service.SidecarTimedOut(command, r.cfg.Timeout)
 		}
 		return 0, unavailable("wait for the sidecar", err)
 	}
@@ -260,7 +212,7 @@ func (r *Runtime) logs(ctx context.Context, id string) ([]byte, error) {
 		return nil, unavailable("read the sidecar output", err)
 	}
 	defer rc.Close()
-	out, err := io.ReadAll(io.LimitReader(rc, maxSidecarOutput))
+	out, err := io.ReadAll(io.LimitReader(rc, sidecar.MaxOutput))
 	if err != nil {
 		return nil, unavailable("read the sidecar output", err)
 	}

@@ -199,7 +199,7 @@ func isClosed(c <-chan struct{}) bool {
 // startBrowsePod creates the workspace's browse pod and waits until it
 // runs. Reasons: docker_unavailable, sidecar_busy.
 func (r *Runtime) startBrowsePod(ctx context.Context, t service.BrowseTarget) (string, error) {
-	release, err := r.takeSlot(ctx)
+	release, err := service.TakeSidecarSlot(ctx, r.slots)
 	if err != nil {
 		return "", err
 	}

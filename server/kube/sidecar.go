@@ -19,10 +19,7 @@ import (
 
 // Sidecar pod limits (API.md §8.6), as on Docker. Pids are bounded by the
 // node (the kubelet's podPidsLimit), not per pod.
-const (
-	maxSidecarOutput = 1 << 20
-	sidecarGrace     = 5 // seconds between SIGTERM and SIGKILL
-)
+const sidecarGrace = 5 // seconds between SIGTERM and SIGKILL
 
 var (
 	sidecarMemory        = resource.MustParse("128Mi")
@@ -55,12 +52,12 @@ func New(cfg Config) (*Runtime, error) {
 // log and always delete it. Reasons: docker_unavailable, sidecar_busy,
 // sidecar_timeout.
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
-	release, err := r.takeSlot(ctx)
+	release, err := service.TakeSidecarSlot(ctx, r.slots)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	defer r.observe(spec.Command, time.Now(), &run, &err)
+	defer service.ObserveSidecar(r.cfg.OnSidecar, spec.Command, time.Now(), &run, &err)
 
 	pod, err := r.sidecarPod(spec)
 	if err != nil {
@@ -87,35 +84,6 @@ func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run
 		return nil, err
 	}
 	return &service.SidecarRun{ExitCode: code, Output: out}, nil
-}
-
-// observe reports a finished run to the OnSidecar hook.
-func (r *Runtime) observe(command string, start time.Time, run **service.SidecarRun, err *error) {
-	if r.cfg.OnSidecar == nil {
-		return
-	}
-	result := "ok"
-	switch {
-	case cairn.ErrorReason(*err) == cairn.ReasonSidecarTimeout:
-		result = "timeout"
-	case *err != nil:
-		result = "error"
-	case (*run).ExitCode != 0:
-		result = "failed"
-	}
-	r.cfg.OnSidecar(command, result, time.Since(start))
-}
-
-// takeSlot bounds the sidecars running at once in this process; a wait that
-// outlasts the request is sidecar_busy.
-func (r *Runtime) takeSlot(ctx context.Context) (func(), error) {
-	select {
-	case r.slots <- struct{}{}:
-		return func() { <-r.slots }, nil
-	case <-ctx.Done():
-		return nil, &cairn.Error{Reason: cairn.ReasonSidecarBusy,
-			Detail: "every sidecar slot stayed busy until the request deadline; try again later", Err: ctx.Err()}
-	}
 }
 
 // sidecarPod is the hardened pod of one run. activeDeadlineSeconds is the
@@ -146,7 +114,7 @@ func (r *Runtime) sidecarPod(spec service.SidecarSpec) (*corev1.Pod, error) {
 		Env:             r.env(spec),
 		WorkingDir:      "/",
 		VolumeMounts:    []corev1.VolumeMount{workspaceMount(false)},
-		SecurityContext: hardened(0, 0, sidecarCaps(spec.Command)),
+		SecurityContext: hardened(0, 0, sidecar.Capabilities(spec.Command)),
 		Resources: corev1.ResourceRequirements{
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: sidecarMemory},
 			Requests: corev1.ResourceList{corev1.ResourceMemory: sidecarMemoryRequest, corev1.ResourceCPU: sidecarCPURequest},
@@ -157,20 +125,6 @@ func (r *Runtime) sidecarPod(spec service.SidecarSpec) (*corev1.Pod, error) {
 		Stdin: spec.Dialog != nil, StdinOnce: spec.Dialog != nil,
 	}}
 	return pod, nil
-}
-
-// sidecarCaps are the capabilities a command adds to an otherwise
-// powerless root, as on Docker: prep none, unpack the owner-restoring
-// three, the others DAC_OVERRIDE.
-func sidecarCaps(command string) []string {
-	switch command {
-	case sidecar.CommandPrep:
-		return nil
-	case sidecar.CommandUnpack:
-		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
-	default:
-		return []string{"DAC_OVERRIDE"}
-	}
 }
 
 // env renders the protocol variables, plus the deployment's extras for
@@ -233,8 +187,7 @@ func (r *Runtime) sidecarWaitError(ctx, wctx context.Context, err error, name, c
 		return unavailable("wait for the sidecar", ctx.Err())
 	case wctx.Err() != nil:
 		r.deletePod(ctx, name, sidecarGrace)
-		return cairn.Errorf(cairn.ReasonSidecarTimeout,
-			"the '%s' sidecar ran past its %s timeout and was stopped", command, r.cfg.Timeout)
+		return service.SidecarTimedOut(command, r.cfg.Timeout)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
 			Detail: fmt.Sprintf("the '%s' sidecar pod did not start within %s", command, r.cfg.PodStartTimeout)}
@@ -252,13 +205,13 @@ func (r *Runtime) sidecarWaitError(ctx, wctx context.Context, err error, name, c
 // logs reads the container's output, stdout and stderr as the kubelet
 // interleaved them, bounded.
 func (r *Runtime) logs(ctx context.Context, name string) ([]byte, error) {
-	limit := int64(maxSidecarOutput)
+	limit := int64(sidecar.MaxOutput)
 	rc, err := r.api.podLogs(r.cfg.Namespace, name, &corev1.PodLogOptions{Container: "sidecar", LimitBytes: &limit}).Stream(ctx)
 	if err != nil {
 		return nil, unavailable("read the sidecar output", err)
 	}
 	defer rc.Close()
-	out, err := io.ReadAll(io.LimitReader(rc, maxSidecarOutput))
+	out, err := io.ReadAll(io.LimitReader(rc, sidecar.MaxOutput))
 	if err != nil {
 		return nil, unavailable("read the sidecar output", err)
 	}

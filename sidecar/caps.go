@@ -1,0 +1,18 @@
+package sidecar
+
+// Capabilities are the Linux capabilities a command's container adds to an
+// otherwise powerless root; every runtime grants these and no others. Prep
+// adds none (owning what it changes suffices for chown to itself and
+// chmod). Unpack restores the owners and modes an archive records, of files
+// it does not own: DAC_OVERRIDE, CHOWN and FOWNER. The others read or write
+// files of other users: DAC_OVERRIDE.
+func Capabilities(command string) []string {
+	switch command {
+	case CommandPrep:
+		return nil
+	case CommandUnpack:
+		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
+	default:
+		return []string{"DAC_OVERRIDE"}
+	}
+}
