@@ -42,8 +42,8 @@ type DialogRun struct {
 
 	line   []byte // the line so far, at most maxDialogLine bytes
 	long   bool   // the line so far was longer
-	stdout boundedBuffer
-	stderr boundedBuffer
+	stdout BoundedBuffer
+	stderr BoundedBuffer
 	failed error // answer's error, which stops the pump
 	done   chan struct{}
 }
@@ -54,7 +54,7 @@ type DialogRun struct {
 // and its exit code and output tell the rest).
 func NewDialogRun(ctx context.Context, answer func(context.Context, Need) (Grant, error), stdin io.Writer, debug func(msg string, args ...any)) *DialogRun {
 	return &DialogRun{ctx: ctx, answer: answer, stdin: stdin, debug: debug, drain: dialogDrain,
-		stdout: boundedBuffer{max: MaxOutput}, stderr: boundedBuffer{max: maxDialogLine}, done: make(chan struct{})}
+		stdout: BoundedBuffer{Max: MaxOutput}, stderr: BoundedBuffer{Max: maxDialogLine}, done: make(chan struct{})}
 }
 
 // Pump runs stream on a goroutine of its own: stream copies the sidecar's
@@ -92,7 +92,7 @@ func (d *DialogRun) AwaitOutput() bool {
 // Output is what the run printed, once Done is closed: stderr first, so
 // that the result line, last on stdout, stays the last line.
 func (d *DialogRun) Output() []byte {
-	return append(bytes.Clone(d.stderr.buf.Bytes()), d.stdout.buf.Bytes()...)
+	return append(bytes.Clone(d.stderr.Bytes()), d.stdout.Bytes()...)
 }
 
 // write takes stdout: it splits lines and ends each one.
@@ -126,15 +126,15 @@ func (d *DialogRun) endLine() error {
 	if need, ok := parseNeed(line); ok && !long {
 		return d.grant(need)
 	}
-	d.stdout.keep(line)
-	d.stdout.keep([]byte{'\n'})
+	d.stdout.Write(line)
+	d.stdout.Write([]byte{'\n'})
 	return nil
 }
 
 // flush keeps a last line that had no newline.
 func (d *DialogRun) flush() {
 	if len(d.line) > 0 {
-		d.stdout.keep(d.line)
+		d.stdout.Write(d.line)
 		d.line = d.line[:0]
 	}
 }
@@ -170,25 +170,6 @@ func parseNeed(line []byte) (Need, bool) {
 		return Need{}, false
 	}
 	return need, true
-}
-
-// boundedBuffer keeps the first max bytes written to it and drops the rest.
-type boundedBuffer struct {
-	buf bytes.Buffer
-	max int
-}
-
-// Write keeps what fits and reports all of p written, so that a copy into
-// it goes on to the end of its stream.
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	b.keep(p)
-	return len(p), nil
-}
-
-func (b *boundedBuffer) keep(p []byte) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
 }
 
 // writerFunc is an io.Writer that is one function.

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -378,8 +377,8 @@ func (r *Runtime) finish(b *browser) {
 			r.log.Warn("browse container output did not end", "container", b.id)
 		}
 	}
-	if b.hasEnded() && b.stderr.buf.Len() > 0 {
-		r.log.Debug("browse container stderr", "container", b.id, "stderr", b.stderr.buf.String())
+	if b.hasEnded() && b.stderr.Len() > 0 {
+		r.log.Debug("browse container stderr", "container", b.id, "stderr", b.stderr.String())
 	}
 	bs := r.browse
 	bs.mu.Lock()
@@ -599,9 +598,9 @@ type browser struct {
 	id       string
 	attached bool
 	finished bool
-	conn     net.Conn      // the container's stdin
-	out      *bufio.Reader // its stdout, demultiplexed
-	stderr   boundedBuffer // written by the pump until ended
+	conn     net.Conn              // the container's stdin
+	out      *bufio.Reader         // its stdout, demultiplexed
+	stderr   sidecar.BoundedBuffer // written by the pump until ended
 
 	mu     sync.Mutex
 	att    *types.HijackedResponse
@@ -611,7 +610,7 @@ type browser struct {
 
 func newBrowser(t service.BrowseTarget, now time.Time) *browser {
 	return &browser{ws: t.WorkspaceID, volume: t.VolumeName, lastUsed: now,
-		turn: make(chan struct{}, 1), ended: make(chan struct{}), stderr: boundedBuffer{max: 64 << 10}}
+		turn: make(chan struct{}, 1), ended: make(chan struct{}), stderr: sidecar.BoundedBuffer{Max: 64 << 10}}
 }
 
 // attach takes the stream and starts its pump, which demultiplexes stdout
@@ -736,23 +735,5 @@ func readLine(br *bufio.Reader, max int) (line []byte, long bool, err error) {
 		if err != bufio.ErrBufferFull {
 			return line, total > max, err
 		}
-	}
-}
-
-// boundedBuffer keeps the first max bytes written to it and drops the rest.
-type boundedBuffer struct {
-	buf bytes.Buffer
-	max int
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	b.keep(p)
-	return len(p), nil
-}
-
-// keep is Write, which never fails.
-func (b *boundedBuffer) keep(p []byte) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
 	}
 }
