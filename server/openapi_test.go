@@ -11,7 +11,10 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +133,26 @@ func TestOpenAPIReasonTable(t *testing.T) {
 	for key, d := range operations(doc) {
 		checkOperationReasons(t, table, key, d.op)
 	}
+}
+
+// TestAPIGuideReasonTable holds the reason table of docs/api.md, the
+// guide to the API, to cairn's: every reason once, with its status.
+func TestAPIGuideReasonTable(t *testing.T) {
+	t.Parallel()
+	guide, err := os.ReadFile("../docs/api.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([0-9]{3}) \\|")
+	got := map[string]int{}
+	for _, m := range row.FindAllStringSubmatch(string(guide), -1) {
+		_, dup := got[m[1]]
+		require.False(t, dup, "docs/api.md lists %s twice", m[1])
+		got[m[1]], _ = strconv.Atoi(m[2])
+	}
+	want := map[string]int{}
+	for _, r := range cairn.Reasons() {
+		want[string(r)], _ = r.HTTPStatus()
+	}
+	require.Equal(t, want, got, "the reason table of docs/api.md")
 }
 
 // checkOperationReasons checks that an operation names only known reasons,
@@ -270,21 +293,22 @@ type exchange struct {
 }
 
 // do sends e, validates the request (unless invalid) and the answer
-// against the document, checks the envelope, and returns the answer.
-func (c *contract) do(t *testing.T, e exchange) (*http.Response, []byte) {
+// against the document, checks the envelope, and returns the answer's
+// header and body.
+func (c *contract) do(t *testing.T, e exchange) (http.Header, []byte) {
 	t.Helper()
 	input := c.validationInput(t, e)
 	if !e.invalid {
 		require.NoError(t, openapi3filter.ValidateRequest(t.Context(), input), "%s %s: the request", e.method, e.path)
 	}
-	resp, body := c.send(t, e)
-	require.Equal(t, e.status, resp.StatusCode, "%s %s: %s", e.method, e.path, body)
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: input, Status: resp.StatusCode,
-		Header: resp.Header, Options: &openapi3filter.Options{IncludeResponseStatus: true}}
-	out.SetBodyBytes(body)
-	require.NoError(t, openapi3filter.ValidateResponse(t.Context(), out), "%s %s: the answer %s", e.method, e.path, body)
-	c.checkEnvelope(t, e, input.Route.Operation, resp, body)
-	return resp, body
+	a := c.send(t, e)
+	require.Equal(t, e.status, a.status, "%s %s: %s", e.method, e.path, a.body)
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: input, Status: a.status,
+		Header: a.header, Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	out.SetBodyBytes(a.body)
+	require.NoError(t, openapi3filter.ValidateResponse(t.Context(), out), "%s %s: the answer %s", e.method, e.path, a.body)
+	c.checkEnvelope(t, e, input.Route.Operation, a)
+	return a.header, a.body
 }
 
 // validationInput finds e's operation in the document.
@@ -317,21 +341,28 @@ func (c *contract) request(t *testing.T, e exchange) *http.Request {
 	return req
 }
 
-func (c *contract) send(t *testing.T, e exchange) (*http.Response, []byte) {
+// answer is what the server answered.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *contract) send(t *testing.T, e exchange) answer {
 	t.Helper()
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(c.request(t, e))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp, body
+	return answer{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
 // checkEnvelope checks the request ID of a JSON answer and, for a refusal,
 // that its reason is one the operation documents, with that status.
-func (c *contract) checkEnvelope(t *testing.T, e exchange, op *openapi3.Operation, resp *http.Response, body []byte) {
+func (c *contract) checkEnvelope(t *testing.T, e exchange, op *openapi3.Operation, a answer) {
 	t.Helper()
-	if resp.StatusCode == http.StatusNotModified {
+	if a.status == http.StatusNotModified {
 		return
 	}
 	var env struct {
@@ -342,17 +373,17 @@ func (c *contract) checkEnvelope(t *testing.T, e exchange, op *openapi3.Operatio
 			Reason string `json:"reason"`
 		} `json:"error"`
 	}
-	require.NoError(t, json.Unmarshal(body, &env), "%s %s", e.method, e.path)
-	require.Equal(t, resp.Header.Get("X-Request-ID"), env.RequestID)
-	if resp.StatusCode < http.StatusBadRequest {
+	require.NoError(t, json.Unmarshal(a.body, &env), "%s %s", e.method, e.path)
+	require.Equal(t, a.header.Get("X-Request-ID"), env.RequestID)
+	if a.status < http.StatusBadRequest {
 		require.True(t, env.Success)
 		return
 	}
 	key := e.method + " " + e.path
-	require.Equal(t, string(e.reason), env.Error.Reason, "%s: %s", key, body)
-	require.Equal(t, resp.StatusCode, env.Error.Code)
+	require.Equal(t, string(e.reason), env.Error.Reason, "%s: %s", key, a.body)
+	require.Equal(t, a.status, env.Error.Code)
 	require.Contains(t, opReasons(t, key, op), env.Error.Reason, "%s answered a reason it does not document", key)
-	require.Equal(t, resp.StatusCode, reasonStatus(t, c.table, key, op, env.Error.Reason), key)
+	require.Equal(t, a.status, reasonStatus(t, c.table, key, op, env.Error.Reason), key)
 }
 
 // checkAnswers walks a sample of routes — the probes, a workspace's life,
@@ -373,8 +404,8 @@ func checkAnswers(t *testing.T, c *contract) {
 	c.do(t, exchange{method: "GET", path: "/v1/workspaces", noToken: true, status: 401, reason: cairn.ReasonUnauthenticated})
 	c.do(t, exchange{method: "GET", path: "/v1/workspaces?limit=0", invalid: true, status: 400, reason: cairn.ReasonInvalidQuery})
 
-	resp, _ := c.do(t, exchange{method: "GET", path: "/v1/workspaces?name=openapi-ws&limit=10", status: 200})
-	etag := resp.Header.Get("ETag")
+	header, _ := c.do(t, exchange{method: "GET", path: "/v1/workspaces?name=openapi-ws&limit=10", status: 200})
+	etag := header.Get("ETag")
 	require.NotEmpty(t, etag)
 	c.do(t, exchange{method: "GET", path: "/v1/workspaces?name=openapi-ws&limit=10",
 		header: http.Header{"If-None-Match": {etag}}, status: 304})

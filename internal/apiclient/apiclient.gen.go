@@ -1272,7 +1272,7 @@ type GetArtifactParams struct {
 
 	// Ttl Seconds the `get_url` stays valid; a positive integer, checked
 	// even without `presign`. At most (and by default) the configured
-	// maximum (`artifact.store.getURLMaxTTLSecs`).
+	// maximum (`artifact.store.getUrlMaxTTLSecs`).
 	Ttl *int `form:"ttl,omitempty" json:"ttl,omitempty"`
 
 	// XRequestID The request's ID, echoed in the answer's header and envelope when it
