@@ -13,10 +13,15 @@ type BoundedBuffer struct {
 // Write keeps what fits and reports all of p written, so that a copy into
 // it goes on to the end of its stream.
 func (b *BoundedBuffer) Write(p []byte) (int, error) {
+	b.Keep(p)
+	return len(p), nil
+}
+
+// Keep is Write, which never fails.
+func (b *BoundedBuffer) Keep(p []byte) {
 	if room := b.Max - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(len(p), room)])
 	}
-	return len(p), nil
 }
 
 // Bytes returns what was kept; it aliases the buffer until the next Write.

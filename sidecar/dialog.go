@@ -126,15 +126,15 @@ func (d *DialogRun) endLine() error {
 	if need, ok := parseNeed(line); ok && !long {
 		return d.grant(need)
 	}
-	d.stdout.Write(line)
-	d.stdout.Write([]byte{'\n'})
+	d.stdout.Keep(line)
+	d.stdout.Keep([]byte{'\n'})
 	return nil
 }
 
 // flush keeps a last line that had no newline.
 func (d *DialogRun) flush() {
 	if len(d.line) > 0 {
-		d.stdout.Write(d.line)
+		d.stdout.Keep(d.line)
 		d.line = d.line[:0]
 	}
 }
