@@ -11,7 +11,6 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
@@ -86,7 +85,7 @@ func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 	h, _ := burstModel(b)
 	ws := h.m.Store().Workspaces()[0].ID
 	for i := range 2 {
-		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: ws, Name: fmt.Sprintf("upload_%d", i), Path: "./f", Size: 64 << 20})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: ws, Name: fmt.Sprintf("upload_%d", i), Path: "./f", Size: 64 << 20})
 	}
 	keys := benchKeys()
 	var keyTimes, batchTimes []time.Duration

@@ -16,10 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -37,7 +38,7 @@ func fleet(h *harness) (alpha, beta *cairn.Workspace) {
 	w.SetMounts(alpha.ID, 2)
 	h.clock.Advance(3*time.Hour + time.Minute)
 	h.size(120, 40).hello()
-	h.fire(isMsg[common.RestMsg])
+	h.fire(isMsg[screen.RestMsg])
 	return alpha, beta
 }
 
@@ -95,7 +96,7 @@ func scenes() []scene {
 		{name: "toast_warning", setup: func(h *harness) { missingEvent(h) }},
 		{name: "toast_error", setup: func(h *harness) {
 			fleet(h)
-			h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, common.Subject{})
+			h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, errtext.Subject{})
 		}},
 		{name: "tasks", setup: func(h *harness) {
 			fleet(h)

@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -219,7 +220,7 @@ func hintLine(h *harness) string {
 	return lines[len(lines)-2]
 }
 
-func actionMsg(id string) common.ActionMsg { return common.ActionMsg{ID: keys.ID(id)} }
+func actionMsg(id string) screen.ActionMsg { return screen.ActionMsg{ID: keys.ID(id)} }
 
 // stripStatus runs cmd and returns the status line after it.
 func stripStatus(h *harness, cmd tea.Cmd) string {
@@ -229,7 +230,7 @@ func stripStatus(h *harness, cmd tea.Cmd) string {
 	return h.statusLine()
 }
 
-func commonSubject() common.Subject { return common.Subject{Workspace: "ws-alpha"} }
+func commonSubject() errtext.Subject { return errtext.Subject{Workspace: "ws-alpha"} }
 
 type ctxT = context.Context
 

@@ -15,9 +15,9 @@ import (
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/shell"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestShellGuards(t *testing.T) {
@@ -154,17 +154,17 @@ func TestShellExitMessages(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		x     shell.ExitedMsg
-		level common.Level
+		level toast.Level
 		text  string
 	}{
-		{"Zero", shell.ExitedMsg{Result: exit(0, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 0 (ws-alpha)"},
-		{"Three", shell.ExitedMsg{Result: exit(3, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 3 (ws-alpha)"},
-		{"Idle", shell.ExitedMsg{Result: exit(129, ptyshell.ReasonIdleTimeout)}, common.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
-		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, common.LevelError,
+		{"Zero", shell.ExitedMsg{Result: exit(0, ptyshell.ReasonExited)}, toast.LevelInfo, "shell exited: status 0 (ws-alpha)"},
+		{"Three", shell.ExitedMsg{Result: exit(3, ptyshell.ReasonExited)}, toast.LevelInfo, "shell exited: status 3 (ws-alpha)"},
+		{"Idle", shell.ExitedMsg{Result: exit(129, ptyshell.ReasonIdleTimeout)}, toast.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
+		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, toast.LevelError,
 			"shell on ws-alpha lost its connection (no exit status)"},
-		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, common.LevelInfo, "left the shell on ws-alpha; the server ends it"},
-		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, common.LevelError, "a shell needs a terminal (stdin and stdout)"},
-		{"NeverZeroWithoutExit", shell.ExitedMsg{}, common.LevelError, "shell on ws-alpha ended without an exit status"},
+		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo, "left the shell on ws-alpha; the server ends it"},
+		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, toast.LevelError, "a shell needs a terminal (stdin and stdout)"},
+		{"NeverZeroWithoutExit", shell.ExitedMsg{}, toast.LevelError, "shell on ws-alpha ended without an exit status"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -16,9 +16,9 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/shell"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -89,7 +89,7 @@ func (w *wire) final() *Model {
 	return w.tm.FinalModel(w.t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 }
 
-func transferOf(m *Model) *common.Transfer {
+func transferOf(m *Model) *transfer.Transfer {
 	if len(m.xfer.All()) == 0 {
 		return nil
 	}
@@ -109,7 +109,7 @@ func TestWireUploadToDone(t *testing.T) {
 	w.keys("enter")
 	w.waitFor("✓ uploaded report_csv (16 B)", "✓ RECORDED")
 	m := w.final()
-	require.Equal(t, common.PhaseDone, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseDone, transferOf(m).Phase)
 	arts, _ := m.Store().Artifacts(w.ws.ID)
 	require.Len(t, arts, 1)
 	body, ok := w.s.Object(arts[0].ID)
@@ -133,7 +133,7 @@ func TestWireUploadCancelled(t *testing.T) {
 	w.keys("x")
 	w.waitFor("cancelled the upload of big_bin")
 	m := w.final()
-	require.Equal(t, common.PhaseCancelled, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseCancelled, transferOf(m).Phase)
 	arts, _ := m.Store().Artifacts(w.ws.ID)
 	require.Empty(t, arts)
 	require.Zero(t, w.s.Hits("POST /v1/workspaces/{id}/artifacts"), "nothing was registered")
@@ -182,7 +182,7 @@ func TestWireDownloadOfChangedBytesFailsVerification(t *testing.T) {
 	w.keys("enter")
 	w.waitFor("not the artifact's")
 	m := w.final()
-	require.Equal(t, common.PhaseFailed, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseFailed, transferOf(m).Phase)
 	require.NoFileExists(t, dest, "nothing is kept")
 	require.NoFileExists(t, dest+".part")
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -23,20 +24,20 @@ type host struct {
 	changes int
 }
 
-func (h *host) NextID() int                              { h.id++; return h.id }
-func (h *host) Now() time.Time                           { return h.clock.Now() }
-func (h *host) Changed(store.Changes, Origin) tea.Cmd    { h.changes++; return nil }
-func (h *host) ErrorToast(error, common.Subject) tea.Cmd { return nil }
-func (h *host) Scopes() []store.Scope                    { return []store.Scope{store.Workspaces()} }
-func (h *host) Paused() bool                             { return false }
-func (h *host) FirstList() tea.Cmd                       { return nil }
+func (h *host) NextID() int                               { h.id++; return h.id }
+func (h *host) Now() time.Time                            { return h.clock.Now() }
+func (h *host) Changed(store.Changes, Origin) tea.Cmd     { h.changes++; return nil }
+func (h *host) ErrorToast(error, errtext.Subject) tea.Cmd { return nil }
+func (h *host) Scopes() []store.Scope                     { return []store.Scope{store.Workspaces()} }
+func (h *host) Paused() bool                              { return false }
+func (h *host) FirstList() tea.Cmd                        { return nil }
 
 func setup(t *testing.T) (*Feed, *tuitest.Backend, *store.Store) {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
 	b := tuitest.NewBackend(clock)
 	st := store.New(1000)
-	c := &common.Common{Config: tuitest.Config(), After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil }}
+	c := &deps.Deps{Config: tuitest.Config(), After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil }}
 	pump := live.NewPump(b, live.NewHub(50*time.Millisecond, 100, clock.Now), clock.Now)
 	return New(context.Background(), c, &host{clock: clock}, b, pump, st, clock.Now), b, st
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The hand-over (TUI.md §3.10, PTYSHELL.md §12.2): a Cmd dials; on success
@@ -44,7 +46,7 @@ type Host interface {
 	// AddTask and EndTask show the dial on the status line.
 	AddTask(id int, label string)
 	EndTask(id int)
-	Toast(level common.Level, text string) tea.Cmd
+	Toast(level toast.Level, text string) tea.Cmd
 	// ErrorToast shows sentence, keeping err's server detail for the log.
 	ErrorToast(sentence string, err error) tea.Cmd
 	// Returned is the way back from a shell: the window size and a resync.
@@ -81,7 +83,7 @@ type (
 // Handover dials shells and hands the terminal to them, one dial at a
 // time, and remembers why the server opens none.
 type Handover struct {
-	c       *common.Common
+	c       *deps.Deps
 	host    Host
 	backend Backend
 	ctx     context.Context
@@ -108,7 +110,7 @@ type Keeper interface {
 // NewHandover returns the hand-over of a program living within ctx;
 // factory builds what tea.Exec runs; keep holds the secrets of the shells
 // it creates.
-func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory, keep Keeper) *Handover {
+func NewHandover(ctx context.Context, c *deps.Deps, host Host, b Backend, factory Factory, keep Keeper) *Handover {
 	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory, keep: keep}
 }
 
@@ -164,11 +166,11 @@ func (h *Handover) onList(s listMsg) {
 func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 	switch {
 	case w.VolumeState != cairn.VolumeReady:
-		return h.host.Toast(common.LevelInfo, "shell needs volume READY — v provisions it")
+		return h.host.Toast(toast.LevelInfo, "shell needs volume READY — v provisions it")
 	case h.blocked != "":
-		return h.host.Toast(common.LevelInfo, h.blocked)
+		return h.host.Toast(toast.LevelInfo, h.blocked)
 	case h.dial != 0:
-		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+		return h.host.Toast(toast.LevelInfo, "a shell is opening already — esc cancels it")
 	}
 	id := h.host.NextID()
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -193,7 +195,7 @@ func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 // this TUI created it (it holds the secret), else watching it read-only.
 func (h *Handover) Reopen(shellID, wsID, wsName string, size ptyshell.Size) tea.Cmd {
 	if h.dial != 0 {
-		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+		return h.host.Toast(toast.LevelInfo, "a shell is opening already — esc cancels it")
 	}
 	id := h.host.NextID()
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -244,19 +246,19 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 		if d.V2 == nil && !d.Watch { // the workspace's shell route refused: remembered
 			h.remember(d.Err)
 		}
-		return h.host.ErrorToast("shell on "+d.WSName+": "+common.Sentence(d.Err, common.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
+		return h.host.ErrorToast("shell on "+d.WSName+": "+errtext.Sentence(d.Err, errtext.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
 	}
 	cfg := h.c.Config
 	cmd, err := h.command(d, NewOptions(d.WSName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
 	if err != nil {
-		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
+		return tea.Batch(closeSession(d.Session), h.host.Toast(toast.LevelError, "shell: "+err.Error())) // never handed over
 	}
 	wsID, wsName, shellID := d.WSID, d.WSName, ""
 	var warn tea.Cmd
 	if d.V2 != nil {
 		shellID = d.V2.ShellID
 		if err := h.keep.Keep(*d.V2); err != nil {
-			warn = h.host.Toast(common.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
+			warn = h.host.Toast(toast.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
 		}
 	}
 	return tea.Batch(warn, tea.Exec(cmd, func(err error) tea.Msg {
@@ -351,7 +353,7 @@ func (h *Handover) remember(err error) {
 	case e.Reason == cairn.ReasonForbidden:
 		h.blocked = "this token lacks the shell scope"
 	case e.Reason == cairn.ReasonShellDisabled:
-		h.blocked = common.Sentence(err, common.Subject{})
+		h.blocked = errtext.Sentence(err, errtext.Subject{})
 	case e.Status == http.StatusNotFound && e.Reason != cairn.ReasonWorkspaceNotFound,
 		e.Status == http.StatusNotImplemented:
 		h.blocked = "this server has no shell endpoint (shell.enable is off)"
@@ -360,27 +362,27 @@ func (h *Handover) remember(err error) {
 
 // End is how a shell's end reads as a toast: a missing EXIT is never
 // shown as 0.
-func End(x ExitedMsg) (common.Level, string) {
+func End(x ExitedMsg) (toast.Level, string) {
 	r := x.Result
 	switch {
 	case errors.Is(x.Err, ptyshell.ErrNotTerminal):
-		return common.LevelError, "a shell needs a terminal (stdin and stdout)"
+		return toast.LevelError, "a shell needs a terminal (stdin and stdout)"
 	case r.Ending == ptyshell.EndExit && (r.Exit.Reason == ptyshell.ReasonExited || r.Exit.Reason == ""):
-		return common.LevelInfo, fmt.Sprintf("shell exited: status %d (%s)", r.Exit.ExitCode, x.WSName)
+		return toast.LevelInfo, fmt.Sprintf("shell exited: status %d (%s)", r.Exit.ExitCode, x.WSName)
 	case r.Ending == ptyshell.EndExit:
 		text := r.Summary()
 		text = text[len("[cairn: ") : len(text)-1]
-		return common.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
+		return toast.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
 	case r.Ending == ptyshell.EndDetach:
-		return common.LevelInfo, "left the shell on " + x.WSName + "; the server ends it"
+		return toast.LevelInfo, "left the shell on " + x.WSName + "; the server ends it"
 	case r.Ending == ptyshell.EndSignal:
-		return common.LevelWarn, fmt.Sprintf("left the shell on %s on %v; the server ends it", x.WSName, r.Signal)
+		return toast.LevelWarn, fmt.Sprintf("left the shell on %s on %v; the server ends it", x.WSName, r.Signal)
 	case r.Ending == ptyshell.EndLost:
-		return common.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
+		return toast.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
 	case x.Err != nil:
-		return common.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
+		return toast.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
 	}
-	return common.LevelError, "shell on " + x.WSName + " ended without an exit status"
+	return toast.LevelError, "shell on " + x.WSName + " ended without an exit status"
 }
 
 // trimShell turns "shell ended: idle timeout (status 129)" into "ended:

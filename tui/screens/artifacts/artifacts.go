@@ -7,8 +7,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -16,7 +17,7 @@ import (
 
 // Screen lists one workspace's artifacts.
 type Screen struct {
-	c           *common.Common
+	c           *deps.Deps
 	wsID        string
 	wsName      string // sanitised, for the crumbs and the empty text
 	list        *pane.List[*row]
@@ -27,7 +28,7 @@ type Screen struct {
 	// rest is the artifact content the cursor last stood on and the
 	// sequence of its rest timer: the detail pane asks for the first
 	// lines of a small text artifact after 300 ms there (TUI.md §1.3).
-	rest    common.HeadMsg
+	rest    screen.HeadMsg
 	restSeq int
 }
 
@@ -35,7 +36,7 @@ type Screen struct {
 type headRestMsg struct{ seq int }
 
 // New returns the screen of workspace wsID, filled from the store.
-func New(c *common.Common, wsID string) *Screen {
+func New(c *deps.Deps, wsID string) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -82,7 +83,7 @@ func (s *Screen) Selected() (*cairn.Artifact, bool) {
 }
 
 // Update handles keys and data for the screen.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	cmd := s.update(msg)
 	return s, tea.Batch(cmd, s.restIfMoved())
 }
@@ -94,9 +95,9 @@ func (s *Screen) Init() tea.Cmd { return s.restIfMoved() }
 // restIfMoved starts the rest timer when the cursor stands on other
 // content than before.
 func (s *Screen) restIfMoved() tea.Cmd {
-	var at common.HeadMsg
+	var at screen.HeadMsg
 	if a, ok := s.Selected(); ok && s.c.Inlined(a) {
-		at = common.HeadMsg{ArtifactID: a.ID, UpdatedAt: a.UpdatedAt}
+		at = screen.HeadMsg{ArtifactID: a.ID, UpdatedAt: a.UpdatedAt}
 	}
 	if at == s.rest {
 		return nil
@@ -122,19 +123,19 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		return send(s.rest)
 	case tea.KeyMsg:
 		return s.key(msg)
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.data(msg.Changes)
-	case common.ClearMarksMsg:
+	case screen.ClearMarksMsg:
 		s.list.ClearMarks()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		banner := 0
 		if s.deleted {
 			banner = 1
 		}
 		s.list.Click(msg.X, msg.Y, banner)
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearMarks() && !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
+			return send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return nil
@@ -182,18 +183,18 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return nil
 	}
 	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
 	}
 	a, _ := s.Selected()
 	switch id {
 	case keys.Open, keys.Preview:
-		return send(common.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return send(screen.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
 		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
@@ -208,11 +209,11 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		}
 		s.list.ApplyFilter()
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: a.Name})
+		return send(screen.CopyMsg{Label: "name", Value: a.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "ID", Value: a.ID})
+		return send(screen.CopyMsg{Label: "ID", Value: a.ID})
 	case keys.ArtEdit, keys.ArtDelete:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	}
 	return nil
 }

@@ -7,8 +7,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
@@ -160,7 +161,7 @@ func (s *Screen) detail() []string {
 }
 
 // Detail renders an artifact's detail lines for width.
-func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
+func Detail(c *deps.Deps, a *cairn.Artifact, width int) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	state := stateCell(c, a)
@@ -188,7 +189,7 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		pane.Field(th, "Created", pane.Stamped(now, a.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, a.UpdatedAt)),
 	)
-	if d := common.Deref(a.Description); d != "" {
+	if d := optional.String(a.Description); d != "" {
 		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
 	}
 	return append(lines, head(c, a, width)...)
@@ -200,7 +201,7 @@ const headLines = 12
 
 // head is the first lines of a small text artifact, once read (TUI.md
 // §1.3); the preview shows all of it.
-func head(c *common.Common, a *cairn.Artifact, width int) []string {
+func head(c *deps.Deps, a *cairn.Artifact, width int) []string {
 	if !c.Inlined(a) {
 		return nil
 	}

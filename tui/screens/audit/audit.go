@@ -8,7 +8,7 @@
 // or an older listing is dropped. Pages of PageSize are asked for as the
 // cursor nears the end of what is loaded, up to MaxEvents; a line under
 // the list says when more remain. It lists again from the top, keeping the
-// cursor's event, on common.RefreshMsg and when events of its workspace
+// cursor's event, on screen.RefreshMsg and when events of its workspace
 // (any, when it shows every workspace) change the store.
 package audit
 
@@ -18,8 +18,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -60,11 +61,11 @@ type PageMsg struct {
 	Err         error
 }
 
-var _ common.Screen = (*Screen)(nil)
+var _ screen.Screen = (*Screen)(nil)
 
 // Screen is the audit trail.
 type Screen struct {
-	c      *common.Common
+	c      *deps.Deps
 	id     int
 	wsID   string // "" for every workspace
 	wsName string
@@ -85,7 +86,7 @@ type Screen struct {
 // New returns the audit trail of workspace wsID ("" for every workspace);
 // id tells its answers apart from another screen's. Init asks for the
 // first page.
-func New(c *common.Common, wsID string, id int) *Screen {
+func New(c *deps.Deps, wsID string, id int) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c, wsID == ""), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -134,7 +135,7 @@ func (s *Screen) request(offset int) tea.Cmd {
 }
 
 // Update handles keys, pages and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	cmd := s.update(msg)
 	s.list.SetFooter(s.footer())
 	return s, cmd
@@ -148,18 +149,18 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if msg.Screen == s.id && msg.Req == s.req {
 			return s.page(msg)
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if msg.WorkspaceID == "" || s.wsID == "" || msg.WorkspaceID == s.wsID {
 			return s.Refresh()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.wsName = workspaceName(s.c, s.wsID)
 		if s.touched(msg.Changes) {
 			return s.Refresh()
 		}
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
+			return send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return nil
@@ -276,11 +277,11 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.typ = (s.typ + 1) % (len(Types) + 1)
 		return s.restart()
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "request ID", Value: r.requestID})
+		return send(screen.CopyMsg{Label: "request ID", Value: r.requestID})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "event ID", Value: r.ev.ID})
+		return send(screen.CopyMsg{Label: "event ID", Value: r.ev.ID})
 	}
 	return nil
 }

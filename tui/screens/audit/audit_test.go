@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -138,11 +138,11 @@ func TestRefreshKeepsTheCursor(t *testing.T) {
 	press(s, "j")
 	press(s, "j")
 	kept, _ := s.Selected()
-	_, cmd := s.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd := s.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd, "another workspace's")
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindArtifact, ID: "a1", WorkspaceID: alpha.ID}}}})
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindArtifact, ID: "a1", WorkspaceID: alpha.ID}}}})
 	require.Equal(t, ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}, msgOf(cmd), "an event of its workspace")
-	_, cmd = s.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
+	_, cmd = s.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
 	require.Nil(t, cmd, "one listing at a time")
 	newer := append(events("N", -2, 2), events("E", 0, 5)...)
 	require.Equal(t, ListMsg{Screen: 7, Req: 3, WorkspaceID: alpha.ID}, msgOf(page(s, 2, 0, newer)), "the refresh that waited")
@@ -157,7 +157,7 @@ func TestForbidden(t *testing.T) {
 	s := open(t, "")
 	s.Update(PageMsg{Screen: 7, Req: 1, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})
 	require.Contains(t, s.View(), "the audit trail needs the admin scope — this token lacks it")
-	s.Update(common.RefreshMsg{})
+	s.Update(screen.RefreshMsg{})
 	page(s, 2, 0, events("E", 0, 1))
 	require.NotContains(t, s.View(), "admin scope")
 }

@@ -6,7 +6,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
@@ -83,7 +84,7 @@ func (s *Screen) sentence() string {
 	if forbidden(s.err) {
 		return forbiddenText
 	}
-	return "cannot list the audit trail: " + common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "admin"})
+	return "cannot list the audit trail: " + errtext.Sentence(s.err, errtext.Subject{Workspace: s.wsName, Scope: "admin"})
 }
 
 func (s *Screen) banner() string {
@@ -142,7 +143,7 @@ func (s *Screen) detail() []string {
 
 // Detail renders an event: its type, ID, time, actor, and every metadata
 // key and value, each sanitised.
-func Detail(c *common.Common, ev *cairn.AuditEvent, width int) []string {
+func Detail(c *deps.Deps, ev *cairn.AuditEvent, width int) []string {
 	th := c.Theme
 	actor := th.Glyphs.Dash + " (authentication off)"
 	if ev.Actor != nil {
@@ -173,7 +174,7 @@ func Detail(c *common.Common, ev *cairn.AuditEvent, width int) []string {
 
 // metaLines is one metadata key and its value: on one line when it fits,
 // else the key with the value wrapped under it.
-func metaLines(c *common.Common, key, value string, width int) []string {
+func metaLines(c *deps.Deps, key, value string, width int) []string {
 	k, v := termkit.Sanitize(key), termkit.Sanitize(value)
 	if len([]rune(k)) < 12 && 1+12+len([]rune(v)) <= width {
 		return []string{pane.Field(c.Theme, k, v)}

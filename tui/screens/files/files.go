@@ -5,7 +5,7 @@
 //
 // The volume sends no events, so the listing is read when the pane opens
 // or changes directory, on r, and after every cairn write there (a load,
-// an unpack, a shell's return: common.RefreshMsg). A directory is listed
+// an unpack, a shell's return: screen.RefreshMsg). A directory is listed
 // in pages of PageSize as the cursor nears the end of what is loaded, up
 // to MaxEntries; a line under the list says when more remain. The root
 // runs each page's request (ListMsg) and hands the answer back (PageMsg);
@@ -19,8 +19,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -52,7 +53,7 @@ type PageMsg struct {
 
 // Screen is the files pane of one workspace.
 type Screen struct {
-	c      *common.Common
+	c      *deps.Deps
 	id     int
 	wsID   string
 	wsName string // sanitised
@@ -75,7 +76,7 @@ type Screen struct {
 
 // New opens the pane of workspace wsID at the mount root; id tells its
 // answers apart from another pane's. Init asks for the first page.
-func New(c *common.Common, wsID string, id int) *Screen {
+func New(c *deps.Deps, wsID string, id int) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -92,7 +93,7 @@ func New(c *common.Common, wsID string, id int) *Screen {
 
 // NewAt opens the pane at dir, a clean volume path checked by the caller
 // (cairn.ValidateListPath).
-func NewAt(c *common.Common, wsID string, id int, dir string) *Screen {
+func NewAt(c *deps.Deps, wsID string, id int, dir string) *Screen {
 	s := New(c, wsID, id)
 	s.dir = dir
 	return s
@@ -137,7 +138,7 @@ func (s *Screen) request(after string) tea.Cmd {
 }
 
 // Update handles keys, pages and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	cmd := s.update(msg)
 	s.list.SetFooter(s.footer())
 	return s, cmd
@@ -151,21 +152,21 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if msg.Screen == s.id && msg.Req == s.req {
 			return s.page(msg)
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if (msg.WorkspaceID == "" || msg.WorkspaceID == s.wsID) && !s.deleted {
 			return s.Refresh()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.data(msg.Changes)
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		banner := 0
 		if s.banner() != "" {
 			banner = 1
 		}
 		s.list.Click(msg.X, msg.Y, banner)
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
+			return send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return nil
@@ -278,7 +279,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	case keys.FilesPreview, keys.FilesSave:
 		return s.act(id, r)
 	case keys.FilesLoad, keys.FilesUnpack:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.dir, Dir: true})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.dir, Dir: true})
 	case keys.BackNav, keys.FilesParent:
 		return s.cd(path.Dir(s.dir), path.Base(s.dir))
 	case keys.SortNext:
@@ -288,16 +289,16 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.reverse = !s.reverse
 		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: r.e.Name})
+		return send(screen.CopyMsg{Label: "name", Value: r.e.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "path", Value: s.pathOf(r)})
+		return send(screen.CopyMsg{Label: "path", Value: s.pathOf(r)})
 	}
 	return nil
 }
 
 // act asks the root to run an action on the entry r.
 func (s *Screen) act(id keys.ID, r *row) tea.Cmd {
-	return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.pathOf(r), Dir: r.isDir()})
+	return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.pathOf(r), Dir: r.isDir()})
 }
 
 func (s *Screen) pathOf(r *row) string { return path.Join(s.dir, r.e.Name) }

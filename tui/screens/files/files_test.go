@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestMain(m *testing.M) { screentest.Main(m) }
@@ -35,7 +37,7 @@ func TestModeString(t *testing.T) {
 
 // open is the pane of workspace w1 with the page entries as its first
 // listing, at 200×30.
-func open(t *testing.T, entries ...cairn.FileEntry) (*Screen, *common.Common) {
+func open(t *testing.T, entries ...cairn.FileEntry) (*Screen, *deps.Deps) {
 	t.Helper()
 	c, d := screentest.New(t)
 	d.SeedWorkspaces(&cairn.Workspace{ID: "w1", Name: "ws-alpha", VolumeState: cairn.VolumeReady,
@@ -93,6 +95,6 @@ func TestEnterAndUp(t *testing.T) {
 	e, _ := s.Selected()
 	require.Equal(t, "out", e.Name, "back on the directory left")
 	_, cmd = s.Update(tea.KeyMsg{Type: tea.KeyLeft})
-	require.Equal(t, common.ToastMsg{Level: common.LevelInfo, Text: "already at the volume root /mnt/cairn/ws — esc goes back"}, cmd())
+	require.Equal(t, screen.ToastMsg{Level: toast.LevelInfo, Text: "already at the volume root /mnt/cairn/ws — esc goes back"}, cmd())
 	require.True(t, s.AtRoot())
 }

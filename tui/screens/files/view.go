@@ -5,8 +5,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
 
@@ -83,7 +85,7 @@ func guardEntry(ctx keys.Context, r *row) {
 	case !r.addressable():
 		reason = name + ": the name holds a control character the API cannot address — rename it in a shell"
 	case r.isLink():
-		reason = name + " is a symlink to " + termkit.Sanitize(common.Deref(r.e.LinkTarget)) + " — links are shown, never followed"
+		reason = name + " is a symlink to " + termkit.Sanitize(optional.String(r.e.LinkTarget)) + " — links are shown, never followed"
 	case !r.isDir() && !r.isFile():
 		reason = name + " is not a regular file (a FIFO, socket or device)"
 	case r.isDir():
@@ -137,7 +139,7 @@ func (s *Screen) banner() string {
 }
 
 func (s *Screen) sentence() string {
-	return common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "read"})
+	return errtext.Sentence(s.err, errtext.Subject{Workspace: s.wsName, Scope: "read"})
 }
 
 func (s *Screen) empty() string {
@@ -187,7 +189,7 @@ func (s *Screen) detail() []string {
 
 // Detail renders an entry's detail lines: name, path, type, link target,
 // size, mode and modification time, each untrusted text sanitised.
-func Detail(c *common.Common, p string, e cairn.FileEntry, width int) []string {
+func Detail(c *deps.Deps, p string, e cairn.FileEntry, width int) []string {
 	th := c.Theme
 	lines := []string{
 		" " + th.Bold.Render(termkit.Sanitize(e.Name)),

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
@@ -32,7 +33,7 @@ func setup(t *testing.T, overrides map[string][]string) *preview.Screen {
 	th := theme.New("dark", theme.Unicode())
 	th.Plain = true
 	a := &cairn.Artifact{ID: "a1", WorkspaceID: "w1", Name: "notes_txt", MIMEType: "text/plain", UpdatedAt: time.Unix(1, 0)}
-	s := preview.New(&common.Common{Theme: th, Keys: km}, a, 1, true)
+	s := preview.New(&deps.Deps{Theme: th, Keys: km}, a, 1, true)
 	s.SetSize(60, 10)
 	var b strings.Builder
 	for i := range 100 {
@@ -99,9 +100,9 @@ func TestPagerKeys(t *testing.T) {
 			press(t, s, k)
 			require.Equal(t, "line 00", top(s), "%q pages nowhere (TUI.md §1.4)", k)
 		}
-		require.Equal(t, common.ActionMsg{ID: keys.ArtDownload, WorkspaceID: "w1", ArtifactID: "a1"}, press(t, s, "d"), "d downloads")
+		require.Equal(t, screen.ActionMsg{ID: keys.ArtDownload, WorkspaceID: "w1", ArtifactID: "a1"}, press(t, s, "d"), "d downloads")
 		require.Equal(t, "line 00", top(s))
-		require.Equal(t, common.NavMsg{Kind: common.NavPop}, press(t, s, "h"), "h goes back")
+		require.Equal(t, screen.NavMsg{Kind: screen.NavPop}, press(t, s, "h"), "h goes back")
 	})
 	t.Run("RemappedKeyScrolls", func(t *testing.T) {
 		t.Parallel()

@@ -5,12 +5,12 @@
 //
 // The screen does no I/O. It asks the root to list (ListMsg) and takes the
 // answer (ListedMsg); an answer for another screen or an older request is
-// dropped. It lists again on common.RefreshMsg for "" or a workspace it
+// dropped. It lists again on screen.RefreshMsg for "" or a workspace it
 // shows, on store changes to those workspaces, and every Interval while it
 // is the visible screen.
 //
 // The Interval loop is a TickMsg the screen schedules for itself through
-// Common.After, carrying a generation. A tick re-lists and re-arms only
+// deps.Deps.After, carrying a generation. A tick re-lists and re-arms only
 // when its generation is the current one and the screen is not paused, so
 // the loop stops when the root covers the screen (the root gives unknown
 // messages to the top screen only, so the covered screen never sees its
@@ -27,8 +27,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -52,7 +53,7 @@ type ListedMsg struct {
 }
 
 // KillMsg asks the root to confirm and kill a shell (KillShell), then to
-// broadcast common.RefreshMsg{WorkspaceID}. Label names the shell for the
+// broadcast screen.RefreshMsg{WorkspaceID}. Label names the shell for the
 // confirmation, sanitised: "shell 01J2… on ws-alpha".
 type KillMsg struct {
 	ShellID, WorkspaceID, Label string
@@ -67,11 +68,11 @@ type OpenMsg struct {
 // TickMsg is the screen's own Interval timer; Gen names the loop.
 type TickMsg struct{ Screen, Gen int }
 
-var _ common.Screen = (*Screen)(nil)
+var _ screen.Screen = (*Screen)(nil)
 
 // Screen lists live shells.
 type Screen struct {
-	c      *common.Common
+	c      *deps.Deps
 	id     int
 	wsID   string // "" for every workspace
 	wsName string // sanitised
@@ -92,7 +93,7 @@ type Screen struct {
 // New returns the shells of workspace wsID ("" for every workspace); id
 // tells its answers apart from another screen's. Init lists and starts the
 // loop.
-func New(c *common.Common, wsID string, id int) *Screen {
+func New(c *deps.Deps, wsID string, id int) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c, wsID == ""), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -157,7 +158,7 @@ func (s *Screen) request() tea.Cmd {
 func (s *Screen) Refresh() tea.Cmd { return s.request() }
 
 // Update handles keys, answers, ticks and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	return s, s.update(msg)
 }
 
@@ -173,15 +174,15 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if msg.Screen == s.id && msg.Gen == s.gen && !s.paused {
 			return tea.Batch(s.request(), s.arm())
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if msg.WorkspaceID == "" || s.shows(msg.WorkspaceID) {
 			return s.request()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		return s.data(msg.Changes)
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
+			return send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return nil
@@ -255,11 +256,11 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	case keys.ShellKill:
 		return send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "container", Value: r.sh.Container})
+		return send(screen.CopyMsg{Label: "container", Value: r.sh.Container})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "shell ID", Value: r.sh.ID})
+		return send(screen.CopyMsg{Label: "shell ID", Value: r.sh.ID})
 	}
 	return nil
 }
@@ -279,7 +280,7 @@ func (s *Screen) DetailFocused() bool { return s.list.DetailFocused() }
 
 // workspaceName is the workspace's sanitised name, or its short ID when the
 // store does not know it; "" for "".
-func workspaceName(c *common.Common, id string) string {
+func workspaceName(c *deps.Deps, id string) string {
 	if w, ok := c.Data.Store().Workspace(id); ok {
 		return termkit.Sanitize(w.Name)
 	}

@@ -11,11 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 	screentest.Main(m)
 }
 
-// timer is a Common.After that records each timer and delivers its
+// timer is a deps.Deps.After that records each timer and delivers its
 // message when the command runs, as tea.Tick would once it fired.
 type timer struct{ waits []time.Duration }
 
@@ -62,7 +64,7 @@ func shell(id, ws string) *cairn.Shell {
 
 // open is the screen of wsID ("" for every workspace) after Init, with
 // its first ListMsg checked; nothing listed yet.
-func open(t *testing.T, wsID string) (*Screen, *common.Common, *timer) {
+func open(t *testing.T, wsID string) (*Screen, *deps.Deps, *timer) {
 	t.Helper()
 	c, d := screentest.New(t)
 	tm := &timer{}
@@ -140,33 +142,33 @@ func TestRefresh(t *testing.T) {
 	t.Parallel()
 	s, _, _ := open(t, "")
 	listed(s, 1, shell("S1", alpha.ID))
-	_, cmd := s.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd := s.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd, "no shell of that workspace is shown")
-	_, cmd = s.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
+	_, cmd = s.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, run(cmd))
 	listed(s, 2, shell("S1", alpha.ID))
-	_, cmd = s.Update(common.RefreshMsg{})
+	_, cmd = s.Update(screen.RefreshMsg{})
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 3}}, run(cmd))
 	listed(s, 3, shell("S1", alpha.ID))
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 4}}, run(cmd), "an event of a shown workspace")
 	listed(s, 4)
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
 	require.Nil(t, cmd, "its shells are gone: no longer shown")
 
 	one, _, _ := open(t, alpha.ID)
 	listed(one, 1)
-	_, cmd = one.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
+	_, cmd = one.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}}, run(cmd), "its workspace, even with no shell")
 	listed(one, 2)
-	_, cmd = one.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd = one.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd)
 }
 
 func TestKill(t *testing.T) {
 	t.Parallel()
 	s, c, _ := open(t, "")
-	require.Equal(t, []tea.Msg{common.ToastMsg{Level: common.LevelInfo, Text: "no shell selected"}}, key(s, "D"))
+	require.Equal(t, []tea.Msg{screen.ToastMsg{Level: toast.LevelInfo, Text: "no shell selected"}}, key(s, "D"))
 	listed(s, 1, shell("01J2ABCDEFGH", alpha.ID))
 	want := KillMsg{ShellID: "01J2ABCDEFGH", WorkspaceID: alpha.ID, Label: "shell 01J2ABCD on ws-alpha"}
 	require.Equal(t, []tea.Msg{want}, key(s, "D"))
@@ -201,7 +203,7 @@ func TestForbidden(t *testing.T) {
 	s, _, _ := open(t, "")
 	s.Update(ListedMsg{Screen: 7, Req: 1, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})
 	require.Contains(t, s.View(), "cannot list shells: this token lacks the read scope")
-	_, cmd := s.Update(common.RefreshMsg{})
+	_, cmd := s.Update(screen.RefreshMsg{})
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, run(cmd))
 	listed(s, 2, shell("S1", alpha.ID))
 	s.Update(ListedMsg{Screen: 7, Req: 2, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})

@@ -3,7 +3,8 @@ package shells
 import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
@@ -80,7 +81,7 @@ func (s *Screen) banner() string {
 const disabledText = "the server has the shell turned off (shell.enable)"
 
 func (s *Screen) sentence() string {
-	return common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "read"})
+	return errtext.Sentence(s.err, errtext.Subject{Workspace: s.wsName, Scope: "read"})
 }
 
 func (s *Screen) empty() string {
@@ -119,7 +120,7 @@ func expires(dash string, sh *cairn.Shell) string {
 }
 
 // Detail renders every field of a shell, each untrusted text sanitised.
-func Detail(c *common.Common, sh *cairn.Shell) []string {
+func Detail(c *deps.Deps, sh *cairn.Shell) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	dash := th.Glyphs.Dash

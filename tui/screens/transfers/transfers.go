@@ -11,12 +11,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
-	"github.com/cairn-dev/cairn/tui/widgets/transferline"
 )
 
 // ActionMsg asks the root to act on a transfer.
@@ -29,12 +30,12 @@ type ActionMsg struct {
 // cells show, sanitised once when the row is built (each TransfersMsg
 // rebuilds the rows; a transfer's name and path never change).
 type row struct {
-	t          *common.Transfer
+	t          *transfer.Transfer
 	key        string
 	name, path string
 }
 
-func newRow(t *common.Transfer) *row {
+func newRow(t *transfer.Transfer) *row {
 	return &row{t: t, key: strings.ToLower(t.Name + "\n" + t.Path), name: termkit.Sanitize(t.Name), path: termkit.Sanitize(t.Path)}
 }
 
@@ -45,12 +46,12 @@ func rowID(r *row) string { return r.RowID() }
 
 // Screen lists the transfers.
 type Screen struct {
-	c    *common.Common
+	c    *deps.Deps
 	list *pane.List[*row]
 }
 
 // New returns the screen, filled from the model's transfers.
-func New(c *common.Common) *Screen {
+func New(c *deps.Deps) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -64,9 +65,9 @@ func New(c *common.Common) *Screen {
 }
 
 // stamp is what a row's cells read: everything that moves.
-func stamp(c *common.Common, t *common.Transfer) string {
+func stamp(c *deps.Deps, t *transfer.Transfer) string {
 	return fmt.Sprintf("%d|%d|%d|%.0f|%t|%s|%d|%s|%d/%d", t.Phase, t.Done, t.Total, t.Rate, t.Cancelling, t.Name,
-		c.Data.Frame(), transferline.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
+		c.Data.Frame(), transfer.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
 }
 
 func (s *Screen) reload() {
@@ -79,7 +80,7 @@ func (s *Screen) reload() {
 }
 
 // Selected is the transfer under the cursor.
-func (s *Screen) Selected() (*common.Transfer, bool) {
+func (s *Screen) Selected() (*transfer.Transfer, bool) {
 	r, ok := s.list.Table.Cursor()
 	if !ok {
 		return nil, false
@@ -88,17 +89,17 @@ func (s *Screen) Selected() (*common.Transfer, bool) {
 }
 
 // Update handles keys and transfer changes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s, s.key(msg)
-	case common.TransfersMsg:
+	case screen.TransfersMsg:
 		s.reload()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		s.list.Click(msg.X, msg.Y, 0)
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearFilter() {
-			return s, send(common.NavMsg{Kind: common.NavPop})
+			return s, send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return s, nil
@@ -117,9 +118,9 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	t, _ := s.Selected()
 	switch id {
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "path", Value: t.Path})
+		return send(screen.CopyMsg{Label: "path", Value: t.Path})
 	case keys.TrCancel, keys.Open:
 		return send(ActionMsg{ID: id, Transfer: t.ID})
 	case keys.TrClear:

@@ -5,23 +5,25 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Screen is the workspaces list.
 type Screen struct {
-	c       *common.Common
+	c       *deps.Deps
 	list    *pane.List[*row]
 	sortBy  int
 	reverse bool
 }
 
 // New returns the screen, filled from the store.
-func New(c *common.Common) *Screen {
+func New(c *deps.Deps) *Screen {
 	th := c.Theme
 	tbl := table.New(rowID, columns(c), table.Styles{
 		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
@@ -55,25 +57,25 @@ func (s *Screen) Selected() (*cairn.Workspace, bool) {
 }
 
 // Update handles keys and data for the screen.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s, s.key(msg)
-	case common.DataMsg:
+	case screen.DataMsg:
 		return s, s.data(msg.Changes)
-	case common.RestMsg:
+	case screen.RestMsg:
 		if s.list.Rested(msg) {
-			return s, send(common.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
+			return s, send(screen.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
 		}
-	case common.ClearMarksMsg:
+	case screen.ClearMarksMsg:
 		s.list.ClearMarks()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		if s.list.Click(msg.X, msg.Y, 0) {
 			return s, s.list.Rest(s.list.Table.CursorID(), true)
 		}
-	case common.BackMsg:
+	case screen.BackMsg:
 		if !s.list.ClearMarks() && !s.list.ClearFilter() {
-			return s, send(common.NavMsg{Kind: common.NavPop})
+			return s, send(screen.NavMsg{Kind: screen.NavPop})
 		}
 	}
 	return s, nil
@@ -131,7 +133,7 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 		if st.Hidden {
 			return nil
 		}
-		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
+		return send(screen.ToastMsg{Level: toast.LevelInfo, Text: st.Reason})
 	}
 	return s.action(id)
 }
@@ -144,12 +146,12 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return nil
 	}
 	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
-		return send(common.ActionMsg{ID: id, Marked: marked})
+		return send(screen.ActionMsg{ID: id, Marked: marked})
 	}
 	w, _ := s.Selected()
 	switch id {
 	case keys.Open:
-		return send(common.NavMsg{Kind: common.NavPush, WorkspaceID: w.ID})
+		return send(screen.NavMsg{Kind: screen.NavPush, WorkspaceID: w.ID})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
 		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
@@ -157,16 +159,16 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.reverse = !s.reverse
 		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: w.Name})
+		return send(screen.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "ID", Value: w.ID})
+		return send(screen.CopyMsg{Label: "ID", Value: w.ID})
 	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
 		keys.ShellsOf, keys.AuditOf:
 		target := ""
 		if w != nil {
 			target = w.ID
 		}
-		return send(common.ActionMsg{ID: id, WorkspaceID: target})
+		return send(screen.ActionMsg{ID: id, WorkspaceID: target})
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -93,7 +93,7 @@ func press(m *form.Model, keys ...string) {
 	}
 }
 
-func values(t *testing.T, m *form.Model) common.Result {
+func values(t *testing.T, m *form.Model) screen.Result {
 	t.Helper()
 	press(m, "enter")
 	r, ok := m.Result()
