@@ -12,7 +12,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // Screen lists one workspace's artifacts.
@@ -37,12 +36,7 @@ type headRestMsg struct{ seq int }
 
 // New returns the screen of workspace wsID, filled from the store.
 func New(c *deps.Deps, wsID string) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, MarkGlyph: th.Glyphs.Mark,
-		Ellipsis: th.Glyphs.Ellipsis,
-	})
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Changed = func(r *row) bool { return c.Changed(r.art.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	s := &Screen{c: c, wsID: wsID, list: pane.New(c, tbl)}
@@ -52,11 +46,7 @@ func New(c *deps.Deps, wsID string) *Screen {
 	}
 	tbl.SetSort(order(0), false)
 	arts, _ := c.Data.Store().Artifacts(wsID)
-	rows := make([]*row, len(arts))
-	for i, a := range arts {
-		rows[i] = newRow(a)
-	}
-	tbl.SetRows(rows)
+	tbl.SetRows(pane.Rows(arts, newRow))
 	return s
 }
 
@@ -120,7 +110,7 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if _, ok := s.c.Data.Head(s.rest.ArtifactID, s.rest.UpdatedAt); ok {
 			return nil
 		}
-		return send(s.rest)
+		return screen.Send(s.rest)
 	case tea.KeyMsg:
 		return s.key(msg)
 	case screen.DataMsg:
@@ -134,14 +124,10 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		}
 		s.list.Click(msg.X, msg.Y, banner)
 	case screen.BackMsg:
-		if !s.list.ClearMarks() && !s.list.ClearFilter() {
-			return send(screen.NavMsg{Kind: screen.NavPop})
-		}
+		return s.list.Back()
 	}
 	return nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) data(ch store.Changes) {
 	st := s.c.Data.Store()
@@ -183,18 +169,18 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return nil
 	}
 	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
-		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
 	}
 	a, _ := s.Selected()
 	switch id {
 	case keys.Open, keys.Preview:
-		return send(screen.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf:
-		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
-		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.BackNav:
-		return send(screen.NavMsg{Kind: screen.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
 		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
@@ -209,11 +195,11 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		}
 		s.list.ApplyFilter()
 	case keys.CopyName:
-		return send(screen.CopyMsg{Label: "name", Value: a.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: a.Name})
 	case keys.CopyID:
-		return send(screen.CopyMsg{Label: "ID", Value: a.ID})
+		return screen.Send(screen.CopyMsg{Label: "ID", Value: a.ID})
 	case keys.ArtEdit, keys.ArtDelete:
-		return send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	}
 	return nil
 }

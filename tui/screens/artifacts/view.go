@@ -30,12 +30,7 @@ func (s *Screen) Crumbs() []string {
 	if s.missingOnly {
 		crumb += " [missing]"
 	}
-	for _, f := range []string{s.list.FilterCrumb(), s.list.MarkCrumb()} {
-		if f != "" {
-			crumb += " " + f
-		}
-	}
-	return []string{s.wsName, crumb}
+	return s.list.Crumbs(s.wsName, crumb)
 }
 
 func (s *Screen) missingCount() int {
@@ -47,14 +42,9 @@ func (s *Screen) missingCount() int {
 
 // Keys is the navigation and artifact bindings with their state.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "artifacts", Bindings: append(append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeLists)...),
-		km.Enabled(keys.ScopeArtifacts)...)}
-	for i := range ctx.Bindings {
-		if ctx.Bindings[i].ID == keys.Open {
-			ctx.Bindings[i].Short, ctx.Bindings[i].Help = "preview", "preview the content"
-		}
-	}
+	ctx := pane.Bindings(s.c.Keys, "artifacts", map[keys.ID]pane.Help{
+		keys.Open: {Short: "preview", Long: "preview the content"},
+	}, keys.ScopeNav, keys.ScopeLists, keys.ScopeArtifacts)
 	a, ok := s.Selected()
 	switch {
 	case s.deleted:
@@ -72,12 +62,7 @@ func (s *Screen) Keys() keys.Context {
 		s.guard(ctx, a)
 	}
 	s.guardVolume(ctx)
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	if s.c.Remote {
 		ctx.Hide(keys.ArtUpload, keys.ArtReplace, keys.ArtDownload)
 	}

@@ -204,16 +204,22 @@ func (l *List[T]) Click(x, y, banner int) (moved bool) {
 }
 
 // Key routes a key of a list screen: to the filter input while it
-// captures, else to the first of scopes that binds it. A disabled action
-// toasts its reason (a hidden one does nothing); run gets an enabled one.
-// ctx is the screen's Keys, read only when a key is bound.
+// captures, else as Dispatch does.
 func (l *List[T]) Key(k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) tea.Cmd, scopes ...keys.Scope) tea.Cmd {
 	if l.filtering {
 		l.FilterKey(k)
 		return nil
 	}
+	return Dispatch(l.C.Keys, k, ctx, run, scopes...)
+}
+
+// Dispatch routes a key of a screen to the first of scopes that binds it.
+// A disabled action toasts its reason (a hidden one does nothing); run
+// gets an enabled one. ctx is the screen's Keys, read only when a key is
+// bound.
+func Dispatch(km *keys.Map, k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) tea.Cmd, scopes ...keys.Scope) tea.Cmd {
 	for _, sc := range scopes {
-		id, ok := l.C.Keys.Lookup(sc, k.String())
+		id, ok := km.Lookup(sc, k.String())
 		if !ok {
 			continue
 		}
@@ -221,7 +227,7 @@ func (l *List[T]) Key(k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) t
 			if st.Hidden {
 				return nil
 			}
-			return func() tea.Msg { return screen.ToastMsg{Level: toast.LevelInfo, Text: st.Reason} }
+			return screen.Send(screen.ToastMsg{Level: toast.LevelInfo, Text: st.Reason})
 		}
 		return run(id)
 	}

@@ -24,10 +24,10 @@ import (
 	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screen"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
-	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // CardBytes is how much of a non-text artifact the card dumps.
@@ -175,36 +175,23 @@ func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 			s.clearSearch()
 			return s, nil
 		}
-		return s, send(screen.NavMsg{Kind: screen.NavPop})
+		return s, screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	}
 	return s, nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	if s.searching {
 		s.searchKey(k)
 		return nil
 	}
-	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopePreview, k.String())
-	}
-	if !ok {
-		return nil
-	}
-	if st, found := s.Keys().Find(id); found && !st.Enabled {
-		if st.Hidden {
+	return pane.Dispatch(s.c.Keys, k, s.Keys, func(id keys.ID) tea.Cmd {
+		if scrolls(id) {
+			s.vp, _ = s.vp.Update(k) // its KeyMap is the registry's
 			return nil
 		}
-		return send(screen.ToastMsg{Level: toast.LevelInfo, Text: st.Reason})
-	}
-	if scrolls(id) {
-		s.vp, _ = s.vp.Update(k) // its KeyMap is the registry's
-		return nil
-	}
-	return s.action(id)
+		return s.action(id)
+	}, keys.ScopeNav, keys.ScopePreview)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
@@ -225,19 +212,19 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.wrap = !s.wrap
 		s.layout()
 	case keys.BackNav:
-		return send(screen.NavMsg{Kind: screen.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
 		if s.art == nil {
-			return send(screen.CopyMsg{Label: "name", Value: path.Base(s.path)})
+			return screen.Send(screen.CopyMsg{Label: "name", Value: path.Base(s.path)})
 		}
-		return send(screen.CopyMsg{Label: "name", Value: s.art.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: s.art.Name})
 	case keys.CopyID:
 		if s.art == nil {
-			return send(screen.CopyMsg{Label: "path", Value: s.path})
+			return screen.Send(screen.CopyMsg{Label: "path", Value: s.path})
 		}
-		return send(screen.CopyMsg{Label: "ID", Value: s.art.ID})
+		return screen.Send(screen.CopyMsg{Label: "ID", Value: s.art.ID})
 	case keys.PvDownload:
-		return send(screen.ActionMsg{ID: keys.ArtDownload, WorkspaceID: s.art.WorkspaceID, ArtifactID: s.art.ID})
+		return screen.Send(screen.ActionMsg{ID: keys.ArtDownload, WorkspaceID: s.art.WorkspaceID, ArtifactID: s.art.ID})
 	}
 	return nil
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // Interval is how often the visible screen lists again.
@@ -94,11 +93,7 @@ type Screen struct {
 // tells its answers apart from another screen's. Init lists and starts the
 // loop.
 func New(c *deps.Deps, wsID string, id int) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c, wsID == ""), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+	tbl := pane.NewTable(c.Theme, rowID, columns(c, wsID == ""))
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	tbl.SetSort(byStart, false)
 	s := &Screen{c: c, id: id, wsID: wsID, list: pane.New(c, tbl), enabled: true}
@@ -135,8 +130,6 @@ func (s *Screen) Selected() (*cairn.Shell, bool) {
 	return r.sh, true
 }
 
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
 func (s *Screen) arm() tea.Cmd {
 	screen, gen := s.id, s.gen
 	return s.c.After(Interval, func() tea.Msg { return TickMsg{Screen: screen, Gen: gen} })
@@ -151,7 +144,7 @@ func (s *Screen) request() tea.Cmd {
 	}
 	s.req++
 	s.loading, s.again = true, false
-	return send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID})
+	return screen.Send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID})
 }
 
 // Refresh lists again.
@@ -181,9 +174,7 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 	case screen.DataMsg:
 		return s.data(msg.Changes)
 	case screen.BackMsg:
-		if !s.list.ClearFilter() {
-			return send(screen.NavMsg{Kind: screen.NavPop})
-		}
+		return s.list.Back()
 	}
 	return nil
 }
@@ -234,11 +225,7 @@ func (s *Screen) listedMsg(msg ListedMsg) tea.Cmd {
 }
 
 func (s *Screen) setRows() {
-	rows := make([]*row, len(s.shells))
-	for i, sh := range s.shells {
-		rows[i] = newRow(s.c, sh)
-	}
-	s.list.Table.SetRows(rows)
+	s.list.Table.SetRows(pane.Rows(s.shells, func(sh *cairn.Shell) *row { return newRow(s.c, sh) }))
 }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
@@ -252,15 +239,15 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	r, _ := s.list.Table.Cursor()
 	switch id {
 	case keys.Open:
-		return send(OpenMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID})
+		return screen.Send(OpenMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID})
 	case keys.ShellKill:
-		return send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
+		return screen.Send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
 	case keys.BackNav:
-		return send(screen.NavMsg{Kind: screen.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(screen.CopyMsg{Label: "container", Value: r.sh.Container})
+		return screen.Send(screen.CopyMsg{Label: "container", Value: r.sh.Container})
 	case keys.CopyID:
-		return send(screen.CopyMsg{Label: "shell ID", Value: r.sh.ID})
+		return screen.Send(screen.CopyMsg{Label: "shell ID", Value: r.sh.ID})
 	}
 	return nil
 }

@@ -52,11 +52,7 @@ type Screen struct {
 
 // New returns the screen, filled from the model's transfers.
 func New(c *deps.Deps) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Stamp = func(r *row) string { return stamp(c, r.t) }
 	tbl.SetSort(func(r *row) table.Key { return table.Key{N: -int64(r.t.ID)} }, false)
 	s := &Screen{c: c, list: pane.New(c, tbl)}
@@ -70,14 +66,7 @@ func stamp(c *deps.Deps, t *transfer.Transfer) string {
 		c.Data.Frame(), transfer.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
 }
 
-func (s *Screen) reload() {
-	ts := s.c.Data.Transfers()
-	rows := make([]*row, len(ts))
-	for i, t := range ts {
-		rows[i] = newRow(t)
-	}
-	s.list.Table.SetRows(rows)
-}
+func (s *Screen) reload() { s.list.Table.SetRows(pane.Rows(s.c.Data.Transfers(), newRow)) }
 
 // Selected is the transfer under the cursor.
 func (s *Screen) Selected() (*transfer.Transfer, bool) {
@@ -98,14 +87,10 @@ func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	case screen.ClickMsg:
 		s.list.Click(msg.X, msg.Y, 0)
 	case screen.BackMsg:
-		if !s.list.ClearFilter() {
-			return s, send(screen.NavMsg{Kind: screen.NavPop})
-		}
+		return s, s.list.Back()
 	}
 	return s, nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeTransfers)
@@ -118,28 +103,25 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	t, _ := s.Selected()
 	switch id {
 	case keys.BackNav:
-		return send(screen.NavMsg{Kind: screen.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(screen.CopyMsg{Label: "path", Value: t.Path})
+		return screen.Send(screen.CopyMsg{Label: "path", Value: t.Path})
 	case keys.TrCancel, keys.Open:
-		return send(ActionMsg{ID: id, Transfer: t.ID})
+		return screen.Send(ActionMsg{ID: id, Transfer: t.ID})
 	case keys.TrClear:
-		return send(ActionMsg{ID: id})
+		return screen.Send(ActionMsg{ID: id})
 	}
 	return nil
 }
 
 // Keys is the navigation and transfer bindings with their state.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "transfers", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeTransfers)...)}
+	ctx := pane.Bindings(s.c.Keys, "transfers", map[keys.ID]pane.Help{
+		keys.Open:     {Short: "artifact", Long: "go to the artifact"},
+		keys.CopyName: {Short: "copy path", Long: "copy the local path"},
+	}, keys.ScopeNav, keys.ScopeTransfers)
 	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
-		case keys.Open:
-			b.Short, b.Help = "artifact", "go to the artifact"
-		case keys.CopyName:
-			b.Short, b.Help = "copy path", "copy the local path"
+		switch b := &ctx.Bindings[i]; b.ID {
 		case keys.CopyID, keys.SortNext, keys.SortReverse:
 			b.Enabled, b.Hidden, b.Reason = false, true, "not on this screen"
 		}
@@ -163,9 +145,7 @@ func (s *Screen) Keys() keys.Context {
 	if !finished {
 		ctx.Disable(keys.TrClear, "no finished transfers")
 	}
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
+	s.list.Restrict(ctx)
 	return ctx
 }
 
@@ -190,9 +170,5 @@ func (s *Screen) Crumbs() []string {
 	if running > 0 {
 		crumb += " " + s.c.Theme.Glyphs.Dot + " " + termkit.Count(int64(running)) + " active"
 	}
-	crumb += ")"
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
-	}
-	return []string{crumb}
+	return s.list.Crumbs("", crumb+")")
 }
