@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
@@ -126,10 +127,10 @@ func partTwo() []scene {
 		{name: "modal_vol_busy", setup: func(h *harness) {
 			fleet(h)
 			h.key("i").typeText("probe.txt")
-			h.m.Update(keyMsg("enter"))
+			h.m.Update(modeltest.Key("enter"))
 		}},
 
-		{name: "shell_dialing", setup: func(h *harness) { fleet(h); h.hop(keyMsg("s")) }},
+		{name: "shell_dialing", setup: func(h *harness) { fleet(h); h.hop(modeltest.Key("s")) }},
 		{name: "shell_refused", setup: func(h *harness) {
 			fleet(h)
 			h.b.ShellFunc = func(ctxT, string, ptyshell.Size, string) (*ptyshell.Session, error) {

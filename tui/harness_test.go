@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -138,7 +139,7 @@ func (h *harness) fire(keep func(tea.Msg) bool) int {
 func (h *harness) key(keys ...string) *harness {
 	h.t.Helper()
 	for _, k := range keys {
-		h.send(keyMsg(k))
+		h.send(modeltest.Key(k))
 	}
 	return h
 }
@@ -146,23 +147,9 @@ func (h *harness) key(keys ...string) *harness {
 // typeText sends each rune as a key.
 func (h *harness) typeText(s string) *harness {
 	for _, r := range s {
-		h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		h.send(modeltest.Key(string(r)))
 	}
 	return h
-}
-
-func keyMsg(k string) tea.KeyMsg {
-	named := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
-		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-		"ctrl+c": tea.KeyCtrlC, "ctrl+d": tea.KeyCtrlD, "ctrl+u": tea.KeyCtrlU, "ctrl+z": tea.KeyCtrlZ,
-		"ctrl+r": tea.KeyCtrlR, "ctrl+a": tea.KeyCtrlA, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete, " ": tea.KeySpace,
-		"home": tea.KeyHome, "end": tea.KeyEnd, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
-	}
-	if t, ok := named[k]; ok {
-		return tea.KeyMsg{Type: t}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
 // size sends a window size.

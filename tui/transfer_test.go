@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
@@ -131,7 +132,7 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	readyArtifacts(t, h)
 	src := tempFile(t, "big.bin", strings.Repeat("x", 1000))
 	h.key("u").typeText(src)
-	h.hop(keyMsg("enter")) // the stat answers; the upload's Cmd stays in flight
+	h.hop(modeltest.Key("enter")) // the stat answers; the upload's Cmd stays in flight
 	tr := only(t, h)
 	require.Equal(t, transfer.PhaseHashing, tr.Phase)
 	require.Equal(t, int64(1000), tr.Total, "the size is known from the stat")
@@ -203,7 +204,7 @@ func TestReplaceRepairsMissing(t *testing.T) {
 	require.Contains(t, h.view(), "Repair model_bin")
 	h.typeText(src).key("enter")
 	require.Contains(t, flat(h.view()), "Repair model_bin: upload "+src+" as its content?")
-	h.m.Update(keyMsg("y")) // its Cmd never runs: the transfer stays in flight
+	h.m.Update(modeltest.Key("y")) // its Cmd never runs: the transfer stays in flight
 	tr := only(t, h)
 	require.Equal(t, transfer.Replace, tr.Kind)
 	require.Equal(t, "replacing", h.m.ops.Pending(tr.ArtifactID))

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -74,7 +74,7 @@ func (w *wire) waitFor(texts ...string) {
 
 func (w *wire) keys(ks ...string) {
 	for _, k := range ks {
-		w.tm.Send(keyMsg(k))
+		w.tm.Send(modeltest.Key(k))
 	}
 }
 
@@ -84,8 +84,8 @@ func (w *wire) typeText(s string) { w.tm.Type(s) }
 // model as the program left it.
 func (w *wire) final() *Model {
 	w.t.Helper()
-	w.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
-	w.tm.Send(keyMsg("y")) // a quit question, if transfers run; otherwise a harmless key
+	w.tm.Send(modeltest.Key("ctrl+c"))
+	w.tm.Send(modeltest.Key("y")) // a quit question, if transfers run; otherwise a harmless key
 	return w.tm.FinalModel(w.t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -44,30 +45,12 @@ func setup(t *testing.T) (*Feed, *tuitest.Backend, *store.Store) {
 
 // drain runs cmd and every Cmd the messages it yields lead to.
 func drain(f *Feed, cmd tea.Cmd) {
-	queue := run(cmd)
+	queue := modeltest.Msgs(cmd)
 	for len(queue) > 0 {
 		msg := queue[0]
 		queue = queue[1:]
 		next, _ := f.Update(msg)
-		queue = append(queue, run(next)...)
-	}
-}
-
-func run(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	switch msg := cmd().(type) {
-	case nil:
-		return nil
-	case tea.BatchMsg:
-		var out []tea.Msg
-		for _, c := range msg {
-			out = append(out, run(c)...)
-		}
-		return out
-	default:
-		return []tea.Msg{msg}
+		queue = append(queue, modeltest.Msgs(next)...)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -32,20 +33,6 @@ func newList(t *testing.T) *List[testRow] {
 	l := New(c, tbl)
 	l.SetSize(40, 10)
 	return l
-}
-
-func key(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
 // The filter input: every edit filters at once, enter keeps the query,
@@ -77,7 +64,7 @@ func TestFilterInput(t *testing.T) {
 					require.True(t, handled)
 					continue
 				}
-				l.FilterKey(key(k))
+				l.FilterKey(modeltest.Key(k))
 			}
 			require.Equal(t, tc.capturing, l.Capturing())
 			require.Equal(t, tc.crumb, l.FilterCrumb())

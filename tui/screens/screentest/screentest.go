@@ -1,7 +1,7 @@
-// Package screentest builds a screen's deps.Deps for tests, without
-// the root model: a real store, a fixed clock, the default keys and
-// config, and the plain unicode theme. Set lipgloss's colour profile to
-// Ascii in the test's TestMain for views without SGR.
+// Package screentest builds a screen's deps.Deps for tests, without the
+// root model: a real store, a fixed clock, the default keys and config,
+// and the plain unicode theme (modeltest.Theme). Set lipgloss's colour
+// profile to Ascii in the test's TestMain for views without SGR.
 package screentest
 
 import (
@@ -18,8 +18,8 @@ import (
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
@@ -63,8 +63,7 @@ func New(t testing.TB) (*deps.Deps, *Data) {
 	km, _, err := keys.New(nil)
 	require.NoError(t, err)
 	cfg := config.Defaults()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	d := &Data{St: store.New(1000)}
 	after := func(time.Duration, func() tea.Msg) tea.Cmd { return nil }
 	return &deps.Deps{Theme: th, Keys: km, Config: &cfg, Data: d, After: after}, d
