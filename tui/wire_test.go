@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/config"
@@ -165,6 +166,57 @@ func TestWireDownloadViaPart(t *testing.T) {
 	require.Equal(t, "id,name\n1,alpha\n", string(b))
 	require.NoFileExists(t, dest+".part")
 	_ = a
+}
+
+// startRangedDownload opens a download of an artifact above
+// client.DefaultRangedAbove, which the client fetches in ranges into
+// DEST.part beside a ranges file kept for a resume, and returns once both
+// are on disk, the range GETs held.
+func startRangedDownload(t *testing.T) (*wire, string) {
+	t.Helper()
+	w := newWire(t, func(s *clienttest.Server, ws *cairn.Workspace) {
+		s.AddArtifact(ws.ID, "big_bin", make([]byte, client.DefaultRangedAbove+1))
+	})
+	t.Cleanup(w.s.Hold("GET /store/{key...}"))
+	dest := filepath.Join(t.TempDir(), "big.bin")
+	w.keys("enter")
+	w.waitFor("✓ RECORDED")
+	w.keys("d")
+	w.waitFor("Download big_bin")
+	w.keys("ctrl+u")
+	w.typeText(dest)
+	w.keys("enter")
+	w.waitFor("downloading")
+	require.Eventually(t, func() bool {
+		_, errPart := os.Stat(dest + ".part")
+		_, errRanges := os.Stat(dest + ".part.json")
+		return errPart == nil && errRanges == nil
+	}, 10*time.Second, time.Millisecond, "the ranges go to the part file, recorded beside it")
+	return w, dest
+}
+
+// A cancelled download leaves nothing behind, a large one's part file
+// and ranges file included: the operator asked for none of it.
+func TestWireRangedDownloadCancelledLeavesNoPart(t *testing.T) {
+	w, dest := startRangedDownload(t)
+	w.keys("t")
+	w.waitFor("transfers (1")
+	w.keys("x")
+	w.waitFor("cancelled the download of big_bin")
+	require.NoFileExists(t, dest+".part")
+	require.NoFileExists(t, dest+".part.json")
+	require.NoFileExists(t, dest)
+	require.Equal(t, transfer.PhaseCancelled, transferOf(w.final()).Phase)
+}
+
+// Quitting while a large download runs removes its part file and ranges
+// file before the program is gone.
+func TestWireRangedDownloadQuitLeavesNoPart(t *testing.T) {
+	w, dest := startRangedDownload(t)
+	w.final().Close() // as Run closes the model once the program ended
+	require.NoFileExists(t, dest+".part")
+	require.NoFileExists(t, dest+".part.json")
+	require.NoFileExists(t, dest)
 }
 
 func TestWireDownloadOfChangedBytesFailsVerification(t *testing.T) {

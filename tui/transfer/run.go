@@ -39,6 +39,13 @@ func Run(ctx context.Context, b Backend, hub *live.Hub, s Spec, o Options) DoneM
 	case Download:
 		done.Art, done.Err = b.Download(ctx, s.ArtID, s.Path, client.DownloadOptions{Overwrite: s.Overwrite,
 			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit, TTL: o.PresignTTL})
+		if done.Err != nil && ctx.Err() != nil {
+			// Cancelled, or the program is quitting: the operator wants none
+			// of it, so the part file a large download keeps for a resume
+			// goes too. What cannot be removed is what the next download to
+			// the same path resumes or starts over.
+			_ = client.DiscardDownload(s.Path)
+		}
 	}
 	return done
 }
