@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
@@ -164,6 +166,19 @@ func TestShellExitMessages(t *testing.T) {
 		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, toast.LevelError,
 			"shell on ws-alpha lost its connection (no exit status)"},
 		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo, "left the shell on ws-alpha; the server ends it"},
+		{"DetachedV2KeepsRunning", shell.ExitedMsg{ShellID: "sh-1", Detached: 5 * time.Minute, ShellsKey: "W",
+			Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"detached from the shell on ws-alpha: it keeps running — W lists it to attach again — and ends after 5m detached"},
+		{"DetachedV2TimeoutUnknown", shell.ExitedMsg{ShellID: "sh-1", ShellsKey: ":shells",
+			Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"detached from the shell on ws-alpha: it keeps running — :shells lists it to attach again — and ends after the server's detached timeout"},
+		{"SignalV2KeepsRunning", shell.ExitedMsg{ShellID: "sh-1", Detached: 90 * time.Minute, ShellsKey: "W",
+			Result: ptyshell.Result{Ending: ptyshell.EndSignal, Signal: syscall.SIGTERM}}, toast.LevelWarn,
+			"detached from the shell on ws-alpha on terminated: it keeps running — W lists it to attach again — and ends after 1h30m detached"},
+		{"SignalV1", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndSignal, Signal: syscall.SIGHUP}}, toast.LevelWarn,
+			"left the shell on ws-alpha on hangup; the server ends it"},
+		{"WatchLeft", shell.ExitedMsg{Watch: true, Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"stopped watching the shell on ws-alpha — it goes on"},
 		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, toast.LevelError, "a shell needs a terminal (stdin and stdout)"},
 		{"NeverZeroWithoutExit", shell.ExitedMsg{}, toast.LevelError, "shell on ws-alpha ended without an exit status"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -18,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
@@ -75,8 +77,16 @@ type (
 	ExitedMsg struct {
 		WSID, WSName string
 		ShellID      string // a v2 shell's
-		Result       ptyshell.Result
-		Err          error
+		// Watch: the session only watched another's shell.
+		Watch bool
+		// Detached is a v2 shell's detached timeout, how long it runs on
+		// without a writer; 0 when the server did not say.
+		Detached time.Duration
+		// ShellsKey opens the shells screen, where a v2 shell left running
+		// is attached to again.
+		ShellsKey string
+		Result    ptyshell.Result
+		Err       error
 	}
 )
 
@@ -253,17 +263,28 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 	if err != nil {
 		return tea.Batch(closeSession(d.Session), h.host.Toast(toast.LevelError, "shell: "+err.Error())) // never handed over
 	}
-	wsID, wsName, shellID := d.WSID, d.WSName, ""
+	exited := ExitedMsg{WSID: d.WSID, WSName: d.WSName, Watch: d.Watch, ShellsKey: h.shellsKey()}
 	var warn tea.Cmd
 	if d.V2 != nil {
-		shellID = d.V2.ShellID
+		exited.ShellID = d.V2.ShellID
+		exited.Detached = time.Duration(d.V2.DetachedTimeoutSecs) * time.Second
 		if err := h.keep.Keep(*d.V2); err != nil {
 			warn = h.host.Toast(toast.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
 		}
 	}
 	return tea.Batch(warn, tea.Exec(cmd, func(err error) tea.Msg {
-		return ExitedMsg{WSID: wsID, WSName: wsName, ShellID: shellID, Result: cmd.Result(), Err: err}
+		exited.Result, exited.Err = cmd.Result(), err
+		return exited
 	}))
+}
+
+// shellsKey is the key of the shells screen, or the palette's command
+// when the operator bound it to none.
+func (h *Handover) shellsKey() string {
+	if k := h.c.Keys.Action(keys.AllShells).FirstKey(); k != "" {
+		return k
+	}
+	return ":shells"
 }
 
 // command is what tea.Exec runs for the dialed session: a v2 shell's
@@ -276,6 +297,7 @@ func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
 	if d.V2 == nil {
 		return h.factory(d.Session, o)
 	}
+	o.ResumeHint = "the shells screen (" + h.shellsKey() + ") lists it"
 	b, ctx, info := h.backend, h.ctx, *d.V2
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
 	if detached <= 0 {
@@ -373,16 +395,50 @@ func End(x ExitedMsg) (toast.Level, string) {
 		text := r.Summary()
 		text = text[len("[cairn: ") : len(text)-1]
 		return toast.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
-	case r.Ending == ptyshell.EndDetach:
-		return toast.LevelInfo, "left the shell on " + x.WSName + "; the server ends it"
-	case r.Ending == ptyshell.EndSignal:
-		return toast.LevelWarn, fmt.Sprintf("left the shell on %s on %v; the server ends it", x.WSName, r.Signal)
+	case r.Ending == ptyshell.EndDetach, r.Ending == ptyshell.EndSignal:
+		return left(x)
 	case r.Ending == ptyshell.EndLost:
 		return toast.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
 	case x.Err != nil:
 		return toast.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
 	}
 	return toast.LevelError, "shell on " + x.WSName + " ended without an exit status"
+}
+
+// left is the toast of a session the operator left, by the detach key or
+// a signal to the TUI: a watch leaves the shell as it was; a v2 shell
+// runs on without a writer, to be attached to again, until its detached
+// timeout ends it; a v1 shell ends with its connection.
+func left(x ExitedMsg) (toast.Level, string) {
+	level, on := toast.LevelInfo, ""
+	if x.Result.Ending == ptyshell.EndSignal {
+		level, on = toast.LevelWarn, fmt.Sprintf(" on %v", x.Result.Signal)
+	}
+	switch {
+	case x.Watch:
+		return level, "stopped watching the shell on " + x.WSName + on + " — it goes on"
+	case x.ShellID != "":
+		ends := "the server's detached timeout"
+		if x.Detached > 0 {
+			ends = span(x.Detached) + " detached"
+		}
+		return level, fmt.Sprintf("detached from the shell on %s%s: it keeps running — %s lists it to attach again — and ends after %s",
+			x.WSName, on, x.ShellsKey, ends)
+	}
+	return level, "left the shell on " + x.WSName + on + "; the server ends it"
+}
+
+// span renders a timeout as "5m", "1h30m" or "45s": Duration's String
+// without its zero minutes and seconds.
+func span(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }
 
 // trimShell turns "shell ended: idle timeout (status 129)" into "ended:
