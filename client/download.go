@@ -69,6 +69,21 @@ func (c *Client) Download(ctx context.Context, artifactID, dest string, o Downlo
 	return a, nil
 }
 
+// DiscardDownload removes what an interrupted Download to dest keeps for
+// the next run to resume: the part file dest+".part" and, beside it, a
+// ranged download's ranges file. Either may be absent; dest itself is
+// never touched. Call it once no Download to dest runs.
+func DiscardDownload(dest string) error {
+	part := dest + ".part"
+	var errs []error
+	for _, name := range []string{rangesFile(part), part} { // the ranges file first, as a failed run removes them
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // closePart flushes the part file to disk, then closes it: the rename
 // that follows must not publish bytes still only in the page cache.
 func closePart(f partFile, part string) error {

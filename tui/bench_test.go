@@ -2,17 +2,15 @@ package tui
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
@@ -38,7 +36,7 @@ func BenchmarkEventBurst10k(b *testing.B) {
 			}
 			b.StopTimer()
 			mean := total / time.Duration(b.N)
-			b.ReportMetric(float64(mean.Microseconds())/1000, "ms/batch")
+			b.ReportMetric(modeltest.Millis(mean), "ms/batch")
 			b.ReportMetric(float64(mean)/float64(budget), "mean/budget")
 		})
 	}
@@ -86,9 +84,9 @@ func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 	h, _ := burstModel(b)
 	ws := h.m.Store().Workspaces()[0].ID
 	for i := range 2 {
-		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: ws, Name: fmt.Sprintf("upload_%d", i), Path: "./f", Size: 64 << 20})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: ws, Name: fmt.Sprintf("upload_%d", i), Path: "./f", Size: 64 << 20})
 	}
-	keys := benchKeys()
+	keys := modeltest.KeyMix()
 	var keyTimes, batchTimes []time.Duration
 	ids := []int{h.m.xfer.All()[0].ID, h.m.xfer.All()[1].ID}
 	at := time.Now()
@@ -112,27 +110,10 @@ func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 	if h.m.xfer.Running() != 2 {
 		b.Fatalf("%d transfers running", h.m.xfer.Running())
 	}
-	p50, p99 := percentiles(keyTimes)
-	b.ReportMetric(float64(p50.Microseconds())/1000, "key-p50-ms")
-	b.ReportMetric(float64(p99.Microseconds())/1000, "key-p99-ms")
+	p50, p99 := modeltest.Percentiles(keyTimes)
+	b.ReportMetric(modeltest.Millis(p50), "key-p50-ms")
+	b.ReportMetric(modeltest.Millis(p99), "key-p99-ms")
 	b.ReportMetric(float64(p99)/float64(16*time.Millisecond), "key-p99/budget")
-	_, bp99 := percentiles(batchTimes)
-	b.ReportMetric(float64(bp99.Microseconds())/1000, "progress-p99-ms")
-}
-
-// benchKeys is the key mix of §8: movement, sort and a filter typed and
-// cleared.
-func benchKeys() []tea.KeyMsg {
-	k := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
-	return []tea.KeyMsg{
-		k("j"), k("j"), k("k"), {Type: tea.KeyCtrlD}, k("G"), k("g"), k("o"),
-		k("/"), k("4"), k("2"), k("j"), {Type: tea.KeyBackspace}, {Type: tea.KeyEnter}, {Type: tea.KeyEsc},
-	}
-}
-
-func percentiles(d []time.Duration) (time.Duration, time.Duration) {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	p := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
-	return p(0.50), p(0.99)
+	_, bp99 := modeltest.Percentiles(batchTimes)
+	b.ReportMetric(modeltest.Millis(bp99), "progress-p99-ms")
 }

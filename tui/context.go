@@ -7,12 +7,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/tui/action"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/nav"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/shell"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Connector opens a context of the config file by name: it resolves the
@@ -66,13 +66,13 @@ type contextOpenedMsg struct {
 // the new one's.
 func (m *Model) openContext(name string) tea.Cmd {
 	if m.connect == nil {
-		return m.notes.Show(common.LevelInfo, "no config file contexts — see cairn config get-contexts")
+		return m.notes.Show(toast.LevelInfo, "no config file contexts — see cairn config get-contexts")
 	}
 	if name == m.c.Config.Context {
-		return m.notes.Show(common.LevelInfo, "already on context "+name)
+		return m.notes.Show(toast.LevelInfo, "already on context "+name)
 	}
 	connect, pump, hub := m.connect, m.pump, m.hub
-	return tea.Batch(m.notes.Show(common.LevelInfo, "switching to context "+name+"…"), func() tea.Msg {
+	return tea.Batch(m.notes.Show(toast.LevelInfo, "switching to context "+name+"…"), func() tea.Msg {
 		b, server, err := connect(name)
 		if err != nil {
 			return contextOpenedMsg{name: name, err: err}
@@ -86,7 +86,7 @@ func (m *Model) openContext(name string) tea.Cmd {
 // data: the header names it, the old subscription is gone.
 func (m *Model) onContextOpened(msg contextOpenedMsg) tea.Cmd {
 	if msg.err != nil {
-		return m.notes.Show(common.LevelError, "cannot open context "+msg.name+": "+msg.err.Error())
+		return m.notes.Show(toast.LevelError, "cannot open context "+msg.name+": "+msg.err.Error())
 	}
 	cfg := *m.c.Config
 	cfg.Server, cfg.Context = msg.server, msg.name
@@ -94,5 +94,5 @@ func (m *Model) onContextOpened(msg contextOpenedMsg) tea.Cmd {
 	m.epoch = msg.epoch
 	m.closeModal()
 	m.attach(msg.backend)
-	return tea.Batch(m.start(), m.notes.Show(common.LevelOK, "context "+msg.name+" ("+serverLabel(msg.server)+")"))
+	return tea.Batch(m.start(), m.notes.Show(toast.LevelOK, "context "+msg.name+" ("+serverLabel(msg.server)+")"))
 }

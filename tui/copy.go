@@ -5,7 +5,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func (m *Model) wsName(id string) string {
@@ -16,7 +17,7 @@ func (m *Model) wsName(id string) string {
 }
 
 // copyCmd writes the value to the clipboard in a Cmd.
-func copyCmd(ctx context.Context, clip Clipboard, c common.CopyMsg) tea.Cmd {
+func copyCmd(ctx context.Context, clip Clipboard, c screen.CopyMsg) tea.Cmd {
 	return func() tea.Msg {
 		return copyDoneMsg{label: c.Label, value: c.Value, err: clip.Copy(ctx, c.Value)}
 	}
@@ -24,7 +25,7 @@ func copyCmd(ctx context.Context, clip Clipboard, c common.CopyMsg) tea.Cmd {
 
 func (m *Model) onCopied(c copyDoneMsg) tea.Cmd {
 	if c.err != nil {
-		return m.notes.Show(common.LevelError, "copy failed: "+c.err.Error())
+		return m.notes.Show(toast.LevelError, "copy failed: "+c.err.Error())
 	}
-	return m.notes.Show(common.LevelOK, "copied "+c.label+" "+c.value)
+	return m.notes.Show(toast.LevelOK, "copied "+c.label+" "+c.value)
 }

@@ -6,8 +6,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 )
 
@@ -30,7 +30,7 @@ func (m *Model) listFiles(r files.ListMsg) tea.Cmd {
 // volumeChanged tells every screen that cairn may have written a
 // workspace's volume ("" for any): its files panes list again.
 func (m *Model) volumeChanged(wsID string) tea.Cmd {
-	return m.stack.Broadcast(common.RefreshMsg{WorkspaceID: wsID})
+	return m.stack.Broadcast(screen.RefreshMsg{WorkspaceID: wsID})
 }
 
 // volumeEntry is the entry at p as the files pane of the workspace that

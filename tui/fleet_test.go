@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/ops"
@@ -317,7 +316,7 @@ func TestContextSwitchKeepsOldTransfers(t *testing.T) {
 	}
 	h.m.connect = func(string) (Backend, string, error) { return other, "http://b:1", nil }
 	h.m.c.Config.Contexts = []string{"a", "b"}
-	start := h.m.xfer.Enqueue(transfer.Spec{Kind: common.Download, WSID: ws.ID, ArtID: a.ID, Name: a.Name,
+	start := h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Download, WSID: ws.ID, ArtID: a.ID, Name: a.Name,
 		Path: filepath.Join(t.TempDir(), a.Name), Size: a.Size})
 
 	h.command("ctx b")
@@ -328,7 +327,7 @@ func TestContextSwitchKeepsOldTransfers(t *testing.T) {
 	require.Equal(t, [2]int{1, 0}, [2]int{oldCalls, newCalls}, "it ran against the server it was queued on")
 	all := h.m.xfer.All()
 	require.Len(t, all, 1, "it stays in the tray and the transfers screen")
-	require.Equal(t, common.PhaseDone, all[0].Phase)
+	require.Equal(t, transfer.PhaseDone, all[0].Phase)
 	_, leaked := h.m.Store().Artifact(a.ID)
 	require.False(t, leaked, "its artifact is not put into the new server's store")
 }

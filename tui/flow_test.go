@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
@@ -14,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -60,14 +60,14 @@ func (f *flow) waitFor(texts ...string) {
 
 func (f *flow) keys(ks ...string) {
 	for _, k := range ks {
-		f.tm.Send(keyMsg(k))
+		f.tm.Send(modeltest.Key(k))
 	}
 }
 
 // final quits and returns the model as the program left it.
 func (f *flow) final() *Model {
 	f.t.Helper()
-	f.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	f.tm.Send(modeltest.Key("ctrl+c"))
 	return f.tm.FinalModel(f.t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 }
 

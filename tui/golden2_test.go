@@ -7,10 +7,10 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/transfer"
 )
@@ -127,10 +127,10 @@ func partTwo() []scene {
 		{name: "modal_vol_busy", setup: func(h *harness) {
 			fleet(h)
 			h.key("i").typeText("probe.txt")
-			h.m.Update(keyMsg("enter"))
+			h.m.Update(modeltest.Key("enter"))
 		}},
 
-		{name: "shell_dialing", setup: func(h *harness) { fleet(h); h.hop(keyMsg("s")) }},
+		{name: "shell_dialing", setup: func(h *harness) { fleet(h); h.hop(modeltest.Key("s")) }},
 		{name: "shell_refused", setup: func(h *harness) {
 			fleet(h)
 			h.b.ShellFunc = func(ctxT, string, ptyshell.Size, string) (*ptyshell.Session, error) {
@@ -176,24 +176,24 @@ func pendingFleet(h *harness) {
 }
 
 // fleetTransfers is the fleet with n uploads whose Cmds never run.
-func fleetTransfers(h *harness, n int) []*common.Transfer {
+func fleetTransfers(h *harness, n int) []*transfer.Transfer {
 	alpha, _ := fleet(h)
 	names := []string{"nightly_dump", "report_csv", "model_weights", "logs_tar_gz", "notes_md"}
 	for i := range n {
-		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: alpha.ID, Name: names[i], Path: "./" + names[i], Size: int64(64<<20) >> i})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: alpha.ID, Name: names[i], Path: "./" + names[i], Size: int64(64<<20) >> i})
 	}
 	h.m.xfer.Cancel(0) // re-lays the tray (no such transfer)
 	return h.m.xfer.All()
 }
 
-func fleetDownload(h *harness) *common.Transfer {
+func fleetDownload(h *harness) *transfer.Transfer {
 	alpha, _ := fleet(h)
-	h.m.xfer.Enqueue(transfer.Spec{Kind: common.Download, WSID: alpha.ID, ArtID: "01JX", Name: "report_csv", Path: "./report_csv", Size: 14 << 20})
+	h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Download, WSID: alpha.ID, ArtID: "01JX", Name: "report_csv", Path: "./report_csv", Size: 14 << 20})
 	return h.m.xfer.All()[0]
 }
 
 // progress sends two samples 1.5 s apart: done1, then done2 of total.
-func progress(h *harness, t *common.Transfer, done1, done2, total int64) {
+func progress(h *harness, t *transfer.Transfer, done1, done2, total int64) {
 	at := h.clock.Now()
 	samples(h, live.Sample{Transfer: t.ID, Done: done1, Total: total, At: at})
 	samples(h, live.Sample{Transfer: t.ID, Done: done2, Total: total, At: at.Add(1500 * time.Millisecond)})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 )
 
@@ -84,7 +85,7 @@ func partThree() []scene {
 		{name: "files_empty", setup: func(h *harness) { volumeFleet(h); openFilesAt(h, "/mnt/cairn/ws/empty") }},
 		{name: "files_listing", setup: func(h *harness) {
 			volumeFleet(h)
-			h.hop(keyMsg("f")) // the first page's request never runs
+			h.hop(modeltest.Key("f")) // the first page's request never runs
 		}},
 		{name: "files_more", setup: func(h *harness) {
 			alpha := volumeFleet(h)

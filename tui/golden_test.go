@@ -16,10 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -37,7 +39,7 @@ func fleet(h *harness) (alpha, beta *cairn.Workspace) {
 	w.SetMounts(alpha.ID, 2)
 	h.clock.Advance(3*time.Hour + time.Minute)
 	h.size(120, 40).hello()
-	h.fire(isMsg[common.RestMsg])
+	h.fire(isMsg[screen.RestMsg])
 	return alpha, beta
 }
 
@@ -55,7 +57,7 @@ func scenes() []scene {
 		{name: "workspaces_pending", setup: func(h *harness) {
 			fleet(h)
 			h.key("j", "v")
-			h.m.Update(keyMsg("y")) // the op's Cmd never runs: it stays pending
+			h.m.Update(modeltest.Key("y")) // the op's Cmd never runs: it stays pending
 		}},
 		{name: "workspaces_filtering", setup: func(h *harness) { fleet(h); h.key("/").typeText("al") }},
 		{name: "workspaces_filtered", setup: func(h *harness) { fleet(h); h.key("/").typeText("ga").key("enter") }},
@@ -71,7 +73,7 @@ func scenes() []scene {
 		{name: "workspaces_ascii", edit: func(c *config.Config) { c.Glyphs = "ascii" }, setup: func(h *harness) {
 			fleet(h)
 			h.key("j", "v")
-			h.m.Update(keyMsg("y"))
+			h.m.Update(modeltest.Key("y"))
 		}},
 		{name: "badge_reconnecting", setup: func(h *harness) {
 			fleet(h)
@@ -95,11 +97,11 @@ func scenes() []scene {
 		{name: "toast_warning", setup: func(h *harness) { missingEvent(h) }},
 		{name: "toast_error", setup: func(h *harness) {
 			fleet(h)
-			h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, common.Subject{})
+			h.m.notes.ErrorFor(&cairn.Error{Reason: cairn.ReasonDockerUnavailable, Status: 503}, errtext.Subject{})
 		}},
 		{name: "tasks", setup: func(h *harness) {
 			fleet(h)
-			h.hop(keyMsg("V")) // the mount check's Cmd never runs: it stays a task
+			h.hop(modeltest.Key("V")) // the mount check's Cmd never runs: it stays a task
 		}},
 		{name: "artifacts_loaded", setup: func(h *harness) { fleet(h); h.key("enter") }},
 		{name: "artifacts_empty", setup: func(h *harness) { fleet(h); h.key("j", "enter") }},
@@ -109,7 +111,7 @@ func scenes() []scene {
 		{name: "artifacts_deleting", setup: func(h *harness) {
 			fleet(h)
 			h.key("enter", "D")
-			h.m.Update(keyMsg("y"))
+			h.m.Update(modeltest.Key("y"))
 		}},
 		{name: "artifacts_workspace_deleted", setup: func(h *harness) {
 			alpha, _ := fleet(h)

@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -137,7 +139,7 @@ func (h *harness) fire(keep func(tea.Msg) bool) int {
 func (h *harness) key(keys ...string) *harness {
 	h.t.Helper()
 	for _, k := range keys {
-		h.send(keyMsg(k))
+		h.send(modeltest.Key(k))
 	}
 	return h
 }
@@ -145,23 +147,9 @@ func (h *harness) key(keys ...string) *harness {
 // typeText sends each rune as a key.
 func (h *harness) typeText(s string) *harness {
 	for _, r := range s {
-		h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		h.send(modeltest.Key(string(r)))
 	}
 	return h
-}
-
-func keyMsg(k string) tea.KeyMsg {
-	named := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
-		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-		"ctrl+c": tea.KeyCtrlC, "ctrl+d": tea.KeyCtrlD, "ctrl+u": tea.KeyCtrlU, "ctrl+z": tea.KeyCtrlZ,
-		"ctrl+r": tea.KeyCtrlR, "ctrl+a": tea.KeyCtrlA, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete, " ": tea.KeySpace,
-		"home": tea.KeyHome, "end": tea.KeyEnd, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
-	}
-	if t, ok := named[k]; ok {
-		return tea.KeyMsg{Type: t}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
 // size sends a window size.
@@ -219,7 +207,7 @@ func hintLine(h *harness) string {
 	return lines[len(lines)-2]
 }
 
-func actionMsg(id string) common.ActionMsg { return common.ActionMsg{ID: keys.ID(id)} }
+func actionMsg(id string) screen.ActionMsg { return screen.ActionMsg{ID: keys.ID(id)} }
 
 // stripStatus runs cmd and returns the status line after it.
 func stripStatus(h *harness, cmd tea.Cmd) string {
@@ -229,7 +217,7 @@ func stripStatus(h *harness, cmd tea.Cmd) string {
 	return h.statusLine()
 }
 
-func commonSubject() common.Subject { return common.Subject{Workspace: "ws-alpha"} }
+func commonSubject() errtext.Subject { return errtext.Subject{Workspace: "ws-alpha"} }
 
 type ctxT = context.Context
 

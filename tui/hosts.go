@@ -7,10 +7,12 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/transfer"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // shellHost is the root's side of the shell hand-over's Host.
@@ -20,7 +22,7 @@ func (h shellHost) NextID() int                  { return h.m.id() }
 func (h shellHost) AddTask(id int, label string) { h.m.ops.AddTask(id, label) }
 func (h shellHost) EndTask(id int)               { h.m.ops.EndTask(id) }
 
-func (h shellHost) Toast(level common.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
+func (h shellHost) Toast(level toast.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
 
 func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd {
 	return h.m.notes.Error(sentence, err)
@@ -42,7 +44,7 @@ func (h feedHost) Now() time.Time { return h.m.sh.now }
 
 func (h feedHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
 
-func (h feedHost) ErrorToast(err error, s common.Subject) tea.Cmd { return h.m.notes.ErrorFor(err, s) }
+func (h feedHost) ErrorToast(err error, s errtext.Subject) tea.Cmd { return h.m.notes.ErrorFor(err, s) }
 
 func (h feedHost) Scopes() []store.Scope { return h.m.stack.Scopes() }
 func (h feedHost) Paused() bool          { return h.m.modal != nil }
@@ -57,15 +59,15 @@ func (h flowHost) Frame() int     { return h.m.sh.Frame() }
 
 func (h flowHost) Changed(ch store.Changes, o feed.Origin) tea.Cmd { return h.m.changed(ch, o) }
 
-func (h flowHost) Toast(level common.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
+func (h flowHost) Toast(level toast.Level, text string) tea.Cmd { return h.m.notes.Show(level, text) }
 
 func (h flowHost) ErrorToast(sentence string, err error) tea.Cmd {
 	return h.m.notes.Error(sentence, err)
 }
 
-func (h flowHost) OpenModal(md common.Modal)      { h.m.openModal(md, ownedByFlow) }
+func (h flowHost) OpenModal(md screen.Modal)      { h.m.openModal(md, ownedByFlow) }
 func (h flowHost) CloseModal()                    { h.m.closeModal() }
-func (h flowHost) Modal() common.Modal            { return h.m.modal }
+func (h flowHost) Modal() screen.Modal            { return h.m.modal }
 func (h flowHost) Queue() *transfer.Queue         { return h.m.xfer }
 func (h flowHost) WorkspaceName(id string) string { return h.m.wsName(id) }
 
@@ -73,7 +75,7 @@ func (h flowHost) OpenShell(w *cairn.Workspace) tea.Cmd {
 	return h.m.shell.Open(w, ptyshell.Size{Cols: max(1, h.m.width), Rows: max(1, h.m.height)})
 }
 
-func (h flowHost) Push(s common.Screen) tea.Cmd      { return h.m.stack.Push(s) }
+func (h flowHost) Push(s screen.Screen) tea.Cmd      { return h.m.stack.Push(s) }
 func (h flowHost) OpenFiles(wsID string) tea.Cmd     { return h.m.openFiles(wsID) }
 func (h flowHost) VolumeChanged(wsID string) tea.Cmd { return h.m.volumeChanged(wsID) }
 

@@ -3,9 +3,9 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 )
 
@@ -21,7 +21,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 	if len(b.Progress) > 0 {
 		m.xfer.Samples(b.Progress)
 	}
-	m.stack.Broadcast(common.TimeMsg{})
+	m.stack.Broadcast(screen.TimeMsg{})
 	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes))
 }
 
@@ -35,5 +35,5 @@ func (m *Model) changed(ch store.Changes, o feed.Origin) tea.Cmd {
 	if len(ch.Added)+len(ch.Updated) > 0 {
 		m.highlightUntil = m.sh.Now().Add(m.c.Config.Highlight)
 	}
-	return tea.Batch(m.stack.Broadcast(common.DataMsg{Changes: ch}), m.notes.Alert(ch, o == feed.OriginResync))
+	return tea.Batch(m.stack.Broadcast(screen.DataMsg{Changes: ch}), m.notes.Alert(ch, o == feed.OriginResync))
 }

@@ -5,11 +5,12 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →
@@ -104,12 +105,12 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 		m.openModal(m.notes.Log(m.c.Theme), ownedByRoot)
 	case keys.Back:
 		if m.shell.CancelDial() {
-			return m.notes.Show(common.LevelInfo, "cancelled the shell")
+			return m.notes.Show(toast.LevelInfo, "cancelled the shell")
 		}
 		if m.notes.Toasts().DismissError() {
 			return nil
 		}
-		return m.stack.ToTop(common.BackMsg{})
+		return m.stack.ToTop(screen.BackMsg{})
 	case keys.QuitOrBack:
 		if m.stack.Depth() > 1 {
 			return m.stack.Pop(m.stack.Depth() - 1)
@@ -118,7 +119,7 @@ func (m *Model) global(id keys.ID) tea.Cmd {
 	case keys.Quit:
 		return m.quit()
 	case keys.Refresh:
-		return tea.Batch(m.feed.Refresh(), m.stack.ToTop(common.RefreshMsg{}))
+		return tea.Batch(m.feed.Refresh(), m.stack.ToTop(screen.RefreshMsg{}))
 	case keys.Jump1:
 		return m.stack.Pop(1)
 	case keys.Jump2:
@@ -162,7 +163,7 @@ func (m *Model) quit() tea.Cmd {
 
 // onFetch is a rested cursor on a workspace: fetch its detail and, after
 // the longer rest, prefetch its artifacts.
-func (m *Model) onFetch(f common.FetchMsg) tea.Cmd {
+func (m *Model) onFetch(f screen.FetchMsg) tea.Cmd {
 	if !f.Prefetch {
 		return m.feed.Select(f.WorkspaceID)
 	}
@@ -190,7 +191,7 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 		return nil
 	}
 	if _, ok := m.sh.st.Workspace(t.WorkspaceID); !ok {
-		return m.notes.Show(common.LevelInfo, "the workspace is gone")
+		return m.notes.Show(toast.LevelInfo, "the workspace is gone")
 	}
 	m.stack.Pop(1)
 	cmd := m.openArtifacts(t.WorkspaceID)
@@ -199,9 +200,9 @@ func (m *Model) goToArtifact(id int) tea.Cmd {
 }
 
 // navigate pushes or pops screens.
-func (m *Model) navigate(n common.NavMsg) tea.Cmd {
+func (m *Model) navigate(n screen.NavMsg) tea.Cmd {
 	switch {
-	case n.Kind == common.NavPop:
+	case n.Kind == screen.NavPop:
 		return m.stack.Pop(m.stack.Depth() - 1)
 	case n.WorkspaceID != "":
 		return m.openArtifacts(n.WorkspaceID)

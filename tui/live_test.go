@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 )
 
@@ -87,7 +87,7 @@ func TestRestFetchesDetailAndPrefetches(t *testing.T) {
 	h.b.World.UpdateWorkspace(ws[1].ID, func(w *cairn.Workspace) { w.VolumeState = cairn.VolumeReady })
 	h.b.World.SetMounts(ws[1].ID, 3)
 	h.key("j")
-	require.Positive(t, h.fire(isMsg[common.RestMsg]))
+	require.Positive(t, h.fire(isMsg[screen.RestMsg]))
 	n, ok := h.m.Store().Mounts(ws[1].ID)
 	require.True(t, ok)
 	require.Equal(t, 3, n)

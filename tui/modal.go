@@ -5,16 +5,17 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
 	"github.com/cairn-dev/cairn/tui/widgets/palette"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // helpModal lists the bindings: global, navigation, this screen (ctx),
 // modals.
-func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) common.Modal {
+func helpModal(th *theme.Theme, ctx keys.Context, global []keys.State) screen.Modal {
 	var nav, screen []keys.State
 	for _, b := range ctx.Bindings {
 		if b.Scope == keys.ScopeNav {
@@ -65,7 +66,7 @@ const (
 )
 
 // openModal puts md in the slot, sized to the body.
-func (m *Model) openModal(md common.Modal, owner modalOwner) {
+func (m *Model) openModal(md screen.Modal, owner modalOwner) {
 	md.SetSize(m.width, m.bodyHeight())
 	m.modal, m.owner = md, owner
 }
@@ -92,7 +93,7 @@ func (m *Model) settleModal() tea.Cmd {
 	case ownedByQuit:
 		m.closeModal()
 		if !res.OK {
-			return m.notes.Show(common.LevelInfo, "cancelled")
+			return m.notes.Show(toast.LevelInfo, "cancelled")
 		}
 		m.quitting = true
 		m.xfer.CancelAll()

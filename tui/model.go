@@ -10,14 +10,15 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/cairn-dev/cairn/tui/action"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/nav"
 	"github.com/cairn-dev/cairn/tui/notice"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/shell"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
@@ -33,7 +34,7 @@ import (
 // (feed), the transfer queue and tray (transfer), the shell hand-over
 // (shell) and the toasts (notice); hosts.go is what they ask of the root.
 type Model struct {
-	c       *common.Common
+	c       *deps.Deps
 	sh      *shared
 	backend Backend
 	clip    Clipboard
@@ -60,7 +61,7 @@ type Model struct {
 	shellSecrets shell.Keeper // outlives a :ctx switch: shell IDs are unique across servers
 
 	stack *nav.Stack
-	modal common.Modal
+	modal screen.Modal
 	owner modalOwner
 
 	act   *action.Flow
@@ -96,9 +97,9 @@ func New(o Options) (*Model, error) {
 		ctx: ctx, cancel: cancel,
 		sh: newShared(o.Config.CacheMaxArtifacts, o.Clock()),
 	}
-	m.c = &common.Common{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After, Remote: o.Remote}
+	m.c = &deps.Deps{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After, Remote: o.Remote}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
-	m.xfer = transfer.New(ctx, m.c, queueHost{m}, o.Backend, m.hub)
+	m.xfer = transfer.New(ctx, transfer.SettingsOf(o.Config), m.c.Theme, queueHost{m}, o.Backend, m.hub)
 	m.armHub = m.waitHub
 	m.history = palette.NewHistory(100)
 	m.shellFactory, m.shellSecrets, m.connect = o.ShellCommand, o.ShellSecrets, o.Connect
@@ -113,7 +114,7 @@ func withDefaults(o Options) (Options, error) {
 		o.Clock = time.Now
 	}
 	if o.After == nil {
-		o.After = common.Tick
+		o.After = deps.Tick
 	}
 	if o.Theme == nil {
 		g := theme.Unicode()

@@ -3,7 +3,7 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 )
 
 // onMouse is a mouse event, only with mouse: true (TUI.md §9 — off by
@@ -25,7 +25,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		if y < 0 || y >= m.bodyHeight() {
 			return nil
 		}
-		return m.stack.ToTop(common.ClickMsg{X: msg.X, Y: y})
+		return m.stack.ToTop(screen.ClickMsg{X: msg.X, Y: y})
 	default:
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 	"github.com/cairn-dev/cairn/tui/widgets/footer"
@@ -166,7 +167,7 @@ func TestSuspendResyncsOnResume(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ws := h.seed("ws-alpha")
-	_, cmd := h.m.Update(keyMsg("ctrl+z"))
+	_, cmd := h.m.Update(modeltest.Key("ctrl+z"))
 	require.NotNil(t, cmd)
 	h.b.World.UpdateWorkspace(ws[0].ID, func(w *cairn.Workspace) { w.Name = "while-away" })
 	h.send(tea.ResumeMsg{})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/typed"
@@ -112,7 +113,7 @@ func TestProvisionGuardsAndPending(t *testing.T) {
 	h.b.SetupVolumeFunc = func(context.Context, string) error { <-release; return nil }
 	h.key("v")
 	require.IsType(t, &confirm.Model{}, h.m.modal)
-	_, cmd := h.m.Update(keyMsg("y"))
+	_, cmd := h.m.Update(modeltest.Key("y"))
 	require.Equal(t, "provisioning", h.m.ops.Pending(ws.ID))
 	require.Contains(t, h.view(), "⠋ provisioning")
 	h.key("e")

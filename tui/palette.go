@@ -8,13 +8,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/screens/audit"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/shells"
 	"github.com/cairn-dev/cairn/tui/widgets/palette"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The command palette (`:`, k9s's prompt): every command is also a key,
@@ -123,7 +123,7 @@ func (m *Model) withWorkspace(name string, do func(w *cairn.Workspace) tea.Cmd) 
 			return do(w)
 		}
 	}
-	return m.notes.Show(common.LevelInfo, "no workspace named "+name)
+	return m.notes.Show(toast.LevelInfo, "no workspace named "+name)
 }
 
 // openArtifactByPath opens WS/NAME: the workspace's artifacts, the cursor
@@ -131,7 +131,7 @@ func (m *Model) withWorkspace(name string, do func(w *cairn.Workspace) tea.Cmd) 
 func (m *Model) openArtifactByPath(p string) tea.Cmd {
 	wsName, artName, ok := strings.Cut(p, "/")
 	if !ok {
-		return m.notes.Show(common.LevelInfo, "name an artifact as WS/NAME")
+		return m.notes.Show(toast.LevelInfo, "name an artifact as WS/NAME")
 	}
 	return m.withWorkspace(wsName, func(w *cairn.Workspace) tea.Cmd {
 		cmd := tea.Batch(m.stack.Pop(1), m.openArtifacts(w.ID))
@@ -142,7 +142,7 @@ func (m *Model) openArtifactByPath(p string) tea.Cmd {
 				return cmd
 			}
 		}
-		return tea.Batch(cmd, m.notes.Show(common.LevelInfo, "no artifact named "+artName+" in "+w.Name))
+		return tea.Batch(cmd, m.notes.Show(toast.LevelInfo, "no artifact named "+artName+" in "+w.Name))
 	})
 }
 
@@ -150,7 +150,7 @@ func (m *Model) openArtifactByPath(p string) tea.Cmd {
 // or relative to the mount root.
 func (m *Model) openFilesAt(w *cairn.Workspace, p string) tea.Cmd {
 	if w.VolumeState != cairn.VolumeReady {
-		return m.notes.Show(common.LevelInfo, "files need volume READY — v provisions it")
+		return m.notes.Show(toast.LevelInfo, "files need volume READY — v provisions it")
 	}
 	dir := cairn.MountPath
 	if p != "" {
@@ -160,7 +160,7 @@ func (m *Model) openFilesAt(w *cairn.Workspace, p string) tea.Cmd {
 		dir = path.Clean(p)
 	}
 	if err := cairn.ValidateListPath(dir); err != nil {
-		return m.notes.Show(common.LevelInfo, "not a volume path: "+p+" — paths are under "+cairn.MountPath)
+		return m.notes.Show(toast.LevelInfo, "not a volume path: "+p+" — paths are under "+cairn.MountPath)
 	}
 	m.sh.st.Viewed(w.ID)
 	return tea.Batch(m.stack.Push(files.NewAt(m.c, w.ID, m.id(), dir)), m.feed.Open(w.ID, feed.OriginPrefetch))

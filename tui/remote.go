@@ -5,9 +5,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // remoteRefusal turns, in a remote program (Options.Remote), what needs
@@ -21,13 +22,13 @@ func (m *Model) remoteRefusal(msg tea.Msg) (tea.Msg, bool) {
 		return nil, false
 	}
 	switch msg := msg.(type) {
-	case common.ActionMsg:
+	case screen.ActionMsg:
 		switch msg.ID {
 		case keys.ArtUpload, keys.ArtReplace, keys.ArtDownload:
 			return noLocalDiskMsg{}, true
 		}
 	case tea.SuspendMsg:
-		return common.ToastMsg{Level: common.LevelInfo,
+		return screen.ToastMsg{Level: toast.LevelInfo,
 			Text: "suspend is not available over SSH: the workbench runs on the server; q quits"}, true
 	}
 	return nil, false
@@ -40,7 +41,7 @@ type noLocalDiskMsg struct{}
 // noLocalDiskModal names the volume-side ways that remain, in this
 // keymap's keys, and the CLI for the operator's own files. A modal, not a
 // toast: it is three sentences, which no toast line holds at 60 columns.
-func (m *Model) noLocalDiskModal() common.Modal {
+func (m *Model) noLocalDiskModal() screen.Modal {
 	k := func(id keys.ID) string { return m.c.Keys.Action(id).FirstKey() }
 	return help.New(m.c.Theme, "No local disk over SSH", []string{
 		"The workbench runs on the server: its disk is",

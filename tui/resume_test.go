@@ -10,9 +10,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/choice"
 )
@@ -60,9 +60,9 @@ func newInterrupted(t *testing.T, h *harness) *interrupted {
 	}
 	h.b.UploadFunc = func(_ context.Context, wsID, path string, o client.UploadOptions) (*cairn.Artifact, error) {
 		in.mu.Lock()
-		in.uploads = append(in.uploads, o.Name+"|"+common.Deref(o.Description)+"|"+path)
+		in.uploads = append(in.uploads, o.Name+"|"+optional.String(o.Description)+"|"+path)
 		in.mu.Unlock()
-		return w.AddArtifact(wsID, o.Name, cairn.ArtifactRecorded, 80<<20, common.Deref(o.Description)), nil
+		return w.AddArtifact(wsID, o.Name, cairn.ArtifactRecorded, 80<<20, optional.String(o.Description)), nil
 	}
 	h.b.ReplaceFunc = func(_ context.Context, id, path string, _ client.UploadOptions) (*cairn.Artifact, error) {
 		in.mu.Lock()
@@ -107,9 +107,9 @@ func TestResumeOffer(t *testing.T) {
 		require.Equal(t, []string{in.model.ID + "|/data/model.bin"}, in.replaces, "the same Replace: artifact, file")
 		ts := h.m.xfer.All()
 		require.Len(t, ts, 2)
-		require.Equal(t, common.PhaseDone, ts[0].Phase)
+		require.Equal(t, transfer.PhaseDone, ts[0].Phase)
 		require.Equal(t, "model_bin", ts[1].Name, "a replace is named after its artifact")
-		require.Equal(t, common.Replace, ts[1].Kind)
+		require.Equal(t, transfer.Replace, ts[1].Kind)
 		require.True(t, h.m.xfer.Spec(ts[1].ID).Repair, "the artifact was MISSING_OBJECT")
 		require.Equal(t, "✓ repaired model_bin", h.statusLine())
 		require.Empty(t, in.discarded)
@@ -219,7 +219,7 @@ func TestPartProgressAndNotices(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	fleet(h)
-	h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: "w", Name: "big_bin", Path: "./big.bin", Size: 80 << 20})
+	h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: "w", Name: "big_bin", Path: "./big.bin", Size: 80 << 20})
 	tr := only(t, h)
 	at := h.clock.Now()
 	samples(h, live.Sample{Transfer: tr.ID, Done: 24 << 20, Total: 80 << 20, Parts: 3, PartsTotal: 10, At: at})

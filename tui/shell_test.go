@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
@@ -15,9 +17,10 @@ import (
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/shell"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestShellGuards(t *testing.T) {
@@ -94,8 +97,8 @@ func TestShellDialSizeTermAndCancel(t *testing.T) {
 	require.Equal(t, ptyshell.Size{Cols: 120, Rows: 40}, got)
 	require.Equal(t, "xterm-256color", term)
 
-	h.key("esc")       // the error toast
-	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
+	h.key("esc")              // the error toast
+	h.hop(modeltest.Key("s")) // the dial's Cmd stays in flight
 	require.Contains(t, h.statusLine(), "opening shell on ws-alpha… (esc cancels)")
 	h.key("esc")
 	require.Equal(t, "i cancelled the shell", h.statusLine())
@@ -124,7 +127,7 @@ func TestShellHandsOverWithExec(t *testing.T) {
 		return &execFake{}, nil
 	})
 	h.b.ShellFunc = func(context.Context, string, ptyshell.Size, string) (*ptyshell.Session, error) { return nil, nil }
-	h.hop(keyMsg("s")) // the dial's Cmd stays in flight
+	h.hop(modeltest.Key("s")) // the dial's Cmd stays in flight
 	_, cmd := h.m.Update(shell.DialedMsg{Dial: h.m.shell.Dialing(), WSID: w.ID, WSName: w.Name})
 	require.Equal(t, shell.NewOptions("ws-alpha", "ctrl+]", "auto"), opts)
 	require.Contains(t, msgTypes(cmd), "tea.execMsg", "the terminal goes to the shell through tea.Exec")
@@ -154,17 +157,30 @@ func TestShellExitMessages(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		x     shell.ExitedMsg
-		level common.Level
+		level toast.Level
 		text  string
 	}{
-		{"Zero", shell.ExitedMsg{Result: exit(0, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 0 (ws-alpha)"},
-		{"Three", shell.ExitedMsg{Result: exit(3, ptyshell.ReasonExited)}, common.LevelInfo, "shell exited: status 3 (ws-alpha)"},
-		{"Idle", shell.ExitedMsg{Result: exit(129, ptyshell.ReasonIdleTimeout)}, common.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
-		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, common.LevelError,
+		{"Zero", shell.ExitedMsg{Result: exit(0, ptyshell.ReasonExited)}, toast.LevelInfo, "shell exited: status 0 (ws-alpha)"},
+		{"Three", shell.ExitedMsg{Result: exit(3, ptyshell.ReasonExited)}, toast.LevelInfo, "shell exited: status 3 (ws-alpha)"},
+		{"Idle", shell.ExitedMsg{Result: exit(129, ptyshell.ReasonIdleTimeout)}, toast.LevelWarn, "shell on ws-alpha ended: idle timeout (status 129)"},
+		{"Lost", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndLost}, Err: errors.New("eof")}, toast.LevelError,
 			"shell on ws-alpha lost its connection (no exit status)"},
-		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, common.LevelInfo, "left the shell on ws-alpha; the server ends it"},
-		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, common.LevelError, "a shell needs a terminal (stdin and stdout)"},
-		{"NeverZeroWithoutExit", shell.ExitedMsg{}, common.LevelError, "shell on ws-alpha ended without an exit status"},
+		{"Detached", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo, "left the shell on ws-alpha; the server ends it"},
+		{"DetachedV2KeepsRunning", shell.ExitedMsg{ShellID: "sh-1", Detached: 5 * time.Minute, ShellsKey: "W",
+			Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"detached from the shell on ws-alpha: it keeps running — W lists it to attach again — and ends after 5m detached"},
+		{"DetachedV2TimeoutUnknown", shell.ExitedMsg{ShellID: "sh-1", ShellsKey: ":shells",
+			Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"detached from the shell on ws-alpha: it keeps running — :shells lists it to attach again — and ends after the server's detached timeout"},
+		{"SignalV2KeepsRunning", shell.ExitedMsg{ShellID: "sh-1", Detached: 90 * time.Minute, ShellsKey: "W",
+			Result: ptyshell.Result{Ending: ptyshell.EndSignal, Signal: syscall.SIGTERM}}, toast.LevelWarn,
+			"detached from the shell on ws-alpha on terminated: it keeps running — W lists it to attach again — and ends after 1h30m detached"},
+		{"SignalV1", shell.ExitedMsg{Result: ptyshell.Result{Ending: ptyshell.EndSignal, Signal: syscall.SIGHUP}}, toast.LevelWarn,
+			"left the shell on ws-alpha on hangup; the server ends it"},
+		{"WatchLeft", shell.ExitedMsg{Watch: true, Result: ptyshell.Result{Ending: ptyshell.EndDetach}}, toast.LevelInfo,
+			"stopped watching the shell on ws-alpha — it goes on"},
+		{"NoTerminal", shell.ExitedMsg{Err: ptyshell.ErrNotTerminal}, toast.LevelError, "a shell needs a terminal (stdin and stdout)"},
+		{"NeverZeroWithoutExit", shell.ExitedMsg{}, toast.LevelError, "shell on ws-alpha ended without an exit status"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -247,7 +263,7 @@ func TestShellDialsV2WhenOffered(t *testing.T) {
 		return &execFake{}, nil
 	})
 	var dialed shell.DialedMsg
-	queue := []tea.Msg{keyMsg("s")}
+	queue := []tea.Msg{modeltest.Key("s")}
 	for len(queue) > 0 && dialed.Dial == 0 { // up to the dial's answer, not delivered
 		msg := queue[0]
 		queue = queue[1:]
@@ -292,7 +308,7 @@ func TestShellsScreenReopens(t *testing.T) {
 		return &execFake{}, nil
 	})
 	h.command("shells")
-	h.send(keyMsg("enter"))
+	h.send(modeltest.Key("enter"))
 	require.Equal(t, []string{"sh-other"}, watched, "not this TUI's: watched")
 	require.Len(t, made, 1)
 	require.Contains(t, made[0].Workspace, "(watching, read-only)")
@@ -301,12 +317,12 @@ func TestShellsScreenReopens(t *testing.T) {
 	h.b.CreateShellFunc = func(context.Context, string, ptyshell.Size, string) (*cairn.ShellSessionInfo, error) {
 		return &cairn.ShellSessionInfo{ShellID: "sh-mine", Secret: "k3y", DetachedTimeoutSecs: 300}, nil
 	}
-	h.key("1").send(keyMsg("s")) // creates sh-mine and attaches once
+	h.key("1").send(modeltest.Key("s")) // creates sh-mine and attaches once
 	h.b.FindShellsFunc = func(context.Context, string) (*cairn.ShellList, error) {
 		return &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{{ID: "sh-mine", WorkspaceID: w.ID}}}, nil
 	}
 	h.command("shells")
-	h.send(keyMsg("enter"))
+	h.send(modeltest.Key("enter"))
 	require.Equal(t, []string{"sh-mine/k3y", "sh-mine/k3y"}, attached, "this TUI's own: attached again as its writer")
 }
 
@@ -325,7 +341,7 @@ func TestShellSecretsOutliveTheProgram(t *testing.T) {
 	}
 	first.b.AttachShellFunc = func(context.Context, string, string, ptyshell.Size) (*ptyshell.Session, error) { return nil, nil }
 	first.m.shell.SetFactory(func(*ptyshell.Session, shell.Options) (shell.Command, error) { return &execFake{}, nil })
-	first.send(keyMsg("s"))
+	first.send(modeltest.Key("s"))
 	info, ok := keep.Lookup("sh-kept")
 	require.True(t, ok, "the secret is in the state directory")
 	require.Equal(t, "k3pt", info.Secret)
@@ -346,7 +362,7 @@ func TestShellSecretsOutliveTheProgram(t *testing.T) {
 	}
 	next.m.shell.SetFactory(func(*ptyshell.Session, shell.Options) (shell.Command, error) { return &execFake{}, nil })
 	next.command("shells")
-	next.send(keyMsg("enter"))
+	next.send(modeltest.Key("enter"))
 	require.Equal(t, []string{"sh-kept/k3pt"}, attached)
 
 	next.send(shell.ExitedMsg{WSID: w.ID, WSName: w.Name, ShellID: "sh-kept",

@@ -15,9 +15,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
@@ -65,7 +65,7 @@ func cursorOn(t *testing.T, h *harness, name string) {
 	t.Fatalf("no row %s", name)
 }
 
-func only(t *testing.T, h *harness) *common.Transfer {
+func only(t *testing.T, h *harness) *transfer.Transfer {
 	t.Helper()
 	require.Len(t, h.m.xfer.All(), 1)
 	return h.m.xfer.All()[0]
@@ -89,7 +89,7 @@ func TestUploadToDone(t *testing.T) {
 	require.Nil(t, h.m.modal)
 	_ = f
 	tr := only(t, h)
-	require.Equal(t, common.PhaseDone, tr.Phase)
+	require.Equal(t, transfer.PhaseDone, tr.Phase)
 	require.Equal(t, "daily_report_csv", tr.Name)
 	require.Equal(t, "✓ uploaded daily_report_csv (8 B)", h.statusLine())
 	arts, _ := h.m.Store().Artifacts(ws.WorkspaceID)
@@ -132,9 +132,9 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	readyArtifacts(t, h)
 	src := tempFile(t, "big.bin", strings.Repeat("x", 1000))
 	h.key("u").typeText(src)
-	h.hop(keyMsg("enter")) // the stat answers; the upload's Cmd stays in flight
+	h.hop(modeltest.Key("enter")) // the stat answers; the upload's Cmd stays in flight
 	tr := only(t, h)
-	require.Equal(t, common.PhaseHashing, tr.Phase)
+	require.Equal(t, transfer.PhaseHashing, tr.Phase)
 	require.Equal(t, int64(1000), tr.Total, "the size is known from the stat")
 	require.Contains(t, h.view(), "hashing")
 
@@ -142,7 +142,7 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 0, Total: 1000, At: at})
 	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 250, Total: 1000, At: at.Add(time.Second)})
 	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 500, Total: 1000, At: at.Add(2 * time.Second)})
-	require.Equal(t, common.PhaseHashing, tr.Phase)
+	require.Equal(t, transfer.PhaseHashing, tr.Phase)
 	hashETA, ok := tr.ETA()
 	require.True(t, ok, "hashing has its own ETA (TUI.md §3.7)")
 	require.Equal(t, 2*time.Second, hashETA, "500 bytes left at 250 B/s")
@@ -153,7 +153,7 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 
 	at = h.clock.Now()
 	samples(h, live.Sample{Transfer: tr.ID, Done: 100, Total: 1000, At: at})
-	require.Equal(t, common.PhaseUploading, tr.Phase)
+	require.Equal(t, transfer.PhaseUploading, tr.Phase)
 	require.Equal(t, int64(100), tr.Done, "the PUT counts its bytes from zero")
 	require.Zero(t, tr.Rate, "the PUT's rate starts over")
 	samples(h, live.Sample{Transfer: tr.ID, Done: 300, Total: 1000, At: at.Add(500 * time.Millisecond)})
@@ -168,13 +168,13 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	require.Contains(t, h.view(), " 70%")
 	require.Contains(t, h.view(), "B/s")
 	samples(h, live.Sample{Transfer: tr.ID, Done: 1000, Total: 1000, At: at.Add(2 * time.Second)})
-	require.Equal(t, common.PhaseRegistering, tr.Phase, "every byte sent: the server registers")
+	require.Equal(t, transfer.PhaseRegistering, tr.Phase, "every byte sent: the server registers")
 
 	a := h.b.World.AddArtifact(tr.WorkspaceID, "big_bin", cairn.ArtifactRecorded, 1000, "")
 	h.send(transfer.DoneMsg{ID: tr.ID, Art: a})
-	require.Equal(t, common.PhaseDone, tr.Phase)
+	require.Equal(t, transfer.PhaseDone, tr.Phase)
 	samples(h, live.Sample{Transfer: tr.ID, Done: 10, Total: 1000})
-	require.Equal(t, common.PhaseDone, tr.Phase, "a late sample changes nothing")
+	require.Equal(t, transfer.PhaseDone, tr.Phase, "a late sample changes nothing")
 	require.Equal(t, int64(1000), tr.Done)
 }
 
@@ -204,9 +204,9 @@ func TestReplaceRepairsMissing(t *testing.T) {
 	require.Contains(t, h.view(), "Repair model_bin")
 	h.typeText(src).key("enter")
 	require.Contains(t, flat(h.view()), "Repair model_bin: upload "+src+" as its content?")
-	h.m.Update(keyMsg("y")) // its Cmd never runs: the transfer stays in flight
+	h.m.Update(modeltest.Key("y")) // its Cmd never runs: the transfer stays in flight
 	tr := only(t, h)
-	require.Equal(t, common.Replace, tr.Kind)
+	require.Equal(t, transfer.Replace, tr.Kind)
 	require.Equal(t, "replacing", h.m.ops.Pending(tr.ArtifactID))
 	require.Contains(t, h.view(), "⠋ replacing")
 	h.send(transfer.Run(context.Background(), h.b, h.m.hub, h.m.xfer.Spec(tr.ID), transfer.Options{}))
@@ -275,30 +275,30 @@ func TestDownload(t *testing.T) {
 		}
 		h.key("d", "enter")
 		tr := only(t, h)
-		require.Equal(t, common.PhaseFailed, tr.Phase)
+		require.Equal(t, transfer.PhaseFailed, tr.Phase)
 		require.Equal(t, "✕ error: report_csv: the downloaded bytes are not the artifact's (size or SHA-256) — nothing was kept", h.statusLine())
 	})
 }
 
 func TestTransferSentences(t *testing.T) {
 	t.Parallel()
-	up := &common.Transfer{Kind: common.Upload, Name: "report_csv", Path: "/tmp/report.csv"}
+	up := &transfer.Transfer{Kind: transfer.Upload, Name: "report_csv", Path: "/tmp/report.csv"}
 	require.Equal(t, "report.csv changed while uploading — retry",
 		transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonSourceChanged}))
 	require.Equal(t, "upload did not reach the store — retry",
 		transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonStagingNotFound, Status: 400}))
 	require.Equal(t, "ws-x already has an artifact named report_csv",
 		strings.Replace(transfer.Sentence(up, &cairn.Error{Reason: cairn.ReasonNameTaken, Status: 409}), " already", "ws-x already", 1))
-	down := &common.Transfer{Kind: common.Download, Name: "report_csv", Path: "./r"}
+	down := &transfer.Transfer{Kind: transfer.Download, Name: "report_csv", Path: "./r"}
 	require.Equal(t, "report_csv is MISSING_OBJECT — nothing to download",
 		transfer.Sentence(down, &cairn.Error{Reason: cairn.ReasonObjectMissing, Status: 409}))
 }
 
 // queue starts n uploads whose Cmds never run: they stay in flight.
-func queue(t *testing.T, h *harness, n int) []*common.Transfer {
+func queue(t *testing.T, h *harness, n int) []*transfer.Transfer {
 	t.Helper()
 	for i := range n {
-		h.m.xfer.Enqueue(transfer.Spec{Kind: common.Upload, WSID: "ws", Name: fmt.Sprintf("file_%d", i), Path: fmt.Sprintf("/tmp/f%d", i), Size: 1000})
+		h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: "ws", Name: fmt.Sprintf("file_%d", i), Path: fmt.Sprintf("/tmp/f%d", i), Size: 1000})
 	}
 	return h.m.xfer.All()
 }
@@ -308,12 +308,12 @@ func TestAtMostMaxParallelRun(t *testing.T) {
 	h := newHarness(t)
 	h.seed()
 	ts := queue(t, h, 3)
-	require.Equal(t, []common.Phase{common.PhaseHashing, common.PhaseHashing, common.PhaseQueued},
-		[]common.Phase{ts[0].Phase, ts[1].Phase, ts[2].Phase})
+	require.Equal(t, []transfer.Phase{transfer.PhaseHashing, transfer.PhaseHashing, transfer.PhaseQueued},
+		[]transfer.Phase{ts[0].Phase, ts[1].Phase, ts[2].Phase})
 	h.m.Update(transfer.DoneMsg{ID: ts[0].ID, Err: &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 502}})
-	require.Equal(t, common.PhaseFailed, ts[0].Phase)
+	require.Equal(t, transfer.PhaseFailed, ts[0].Phase)
 	require.Equal(t, "object store unavailable — try again", ts[0].Err)
-	require.Equal(t, common.PhaseHashing, ts[2].Phase, "the queued one starts when a slot frees")
+	require.Equal(t, transfer.PhaseHashing, ts[2].Phase, "the queued one starts when a slot frees")
 }
 
 func TestCancel(t *testing.T) {
@@ -324,7 +324,7 @@ func TestCancel(t *testing.T) {
 		h.seed()
 		ts := queue(t, h, 3)
 		h.send(transfers.ActionMsg{ID: "tr_cancel", Transfer: ts[2].ID})
-		require.Equal(t, common.PhaseCancelled, ts[2].Phase)
+		require.Equal(t, transfer.PhaseCancelled, ts[2].Phase)
 		require.Equal(t, "i cancelled the upload of file_2", h.statusLine())
 	})
 	t.Run("RunningCancelsItsContext", func(t *testing.T) {
@@ -338,7 +338,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // what the cancel did to the transfer's context
 		h.send(transfer.Run(ctx, blockingUpload(h), h.m.hub, h.m.xfer.Spec(ts[0].ID), transfer.Options{}))
-		require.Equal(t, common.PhaseCancelled, ts[0].Phase)
+		require.Equal(t, transfer.PhaseCancelled, ts[0].Phase)
 	})
 	t.Run("PastHalfAsks", func(t *testing.T) {
 		t.Parallel()
@@ -504,7 +504,7 @@ func TestDownloadHonoursPresignTTL(t *testing.T) {
 		got = o
 		return nil, errors.New("stop here")
 	}
-	h.run(h.m.xfer.Enqueue(transfer.Spec{Kind: common.Download, ArtID: "01JX", Name: "report_csv", Path: t.TempDir() + "/r"}))
+	h.run(h.m.xfer.Enqueue(transfer.Spec{Kind: transfer.Download, ArtID: "01JX", Name: "report_csv", Path: t.TempDir() + "/r"}))
 	require.Equal(t, 42*time.Second, got.TTL)
 	require.Equal(t, int64(1<<20), got.RateLimit)
 	require.NotNil(t, got.PhaseProgress, "progress reports its phase")

@@ -3,9 +3,9 @@ package tui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/audit"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
@@ -36,7 +36,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.tick.fired(msg) {
 			m.sh.now = msg.now
 			m.feed.CheckOffline()
-			return m.stack.Broadcast(common.TimeMsg{})
+			return m.stack.Broadcast(screen.TimeMsg{})
 		}
 	case copyDoneMsg:
 		return m.onCopied(msg)
@@ -92,9 +92,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 // the active screen.
 func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case common.NavMsg:
+	case screen.NavMsg:
 		return m.navigate(msg)
-	case common.ActionMsg:
+	case screen.ActionMsg:
 		switch msg.ID {
 		case keys.ShellsOf:
 			return m.openShells(msg.WorkspaceID)
@@ -102,13 +102,13 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 			return m.openAudit(msg.WorkspaceID)
 		}
 		return m.act.Do(msg)
-	case common.CopyMsg:
+	case screen.CopyMsg:
 		return copyCmd(m.ctx, m.clip, msg)
-	case common.ToastMsg:
+	case screen.ToastMsg:
 		return m.notes.Show(msg.Level, msg.Text)
-	case common.FetchMsg:
+	case screen.FetchMsg:
 		return m.onFetch(msg)
-	case common.HeadMsg:
+	case screen.HeadMsg:
 		return m.feed.ReadHead(msg)
 	case files.ListMsg:
 		return m.listFiles(msg)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
@@ -115,7 +116,7 @@ func TestVolumeFormEscLeavesTheOperationRunning(t *testing.T) {
 	ws, _, _ := readyArtifacts(t, h)
 	h.b.World.PutVolumeFile(ws.WorkspaceID, "/mnt/cairn/ws/a.txt", []byte("a"))
 	h.key("i").typeText("a.txt")
-	h.m.Update(keyMsg("enter")) // the save's Cmd stays in flight
+	h.m.Update(modeltest.Key("enter")) // the save's Cmd stays in flight
 	require.Contains(t, h.view(), "the server is moving the bytes")
 	require.Len(t, h.m.ops.Tasks(), 1)
 	h.key("esc")

@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/shell"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -74,7 +75,7 @@ func (w *wire) waitFor(texts ...string) {
 
 func (w *wire) keys(ks ...string) {
 	for _, k := range ks {
-		w.tm.Send(keyMsg(k))
+		w.tm.Send(modeltest.Key(k))
 	}
 }
 
@@ -84,12 +85,12 @@ func (w *wire) typeText(s string) { w.tm.Type(s) }
 // model as the program left it.
 func (w *wire) final() *Model {
 	w.t.Helper()
-	w.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
-	w.tm.Send(keyMsg("y")) // a quit question, if transfers run; otherwise a harmless key
+	w.tm.Send(modeltest.Key("ctrl+c"))
+	w.tm.Send(modeltest.Key("y")) // a quit question, if transfers run; otherwise a harmless key
 	return w.tm.FinalModel(w.t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 }
 
-func transferOf(m *Model) *common.Transfer {
+func transferOf(m *Model) *transfer.Transfer {
 	if len(m.xfer.All()) == 0 {
 		return nil
 	}
@@ -109,7 +110,7 @@ func TestWireUploadToDone(t *testing.T) {
 	w.keys("enter")
 	w.waitFor("✓ uploaded report_csv (16 B)", "✓ RECORDED")
 	m := w.final()
-	require.Equal(t, common.PhaseDone, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseDone, transferOf(m).Phase)
 	arts, _ := m.Store().Artifacts(w.ws.ID)
 	require.Len(t, arts, 1)
 	body, ok := w.s.Object(arts[0].ID)
@@ -133,7 +134,7 @@ func TestWireUploadCancelled(t *testing.T) {
 	w.keys("x")
 	w.waitFor("cancelled the upload of big_bin")
 	m := w.final()
-	require.Equal(t, common.PhaseCancelled, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseCancelled, transferOf(m).Phase)
 	arts, _ := m.Store().Artifacts(w.ws.ID)
 	require.Empty(t, arts)
 	require.Zero(t, w.s.Hits("POST /v1/workspaces/{id}/artifacts"), "nothing was registered")
@@ -167,6 +168,57 @@ func TestWireDownloadViaPart(t *testing.T) {
 	_ = a
 }
 
+// startRangedDownload opens a download of an artifact above
+// client.DefaultRangedAbove, which the client fetches in ranges into
+// DEST.part beside a ranges file kept for a resume, and returns once both
+// are on disk, the range GETs held.
+func startRangedDownload(t *testing.T) (*wire, string) {
+	t.Helper()
+	w := newWire(t, func(s *clienttest.Server, ws *cairn.Workspace) {
+		s.AddArtifact(ws.ID, "big_bin", make([]byte, client.DefaultRangedAbove+1))
+	})
+	t.Cleanup(w.s.Hold("GET /store/{key...}"))
+	dest := filepath.Join(t.TempDir(), "big.bin")
+	w.keys("enter")
+	w.waitFor("✓ RECORDED")
+	w.keys("d")
+	w.waitFor("Download big_bin")
+	w.keys("ctrl+u")
+	w.typeText(dest)
+	w.keys("enter")
+	w.waitFor("downloading")
+	require.Eventually(t, func() bool {
+		_, errPart := os.Stat(dest + ".part")
+		_, errRanges := os.Stat(dest + ".part.json")
+		return errPart == nil && errRanges == nil
+	}, 10*time.Second, time.Millisecond, "the ranges go to the part file, recorded beside it")
+	return w, dest
+}
+
+// A cancelled download leaves nothing behind, a large one's part file
+// and ranges file included: the operator asked for none of it.
+func TestWireRangedDownloadCancelledLeavesNoPart(t *testing.T) {
+	w, dest := startRangedDownload(t)
+	w.keys("t")
+	w.waitFor("transfers (1")
+	w.keys("x")
+	w.waitFor("cancelled the download of big_bin")
+	require.NoFileExists(t, dest+".part")
+	require.NoFileExists(t, dest+".part.json")
+	require.NoFileExists(t, dest)
+	require.Equal(t, transfer.PhaseCancelled, transferOf(w.final()).Phase)
+}
+
+// Quitting while a large download runs removes its part file and ranges
+// file before the program is gone.
+func TestWireRangedDownloadQuitLeavesNoPart(t *testing.T) {
+	w, dest := startRangedDownload(t)
+	w.final().Close() // as Run closes the model once the program ended
+	require.NoFileExists(t, dest+".part")
+	require.NoFileExists(t, dest+".part.json")
+	require.NoFileExists(t, dest)
+}
+
 func TestWireDownloadOfChangedBytesFailsVerification(t *testing.T) {
 	w := newWire(t, func(s *clienttest.Server, ws *cairn.Workspace) {
 		a := s.AddArtifact(ws.ID, "report_csv", []byte("id,name\n1,alpha\n"))
@@ -182,7 +234,7 @@ func TestWireDownloadOfChangedBytesFailsVerification(t *testing.T) {
 	w.keys("enter")
 	w.waitFor("not the artifact's")
 	m := w.final()
-	require.Equal(t, common.PhaseFailed, transferOf(m).Phase)
+	require.Equal(t, transfer.PhaseFailed, transferOf(m).Phase)
 	require.NoFileExists(t, dest, "nothing is kept")
 	require.NoFileExists(t, dest+".part")
 }

@@ -126,8 +126,9 @@ func lineWith(screen, text string) string {
 // PTYSHELL.md §14.6 with the real binary: a rate-limited 64 MiB upload
 // shows its progress, then RECORDED, and its bytes come back intact; s
 // opens a shell into the workspace, a resize reaches it, its exit status
-// comes back to the TUI, whose next key is acted on; the file written in
-// the shell is saved from the volume as an artifact.
+// comes back to the TUI, whose next key is acted on; ctrl+] leaves a
+// second shell running on the server, as the toast says; the file written
+// in the shell is saved from the volume as an artifact.
 func TestRealTerminalTransfersAndShell(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{
 		Config: "shell: {enable: true, image: " + stacktest.Shell(t) + "}\n"})
@@ -189,6 +190,17 @@ func TestRealTerminalTransfersAndShell(t *testing.T) {
 	p.Keys("k")
 	p.WaitForText(seen, "▸ big_bin") // the first key after the shell is acted on
 	require.NotContains(t, p.Capture(), "\x1b[", "no stray escape bytes on screen")
+
+	t.Log("ctrl+] leaves a shell running on the server, and the toast says so")
+	p.Keys("s")
+	p.WaitForText(seen, "/mnt/cairn/ws #")
+	p.Keys("C-]")
+	p.WaitForText(seen, "detached from the shell on ws-alpha: it keeps running — W lists it to attach again")
+	shells, err := s.api.FindShells(t.Context(), s.ws.ID)
+	require.NoError(t, err)
+	require.Len(t, shells.Shells, 1, "the shell left is still running")
+	require.NotNil(t, shells.Shells[0].Detached)
+	require.True(t, *shells.Shells[0].Detached, "with no writer")
 
 	t.Log("the file written in the shell is saved from the volume")
 	p.Keys("i")

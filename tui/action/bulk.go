@@ -12,15 +12,17 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/bulkresult"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // A bulk action acts on every marked row (TUI.md §9): one typed
@@ -30,7 +32,7 @@ import (
 // but what cannot be asked at all (a download of a MISSING object).
 
 // bulkAction starts the confirmation of a bulk action on a.Marked.
-func (act *Flow) bulkAction(a common.ActionMsg) tea.Cmd {
+func (act *Flow) bulkAction(a screen.ActionMsg) tea.Cmd {
 	n := termkit.Count(int64(len(a.Marked)))
 	in := intent{kind: intentBulk, bulk: a.ID, marked: a.Marked, wsID: a.WorkspaceID}
 	switch a.ID {
@@ -101,7 +103,7 @@ func (act *Flow) runBulk(in intent) tea.Cmd {
 	return tea.Batch(act.ops.Bulk(act.host.NextID(), label, list, ops.BulkLimit), clearMarks)
 }
 
-func clearMarks() tea.Msg { return common.ClearMarksMsg{} }
+func clearMarks() tea.Msg { return screen.ClearMarksMsg{} }
 
 // onBulkDone settles a bulk action: the store takes every answer, and the
 // results open in one modal.
@@ -136,7 +138,7 @@ func bulkDir(opID int, raw string) dialog.LocalStat {
 }
 
 // submitBulkDownload checks the directory, busy, as the transfer forms do.
-func (act *Flow) submitBulkDownload(f *form.Model, res common.Result) tea.Cmd {
+func (act *Flow) submitBulkDownload(f *form.Model, res screen.Result) tea.Cmd {
 	id := act.host.NextID()
 	act.intent.opID = id
 	raw := res.Values["path"]
@@ -169,18 +171,18 @@ func (act *Flow) onBulkDir(s bulkDirMsg) tea.Cmd {
 			skipped++
 			continue
 		}
-		cmds = append(cmds, act.host.Queue().Enqueue(transfer.Spec{Kind: common.Download, WSID: a.WorkspaceID, ArtID: a.ID,
+		cmds = append(cmds, act.host.Queue().Enqueue(transfer.Spec{Kind: transfer.Download, WSID: a.WorkspaceID, ArtID: a.ID,
 			Name: a.Name, Path: filepath.Join(s.Path, a.Name), Size: a.Size}))
 	}
 	text := fmt.Sprintf("%s downloads queued into %s — t shows each", termkit.Count(int64(len(cmds))), s.Path)
 	if skipped > 0 {
 		text += fmt.Sprintf("; %s skipped (MISSING_OBJECT or gone)", termkit.Count(int64(skipped)))
 	}
-	return tea.Batch(append(cmds, clearMarks, act.host.Toast(common.LevelInfo, text))...)
+	return tea.Batch(append(cmds, clearMarks, act.host.Toast(toast.LevelInfo, text))...)
 }
 
 // bulkResults is the modal of a bulk action's results, row by row.
-func (act *Flow) bulkResults(m ops.BulkDoneMsg) common.Modal {
+func (act *Flow) bulkResults(m ops.BulkDoneMsg) screen.Modal {
 	verb, noun := "deleted", "artifacts"
 	if len(m.Results) > 0 {
 		switch m.Results[0].Op.Kind {
@@ -193,7 +195,7 @@ func (act *Flow) bulkResults(m ops.BulkDoneMsg) common.Modal {
 	rows := bulkresult.Rows(m.Results)
 	for i, d := range m.Results {
 		if d.Err != nil { // each row's sentence names its own subject
-			rows[i].Err = errors.New(common.Sentence(d.Err, d.Op.ErrSubject(0)))
+			rows[i].Err = errors.New(errtext.Sentence(d.Err, d.Op.ErrSubject(0)))
 		}
 	}
 	title := fmt.Sprintf("%s %s %s", strings.ToUpper(verb[:1])+verb[1:], termkit.Count(int64(len(m.Results))), noun)

@@ -7,19 +7,22 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Do runs a screen's action: guards first (the server still
 // decides), then the confirmation or form (TUI.md §3).
-func (act *Flow) Do(a common.ActionMsg) tea.Cmd {
+func (act *Flow) Do(a screen.ActionMsg) tea.Cmd {
 	if act.c.Config.ReadOnly && act.c.Keys.Action(a.ID).Mutates {
-		return act.host.Toast(common.LevelInfo, "read-only mode")
+		return act.host.Toast(toast.LevelInfo, "read-only mode")
 	}
 	if a.ID == keys.WsNew {
 		act.openModal(dialog.Workspace(act.c.Theme, act.st, "New workspace", nil), intent{kind: intentCreate})
@@ -33,15 +36,15 @@ func (act *Flow) Do(a common.ActionMsg) tea.Cmd {
 	}
 	w, ok := act.st.Workspace(a.WorkspaceID)
 	if !ok {
-		return act.host.Toast(common.LevelInfo, "no workspace selected")
+		return act.host.Toast(toast.LevelInfo, "no workspace selected")
 	}
 	if p := act.ops.Pending(w.ID); p != "" {
-		return act.host.Toast(common.LevelInfo, "busy: "+p)
+		return act.host.Toast(toast.LevelInfo, "busy: "+p)
 	}
 	return act.workspaceAction(a, w)
 }
 
-func (act *Flow) workspaceAction(a common.ActionMsg, w *cairn.Workspace) tea.Cmd {
+func (act *Flow) workspaceAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd {
 	in := intent{wsID: w.ID}
 	switch id := a.ID; id {
 	case keys.WsEdit:
@@ -49,13 +52,13 @@ func (act *Flow) workspaceAction(a common.ActionMsg, w *cairn.Workspace) tea.Cmd
 		act.openModal(dialog.Workspace(act.c.Theme, act.st, "Edit "+w.Name, w), in)
 	case keys.WsProvision:
 		if w.VolumeState != cairn.VolumeNone {
-			return act.host.Toast(common.LevelInfo, w.Name+" already has a volume")
+			return act.host.Toast(toast.LevelInfo, w.Name+" already has a volume")
 		}
 		in.kind = intentProvision
 		act.openConfirm(in, "Provision volume", fmt.Sprintf("Provision a volume for %s (%s)?", w.Name, w.VolumeName))
 	case keys.WsTeardown:
 		if w.VolumeState != cairn.VolumeReady {
-			return act.host.Toast(common.LevelInfo, w.Name+" has no volume")
+			return act.host.Toast(toast.LevelInfo, w.Name+" has no volume")
 		}
 		return act.checkMounts(w)
 	case keys.ArtUpload:
@@ -67,7 +70,7 @@ func (act *Flow) workspaceAction(a common.ActionMsg, w *cairn.Workspace) tea.Cmd
 		return act.ops.Run(act.wsOp(ops.Sweep, w.ID))
 	case keys.VolSave:
 		if w.VolumeState != cairn.VolumeReady {
-			return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")
+			return act.host.Toast(toast.LevelInfo, "needs volume READY — v provisions it")
 		}
 		in.kind = intentVolSave
 		act.openModal(dialog.VolSave(act.c.Theme, act.st, w, act.volPath(w.ID, cairn.MountPath+"/"), ""), in)
@@ -127,22 +130,22 @@ func (act *Flow) onMountCheck(msg mountCheckMsg) tea.Cmd {
 	act.st.SetMounts(w.ID, msg.detail.MountCount)
 	switch n := msg.detail.MountCount; {
 	case n > 0:
-		return tea.Batch(cmd, act.host.Toast(common.LevelWarn, common.MountedSentence(n)))
+		return tea.Batch(cmd, act.host.Toast(toast.LevelWarn, errtext.MountedSentence(n)))
 	case n < 0:
-		return tea.Batch(cmd, act.host.Toast(common.LevelWarn, "cannot tell whether the volume is mounted (mount count unknown) — try again"))
+		return tea.Batch(cmd, act.host.Toast(toast.LevelWarn, "cannot tell whether the volume is mounted (mount count unknown) — try again"))
 	}
 	act.openTyped(intent{kind: intentTeardown, wsID: w.ID}, "Tear down volume",
 		fmt.Sprintf("Tear down volume %s of %s? Its files are deleted; artifacts stay.", w.VolumeName, w.Name), w.Name)
 	return cmd
 }
 
-func (act *Flow) artifactAction(a common.ActionMsg) tea.Cmd {
+func (act *Flow) artifactAction(a screen.ActionMsg) tea.Cmd {
 	art, ok := act.st.Artifact(a.ArtifactID)
 	if !ok {
-		return act.host.Toast(common.LevelInfo, "no artifact selected")
+		return act.host.Toast(toast.LevelInfo, "no artifact selected")
 	}
 	if p := act.ops.Pending(art.ID); p != "" {
-		return act.host.Toast(common.LevelInfo, "busy: "+p)
+		return act.host.Toast(toast.LevelInfo, "busy: "+p)
 	}
 	in := intent{wsID: art.WorkspaceID, artID: art.ID}
 	switch a.ID {
@@ -160,7 +163,7 @@ func (act *Flow) artifactAction(a common.ActionMsg) tea.Cmd {
 		act.openModal(dialog.Replace(act.c.Theme, art), in)
 	case keys.ArtDownload:
 		if art.State != cairn.ArtifactRecorded {
-			return act.host.Toast(common.LevelInfo, art.Name+" is MISSING_OBJECT — nothing to download")
+			return act.host.Toast(toast.LevelInfo, art.Name+" is MISSING_OBJECT — nothing to download")
 		}
 		in.kind = intentDownload
 		act.openModal(dialog.Download(act.c.Theme, act.c.Config.DownloadDir, art), in)
@@ -175,9 +178,9 @@ func (act *Flow) artifactAction(a common.ActionMsg) tea.Cmd {
 // anything else (TUI.md §1.4).
 func (act *Flow) openPreview(a *cairn.Artifact) tea.Cmd {
 	if a.State != cairn.ArtifactRecorded {
-		return act.host.Toast(common.LevelInfo, "no object to preview — U to replace")
+		return act.host.Toast(toast.LevelInfo, "no object to preview — U to replace")
 	}
-	text := common.TextType(a.MIMEType, act.c.Config.PreviewMIMEAllow)
+	text := deps.TextType(a.MIMEType, act.c.Config.PreviewMIMEAllow)
 	n := int64(preview.CardBytes)
 	if text {
 		n = act.c.Config.PreviewMaxBytes

@@ -4,12 +4,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func (act *Flow) wsOp(kind ops.Kind, wsID string) ops.Op {
@@ -26,18 +28,18 @@ func (act *Flow) artOp(kind ops.Kind, artID string) ops.Op {
 
 // submitForm turns a form's values into its op; the form stays open and
 // busy until the reply.
-func (act *Flow) submitForm(f *form.Model, in intent, res common.Result) tea.Cmd {
+func (act *Flow) submitForm(f *form.Model, in intent, res screen.Result) tea.Cmd {
 	o, changed := act.formOp(in, res)
 	if !changed {
 		act.closeModal()
-		return act.host.Toast(common.LevelInfo, "nothing changed")
+		return act.host.Toast(toast.LevelInfo, "nothing changed")
 	}
 	act.intent.opID = o.ID
 	f.Busy(act.host.Frame())
 	return act.ops.Run(o)
 }
 
-func (act *Flow) formOp(in intent, res common.Result) (ops.Op, bool) {
+func (act *Flow) formOp(in intent, res screen.Result) (ops.Op, bool) {
 	name, desc := res.Values["name"], dialog.MultiLine(act.c.Theme, res.Values["description"])
 	switch in.kind {
 	case intentCreate:
@@ -63,7 +65,7 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 	}
 	act.closeFormOf(d.Op)
 	ch := act.stored(d)
-	return tea.Batch(act.host.Changed(ch, feed.OriginResync), act.host.Toast(common.LevelOK, ops.DoneText(d)), act.next(d))
+	return tea.Batch(act.host.Changed(ch, feed.OriginResync), act.host.Toast(toast.LevelOK, ops.DoneText(d)), act.next(d))
 }
 
 // stored puts a successful op's answer into the store.
@@ -113,9 +115,9 @@ func (act *Flow) next(d ops.DoneMsg) tea.Cmd {
 // opFailed reports an op's error: under the form field it belongs to, or
 // as a toast (naming the step of a two-step delete); a 404 removes the row.
 func (act *Flow) opFailed(o ops.Op, err error, mounts int) tea.Cmd {
-	sentence := common.Sentence(err, o.ErrSubject(mounts))
+	sentence := errtext.Sentence(err, o.ErrSubject(mounts))
 	if f, ok := act.host.Modal().(*form.Model); ok && act.intent.opID == o.ID {
-		if field, isField := common.FieldError(err); isField {
+		if field, isField := errtext.FieldError(err); isField {
 			f.Fail(field, sentence)
 			return nil
 		}

@@ -9,12 +9,13 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/picker"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The files pane's actions (ARCHITECTURE §11.1–11.2). Saving reads the
@@ -24,9 +25,9 @@ import (
 
 // fileAction opens the files pane, previews a volume file, or asks what
 // to save, load or unpack; each needs the volume READY.
-func (act *Flow) fileAction(a common.ActionMsg, w *cairn.Workspace) tea.Cmd {
+func (act *Flow) fileAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd {
 	if w.VolumeState != cairn.VolumeReady {
-		return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")
+		return act.host.Toast(toast.LevelInfo, "needs volume READY — v provisions it")
 	}
 	switch a.ID {
 	case keys.Files:
@@ -77,9 +78,9 @@ func (act *Flow) pickArtifact(id keys.ID, w *cairn.Workspace, dir string) tea.Cm
 	name := termkit.Sanitize(w.Name)
 	switch {
 	case !cached:
-		return act.host.Toast(common.LevelInfo, "the artifacts of "+name+" are still listing — try again in a moment")
+		return act.host.Toast(toast.LevelInfo, "the artifacts of "+name+" are still listing — try again in a moment")
 	case len(arts) == 0:
-		return act.host.Toast(common.LevelInfo, name+" has no artifacts yet — i saves one from the volume")
+		return act.host.Toast(toast.LevelInfo, name+" has no artifacts yet — i saves one from the volume")
 	}
 	arts = slices.Clone(arts)
 	slices.SortFunc(arts, func(a, b *cairn.Artifact) int { return strings.Compare(a.Name, b.Name) })
@@ -140,7 +141,7 @@ func (act *Flow) picked(in intent) tea.Cmd {
 	a, aok := act.st.Artifact(in.artID)
 	w, wok := act.st.Workspace(in.wsID)
 	if !aok || !wok {
-		return act.host.Toast(common.LevelInfo, "the artifact is gone")
+		return act.host.Toast(toast.LevelInfo, "the artifact is gone")
 	}
 	if in.kind == intentPickUnpack {
 		in.kind = intentUnpack

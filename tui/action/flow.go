@@ -14,12 +14,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/feed"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/transfer"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Host is what the flow asks of the root model from Update.
@@ -29,18 +31,18 @@ type Host interface {
 	Now() time.Time
 	Frame() int
 	Changed(ch store.Changes, o feed.Origin) tea.Cmd
-	Toast(level common.Level, text string) tea.Cmd
+	Toast(level toast.Level, text string) tea.Cmd
 	ErrorToast(sentence string, err error) tea.Cmd
 	// OpenModal puts md in the modal slot, sized; CloseModal empties it;
 	// Modal is what it holds.
-	OpenModal(md common.Modal)
+	OpenModal(md screen.Modal)
 	CloseModal()
-	Modal() common.Modal
+	Modal() screen.Modal
 	Queue() *transfer.Queue
 	OpenShell(w *cairn.Workspace) tea.Cmd
 	// Push opens a screen (the preview) on the stack and returns what it
 	// starts with.
-	Push(s common.Screen) tea.Cmd
+	Push(s screen.Screen) tea.Cmd
 	WorkspaceName(id string) string
 	// OpenFiles pushes the files pane of a workspace (and lists its
 	// artifacts for the pickers).
@@ -65,7 +67,7 @@ type Backend interface {
 
 // Flow runs actions.
 type Flow struct {
-	c       *common.Common
+	c       *deps.Deps
 	host    Host
 	ops     *ops.Runner
 	backend Backend
@@ -75,7 +77,7 @@ type Flow struct {
 }
 
 // New returns the flow of store st; its requests live within ctx.
-func New(ctx context.Context, c *common.Common, host Host, runner *ops.Runner, b Backend, st *store.Store) *Flow {
+func New(ctx context.Context, c *deps.Deps, host Host, runner *ops.Runner, b Backend, st *store.Store) *Flow {
 	return &Flow{c: c, host: host, ops: runner, backend: b, ctx: ctx, st: st}
 }
 

@@ -3,12 +3,13 @@ package action
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/confirm"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 	"github.com/cairn-dev/cairn/tui/widgets/typed"
 )
 
@@ -68,7 +69,7 @@ type intent struct {
 	shellID string
 }
 
-func (act *Flow) openModal(md common.Modal, in intent) {
+func (act *Flow) openModal(md screen.Modal, in intent) {
 	act.host.OpenModal(md)
 	act.intent = in
 }
@@ -88,7 +89,7 @@ func (act *Flow) closeModal() {
 
 // Settle acts on the flow's modal that finished with res: a form's submit
 // starts its operation (the form stays open, busy), anything else closes.
-func (act *Flow) Settle(res common.Result) tea.Cmd {
+func (act *Flow) Settle(res screen.Result) tea.Cmd {
 	in := act.intent
 	switch in.kind {
 	case intentResume:
@@ -115,7 +116,7 @@ func (act *Flow) Settle(res common.Result) tea.Cmd {
 	act.closeModal()
 	if !res.OK {
 		if in.kind != intentNone && !isForm(in.kind) {
-			return act.host.Toast(common.LevelInfo, "cancelled")
+			return act.host.Toast(toast.LevelInfo, "cancelled")
 		}
 		return nil
 	}

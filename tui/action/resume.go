@@ -6,9 +6,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/transfer"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // OfferResume looks, once at start, for the uploads an earlier run left
@@ -28,13 +29,13 @@ func (act *Flow) onPending(msg transfer.PendingMsg) tea.Cmd {
 	n := len(msg.Uploads)
 	switch {
 	case msg.Err != nil:
-		return act.host.Toast(common.LevelWarn, "cannot read the interrupted uploads: "+msg.Err.Error())
+		return act.host.Toast(toast.LevelWarn, "cannot read the interrupted uploads: "+msg.Err.Error())
 	case msg.Refused:
-		return act.host.Toast(common.LevelInfo, "interrupted uploads are not offered: this token lacks the write scope")
+		return act.host.Toast(toast.LevelInfo, "interrupted uploads are not offered: this token lacks the write scope")
 	case n == 0:
 		return nil
 	case act.host.Modal() != nil:
-		return act.host.Toast(common.LevelInfo, fmt.Sprintf("%s interrupted %s not offered now: they are offered again at the next start",
+		return act.host.Toast(toast.LevelInfo, fmt.Sprintf("%s interrupted %s not offered now: they are offered again at the next start",
 			termkit.Count(int64(n)), termkit.Plural(n, "upload", "uploads")))
 	}
 	act.openModal(dialog.Resume(act.c.Theme, act.host.Now(), msg.Uploads), intent{kind: intentResume, pending: msg.Uploads})
@@ -43,7 +44,7 @@ func (act *Flow) onPending(msg transfer.PendingMsg) tea.Cmd {
 
 // settleResume queues the uploads again, discards them, or leaves them
 // for the next start (esc).
-func (act *Flow) settleResume(res common.Result) tea.Cmd {
+func (act *Flow) settleResume(res screen.Result) tea.Cmd {
 	ups := act.intent.pending
 	act.closeModal()
 	switch res.Values["choice"] {
@@ -52,5 +53,5 @@ func (act *Flow) settleResume(res common.Result) tea.Cmd {
 	case dialog.DiscardAll:
 		return act.host.Queue().Discard(ups)
 	}
-	return act.host.Toast(common.LevelInfo, "kept the interrupted uploads: they are offered again at the next start")
+	return act.host.Toast(toast.LevelInfo, "kept the interrupted uploads: they are offered again at the next start")
 }

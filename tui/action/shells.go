@@ -3,14 +3,15 @@ package action
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // AskKill asks before ending a live shell (admin scope; the server
 // decides): whoever is in it sees it end as terminated.
 func (act *Flow) AskKill(shellID, wsID, label string) tea.Cmd {
 	if act.c.Config.ReadOnly {
-		return act.host.Toast(common.LevelInfo, "read-only mode")
+		return act.host.Toast(toast.LevelInfo, "read-only mode")
 	}
 	act.openConfirm(intent{kind: intentKillShell, shellID: shellID, wsID: wsID, name: label}, "Kill shell",
 		"End "+label+"? Its container is removed; whoever is in it sees the shell terminated.")
@@ -39,8 +40,8 @@ func (act *Flow) killShell(in intent) tea.Cmd {
 func (act *Flow) onShellKilled(m shellKilledMsg) tea.Cmd {
 	act.ops.EndTask(m.task)
 	if m.err != nil {
-		return tea.Batch(act.host.ErrorToast("cannot kill "+m.label+": "+common.Sentence(m.err, common.Subject{Scope: "admin"}), m.err),
+		return tea.Batch(act.host.ErrorToast("cannot kill "+m.label+": "+errtext.Sentence(m.err, errtext.Subject{Scope: "admin"}), m.err),
 			act.host.VolumeChanged(m.wsID))
 	}
-	return tea.Batch(act.host.Toast(common.LevelOK, "killed "+m.label), act.host.VolumeChanged(m.wsID))
+	return tea.Batch(act.host.Toast(toast.LevelOK, "killed "+m.label), act.host.VolumeChanged(m.wsID))
 }

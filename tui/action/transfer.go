@@ -8,15 +8,16 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // submitTransferForm checks the local path in a Cmd; the form stays open
 // and busy until the answer.
-func (act *Flow) submitTransferForm(f *form.Model, in intent, res common.Result) tea.Cmd {
+func (act *Flow) submitTransferForm(f *form.Model, in intent, res screen.Result) tea.Cmd {
 	id := act.host.NextID()
 	act.intent.opID = id
 	act.intent.name, act.intent.desc = res.Values["name"], dialog.MultiLine(act.c.Theme, res.Values["description"])
@@ -47,7 +48,7 @@ func (act *Flow) onLocalStat(s dialog.LocalStat) tea.Cmd {
 		if in.desc != "" {
 			desc = &in.desc
 		}
-		return act.host.Queue().Enqueue(transfer.Spec{Kind: common.Upload, WSID: in.wsID, Name: in.name, Desc: desc, Path: in.path, Size: s.Size})
+		return act.host.Queue().Enqueue(transfer.Spec{Kind: transfer.Upload, WSID: in.wsID, Name: in.name, Desc: desc, Path: in.path, Size: s.Size})
 	case intentReplace:
 		return act.confirmReplace(in)
 	case intentDownload:
@@ -65,7 +66,7 @@ func (act *Flow) onLocalStat(s dialog.LocalStat) tea.Cmd {
 func (act *Flow) confirmReplace(in intent) tea.Cmd {
 	a, ok := act.st.Artifact(in.artID)
 	if !ok {
-		return act.host.Toast(common.LevelInfo, "the artifact is gone")
+		return act.host.Toast(toast.LevelInfo, "the artifact is gone")
 	}
 	in.kind = intentReplaceConfirm
 	if a.State == cairn.ArtifactMissingObject {
@@ -86,17 +87,17 @@ func mimeOf(a *cairn.Artifact) string {
 func (act *Flow) enqueueDownload(in intent, overwrite bool) tea.Cmd {
 	a, ok := act.st.Artifact(in.artID)
 	if !ok {
-		return act.host.Toast(common.LevelInfo, "the artifact is gone")
+		return act.host.Toast(toast.LevelInfo, "the artifact is gone")
 	}
-	return act.host.Queue().Enqueue(transfer.Spec{Kind: common.Download, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
+	return act.host.Queue().Enqueue(transfer.Spec{Kind: transfer.Download, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
 		Path: in.path, Overwrite: overwrite, Size: a.Size})
 }
 
 func (act *Flow) enqueueReplace(in intent) tea.Cmd {
 	a, ok := act.st.Artifact(in.artID)
 	if !ok {
-		return act.host.Toast(common.LevelInfo, "the artifact is gone")
+		return act.host.Toast(toast.LevelInfo, "the artifact is gone")
 	}
-	return act.host.Queue().Enqueue(transfer.Spec{Kind: common.Replace, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
+	return act.host.Queue().Enqueue(transfer.Spec{Kind: transfer.Replace, WSID: a.WorkspaceID, ArtID: a.ID, Name: a.Name,
 		Path: in.path, Repair: in.repair, Size: in.size})
 }

@@ -6,11 +6,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/dialog"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The volume transfers move bytes between the workspace volume and the
@@ -23,12 +24,12 @@ import (
 func (act *Flow) volumeArtifactAction(id keys.ID, a *cairn.Artifact) tea.Cmd {
 	w, ok := act.st.Workspace(a.WorkspaceID)
 	if !ok || w.VolumeState != cairn.VolumeReady {
-		return act.host.Toast(common.LevelInfo, "needs volume READY — v provisions it")
+		return act.host.Toast(toast.LevelInfo, "needs volume READY — v provisions it")
 	}
 	in := intent{wsID: a.WorkspaceID, artID: a.ID}
 	if id == keys.VolLoad {
 		if a.State != cairn.ArtifactRecorded {
-			return act.host.Toast(common.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
+			return act.host.Toast(toast.LevelInfo, a.Name+" is MISSING_OBJECT — nothing to load")
 		}
 		in.kind = intentVolLoad
 		act.openModal(dialog.VolLoad(act.c.Theme, w, a, act.volPath(w.ID, cairn.MountPath+"/"+a.Name), nil), in)
@@ -47,7 +48,7 @@ func (act *Flow) volPath(wsID, value string) dialog.VolPath {
 
 // submitVolumeForm starts the operation; the form stays open and busy
 // (esc closes it and the operation goes on as a task).
-func (act *Flow) submitVolumeForm(f *form.Model, in intent, res common.Result) tea.Cmd {
+func (act *Flow) submitVolumeForm(f *form.Model, in intent, res screen.Result) tea.Cmd {
 	var o ops.Op
 	switch in.kind {
 	case intentVolSave:

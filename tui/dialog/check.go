@@ -2,7 +2,7 @@ package dialog
 
 import (
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
 )
 
 // ValidateName is the server's name rule for kind as a sentence ("" when
@@ -27,7 +27,7 @@ func ValidateDescription(v string) string {
 // ValidateVolumePath is the server's lexical check of a volume path.
 func ValidateVolumePath(p string) string {
 	if err := cairn.ValidateVolumePath(p); err != nil {
-		return common.VolumeSentence(err)
+		return errtext.VolumeSentence(err)
 	}
 	return ""
 }

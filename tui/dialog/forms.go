@@ -15,7 +15,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -45,7 +45,7 @@ func Workspace(th *theme.Theme, names Names, title string, w *cairn.Workspace) *
 	if w == nil {
 		return form.New(th, title, name, desc, form.Field{Key: "provision", Label: "provision volume now", Check: true})
 	}
-	desc.Value = OneLine(th, common.Deref(w.Description))
+	desc.Value = OneLine(th, optional.String(w.Description))
 	return form.New(th, title, name, desc)
 }
 
@@ -54,7 +54,7 @@ func Artifact(th *theme.Theme, a *cairn.Artifact) *form.Model {
 	return form.New(th, "Edit "+a.Name,
 		form.Field{Key: "name", Label: "Name", Limit: cairn.MaxNameLength, Value: a.Name, Validate: ValidateName("artifact")},
 		form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes,
-			Value: OneLine(th, common.Deref(a.Description)), Validate: ValidateDescription})
+			Value: OneLine(th, optional.String(a.Description)), Validate: ValidateDescription})
 }
 
 // Upload asks for a local file, the new artifact's name (derived from the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui/dialog"
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 )
 
 // lister serves a directory of n names in pages, as the files route does,
@@ -83,8 +83,7 @@ func TestAddressable(t *testing.T) {
 
 func TestVolSaveNames(t *testing.T) {
 	t.Parallel()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	w := &cairn.Workspace{ID: "w1", Name: "ws-alpha"}
 	for _, tc := range []struct{ path, format, want string }{
 		{"/mnt/cairn/ws/out/report.csv", "", "report_csv"},

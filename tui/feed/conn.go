@@ -6,7 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -82,7 +82,7 @@ func (f *Feed) rejected(err error) tea.Cmd {
 		return nil // said once
 	}
 	f.conn.Kind, f.conn.RejectedBy = Rejected, reason
-	return f.host.ErrorToast(err, common.Subject{Scope: "read"})
+	return f.host.ErrorToast(err, errtext.Subject{Scope: "read"})
 }
 
 // retryRejected is r after a refusal: dial again.

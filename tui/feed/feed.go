@@ -13,7 +13,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -44,7 +45,7 @@ type Host interface {
 	// Changed tells the screens about ch and raises its alerts.
 	Changed(ch store.Changes, o Origin) tea.Cmd
 	// ErrorToast shows err as its sentence about s.
-	ErrorToast(err error, s common.Subject) tea.Cmd
+	ErrorToast(err error, s errtext.Subject) tea.Cmd
 	// Scopes are the scopes of the screens on the stack.
 	Scopes() []store.Scope
 	// Paused reports a modal or form: polling waits.
@@ -56,7 +57,7 @@ type Host interface {
 
 // Feed is the store's link to the server.
 type Feed struct {
-	c       *common.Common
+	c       *deps.Deps
 	host    Host
 	backend Backend
 	ctx     context.Context
@@ -80,7 +81,7 @@ type Feed struct {
 }
 
 // New returns the feed of store st; it does no I/O.
-func New(ctx context.Context, c *common.Common, host Host, b Backend, pump *live.Pump, st *store.Store, clock func() time.Time) *Feed {
+func New(ctx context.Context, c *deps.Deps, host Host, b Backend, pump *live.Pump, st *store.Store, clock func() time.Time) *Feed {
 	return &Feed{c: c, host: host, backend: b, ctx: ctx, clock: clock, pump: pump, st: st,
 		conn: newConn(c.Config.EventsMode), lists: make(map[store.Scope]*listState), inspectReq: make(map[string]int),
 		heads: store.NewHeads(32), since: host.NextID()}

@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
@@ -23,50 +25,32 @@ type host struct {
 	changes int
 }
 
-func (h *host) NextID() int                              { h.id++; return h.id }
-func (h *host) Now() time.Time                           { return h.clock.Now() }
-func (h *host) Changed(store.Changes, Origin) tea.Cmd    { h.changes++; return nil }
-func (h *host) ErrorToast(error, common.Subject) tea.Cmd { return nil }
-func (h *host) Scopes() []store.Scope                    { return []store.Scope{store.Workspaces()} }
-func (h *host) Paused() bool                             { return false }
-func (h *host) FirstList() tea.Cmd                       { return nil }
+func (h *host) NextID() int                               { h.id++; return h.id }
+func (h *host) Now() time.Time                            { return h.clock.Now() }
+func (h *host) Changed(store.Changes, Origin) tea.Cmd     { h.changes++; return nil }
+func (h *host) ErrorToast(error, errtext.Subject) tea.Cmd { return nil }
+func (h *host) Scopes() []store.Scope                     { return []store.Scope{store.Workspaces()} }
+func (h *host) Paused() bool                              { return false }
+func (h *host) FirstList() tea.Cmd                        { return nil }
 
 func setup(t *testing.T) (*Feed, *tuitest.Backend, *store.Store) {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
 	b := tuitest.NewBackend(clock)
 	st := store.New(1000)
-	c := &common.Common{Config: tuitest.Config(), After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil }}
+	c := &deps.Deps{Config: tuitest.Config(), After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil }}
 	pump := live.NewPump(b, live.NewHub(50*time.Millisecond, 100, clock.Now), clock.Now)
 	return New(context.Background(), c, &host{clock: clock}, b, pump, st, clock.Now), b, st
 }
 
 // drain runs cmd and every Cmd the messages it yields lead to.
 func drain(f *Feed, cmd tea.Cmd) {
-	queue := run(cmd)
+	queue := modeltest.Msgs(cmd)
 	for len(queue) > 0 {
 		msg := queue[0]
 		queue = queue[1:]
 		next, _ := f.Update(msg)
-		queue = append(queue, run(next)...)
-	}
-}
-
-func run(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	switch msg := cmd().(type) {
-	case nil:
-		return nil
-	case tea.BatchMsg:
-		var out []tea.Msg
-		for _, c := range msg {
-			out = append(out, run(c)...)
-		}
-		return out
-	default:
-		return []tea.Msg{msg}
+		queue = append(queue, modeltest.Msgs(next)...)
 	}
 }
 

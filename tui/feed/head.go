@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 )
 
 // headMsg is the first bytes of an artifact read for the detail pane.
@@ -21,7 +21,7 @@ type headMsg struct {
 
 // ReadHead reads the first preview.inline_max_bytes of an artifact the
 // cursor rested on, unless they are cached (TUI.md §1.3).
-func (f *Feed) ReadHead(h common.HeadMsg) tea.Cmd {
+func (f *Feed) ReadHead(h screen.HeadMsg) tea.Cmd {
 	if _, ok := f.heads.Get(h.ArtifactID, h.UpdatedAt); ok {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/store"
 )
 
@@ -72,12 +72,12 @@ type listTag struct {
 }
 
 // List is the state of a scope's list as a screen's body reports it.
-func (f *Feed) List(sc store.Scope) common.ListStatus {
+func (f *Feed) List(sc store.Scope) deps.ListStatus {
 	l, ok := f.lists[sc]
 	if !ok {
-		return common.ListStatus{}
+		return deps.ListStatus{}
 	}
-	st := common.ListStatus{Loading: l.loading, Loaded: l.loaded, Err: l.err}
+	st := deps.ListStatus{Loading: l.loading, Loaded: l.loaded, Err: l.err}
 	if !l.retryAt.IsZero() {
 		st.RetryAt = l.retryAt.Add(f.conn.offset)
 	}

@@ -8,7 +8,8 @@ package nav
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
@@ -19,23 +20,23 @@ import (
 
 // Stack is the screens, root first.
 type Stack struct {
-	c       *common.Common
+	c       *deps.Deps
 	st      *store.Store
-	screens []common.Screen
+	screens []screen.Screen
 	width   int
 	height  int
 }
 
 // New returns the stack holding the workspaces screen.
-func New(c *common.Common, st *store.Store) *Stack {
-	return &Stack{c: c, st: st, screens: []common.Screen{workspaces.New(c)}}
+func New(c *deps.Deps, st *store.Store) *Stack {
+	return &Stack{c: c, st: st, screens: []screen.Screen{workspaces.New(c)}}
 }
 
 // Top is the active screen.
-func (s *Stack) Top() common.Screen { return s.screens[len(s.screens)-1] }
+func (s *Stack) Top() screen.Screen { return s.screens[len(s.screens)-1] }
 
 // Screens is the stack, root first.
-func (s *Stack) Screens() []common.Screen { return s.screens }
+func (s *Stack) Screens() []screen.Screen { return s.screens }
 
 // Depth is how many screens are open.
 func (s *Stack) Depth() int { return len(s.screens) }
@@ -50,7 +51,7 @@ func (s *Stack) SetSize(width, height int) {
 
 // Push opens sc on top and returns what it starts with (a screen with an
 // Init, such as the artifacts' first cursor rest).
-func (s *Stack) Push(sc common.Screen) tea.Cmd {
+func (s *Stack) Push(sc screen.Screen) tea.Cmd {
 	sc.SetSize(s.width, s.height)
 	s.screens = append(s.screens, sc)
 	s.pin()

@@ -14,7 +14,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
@@ -23,7 +25,7 @@ import (
 
 // Board raises toasts and keeps them and their log.
 type Board struct {
-	c      *common.Common
+	c      *deps.Deps
 	now    func() time.Time       // the model's time
 	name   func(id string) string // a workspace's name, for alerts
 	toasts toast.Model
@@ -31,7 +33,7 @@ type Board struct {
 
 // New returns an empty board; now is the model's clock and name names a
 // workspace by ID.
-func New(c *common.Common, now func() time.Time, name func(id string) string) *Board {
+func New(c *deps.Deps, now func() time.Time, name func(id string) string) *Board {
 	return &Board{c: c, now: now, name: name}
 }
 
@@ -52,12 +54,12 @@ func (b *Board) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 func (b *Board) Toasts() *toast.Model { return &b.toasts }
 
 // Show raises a toast of level; its expiry timer names it by ID.
-func (b *Board) Show(level common.Level, text string) tea.Cmd {
+func (b *Board) Show(level toast.Level, text string) tea.Cmd {
 	_, cmd := b.push(level, text, "")
 	return cmd
 }
 
-func (b *Board) push(level common.Level, text, requestID string) (int, tea.Cmd) {
+func (b *Board) push(level toast.Level, text, requestID string) (int, tea.Cmd) {
 	t := b.toasts.Push(level, text, b.now(), requestID)
 	id, life := t.ID, toast.Lifetime(level)
 	if life == 0 {
@@ -67,14 +69,14 @@ func (b *Board) push(level common.Level, text, requestID string) (int, tea.Cmd) 
 }
 
 // ErrorFor shows err as its one sentence about s.
-func (b *Board) ErrorFor(err error, s common.Subject) tea.Cmd {
-	return b.Error(common.Sentence(err, s), err)
+func (b *Board) ErrorFor(err error, s errtext.Subject) tea.Cmd {
+	return b.Error(errtext.Sentence(err, s), err)
 }
 
 // Error shows sentence as an error; the log keeps err's request ID and
 // what the server said (TUI.md §3.3).
 func (b *Board) Error(sentence string, err error) tea.Cmd {
-	id, cmd := b.push(common.LevelError, sentence, cairn.ErrorRequestID(err))
+	id, cmd := b.push(toast.LevelError, sentence, cairn.ErrorRequestID(err))
 	if e, ok := errors.AsType[*cairn.Error](err); ok {
 		b.toasts.Attach(id, serverSaid(e))
 	}
@@ -101,13 +103,13 @@ func (b *Board) Warnings(ws []string) {
 	case 0:
 		return
 	case 1:
-		b.toasts.Push(common.LevelWarn, ws[0], now, "")
+		b.toasts.Push(toast.LevelWarn, ws[0], now, "")
 		return
 	}
 	for _, w := range ws {
-		b.toasts.Note(common.LevelWarn, w, now)
+		b.toasts.Note(toast.LevelWarn, w, now)
 	}
-	b.toasts.Push(common.LevelWarn, fmt.Sprintf("%d configuration warnings — ! lists them", len(ws)), now, "")
+	b.toasts.Push(toast.LevelWarn, fmt.Sprintf("%d configuration warnings — ! lists them", len(ws)), now, "")
 }
 
 // Alert raises the MISSING_OBJECT warnings of §2.6: up to three one by
@@ -121,15 +123,15 @@ func (b *Board) Alert(ch store.Changes, summarise bool) tea.Cmd {
 	case len(lines) <= 3 && !summarise:
 		cmds := make([]tea.Cmd, len(lines))
 		for i, l := range lines {
-			cmds[i] = b.Show(common.LevelWarn, l.text)
+			cmds[i] = b.Show(toast.LevelWarn, l.text)
 		}
 		return tea.Batch(cmds...)
 	}
 	for _, l := range lines {
-		b.toasts.Note(common.LevelWarn, l.text, b.now())
+		b.toasts.Note(toast.LevelWarn, l.text, b.now())
 	}
 	n := countArtifacts(lines)
-	return b.Show(common.LevelWarn, fmt.Sprintf("%d %s MISSING_OBJECT in %d %s — ! for details",
+	return b.Show(toast.LevelWarn, fmt.Sprintf("%d %s MISSING_OBJECT in %d %s — ! for details",
 		n, termkit.Plural(n, "artifact became", "artifacts became"),
 		workspaces, termkit.Plural(workspaces, "workspace", "workspaces")))
 }
@@ -168,7 +170,7 @@ func countArtifacts(lines []alertLine) int64 {
 
 // Log is the messages log as a modal: the last toasts, newest first, with
 // time, request ID and what the server said.
-func (b *Board) Log(th *theme.Theme) common.Modal {
+func (b *Board) Log(th *theme.Theme) screen.Modal {
 	log := b.toasts.Log()
 	lines := make([]string, 0, len(log))
 	for i := len(log) - 1; i >= 0; i-- {
@@ -188,14 +190,14 @@ func (b *Board) Log(th *theme.Theme) common.Modal {
 	return help.NewLog(th, "Messages", lines)
 }
 
-func word(th *theme.Theme, l common.Level) string {
+func word(th *theme.Theme, l toast.Level) string {
 	g := th.Glyphs
 	switch l {
-	case common.LevelOK:
+	case toast.LevelOK:
 		return g.OK
-	case common.LevelInfo:
+	case toast.LevelInfo:
 		return g.Info
-	case common.LevelWarn:
+	case toast.LevelWarn:
 		return g.Warn
 	}
 	return g.Error

@@ -5,7 +5,8 @@
 package ops
 
 import (
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/optional"
 )
 
 // Kind is an operation the TUI runs against the server.
@@ -109,8 +110,8 @@ func (o Op) Subject() string {
 }
 
 // ErrSubject names what an op's error sentence talks about.
-func (o Op) ErrSubject(mounts int) common.Subject {
-	s := common.Subject{Workspace: o.WSName, Artifact: o.ArtName, Name: o.Name, Scope: "write", Mounts: mounts}
+func (o Op) ErrSubject(mounts int) errtext.Subject {
+	s := errtext.Subject{Workspace: o.WSName, Artifact: o.ArtName, Name: o.Name, Scope: "write", Mounts: mounts}
 	switch o.Kind {
 	case Create:
 		s.Workspace = o.Name
@@ -128,7 +129,7 @@ func EditFields(o Op, oldName string, oldDesc *string, name, desc string) (Op, b
 	if name != oldName {
 		o.Name = name
 	}
-	if desc != common.Deref(oldDesc) {
+	if desc != optional.String(oldDesc) {
 		o.SetDesc = true
 		if desc != "" {
 			o.Desc = &desc

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -16,7 +17,10 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The hand-over (TUI.md §3.10, PTYSHELL.md §12.2): a Cmd dials; on success
@@ -44,7 +48,7 @@ type Host interface {
 	// AddTask and EndTask show the dial on the status line.
 	AddTask(id int, label string)
 	EndTask(id int)
-	Toast(level common.Level, text string) tea.Cmd
+	Toast(level toast.Level, text string) tea.Cmd
 	// ErrorToast shows sentence, keeping err's server detail for the log.
 	ErrorToast(sentence string, err error) tea.Cmd
 	// Returned is the way back from a shell: the window size and a resync.
@@ -73,15 +77,23 @@ type (
 	ExitedMsg struct {
 		WSID, WSName string
 		ShellID      string // a v2 shell's
-		Result       ptyshell.Result
-		Err          error
+		// Watch: the session only watched another's shell.
+		Watch bool
+		// Detached is a v2 shell's detached timeout, how long it runs on
+		// without a writer; 0 when the server did not say.
+		Detached time.Duration
+		// ShellsKey opens the shells screen, where a v2 shell left running
+		// is attached to again.
+		ShellsKey string
+		Result    ptyshell.Result
+		Err       error
 	}
 )
 
 // Handover dials shells and hands the terminal to them, one dial at a
 // time, and remembers why the server opens none.
 type Handover struct {
-	c       *common.Common
+	c       *deps.Deps
 	host    Host
 	backend Backend
 	ctx     context.Context
@@ -108,7 +120,7 @@ type Keeper interface {
 // NewHandover returns the hand-over of a program living within ctx;
 // factory builds what tea.Exec runs; keep holds the secrets of the shells
 // it creates.
-func NewHandover(ctx context.Context, c *common.Common, host Host, b Backend, factory Factory, keep Keeper) *Handover {
+func NewHandover(ctx context.Context, c *deps.Deps, host Host, b Backend, factory Factory, keep Keeper) *Handover {
 	return &Handover{c: c, host: host, backend: b, ctx: ctx, factory: factory, keep: keep}
 }
 
@@ -164,11 +176,11 @@ func (h *Handover) onList(s listMsg) {
 func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 	switch {
 	case w.VolumeState != cairn.VolumeReady:
-		return h.host.Toast(common.LevelInfo, "shell needs volume READY — v provisions it")
+		return h.host.Toast(toast.LevelInfo, "shell needs volume READY — v provisions it")
 	case h.blocked != "":
-		return h.host.Toast(common.LevelInfo, h.blocked)
+		return h.host.Toast(toast.LevelInfo, h.blocked)
 	case h.dial != 0:
-		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+		return h.host.Toast(toast.LevelInfo, "a shell is opening already — esc cancels it")
 	}
 	id := h.host.NextID()
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -193,7 +205,7 @@ func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 // this TUI created it (it holds the secret), else watching it read-only.
 func (h *Handover) Reopen(shellID, wsID, wsName string, size ptyshell.Size) tea.Cmd {
 	if h.dial != 0 {
-		return h.host.Toast(common.LevelInfo, "a shell is opening already — esc cancels it")
+		return h.host.Toast(toast.LevelInfo, "a shell is opening already — esc cancels it")
 	}
 	id := h.host.NextID()
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -244,24 +256,35 @@ func (h *Handover) onDialed(d DialedMsg) tea.Cmd {
 		if d.V2 == nil && !d.Watch { // the workspace's shell route refused: remembered
 			h.remember(d.Err)
 		}
-		return h.host.ErrorToast("shell on "+d.WSName+": "+common.Sentence(d.Err, common.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
+		return h.host.ErrorToast("shell on "+d.WSName+": "+errtext.Sentence(d.Err, errtext.Subject{Workspace: d.WSName, Scope: "shell"}), d.Err)
 	}
 	cfg := h.c.Config
 	cmd, err := h.command(d, NewOptions(d.WSName, cfg.ShellAbandonKey, cfg.ShellPauseOnExit))
 	if err != nil {
-		return tea.Batch(closeSession(d.Session), h.host.Toast(common.LevelError, "shell: "+err.Error())) // never handed over
+		return tea.Batch(closeSession(d.Session), h.host.Toast(toast.LevelError, "shell: "+err.Error())) // never handed over
 	}
-	wsID, wsName, shellID := d.WSID, d.WSName, ""
+	exited := ExitedMsg{WSID: d.WSID, WSName: d.WSName, Watch: d.Watch, ShellsKey: h.shellsKey()}
 	var warn tea.Cmd
 	if d.V2 != nil {
-		shellID = d.V2.ShellID
+		exited.ShellID = d.V2.ShellID
+		exited.Detached = time.Duration(d.V2.DetachedTimeoutSecs) * time.Second
 		if err := h.keep.Keep(*d.V2); err != nil {
-			warn = h.host.Toast(common.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
+			warn = h.host.Toast(toast.LevelWarn, "the shell's secret was not kept ("+err.Error()+"): only this workbench can reattach to it")
 		}
 	}
 	return tea.Batch(warn, tea.Exec(cmd, func(err error) tea.Msg {
-		return ExitedMsg{WSID: wsID, WSName: wsName, ShellID: shellID, Result: cmd.Result(), Err: err}
+		exited.Result, exited.Err = cmd.Result(), err
+		return exited
 	}))
+}
+
+// shellsKey is the key of the shells screen, or the palette's command
+// when the operator bound it to none.
+func (h *Handover) shellsKey() string {
+	if k := h.c.Keys.Action(keys.AllShells).FirstKey(); k != "" {
+		return k
+	}
+	return ":shells"
 }
 
 // command is what tea.Exec runs for the dialed session: a v2 shell's
@@ -274,6 +297,7 @@ func (h *Handover) command(d DialedMsg, o Options) (Command, error) {
 	if d.V2 == nil {
 		return h.factory(d.Session, o)
 	}
+	o.ResumeHint = "the shells screen (" + h.shellsKey() + ") lists it"
 	b, ctx, info := h.backend, h.ctx, *d.V2
 	detached := time.Duration(info.DetachedTimeoutSecs) * time.Second
 	if detached <= 0 {
@@ -351,7 +375,7 @@ func (h *Handover) remember(err error) {
 	case e.Reason == cairn.ReasonForbidden:
 		h.blocked = "this token lacks the shell scope"
 	case e.Reason == cairn.ReasonShellDisabled:
-		h.blocked = common.Sentence(err, common.Subject{})
+		h.blocked = errtext.Sentence(err, errtext.Subject{})
 	case e.Status == http.StatusNotFound && e.Reason != cairn.ReasonWorkspaceNotFound,
 		e.Status == http.StatusNotImplemented:
 		h.blocked = "this server has no shell endpoint (shell.enable is off)"
@@ -360,27 +384,61 @@ func (h *Handover) remember(err error) {
 
 // End is how a shell's end reads as a toast: a missing EXIT is never
 // shown as 0.
-func End(x ExitedMsg) (common.Level, string) {
+func End(x ExitedMsg) (toast.Level, string) {
 	r := x.Result
 	switch {
 	case errors.Is(x.Err, ptyshell.ErrNotTerminal):
-		return common.LevelError, "a shell needs a terminal (stdin and stdout)"
+		return toast.LevelError, "a shell needs a terminal (stdin and stdout)"
 	case r.Ending == ptyshell.EndExit && (r.Exit.Reason == ptyshell.ReasonExited || r.Exit.Reason == ""):
-		return common.LevelInfo, fmt.Sprintf("shell exited: status %d (%s)", r.Exit.ExitCode, x.WSName)
+		return toast.LevelInfo, fmt.Sprintf("shell exited: status %d (%s)", r.Exit.ExitCode, x.WSName)
 	case r.Ending == ptyshell.EndExit:
 		text := r.Summary()
 		text = text[len("[cairn: ") : len(text)-1]
-		return common.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
-	case r.Ending == ptyshell.EndDetach:
-		return common.LevelInfo, "left the shell on " + x.WSName + "; the server ends it"
-	case r.Ending == ptyshell.EndSignal:
-		return common.LevelWarn, fmt.Sprintf("left the shell on %s on %v; the server ends it", x.WSName, r.Signal)
+		return toast.LevelWarn, fmt.Sprintf("shell on %s %s", x.WSName, trimShell(text))
+	case r.Ending == ptyshell.EndDetach, r.Ending == ptyshell.EndSignal:
+		return left(x)
 	case r.Ending == ptyshell.EndLost:
-		return common.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
+		return toast.LevelError, "shell on " + x.WSName + " lost its connection (no exit status)"
 	case x.Err != nil:
-		return common.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
+		return toast.LevelError, "shell on " + x.WSName + ": " + x.Err.Error()
 	}
-	return common.LevelError, "shell on " + x.WSName + " ended without an exit status"
+	return toast.LevelError, "shell on " + x.WSName + " ended without an exit status"
+}
+
+// left is the toast of a session the operator left, by the detach key or
+// a signal to the TUI: a watch leaves the shell as it was; a v2 shell
+// runs on without a writer, to be attached to again, until its detached
+// timeout ends it; a v1 shell ends with its connection.
+func left(x ExitedMsg) (toast.Level, string) {
+	level, on := toast.LevelInfo, ""
+	if x.Result.Ending == ptyshell.EndSignal {
+		level, on = toast.LevelWarn, fmt.Sprintf(" on %v", x.Result.Signal)
+	}
+	switch {
+	case x.Watch:
+		return level, "stopped watching the shell on " + x.WSName + on + " — it goes on"
+	case x.ShellID != "":
+		ends := "the server's detached timeout"
+		if x.Detached > 0 {
+			ends = span(x.Detached) + " detached"
+		}
+		return level, fmt.Sprintf("detached from the shell on %s%s: it keeps running — %s lists it to attach again — and ends after %s",
+			x.WSName, on, x.ShellsKey, ends)
+	}
+	return level, "left the shell on " + x.WSName + on + "; the server ends it"
+}
+
+// span renders a timeout as "5m", "1h30m" or "45s": Duration's String
+// without its zero minutes and seconds.
+func span(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }
 
 // trimShell turns "shell ended: idle timeout (status 129)" into "ended:

@@ -1,9 +1,11 @@
-// Package transfer is cairn-tui's transfer queue (TUI.md §1.6, §3.6–3.9):
-// uploads, replaces and downloads through the client, at most
-// transfer.max_parallel at a time, their progress from the hub, the tray
-// under the body and the focus it takes with tab. It owns its state; the
-// root model routes its messages to Update and hands it a Host for what
-// crosses into the rest of the program (the store, toasts, pending marks).
+// Package transfer is cairn-tui's transfers: the Transfer as the screens
+// read it and the line it shows as, and the queue that runs uploads,
+// replaces and downloads through the client, at most
+// transfer.max_parallel at a time, with their progress from the hub, the
+// tray under the body and the focus it takes with tab. The queue owns its
+// state; the root model routes its messages to Update and hands it a Host
+// for what crosses into the rest of the program (the store, toasts,
+// pending marks, timers).
 package transfer
 
 import (
@@ -16,8 +18,10 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/config"
 	"github.com/cairn-dev/cairn/tui/live"
+	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // lingerFor is how long a finished transfer stays in the tray.
@@ -47,7 +51,7 @@ type Host interface {
 	Now() time.Time
 	// Toast shows a message; ErrorToast an error's sentence, keeping the
 	// server's detail for the log.
-	Toast(level common.Level, text string) tea.Cmd
+	Toast(level toast.Level, text string) tea.Cmd
 	ErrorToast(sentence string, err error) tea.Cmd
 	// PutArtifact applies an artifact a transfer returned.
 	PutArtifact(a *cairn.Artifact) tea.Cmd
@@ -57,12 +61,25 @@ type Host interface {
 	// Changed says the transfers moved: the tray's height may differ and
 	// screens redraw.
 	Changed()
+	// After returns a Cmd that delivers msg() after d.
+	After(d time.Duration, msg func() tea.Msg) tea.Cmd
+}
+
+// Settings are the configuration's transfer settings a queue runs by.
+type Settings struct {
+	MaxParallel int // transfers running at once (transfer.max_parallel)
+	Options         // what every transfer runs with
+}
+
+// SettingsOf reads the transfer settings of cfg.
+func SettingsOf(cfg *config.Config) Settings {
+	return Settings{MaxParallel: cfg.MaxParallel, Options: Options{RateLimit: cfg.RateLimit, PresignTTL: cfg.PresignTTL}}
 }
 
 // Spec is what a transfer's Cmd needs, captured by value.
 type Spec struct {
 	ID          int
-	Kind        common.TransferKind
+	Kind        Kind
 	WSID, ArtID string
 	Name        string
 	Desc        *string
@@ -92,7 +109,8 @@ type (
 // Queue is every transfer since start, oldest first, with the running
 // ones' cancels.
 type Queue struct {
-	c       *common.Common
+	set     Settings
+	theme   *theme.Theme
 	host    Host
 	backend Backend
 	hub     *live.Hub
@@ -100,15 +118,16 @@ type Queue struct {
 	running *Inflight
 	epoch   int // bumped by SetBackend
 
-	list    []*common.Transfer
+	list    []*Transfer
 	specs   map[int]Spec
 	cancels map[int]context.CancelFunc
 	tray    tray
 }
 
-// New builds an empty queue whose transfers live within ctx.
-func New(ctx context.Context, c *common.Common, host Host, b Backend, hub *live.Hub) *Queue {
-	return &Queue{c: c, host: host, backend: b, hub: hub, ctx: ctx, running: NewInflight(),
+// New builds an empty queue whose transfers live within ctx; th draws its
+// tray.
+func New(ctx context.Context, set Settings, th *theme.Theme, host Host, b Backend, hub *live.Hub) *Queue {
+	return &Queue{set: set, theme: th, host: host, backend: b, hub: hub, ctx: ctx, running: NewInflight(),
 		specs: make(map[int]Spec), cancels: make(map[int]context.CancelFunc)}
 }
 
@@ -122,13 +141,13 @@ func (q *Queue) SetBackend(b Backend) {
 }
 
 // All is every transfer since start, oldest first.
-func (q *Queue) All() []*common.Transfer { return q.list }
+func (q *Queue) All() []*Transfer { return q.list }
 
 // Spec is the spec a transfer was queued with.
 func (q *Queue) Spec(id int) Spec { return q.specs[id] }
 
 // Get is the transfer with id, or nil.
-func (q *Queue) Get(id int) *common.Transfer {
+func (q *Queue) Get(id int) *Transfer {
 	for _, t := range q.list {
 		if t.ID == id {
 			return t
@@ -141,8 +160,8 @@ func (q *Queue) Get(id int) *common.Transfer {
 func (q *Queue) Enqueue(s Spec) tea.Cmd {
 	s.ID = q.host.NextID()
 	s.backend, s.epoch = q.backend, q.epoch
-	q.list = append(q.list, &common.Transfer{ID: s.ID, Kind: s.Kind, WorkspaceID: s.WSID, ArtifactID: s.ArtID,
-		Name: s.Name, Path: s.Path, Phase: common.PhaseQueued, Queued: q.host.Now(), Meter: termkit.Meter{Total: s.Size}})
+	q.list = append(q.list, &Transfer{ID: s.ID, Kind: s.Kind, WorkspaceID: s.WSID, ArtifactID: s.ArtID,
+		Name: s.Name, Path: s.Path, Phase: PhaseQueued, Queued: q.host.Now(), Meter: termkit.Meter{Total: s.Size}})
 	q.specs[s.ID] = s
 	return q.changed(q.startQueued())
 }
@@ -202,7 +221,7 @@ func (q *Queue) Notes(notes []live.Note) tea.Cmd {
 		if t := q.Get(n.Transfer); t != nil {
 			name = t.Name
 		}
-		cmds = append(cmds, q.host.Toast(common.LevelInfo, name+": "+n.Text))
+		cmds = append(cmds, q.host.Toast(toast.LevelInfo, name+": "+n.Text))
 	}
 	return tea.Batch(cmds...)
 }
@@ -214,9 +233,9 @@ func (q *Queue) Cancel(id int) tea.Cmd {
 	if t == nil || t.Phase.Finished() {
 		return nil
 	}
-	if t.Phase == common.PhaseQueued {
-		t.Phase, t.Ended, t.Lingering = common.PhaseCancelled, q.host.Now(), true
-		return q.changed(q.linger(id), q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name))
+	if t.Phase == PhaseQueued {
+		t.Phase, t.Ended, t.Lingering = PhaseCancelled, q.host.Now(), true
+		return q.changed(q.linger(id), q.host.Toast(toast.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name))
 	}
 	t.Cancelling = true
 	if cancel, ok := q.cancels[id]; ok {
@@ -260,10 +279,10 @@ func (q *Queue) Close(d time.Duration) { q.running.CloseWithin(d) }
 func (q *Queue) startQueued() tea.Cmd {
 	var cmds []tea.Cmd
 	for _, t := range q.list {
-		if q.Running() >= q.c.Config.MaxParallel {
+		if q.Running() >= q.set.MaxParallel {
 			break
 		}
-		if t.Phase == common.PhaseQueued {
+		if t.Phase == PhaseQueued {
 			cmds = append(cmds, q.start(t))
 		}
 	}
@@ -272,19 +291,19 @@ func (q *Queue) startQueued() tea.Cmd {
 
 // start records the running transfer (its cancel, the replace's pending
 // mark) and returns the Cmd that moves the bytes.
-func (q *Queue) start(t *common.Transfer) tea.Cmd {
+func (q *Queue) start(t *Transfer) tea.Cmd {
 	s := q.specs[t.ID]
 	t.Started = q.host.Now()
-	t.Phase = common.PhaseHashing
-	if s.Kind == common.Download {
-		t.Phase = common.PhaseDownloading
+	t.Phase = PhaseHashing
+	if s.Kind == Download {
+		t.Phase = PhaseDownloading
 	}
-	if s.Kind == common.Replace {
+	if s.Kind == Replace {
 		q.host.SetPending(s.ArtID, "replacing", true)
 	}
 	ctx, cancel := context.WithCancel(q.ctx)
 	q.cancels[t.ID] = cancel
-	b, hub, track, o := s.backend, q.hub, q.running, q.options()
+	b, hub, track, o := s.backend, q.hub, q.running, q.set.Options
 	return func() tea.Msg {
 		if !track.enter() {
 			return DoneMsg{ID: s.ID, Err: context.Canceled} // the program is ending
@@ -306,7 +325,7 @@ func (q *Queue) onDone(d DoneMsg) tea.Cmd {
 		cancel()
 		delete(q.cancels, d.ID)
 	}
-	if s.Kind == common.Replace {
+	if s.Kind == Replace {
 		q.host.SetPending(s.ArtID, "replacing", false)
 	}
 	t.Ended, t.Lingering = q.host.Now(), true
@@ -315,17 +334,17 @@ func (q *Queue) onDone(d DoneMsg) tea.Cmd {
 	case d.Err == nil:
 		cmd = q.succeeded(t, s, d.Art)
 	case t.Cancelling || errors.Is(d.Err, context.Canceled):
-		t.Phase = common.PhaseCancelled
-		cmd = q.host.Toast(common.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name)
+		t.Phase = PhaseCancelled
+		cmd = q.host.Toast(toast.LevelInfo, "cancelled the "+KindWord(t.Kind)+" of "+t.Name)
 	default:
-		t.Phase, t.Err = common.PhaseFailed, Sentence(t, d.Err)
+		t.Phase, t.Err = PhaseFailed, Sentence(t, d.Err)
 		cmd = q.host.ErrorToast(t.Err, d.Err)
 	}
 	return q.changed(cmd, q.linger(d.ID), q.startQueued())
 }
 
-func (q *Queue) succeeded(t *common.Transfer, s Spec, a *cairn.Artifact) tea.Cmd {
-	t.Phase = common.PhaseDone
+func (q *Queue) succeeded(t *Transfer, s Spec, a *cairn.Artifact) tea.Cmd {
+	t.Phase = PhaseDone
 	var put tea.Cmd
 	if a != nil {
 		t.ArtifactID, t.Name, t.Total, t.Done = a.ID, a.Name, a.Size, a.Size
@@ -333,7 +352,7 @@ func (q *Queue) succeeded(t *common.Transfer, s Spec, a *cairn.Artifact) tea.Cmd
 			put = q.host.PutArtifact(a)
 		}
 	}
-	return tea.Batch(put, q.host.Toast(common.LevelOK, doneText(t, s)))
+	return tea.Batch(put, q.host.Toast(toast.LevelOK, doneText(t, s)))
 }
 
 func (q *Queue) onLingerDone(id int) tea.Cmd {
@@ -345,7 +364,7 @@ func (q *Queue) onLingerDone(id int) tea.Cmd {
 }
 
 func (q *Queue) linger(id int) tea.Cmd {
-	return q.c.After(lingerFor, func() tea.Msg { return LingerMsg{id: id} })
+	return q.host.After(lingerFor, func() tea.Msg { return LingerMsg{id: id} })
 }
 
 // changed tells the host the transfers moved and batches cmds.

@@ -13,7 +13,8 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // The uploads an earlier run left unfinished: the client keeps the state
@@ -164,10 +165,10 @@ func shownPath(path, home string) string {
 func (q *Queue) Resume(ps []Pending) tea.Cmd {
 	cmds := make([]tea.Cmd, 0, len(ps))
 	for _, p := range ps {
-		s := Spec{Kind: common.Upload, WSID: p.WorkspaceID, Name: p.PendingUpload.Name, Desc: p.Description,
+		s := Spec{Kind: Upload, WSID: p.WorkspaceID, Name: p.PendingUpload.Name, Desc: p.Description,
 			Path: p.Path, Size: p.Size}
 		if p.ArtifactID != "" {
-			s = Spec{Kind: common.Replace, WSID: p.WorkspaceID, ArtID: p.ArtifactID, Name: p.Name(), Path: p.Path, Size: p.Size,
+			s = Spec{Kind: Replace, WSID: p.WorkspaceID, ArtID: p.ArtifactID, Name: p.Name(), Path: p.Path, Size: p.Size,
 				Repair: p.Artifact != nil && p.Artifact.State == cairn.ArtifactMissingObject}
 		}
 		cmds = append(cmds, q.Enqueue(s))
@@ -198,11 +199,11 @@ func (q *Queue) Discard(ps []Pending) tea.Cmd {
 
 func (q *Queue) onDiscarded(d DiscardedMsg) tea.Cmd {
 	if d.Err == nil {
-		return q.host.Toast(common.LevelOK, "discarded the interrupted upload of "+d.Name)
+		return q.host.Toast(toast.LevelOK, "discarded the interrupted upload of "+d.Name)
 	}
 	sentence := d.Err.Error()
 	if _, ok := errors.AsType[*cairn.Error](d.Err); ok || client.IsUnreachable(d.Err) {
-		sentence = common.Sentence(d.Err, common.Subject{Artifact: d.Name, Name: d.Name, Scope: "write"})
+		sentence = errtext.Sentence(d.Err, errtext.Subject{Artifact: d.Name, Name: d.Name, Scope: "write"})
 	}
 	return q.host.ErrorToast("discard "+d.Name+": "+sentence, d.Err)
 }

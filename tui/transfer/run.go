@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/live"
 )
 
@@ -20,10 +20,6 @@ import (
 type Options struct {
 	RateLimit  int64         // bytes per second, 0 for none
 	PresignTTL time.Duration // how long a download's presigned GET lives (transfer.presign_ttl), 0 for the server's default
-}
-
-func (q *Queue) options() Options {
-	return Options{RateLimit: q.c.Config.RateLimit, PresignTTL: q.c.Config.PresignTTL}
 }
 
 // Run moves the bytes; it runs in a Cmd. Progress and the client's
@@ -34,15 +30,22 @@ func Run(ctx context.Context, b Backend, hub *live.Hub, s Spec, o Options) DoneM
 	note := func(n client.Notice) { hub.Note(live.Note{Transfer: s.ID, Text: n.Text}) }
 	done := DoneMsg{ID: s.ID}
 	switch s.Kind {
-	case common.Upload:
+	case Upload:
 		done.Art, done.Err = b.Upload(ctx, s.WSID, s.Path, client.UploadOptions{Name: s.Name, Description: s.Desc,
 			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit})
-	case common.Replace:
+	case Replace:
 		done.Art, done.Err = b.Replace(ctx, s.ArtID, s.Path, client.UploadOptions{
 			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit})
-	case common.Download:
+	case Download:
 		done.Art, done.Err = b.Download(ctx, s.ArtID, s.Path, client.DownloadOptions{Overwrite: s.Overwrite,
 			PhaseProgress: m.bytes, PartProgress: m.parts, Notice: note, RateLimit: o.RateLimit, TTL: o.PresignTTL})
+		if done.Err != nil && ctx.Err() != nil {
+			// Cancelled, or the program is quitting: the operator wants none
+			// of it, so the part file a large download keeps for a resume
+			// goes too. What cannot be removed is what the next download to
+			// the same path resumes or starts over.
+			_ = client.DiscardDownload(s.Path)
+		}
 	}
 	return done
 }
@@ -80,22 +83,22 @@ func (m *meter) parts(done, total int) {
 }
 
 // KindWord names what a transfer does: upload, replace, download.
-func KindWord(k common.TransferKind) string {
+func KindWord(k Kind) string {
 	switch k {
-	case common.Upload:
+	case Upload:
 		return "upload"
-	case common.Replace:
+	case Replace:
 		return "replace"
 	}
 	return "download"
 }
 
 // doneText is a finished transfer's success toast.
-func doneText(t *common.Transfer, s Spec) string {
+func doneText(t *Transfer, s Spec) string {
 	switch s.Kind {
-	case common.Upload:
+	case Upload:
 		return fmt.Sprintf("uploaded %s (%s)", t.Name, termkit.Size(t.Total))
-	case common.Replace:
+	case Replace:
 		if s.Repair {
 			return "repaired " + t.Name
 		}
@@ -105,7 +108,7 @@ func doneText(t *common.Transfer, s Spec) string {
 }
 
 // Sentence is a failed transfer's one sentence (TUI.md §3.7–3.9).
-func Sentence(t *common.Transfer, err error) string {
+func Sentence(t *Transfer, err error) string {
 	base := filepath.Base(t.Path)
 	switch {
 	case errors.Is(err, client.ErrVerification):
@@ -126,5 +129,5 @@ func Sentence(t *common.Transfer, err error) string {
 	if _, ok := errors.AsType[*cairn.Error](err); !ok && !client.IsUnreachable(err) {
 		return t.Name + ": " + err.Error() // a local failure: the path is the operator's own
 	}
-	return common.Sentence(err, common.Subject{Artifact: t.Name, Name: t.Name, Scope: "write"})
+	return errtext.Sentence(err, errtext.Subject{Artifact: t.Name, Name: t.Name, Scope: "write"})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/live"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -19,7 +18,7 @@ import (
 // per transfer, and passes its notices on as notes.
 func TestRunReportsPartsAndNotices(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []common.TransferKind{common.Upload, common.Replace, common.Download} {
+	for _, kind := range []transfer.Kind{transfer.Upload, transfer.Replace, transfer.Download} {
 		t.Run(transfer.KindWord(kind), func(t *testing.T) {
 			t.Parallel()
 			hub := live.NewHub(0, 100, time.Now)

@@ -5,10 +5,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
-	"github.com/cairn-dev/cairn/tui/widgets/transferline"
 )
 
 // tray is the focus the tray takes with tab (TUI.md §1.5): a cursor over
@@ -27,8 +25,8 @@ func (t *tray) clamp(n int) {
 
 // Tray is the transfers the tray shows: unfinished, or finished less than
 // 5 s ago.
-func (q *Queue) Tray() []*common.Transfer {
-	var out []*common.Transfer
+func (q *Queue) Tray() []*Transfer {
+	var out []*Transfer
 	for _, t := range q.list {
 		if !t.Phase.Finished() || t.Lingering {
 			out = append(out, t)
@@ -98,12 +96,12 @@ func (q *Queue) TrayKey(id keys.ID) (cmd tea.Cmd, ok bool) {
 // The focused tray marks its cursor line with the cursor glyph.
 func (q *Queue) TrayView(width, height int, frame int) []string {
 	ts := q.Tray()
-	th, now := q.c.Theme, q.host.Now()
+	th, now := q.theme, q.host.Now()
 	switch h := q.TrayHeight(height); {
 	case h == 0:
 		return nil
 	case height < 24:
-		return []string{transferline.Summary(th, ts, width)}
+		return []string{Summary(th, ts, width)}
 	}
 	shown := ts
 	var more string
@@ -119,10 +117,10 @@ func (q *Queue) TrayView(width, height int, frame int) []string {
 			if i == q.tray.cursor {
 				mark = th.Glyphs.Cursor + " "
 			}
-			out = append(out, mark+transferline.View(th, t, now, frame, width-2))
+			out = append(out, mark+Line(th, t, now, frame, width-2))
 			continue
 		}
-		out = append(out, transferline.View(th, t, now, frame, width))
+		out = append(out, Line(th, t, now, frame, width))
 	}
 	if more != "" {
 		out = append(out, more)

@@ -7,16 +7,16 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // Screen lists one workspace's artifacts.
 type Screen struct {
-	c           *common.Common
+	c           *deps.Deps
 	wsID        string
 	wsName      string // sanitised, for the crumbs and the empty text
 	list        *pane.List[*row]
@@ -27,7 +27,7 @@ type Screen struct {
 	// rest is the artifact content the cursor last stood on and the
 	// sequence of its rest timer: the detail pane asks for the first
 	// lines of a small text artifact after 300 ms there (TUI.md §1.3).
-	rest    common.HeadMsg
+	rest    screen.HeadMsg
 	restSeq int
 }
 
@@ -35,13 +35,8 @@ type Screen struct {
 type headRestMsg struct{ seq int }
 
 // New returns the screen of workspace wsID, filled from the store.
-func New(c *common.Common, wsID string) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, MarkGlyph: th.Glyphs.Mark,
-		Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps, wsID string) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Changed = func(r *row) bool { return c.Changed(r.art.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	s := &Screen{c: c, wsID: wsID, list: pane.New(c, tbl)}
@@ -51,11 +46,7 @@ func New(c *common.Common, wsID string) *Screen {
 	}
 	tbl.SetSort(order(0), false)
 	arts, _ := c.Data.Store().Artifacts(wsID)
-	rows := make([]*row, len(arts))
-	for i, a := range arts {
-		rows[i] = newRow(a)
-	}
-	tbl.SetRows(rows)
+	tbl.SetRows(pane.Rows(arts, newRow))
 	return s
 }
 
@@ -82,7 +73,7 @@ func (s *Screen) Selected() (*cairn.Artifact, bool) {
 }
 
 // Update handles keys and data for the screen.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	cmd := s.update(msg)
 	return s, tea.Batch(cmd, s.restIfMoved())
 }
@@ -94,9 +85,9 @@ func (s *Screen) Init() tea.Cmd { return s.restIfMoved() }
 // restIfMoved starts the rest timer when the cursor stands on other
 // content than before.
 func (s *Screen) restIfMoved() tea.Cmd {
-	var at common.HeadMsg
+	var at screen.HeadMsg
 	if a, ok := s.Selected(); ok && s.c.Inlined(a) {
-		at = common.HeadMsg{ArtifactID: a.ID, UpdatedAt: a.UpdatedAt}
+		at = screen.HeadMsg{ArtifactID: a.ID, UpdatedAt: a.UpdatedAt}
 	}
 	if at == s.rest {
 		return nil
@@ -119,28 +110,24 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if _, ok := s.c.Data.Head(s.rest.ArtifactID, s.rest.UpdatedAt); ok {
 			return nil
 		}
-		return send(s.rest)
+		return screen.Send(s.rest)
 	case tea.KeyMsg:
 		return s.key(msg)
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.data(msg.Changes)
-	case common.ClearMarksMsg:
+	case screen.ClearMarksMsg:
 		s.list.ClearMarks()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		banner := 0
 		if s.deleted {
 			banner = 1
 		}
 		s.list.Click(msg.X, msg.Y, banner)
-	case common.BackMsg:
-		if !s.list.ClearMarks() && !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s.list.Back()
 	}
 	return nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) data(ch store.Changes) {
 	st := s.c.Data.Store()
@@ -182,18 +169,18 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return nil
 	}
 	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Marked: marked})
 	}
 	a, _ := s.Selected()
 	switch id {
 	case keys.Open, keys.Preview:
-		return send(common.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
 		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
@@ -208,11 +195,11 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		}
 		s.list.ApplyFilter()
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: a.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: a.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "ID", Value: a.ID})
+		return screen.Send(screen.CopyMsg{Label: "ID", Value: a.ID})
 	case keys.ArtEdit, keys.ArtDelete:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package artifacts_test
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/tui"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
@@ -43,25 +43,7 @@ func drive(m tea.Model, msg tea.Msg) {
 	for len(queue) > 0 {
 		var cmd tea.Cmd
 		m, cmd = m.Update(queue[0])
-		queue = append(queue[1:], run(cmd)...)
-	}
-}
-
-func run(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	switch msg := cmd().(type) {
-	case nil:
-		return nil
-	case tea.BatchMsg:
-		var out []tea.Msg
-		for _, c := range msg {
-			out = append(out, run(c)...)
-		}
-		return out
-	default:
-		return []tea.Msg{msg}
+		queue = append(queue[1:], modeltest.Msgs(cmd)...)
 	}
 }
 
@@ -84,10 +66,10 @@ func open10k(b testing.TB) *tui.Model {
 	}
 	b.Cleanup(m.Close)
 	drive(m, tea.WindowSizeMsg{Width: 160, Height: 50})
-	for _, msg := range run(m.Init()) {
+	for _, msg := range modeltest.Msgs(m.Init()) {
 		drive(m, msg)
 	}
-	drive(m, tea.KeyMsg{Type: tea.KeyEnter})
+	drive(m, modeltest.Key("enter"))
 	if n, _ := m.Store().Artifacts(wsOf(m)); len(n) != 10000 {
 		b.Fatalf("opened %d artifacts", len(n))
 	}
@@ -101,21 +83,11 @@ func wsOf(m *tui.Model) string {
 	return ""
 }
 
-// mix is the key presses of §8: movement, sort and a filter typed and
-// cleared.
-func mix() []tea.KeyMsg {
-	k := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
-	return []tea.KeyMsg{
-		k("j"), k("j"), k("k"), {Type: tea.KeyCtrlD}, k("G"), k("g"), k("o"),
-		k("/"), k("4"), k("2"), k("j"), {Type: tea.KeyBackspace}, {Type: tea.KeyEnter}, {Type: tea.KeyEsc},
-	}
-}
-
 // BenchmarkKeypress10k measures Update + View per key press with 10 000
 // artifacts at 160×50, and reports p50/p99 against the 16 ms budget.
 func BenchmarkKeypress10k(b *testing.B) {
 	m := open10k(b)
-	keys := mix()
+	keys := modeltest.KeyMix()
 	durations := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -128,7 +100,7 @@ func BenchmarkKeypress10k(b *testing.B) {
 	b.StopTimer()
 	p50, p99 := report(b, durations)
 	fmt.Printf("cairn-tui key press at 10 000 artifacts (Update + View, 160×50): p50 %.2f ms, p99 %.2f ms (budget 16 ms, ratio %.2f)\n",
-		ms(p50), ms(p99), float64(p99)/float64(budget))
+		modeltest.Millis(p50), modeltest.Millis(p99), float64(p99)/float64(budget))
 }
 
 // TestKeypressBudget10k is §8's budget: the key mix 500 times over 10 000
@@ -136,7 +108,7 @@ func BenchmarkKeypress10k(b *testing.B) {
 // instrumentation slows every access).
 func TestKeypressBudget10k(t *testing.T) {
 	m := open10k(t)
-	keys := mix()
+	keys := modeltest.KeyMix()
 	for _, k := range keys { // warm the row caches as a first screenful would
 		m.Update(k)
 		_ = m.View()
@@ -153,23 +125,15 @@ func TestKeypressBudget10k(t *testing.T) {
 		durations = append(durations, d)
 		slowest[k.String()] = max(slowest[k.String()], d)
 	}
-	slices.Sort(durations)
-	p99 := percentile(durations, 0.99)
-	t.Logf("key press p50 %.2f ms, p99 %.2f ms (budget %v ×%d); slowest per key %v", ms(percentile(durations, 0.5)), ms(p99), budget, raceFactor, slowest)
+	p50, p99 := modeltest.Percentiles(durations)
+	t.Logf("key press p50 %.2f ms, p99 %.2f ms (budget %v ×%d); slowest per key %v", modeltest.Millis(p50), modeltest.Millis(p99), budget, raceFactor, slowest)
 	require.Less(t, p99, budget*raceFactor, "p99 of Update + View per key press at 10 000 artifacts")
 }
 
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func report(b *testing.B, d []time.Duration) (p50, p99 time.Duration) {
-	slices.Sort(d)
-	p50, p99 = percentile(d, 0.5), percentile(d, 0.99)
-	b.ReportMetric(ms(p50), "p50-ms")
-	b.ReportMetric(ms(p99), "p99-ms")
+	p50, p99 = modeltest.Percentiles(d)
+	b.ReportMetric(modeltest.Millis(p50), "p50-ms")
+	b.ReportMetric(modeltest.Millis(p99), "p99-ms")
 	b.ReportMetric(float64(p99)/float64(budget), "p99/budget")
 	return p50, p99
 }

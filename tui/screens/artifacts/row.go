@@ -9,7 +9,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -31,7 +32,7 @@ type row struct {
 func newRow(a *cairn.Artifact) *row {
 	r := &row{
 		art:  a,
-		key:  strings.ToLower(a.Name + "\n" + common.FirstLine(a.Description)),
+		key:  strings.ToLower(a.Name + "\n" + optional.FirstLine(a.Description)),
 		name: termkit.Sanitize(a.Name),
 		mime: termkit.Sanitize(mime(a)),
 		desc: pane.Line(a.Description),
@@ -49,7 +50,7 @@ func rowID(r *row) string { return r.art.ID }
 
 func missing(a *cairn.Artifact) bool { return a.State == cairn.ArtifactMissingObject }
 
-func stateCell(c *common.Common, a *cairn.Artifact) string {
+func stateCell(c *deps.Deps, a *cairn.Artifact) string {
 	g := c.Theme.Glyphs
 	if word := c.Data.Pending(a.ID); word != "" {
 		return g.Frame(c.Data.Frame()) + " " + word
@@ -66,7 +67,7 @@ func mime(a *cairn.Artifact) string {
 	return strings.TrimSpace(t)
 }
 
-func columns(c *common.Common) []table.Column[*row] {
+func columns(c *deps.Deps) []table.Column[*row] {
 	return []table.Column[*row]{
 		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "STATE", Min: 11, Cell: func(r *row) string { return stateCell(c, r.art) }, Style: func(r *row) (lipgloss.Style, bool) {
@@ -85,7 +86,7 @@ func columns(c *common.Common) []table.Column[*row] {
 	}
 }
 
-func stamp(c *common.Common, r *row) string {
+func stamp(c *deps.Deps, r *row) string {
 	age := termkit.Age(c.Data.Now(), r.art.UpdatedAt)
 	if p := c.Data.Pending(r.art.ID); p != "" {
 		return p + c.Theme.Glyphs.Frame(c.Data.Frame()) + age

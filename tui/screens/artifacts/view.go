@@ -7,8 +7,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
@@ -29,12 +30,7 @@ func (s *Screen) Crumbs() []string {
 	if s.missingOnly {
 		crumb += " [missing]"
 	}
-	for _, f := range []string{s.list.FilterCrumb(), s.list.MarkCrumb()} {
-		if f != "" {
-			crumb += " " + f
-		}
-	}
-	return []string{s.wsName, crumb}
+	return s.list.Crumbs(s.wsName, crumb)
 }
 
 func (s *Screen) missingCount() int {
@@ -46,14 +42,9 @@ func (s *Screen) missingCount() int {
 
 // Keys is the navigation and artifact bindings with their state.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "artifacts", Bindings: append(append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeLists)...),
-		km.Enabled(keys.ScopeArtifacts)...)}
-	for i := range ctx.Bindings {
-		if ctx.Bindings[i].ID == keys.Open {
-			ctx.Bindings[i].Short, ctx.Bindings[i].Help = "preview", "preview the content"
-		}
-	}
+	ctx := pane.Bindings(s.c.Keys, "artifacts", map[keys.ID]pane.Help{
+		keys.Open: {Short: "preview", Long: "preview the content"},
+	}, keys.ScopeNav, keys.ScopeLists, keys.ScopeArtifacts)
 	a, ok := s.Selected()
 	switch {
 	case s.deleted:
@@ -71,12 +62,7 @@ func (s *Screen) Keys() keys.Context {
 		s.guard(ctx, a)
 	}
 	s.guardVolume(ctx)
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	if s.c.Remote {
 		ctx.Hide(keys.ArtUpload, keys.ArtReplace, keys.ArtDownload)
 	}
@@ -160,7 +146,7 @@ func (s *Screen) detail() []string {
 }
 
 // Detail renders an artifact's detail lines for width.
-func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
+func Detail(c *deps.Deps, a *cairn.Artifact, width int) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	state := stateCell(c, a)
@@ -188,7 +174,7 @@ func Detail(c *common.Common, a *cairn.Artifact, width int) []string {
 		pane.Field(th, "Created", pane.Stamped(now, a.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, a.UpdatedAt)),
 	)
-	if d := common.Deref(a.Description); d != "" {
+	if d := optional.String(a.Description); d != "" {
 		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
 	}
 	return append(lines, head(c, a, width)...)
@@ -200,7 +186,7 @@ const headLines = 12
 
 // head is the first lines of a small text artifact, once read (TUI.md
 // §1.3); the preview shows all of it.
-func head(c *common.Common, a *cairn.Artifact, width int) []string {
+func head(c *deps.Deps, a *cairn.Artifact, width int) []string {
 	if !c.Inlined(a) {
 		return nil
 	}

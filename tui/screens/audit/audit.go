@@ -5,10 +5,10 @@
 //
 // The screen does no I/O. It asks the root for one page at a time
 // (ListMsg) and takes the answer (PageMsg); an answer for another screen
-// or an older listing is dropped. Pages of PageSize are asked for as the
+// or an older listing is dropped (pane.Pages keeps the listing). Pages of PageSize are asked for as the
 // cursor nears the end of what is loaded, up to MaxEvents; a line under
 // the list says when more remain. It lists again from the top, keeping the
-// cursor's event, on common.RefreshMsg and when events of its workspace
+// cursor's event, on screen.RefreshMsg and when events of its workspace
 // (any, when it shows every workspace) change the store.
 package audit
 
@@ -18,11 +18,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // The listing's bounds: events per request, and held at most.
@@ -60,44 +61,34 @@ type PageMsg struct {
 	Err         error
 }
 
-var _ common.Screen = (*Screen)(nil)
+var _ screen.Screen = (*Screen)(nil)
 
 // Screen is the audit trail.
 type Screen struct {
-	c      *common.Common
+	c      *deps.Deps
 	id     int
 	wsID   string // "" for every workspace
 	wsName string
 	list   *pane.List[*row]
+	pages  *pane.Pages[*row]
 	typ    int // 0: every type; i: Types[i-1]
-
-	req     int
-	loading bool
-	again   bool // a refresh came while a page ran: list again after it
-	listed  bool
-	more    bool // the last page was full
-	loaded  int
-	want    int
-	err     error
-	keep    string
 }
 
 // New returns the audit trail of workspace wsID ("" for every workspace);
 // id tells its answers apart from another screen's. Init asks for the
 // first page.
-func New(c *common.Common, wsID string, id int) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c, wsID == ""), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps, wsID string, id int) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c, wsID == ""))
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	tbl.SetSort(newestFirst, false)
-	return &Screen{c: c, id: id, wsID: wsID, wsName: workspaceName(c, wsID), list: pane.New(c, tbl), want: PageSize}
+	s := &Screen{c: c, id: id, wsID: wsID, wsName: workspaceName(c, wsID), list: pane.New(c, tbl)}
+	s.pages = pane.NewPages(s.list, pane.Paging{Size: PageSize, Most: MaxEvents, Noun: "events",
+		Bound: "only the newest " + termkit.Count(MaxEvents) + " events are held here — T narrows to one type"}, s.ask)
+	return s
 }
 
 // Init asks for the first page.
-func (s *Screen) Init() tea.Cmd { return s.restart() }
+func (s *Screen) Init() tea.Cmd { return s.pages.Restart("") }
 
 // ID is the screen's, as its requests carry it.
 func (s *Screen) ID() int { return s.id }
@@ -122,45 +113,42 @@ func (s *Screen) Selected() (*cairn.AuditEvent, bool) {
 	return r.ev, true
 }
 
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
-func (s *Screen) request(offset int) tea.Cmd {
-	s.loading = true
+// ask is the request of the listing's first page, or of the one after
+// the events loaded.
+func (s *Screen) ask(next bool) tea.Cmd {
 	var types []cairn.AuditType
 	if t := s.Type(); t != "" {
 		types = []cairn.AuditType{t}
 	}
-	return send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID, Types: types, Offset: offset})
+	offset := 0
+	if next {
+		offset = s.pages.Loaded()
+	}
+	return screen.Send(ListMsg{Screen: s.id, Req: s.pages.Req(), WorkspaceID: s.wsID, Types: types, Offset: offset})
 }
 
 // Update handles keys, pages and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
-	cmd := s.update(msg)
-	s.list.SetFooter(s.footer())
-	return s, cmd
-}
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) { return s, s.update(msg) }
 
 func (s *Screen) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s.key(msg)
 	case PageMsg:
-		if msg.Screen == s.id && msg.Req == s.req {
-			return s.page(msg)
+		if msg.Screen == s.id && msg.Req == s.pages.Req() {
+			return s.pages.Take(msg.Offset > 0, pane.Rows(msg.Events, newRow), len(msg.Events) == PageSize, msg.Err)
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if msg.WorkspaceID == "" || s.wsID == "" || msg.WorkspaceID == s.wsID {
 			return s.Refresh()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.wsName = workspaceName(s.c, s.wsID)
 		if s.touched(msg.Changes) {
 			return s.Refresh()
 		}
-	case common.BackMsg:
-		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s.list.Back()
 	}
 	return nil
 }
@@ -178,109 +166,29 @@ func (s *Screen) touched(ch store.Changes) bool {
 	return false
 }
 
-// page takes one page: the first of a listing replaces what was shown
-// (a refresh keeps the old rows until then), the rest add to it; the
-// cursor goes back to the event it is to keep once that is listed.
-func (s *Screen) page(msg PageMsg) tea.Cmd {
-	s.loading = false
-	if s.again {
-		s.again = false
-		return s.Refresh()
-	}
-	if msg.Err != nil {
-		s.err = msg.Err
-		return nil
-	}
-	s.err = nil
-	rows := make([]*row, len(msg.Events))
-	for i, ev := range msg.Events {
-		rows[i] = newRow(ev)
-	}
-	if msg.Offset == 0 {
-		s.list.Table.SetRows(rows)
-		s.listed, s.loaded = true, len(rows)
-	} else {
-		s.list.Table.Upsert(rows...)
-		s.loaded += len(rows)
-	}
-	s.more = len(rows) == PageSize
-	if _, ok := s.list.Table.Get(s.keep); ok {
-		s.list.Table.SetCursor(s.keep)
-		s.keep = ""
-	}
-	return s.next()
-}
-
-// next asks for the next page while the listing wants more: the events
-// the cursor came near, or the event to keep (up to MaxEvents).
-func (s *Screen) next() tea.Cmd {
-	limit := min(s.want, MaxEvents)
-	if s.keep != "" {
-		limit = MaxEvents
-	}
-	if !s.more || s.loading || s.loaded >= limit {
-		if !s.more || s.loaded >= MaxEvents {
-			s.keep = ""
-		}
-		return nil
-	}
-	return s.request(s.loaded)
-}
-
-// nearEnd is a cursor within a page of the last loaded row: the next page
-// is wanted.
-func (s *Screen) nearEnd() tea.Cmd {
-	if !s.more || s.list.Table.CursorIndex() < s.list.Table.Len()-s.list.Table.Page() {
-		return nil
-	}
-	s.want = max(s.want, s.loaded+PageSize)
-	return s.next()
-}
-
 // Refresh lists again from the top, keeping the cursor's event and as
 // many events as were loaded. A refresh while a page runs waits for it.
-func (s *Screen) Refresh() tea.Cmd {
-	if s.loading {
-		s.again = true
-		return nil
-	}
-	s.req++
-	s.keep = s.list.Table.CursorID()
-	s.want = max(PageSize, s.loaded)
-	s.more = false
-	return s.request(0)
-}
-
-// restart lists from the top with nothing kept: a new type.
-func (s *Screen) restart() tea.Cmd {
-	s.req++
-	s.listed, s.loaded, s.more, s.err, s.keep, s.want, s.again = false, 0, false, nil, "", PageSize, false
-	s.list.Table.SetRows(nil)
-	return s.request(0)
-}
+func (s *Screen) Refresh() tea.Cmd { return s.pages.Refresh() }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeAudit)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
-	if handled, moved := s.list.Nav(id); handled {
-		if moved {
-			s.keep = "" // the operator chose another event meanwhile
-		}
-		return s.nearEnd()
+	if cmd, handled := s.pages.Nav(id); handled {
+		return cmd
 	}
 	r, _ := s.list.Table.Cursor()
 	switch id {
 	case keys.AuditTypes:
 		s.typ = (s.typ + 1) % (len(Types) + 1)
-		return s.restart()
+		return s.pages.Restart("")
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "request ID", Value: r.requestID})
+		return screen.Send(screen.CopyMsg{Label: "request ID", Value: r.requestID})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "event ID", Value: r.ev.ID})
+		return screen.Send(screen.CopyMsg{Label: "event ID", Value: r.ev.ID})
 	}
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
@@ -53,18 +54,6 @@ func page(s *Screen, req, offset int, evs []*cairn.AuditEvent) tea.Cmd {
 	return cmd
 }
 
-func msgOf(cmd tea.Cmd) tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	return cmd()
-}
-
-func press(s *Screen, k string) tea.Msg {
-	_, cmd := s.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
-	return msgOf(cmd)
-}
-
 func TestFilterIsNewestFirstPaged(t *testing.T) {
 	t.Parallel()
 	m := ListMsg{WorkspaceID: "w", Types: []cairn.AuditType{cairn.AuditShellOpened}, Offset: 400}
@@ -89,10 +78,9 @@ func TestPagingAsTheCursorNearsTheEnd(t *testing.T) {
 	require.Nil(t, page(s, 1, 0, events("E", 0, PageSize)), "a full page waits for the cursor")
 	require.Contains(t, s.View(), "more events: moving down lists the next 200")
 	require.Equal(t, []string{"ws-alpha", "audit (200+)"}, s.Crumbs())
-	require.Nil(t, press(s, "j"), "far from the end")
-	_, cmd := s.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("G")})
-	require.Equal(t, ListMsg{Screen: 7, Req: 1, WorkspaceID: alpha.ID, Offset: PageSize}, msgOf(cmd))
-	require.Nil(t, press(s, "k"), "one page at a time")
+	require.Nil(t, modeltest.Msg(modeltest.Press(s.Update, "j")), "far from the end")
+	require.Equal(t, ListMsg{Screen: 7, Req: 1, WorkspaceID: alpha.ID, Offset: PageSize}, modeltest.Msg(modeltest.Press(s.Update, "G")))
+	require.Nil(t, modeltest.Msg(modeltest.Press(s.Update, "k")), "one page at a time")
 	require.Nil(t, page(s, 1, PageSize, events("E", PageSize, 5)), "a short page is the last")
 	require.Equal(t, PageSize+5, s.list.Table.Total())
 	require.NotContains(t, s.View(), "more events")
@@ -102,10 +90,10 @@ func TestHeldAtMost(t *testing.T) {
 	t.Parallel()
 	s := open(t, "")
 	for off := 0; off < MaxEvents; off += PageSize {
-		s.want = MaxEvents // as if the cursor kept near the end
-		cmd := page(s, 1, off, events("E", off, PageSize))
+		require.Nil(t, page(s, 1, off, events("E", off, PageSize)), "the next page waits for the cursor")
+		cmd := modeltest.Press(s.Update, "G") // the cursor keeps near the end
 		if off+PageSize < MaxEvents {
-			require.Equal(t, ListMsg{Screen: 7, Req: 1, Offset: off + PageSize}, msgOf(cmd))
+			require.Equal(t, ListMsg{Screen: 7, Req: 1, Offset: off + PageSize}, modeltest.Msg(cmd))
 		} else {
 			require.Nil(t, cmd, "no page past the bound")
 		}
@@ -118,15 +106,15 @@ func TestTypeCycle(t *testing.T) {
 	t.Parallel()
 	s := open(t, "")
 	page(s, 1, 0, events("E", 0, 3))
-	require.Equal(t, ListMsg{Screen: 7, Req: 2, Types: []cairn.AuditType{Types[0]}}, press(s, "T"))
+	require.Equal(t, ListMsg{Screen: 7, Req: 2, Types: []cairn.AuditType{Types[0]}}, modeltest.Msg(modeltest.Press(s.Update, "T")))
 	require.Equal(t, 0, s.list.Table.Total(), "the old type's rows go")
 	require.Equal(t, []string{"audit NEW_WORKSPACE"}, s.Crumbs())
 	page(s, 2, 0, nil)
 	require.Contains(t, s.View(), "No audit events of type NEW_WORKSPACE — T shows another type")
 	for i := 1; i < len(Types); i++ {
-		require.Equal(t, []cairn.AuditType{Types[i]}, press(s, "T").(ListMsg).Types)
+		require.Equal(t, []cairn.AuditType{Types[i]}, modeltest.Msg(modeltest.Press(s.Update, "T")).(ListMsg).Types)
 	}
-	back := press(s, "T").(ListMsg)
+	back := modeltest.Msg(modeltest.Press(s.Update, "T")).(ListMsg)
 	require.Nil(t, back.Types, "after the last type, every type again")
 	require.Equal(t, 2+len(Types), back.Req)
 }
@@ -135,17 +123,17 @@ func TestRefreshKeepsTheCursor(t *testing.T) {
 	t.Parallel()
 	s := open(t, alpha.ID)
 	page(s, 1, 0, events("E", 0, 5))
-	press(s, "j")
-	press(s, "j")
+	modeltest.Msg(modeltest.Press(s.Update, "j"))
+	modeltest.Msg(modeltest.Press(s.Update, "j"))
 	kept, _ := s.Selected()
-	_, cmd := s.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd := s.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd, "another workspace's")
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindArtifact, ID: "a1", WorkspaceID: alpha.ID}}}})
-	require.Equal(t, ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}, msgOf(cmd), "an event of its workspace")
-	_, cmd = s.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindArtifact, ID: "a1", WorkspaceID: alpha.ID}}}})
+	require.Equal(t, ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}, modeltest.Msg(cmd), "an event of its workspace")
+	_, cmd = s.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
 	require.Nil(t, cmd, "one listing at a time")
 	newer := append(events("N", -2, 2), events("E", 0, 5)...)
-	require.Equal(t, ListMsg{Screen: 7, Req: 3, WorkspaceID: alpha.ID}, msgOf(page(s, 2, 0, newer)), "the refresh that waited")
+	require.Equal(t, ListMsg{Screen: 7, Req: 3, WorkspaceID: alpha.ID}, modeltest.Msg(page(s, 2, 0, newer)), "the refresh that waited")
 	page(s, 3, 0, newer)
 	ev, _ := s.Selected()
 	require.Equal(t, kept.ID, ev.ID, "the cursor stays on its event")
@@ -157,7 +145,7 @@ func TestForbidden(t *testing.T) {
 	s := open(t, "")
 	s.Update(PageMsg{Screen: 7, Req: 1, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})
 	require.Contains(t, s.View(), "the audit trail needs the admin scope — this token lacks it")
-	s.Update(common.RefreshMsg{})
+	s.Update(screen.RefreshMsg{})
 	page(s, 2, 0, events("E", 0, 1))
 	require.NotContains(t, s.View(), "admin scope")
 }

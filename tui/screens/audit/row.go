@@ -8,7 +8,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
@@ -39,14 +40,14 @@ func newRow(ev *cairn.AuditEvent) *row {
 	r := &row{
 		ev:        ev,
 		typ:       termkit.Sanitize(string(ev.Type)),
-		actor:     termkit.Sanitize(common.Deref(ev.Actor)),
+		actor:     termkit.Sanitize(optional.String(ev.Actor)),
 		wsID:      text(ev.Metadata[keyWorkspace]),
 		requestID: text(ev.Metadata[keyRequest]),
 		summary:   Summary(ev.Metadata),
 		sortKey:   table.Key{N: -ev.CreatedAt.UnixNano(), S: descending(ev.ID)},
 	}
 	r.request = shortID(r.requestID)
-	r.key = strings.ToLower(strings.Join([]string{string(ev.Type), common.Deref(ev.Actor), r.wsID, r.requestID, r.summary}, "\n"))
+	r.key = strings.ToLower(strings.Join([]string{string(ev.Type), optional.String(ev.Actor), r.wsID, r.requestID, r.summary}, "\n"))
 	return r
 }
 
@@ -106,7 +107,7 @@ func Summary(meta map[string]any) string {
 	return out
 }
 
-func columns(c *common.Common, every bool) []table.Column[*row] {
+func columns(c *deps.Deps, every bool) []table.Column[*row] {
 	dash := func(s string) string {
 		if s == "" {
 			return c.Theme.Glyphs.Dash
@@ -129,19 +130,19 @@ func columns(c *common.Common, every bool) []table.Column[*row] {
 }
 
 // when is the event's local time and age: "08-14 10:00 2h".
-func when(c *common.Common, r *row) string {
+func when(c *deps.Deps, r *row) string {
 	return r.ev.CreatedAt.Local().Format("01-02 15:04") + " " + termkit.Age(c.Data.Now(), r.ev.CreatedAt)
 }
 
 // stamp is what a row's cells read besides the row: its age and its
 // workspace's name.
-func stamp(c *common.Common, r *row) string {
+func stamp(c *deps.Deps, r *row) string {
 	return termkit.Age(c.Data.Now(), r.ev.CreatedAt) + "|" + workspaceName(c, r.wsID)
 }
 
 // workspaceName is the workspace's sanitised name, or its short ID when the
 // store does not know it; "" for "".
-func workspaceName(c *common.Common, id string) string {
+func workspaceName(c *deps.Deps, id string) string {
 	if w, ok := c.Data.Store().Workspace(id); ok {
 		return termkit.Sanitize(w.Name)
 	}

@@ -1,12 +1,12 @@
 package audit
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
@@ -21,38 +21,20 @@ func (s *Screen) Crumbs() []string {
 	if t := s.Type(); t != "" {
 		crumb += " " + string(t)
 	}
-	if s.listed {
-		count := termkit.Count(int64(s.loaded))
-		if s.more {
-			count += "+"
-		}
-		crumb += " (" + count + ")"
+	if s.pages.Listed() {
+		crumb += " (" + s.pages.Count() + ")"
 	}
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
-	}
-	if s.wsID == "" {
-		return []string{crumb}
-	}
-	return []string{s.wsName, crumb}
+	return s.list.Crumbs(s.wsName, crumb) // wsName is "" for every workspace
 }
 
 // Keys is the navigation and audit bindings with their state for the row
 // under the cursor.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "audit", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeAudit)...)}
-	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
-		case keys.Filter:
-			b.Help = "filter the loaded events by type, actor, request ID or summary; enter keeps, esc clears"
-		case keys.CopyName:
-			b.Short, b.Help = "copy request ID", "copy the event's request ID"
-		case keys.CopyID:
-			b.Help = "copy the event's ID"
-		}
-	}
+	ctx := pane.Bindings(s.c.Keys, "audit", map[keys.ID]pane.Help{
+		keys.Filter:   {Long: "filter the loaded events by type, actor, request ID or summary; enter keeps, esc clears"},
+		keys.CopyName: {Short: "copy request ID", Long: "copy the event's request ID"},
+		keys.CopyID:   {Long: "copy the event's ID"},
+	}, keys.ScopeNav, keys.ScopeAudit)
 	ctx.Disable(keys.Open, "an event has nothing to open — the detail pane shows all of it")
 	ctx.Disable(keys.SortNext, "the trail is listed newest first")
 	ctx.Disable(keys.SortReverse, "the trail is listed newest first")
@@ -64,12 +46,7 @@ func (s *Screen) Keys() keys.Context {
 	case r.requestID == "":
 		ctx.Disable(keys.CopyName, "this event records no request ID")
 	}
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	return ctx
 }
 
@@ -80,14 +57,15 @@ func (s *Screen) View() string {
 }
 
 func (s *Screen) sentence() string {
-	if forbidden(s.err) {
+	err := s.pages.Err()
+	if forbidden(err) {
 		return forbiddenText
 	}
-	return "cannot list the audit trail: " + common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "admin"})
+	return "cannot list the audit trail: " + errtext.Sentence(err, errtext.Subject{Workspace: s.wsName, Scope: "admin"})
 }
 
 func (s *Screen) banner() string {
-	if s.err != nil && s.listed {
+	if s.pages.Err() != nil && s.pages.Listed() {
 		return s.sentence() + " — r retries"
 	}
 	return ""
@@ -97,9 +75,9 @@ func (s *Screen) empty() string {
 	switch {
 	case s.list.Table.Total() > 0:
 		return "no event matches the filter — esc clears it"
-	case s.err != nil:
+	case s.pages.Err() != nil:
 		return s.sentence() + "\nr retries"
-	case !s.listed:
+	case !s.pages.Listed():
 		return "listing the audit trail" + s.c.Theme.Glyphs.Ellipsis
 	}
 	text := "No audit events"
@@ -115,20 +93,6 @@ func (s *Screen) empty() string {
 	return text
 }
 
-// footer is the line under the list while more events remain.
-func (s *Screen) footer() string {
-	e := s.c.Theme.Glyphs.Ellipsis
-	switch {
-	case !s.more:
-		return ""
-	case s.loaded >= MaxEvents:
-		return fmt.Sprintf("%s only the newest %s events are held here — T narrows to one type", e, termkit.Count(MaxEvents))
-	case s.loading:
-		return fmt.Sprintf("%s listing more (%s so far)%s", e, termkit.Count(int64(s.loaded)), e)
-	}
-	return fmt.Sprintf("%s more events: moving down lists the next %s", e, termkit.Count(PageSize))
-}
-
 func (s *Screen) detail() []string {
 	if s.list.DetailWidth() == 0 {
 		return nil
@@ -142,7 +106,7 @@ func (s *Screen) detail() []string {
 
 // Detail renders an event: its type, ID, time, actor, and every metadata
 // key and value, each sanitised.
-func Detail(c *common.Common, ev *cairn.AuditEvent, width int) []string {
+func Detail(c *deps.Deps, ev *cairn.AuditEvent, width int) []string {
 	th := c.Theme
 	actor := th.Glyphs.Dash + " (authentication off)"
 	if ev.Actor != nil {
@@ -173,7 +137,7 @@ func Detail(c *common.Common, ev *cairn.AuditEvent, width int) []string {
 
 // metaLines is one metadata key and its value: on one line when it fits,
 // else the key with the value wrapped under it.
-func metaLines(c *common.Common, key, value string, width int) []string {
+func metaLines(c *deps.Deps, key, value string, width int) []string {
 	k, v := termkit.Sanitize(key), termkit.Sanitize(value)
 	if len([]rune(k)) < 12 && 1+12+len([]rune(v)) <= width {
 		return []string{pane.Field(c.Theme, k, v)}

@@ -5,7 +5,7 @@
 //
 // The volume sends no events, so the listing is read when the pane opens
 // or changes directory, on r, and after every cairn write there (a load,
-// an unpack, a shell's return: common.RefreshMsg). A directory is listed
+// an unpack, a shell's return: screen.RefreshMsg). A directory is listed
 // in pages of PageSize as the cursor nears the end of what is loaded, up
 // to MaxEntries; a line under the list says when more remain. The root
 // runs each page's request (ListMsg) and hands the answer back (PageMsg);
@@ -19,11 +19,11 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // The listing's bounds: entries per request (the API's most), and per
@@ -52,22 +52,15 @@ type PageMsg struct {
 
 // Screen is the files pane of one workspace.
 type Screen struct {
-	c      *common.Common
-	id     int
-	wsID   string
-	wsName string // sanitised
-	dir    string // the directory listed: a clean volume path
-	list   *pane.List[*row]
-
-	req     int    // the current listing's
-	loading bool   // a page of it is on its way
-	listed  bool   // its first page arrived
-	next    string // the NextAfter of its last page: "" once complete
-	loaded  int
-	want    int   // entries to load before waiting for the cursor
-	err     error // the last page's failure
-	keep    string
-	deleted bool // the workspace was deleted remotely
+	c       *deps.Deps
+	id      int
+	wsID    string
+	wsName  string // sanitised
+	dir     string // the directory listed: a clean volume path
+	list    *pane.List[*row]
+	pages   *pane.Pages[*row]
+	after   string // the NextAfter of the listing's last page: where the next one starts
+	deleted bool   // the workspace was deleted remotely
 
 	sortBy  int
 	reverse bool
@@ -75,15 +68,13 @@ type Screen struct {
 
 // New opens the pane of workspace wsID at the mount root; id tells its
 // answers apart from another pane's. Init asks for the first page.
-func New(c *common.Common, wsID string, id int) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps, wsID string, id int) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	tbl.SetSort(order(0), false)
-	s := &Screen{c: c, id: id, wsID: wsID, wsName: wsID, dir: cairn.MountPath, list: pane.New(c, tbl), want: PageSize}
+	s := &Screen{c: c, id: id, wsID: wsID, wsName: wsID, dir: cairn.MountPath, list: pane.New(c, tbl)}
+	s.pages = pane.NewPages(s.list, pane.Paging{Size: PageSize, Most: MaxEntries, Noun: "entries",
+		Bound: "only the first " + termkit.Count(MaxEntries) + " entries are listed here — a shell lists the rest"}, s.ask)
 	if w, ok := c.Data.Store().Workspace(wsID); ok {
 		s.wsName = termkit.Sanitize(w.Name)
 	}
@@ -92,14 +83,14 @@ func New(c *common.Common, wsID string, id int) *Screen {
 
 // NewAt opens the pane at dir, a clean volume path checked by the caller
 // (cairn.ValidateListPath).
-func NewAt(c *common.Common, wsID string, id int, dir string) *Screen {
+func NewAt(c *deps.Deps, wsID string, id int, dir string) *Screen {
 	s := New(c, wsID, id)
 	s.dir = dir
 	return s
 }
 
 // Init asks for the first page of the directory it opens at.
-func (s *Screen) Init() tea.Cmd { return s.request("") }
+func (s *Screen) Init() tea.Cmd { return s.pages.Start() }
 
 // ID is the pane's, as its requests carry it.
 func (s *Screen) ID() int { return s.id }
@@ -129,44 +120,41 @@ func (s *Screen) Listed(name string) (cairn.FileEntry, bool) {
 	return r.e, true
 }
 
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
-func (s *Screen) request(after string) tea.Cmd {
-	s.loading = true
-	return send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID, Path: s.dir, After: after})
+// ask is the request of the directory's first page, or of the one after
+// the entries listed.
+func (s *Screen) ask(next bool) tea.Cmd {
+	after := ""
+	if next {
+		after = s.after
+	}
+	return screen.Send(ListMsg{Screen: s.id, Req: s.pages.Req(), WorkspaceID: s.wsID, Path: s.dir, After: after})
 }
 
 // Update handles keys, pages and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
-	cmd := s.update(msg)
-	s.list.SetFooter(s.footer())
-	return s, cmd
-}
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) { return s, s.update(msg) }
 
 func (s *Screen) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s.key(msg)
 	case PageMsg:
-		if msg.Screen == s.id && msg.Req == s.req {
+		if msg.Screen == s.id && msg.Req == s.pages.Req() {
 			return s.page(msg)
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if (msg.WorkspaceID == "" || msg.WorkspaceID == s.wsID) && !s.deleted {
 			return s.Refresh()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		s.data(msg.Changes)
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		banner := 0
 		if s.banner() != "" {
 			banner = 1
 		}
 		s.list.Click(msg.X, msg.Y, banner)
-	case common.BackMsg:
-		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s.list.Back()
 	}
 	return nil
 }
@@ -182,79 +170,24 @@ func (s *Screen) data(ch store.Changes) {
 	}
 }
 
-// page takes one page of the current listing: the first replaces what
-// was shown (a refresh keeps the old rows until then), the rest add to
-// it; the cursor goes back to the entry it is to keep once that is listed.
+// page takes one page of the current listing.
 func (s *Screen) page(msg PageMsg) tea.Cmd {
-	s.loading = false
 	if msg.Err != nil {
-		s.err = msg.Err
-		return nil
+		return s.pages.Take(msg.After != "", nil, false, msg.Err)
 	}
-	s.err = nil
-	rows := make([]*row, len(msg.Listing.Entries))
-	for i, e := range msg.Listing.Entries {
-		rows[i] = newRow(e)
-	}
-	if msg.After == "" {
-		s.list.Table.SetRows(rows)
-		s.listed, s.loaded = true, len(rows)
-	} else {
-		s.list.Table.Upsert(rows...)
-		s.loaded += len(rows)
-	}
-	s.next = msg.Listing.NextAfter
-	if _, ok := s.list.Table.Get(s.keep); ok {
-		s.list.Table.SetCursor(s.keep)
-		s.keep = ""
-	}
-	return s.more()
-}
-
-// more asks for the next page while the listing wants more: the entries
-// the cursor came near, or the entry to keep (up to MaxEntries).
-func (s *Screen) more() tea.Cmd {
-	limit := min(s.want, MaxEntries)
-	if s.keep != "" {
-		limit = MaxEntries
-	}
-	if s.next == "" || s.loading || s.loaded >= limit {
-		if s.next == "" || s.loaded >= MaxEntries {
-			s.keep = ""
-		}
-		return nil
-	}
-	return s.request(s.next)
-}
-
-// nearEnd is a cursor within a page of the last listed row: the next page
-// is wanted.
-func (s *Screen) nearEnd() tea.Cmd {
-	if s.next == "" || s.list.Table.CursorIndex() < s.list.Table.Len()-s.list.Table.Page() {
-		return nil
-	}
-	s.want = max(s.want, s.loaded+PageSize)
-	return s.more()
+	s.after = msg.Listing.NextAfter
+	return s.pages.Take(msg.After != "", pane.Rows(msg.Listing.Entries, newRow), s.after != "", nil)
 }
 
 // Refresh lists the directory again, keeping the cursor's entry and as
 // many entries as were listed.
-func (s *Screen) Refresh() tea.Cmd {
-	s.req++
-	s.keep = s.list.Table.CursorID()
-	s.want = max(PageSize, s.loaded)
-	s.next = ""
-	return s.request("")
-}
+func (s *Screen) Refresh() tea.Cmd { return s.pages.Refresh() }
 
 // cd lists another directory, the cursor to go to keep once listed.
 func (s *Screen) cd(dir, keep string) tea.Cmd {
-	s.dir, s.keep = dir, keep
-	s.req++
-	s.listed, s.loaded, s.next, s.err, s.want = false, 0, "", nil, PageSize
+	s.dir = dir
 	s.list.ClearFilter()
-	s.list.Table.SetRows(nil)
-	return s.request("")
+	return s.pages.Restart(keep)
 }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
@@ -262,11 +195,8 @@ func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
-	if handled, moved := s.list.Nav(id); handled {
-		if moved {
-			s.keep = "" // the operator chose another entry meanwhile
-		}
-		return s.nearEnd()
+	if cmd, handled := s.pages.Nav(id); handled {
+		return cmd
 	}
 	r, _ := s.list.Table.Cursor()
 	switch id {
@@ -278,7 +208,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	case keys.FilesPreview, keys.FilesSave:
 		return s.act(id, r)
 	case keys.FilesLoad, keys.FilesUnpack:
-		return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.dir, Dir: true})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.dir, Dir: true})
 	case keys.BackNav, keys.FilesParent:
 		return s.cd(path.Dir(s.dir), path.Base(s.dir))
 	case keys.SortNext:
@@ -288,16 +218,16 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.reverse = !s.reverse
 		s.list.Table.SetSortAs(sortName(s.sortBy), order(s.sortBy), s.reverse)
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: r.e.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: r.e.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "path", Value: s.pathOf(r)})
+		return screen.Send(screen.CopyMsg{Label: "path", Value: s.pathOf(r)})
 	}
 	return nil
 }
 
 // act asks the root to run an action on the entry r.
 func (s *Screen) act(id keys.ID, r *row) tea.Cmd {
-	return send(common.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.pathOf(r), Dir: r.isDir()})
+	return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.pathOf(r), Dir: r.isDir()})
 }
 
 func (s *Screen) pathOf(r *row) string { return path.Join(s.dir, r.e.Name) }

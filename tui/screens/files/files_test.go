@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestMain(m *testing.M) { screentest.Main(m) }
@@ -35,7 +37,7 @@ func TestModeString(t *testing.T) {
 
 // open is the pane of workspace w1 with the page entries as its first
 // listing, at 200×30.
-func open(t *testing.T, entries ...cairn.FileEntry) (*Screen, *common.Common) {
+func open(t *testing.T, entries ...cairn.FileEntry) (*Screen, *deps.Deps) {
 	t.Helper()
 	c, d := screentest.New(t)
 	d.SeedWorkspaces(&cairn.Workspace{ID: "w1", Name: "ws-alpha", VolumeState: cairn.VolumeReady,
@@ -82,17 +84,17 @@ func TestStaleAndOtherPanesPagesAreDropped(t *testing.T) {
 func TestEnterAndUp(t *testing.T) {
 	t.Parallel()
 	s, _ := open(t, cairn.FileEntry{Name: "out", Type: cairn.FileTypeDir, Mode: "0755"}, cairn.FileEntry{Name: "z.txt", Type: cairn.FileTypeFile, Mode: "0644"})
-	_, cmd := s.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	cmd := modeltest.Press(s.Update, "enter")
 	require.Equal(t, ListMsg{Screen: 7, Req: 1, WorkspaceID: "w1", Path: "/mnt/cairn/ws/out"}, cmd())
 	require.Contains(t, strings.Join(s.Crumbs(), " "), "files /mnt/cairn/ws/out (listing…)")
 	s.Update(PageMsg{Screen: 7, Req: 1, Listing: &cairn.FileListing{Entries: []cairn.FileEntry{{Name: "x", Type: cairn.FileTypeFile, Mode: "0644"}}}})
-	_, cmd = s.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+	cmd = modeltest.Press(s.Update, "backspace")
 	require.Equal(t, ListMsg{Screen: 7, Req: 2, WorkspaceID: "w1", Path: cairn.MountPath}, cmd())
 	s.Update(PageMsg{Screen: 7, Req: 2, Listing: &cairn.FileListing{Entries: []cairn.FileEntry{
 		{Name: "a", Type: cairn.FileTypeFile, Mode: "0644"}, {Name: "out", Type: cairn.FileTypeDir, Mode: "0755"}}}})
 	e, _ := s.Selected()
 	require.Equal(t, "out", e.Name, "back on the directory left")
-	_, cmd = s.Update(tea.KeyMsg{Type: tea.KeyLeft})
-	require.Equal(t, common.ToastMsg{Level: common.LevelInfo, Text: "already at the volume root /mnt/cairn/ws — esc goes back"}, cmd())
+	cmd = modeltest.Press(s.Update, "left")
+	require.Equal(t, screen.ToastMsg{Level: toast.LevelInfo, Text: "already at the volume root /mnt/cairn/ws — esc goes back"}, cmd())
 	require.True(t, s.AtRoot())
 }

@@ -8,8 +8,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/dialog"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
@@ -31,7 +32,7 @@ func newRow(e cairn.FileEntry) *row {
 	case cairn.FileTypeDir:
 		name += "/"
 	case cairn.FileTypeSymlink:
-		name += " -> " + termkit.Sanitize(common.Deref(e.LinkTarget))
+		name += " -> " + termkit.Sanitize(optional.String(e.LinkTarget))
 	}
 	r := &row{e: e, name: name, key: strings.ToLower(e.Name), mode: ModeString(e.Type, e.Mode)}
 	for by := range sortCount {
@@ -51,7 +52,7 @@ func (r *row) isLink() bool      { return r.e.Type == cairn.FileTypeSymlink }
 func (r *row) isFile() bool      { return r.e.Type == cairn.FileTypeFile }
 func (r *row) addressable() bool { return dialog.Addressable(r.e.Name) }
 
-func columns(c *common.Common) []table.Column[*row] {
+func columns(c *deps.Deps) []table.Column[*row] {
 	return []table.Column[*row]{
 		{Title: "NAME", Min: 12, Max: 80, Flex: true, Fit: true, Cell: func(r *row) string { return r.name },
 			Style: func(r *row) (lipgloss.Style, bool) { return c.Theme.Bold, r.isDir() }},
@@ -63,7 +64,7 @@ func columns(c *common.Common) []table.Column[*row] {
 
 // sizeCell is a file's size; a directory's or a link's says nothing
 // about its content, so it shows as a dash.
-func sizeCell(c *common.Common, r *row) string {
+func sizeCell(c *deps.Deps, r *row) string {
 	if r.isFile() {
 		return termkit.Size(r.e.Size)
 	}
@@ -71,7 +72,7 @@ func sizeCell(c *common.Common, r *row) string {
 }
 
 // stamp is what a row's cells read besides the row: its age.
-func stamp(c *common.Common, r *row) string { return termkit.Age(c.Data.Now(), r.e.MTime) }
+func stamp(c *deps.Deps, r *row) string { return termkit.Age(c.Data.Now(), r.e.MTime) }
 
 // sortCount is how many orders o cycles through: name (byte order, as
 // listed) → size → modified.

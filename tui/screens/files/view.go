@@ -1,12 +1,12 @@
 package files
 
 import (
-	"fmt"
-
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
 
@@ -14,44 +14,27 @@ import (
 // directory listed and how many entries (a + while more remain), and the
 // filter.
 func (s *Screen) Crumbs() []string {
-	count := termkit.Count(int64(s.loaded))
+	count := s.pages.Count()
 	switch {
-	case !s.listed && s.err == nil:
+	case !s.pages.Listed() && s.pages.Err() == nil:
 		count = "listing" + s.c.Theme.Glyphs.Ellipsis
-	case !s.listed:
+	case !s.pages.Listed():
 		count = "not listed"
-	case s.next != "":
-		count += "+"
 	}
-	crumb := "files " + termkit.Sanitize(s.dir) + " (" + count + ")"
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
-	}
-	return []string{s.wsName, crumb}
+	return s.list.Crumbs(s.wsName, "files "+termkit.Sanitize(s.dir)+" ("+count+")")
 }
 
 // Keys is the navigation and files bindings with their state for the
 // entry under the cursor.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "files", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeFiles)...)}
-	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
-		case keys.Open:
-			b.Help = "enter the directory; preview a file"
-		case keys.BackNav:
-			b.Short, b.Help = "up", "up to the parent directory (never above "+cairn.MountPath+")"
-		case keys.Filter:
-			b.Help = "filter the listed entries by name; enter keeps, esc clears"
-		case keys.SortNext:
-			b.Help = "cycle the sort: name → size → modified"
-		case keys.CopyName:
-			b.Help = "copy the entry's name"
-		case keys.CopyID:
-			b.Short, b.Help = "copy path", "copy the entry's full path"
-		}
-	}
+	ctx := pane.Bindings(s.c.Keys, "files", map[keys.ID]pane.Help{
+		keys.Open:     {Long: "enter the directory; preview a file"},
+		keys.BackNav:  {Short: "up", Long: "up to the parent directory (never above " + cairn.MountPath + ")"},
+		keys.Filter:   {Long: "filter the listed entries by name; enter keeps, esc clears"},
+		keys.SortNext: {Long: "cycle the sort: name → size → modified"},
+		keys.CopyName: {Long: "copy the entry's name"},
+		keys.CopyID:   {Short: "copy path", Long: "copy the entry's full path"},
+	}, keys.ScopeNav, keys.ScopeFiles)
 	if s.AtRoot() {
 		ctx.Disable(keys.BackNav, "already at the volume root "+cairn.MountPath+" — esc goes back")
 		ctx.Disable(keys.FilesParent, "already at the volume root "+cairn.MountPath+" — esc goes back")
@@ -64,12 +47,7 @@ func (s *Screen) Keys() keys.Context {
 		}
 	}
 	s.guardVolume(ctx)
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	return ctx
 }
 
@@ -83,7 +61,7 @@ func guardEntry(ctx keys.Context, r *row) {
 	case !r.addressable():
 		reason = name + ": the name holds a control character the API cannot address — rename it in a shell"
 	case r.isLink():
-		reason = name + " is a symlink to " + termkit.Sanitize(common.Deref(r.e.LinkTarget)) + " — links are shown, never followed"
+		reason = name + " is a symlink to " + termkit.Sanitize(optional.String(r.e.LinkTarget)) + " — links are shown, never followed"
 	case !r.isDir() && !r.isFile():
 		reason = name + " is not a regular file (a FIFO, socket or device)"
 	case r.isDir():
@@ -130,14 +108,14 @@ func (s *Screen) banner() string {
 	switch {
 	case s.deleted:
 		return "workspace deleted — only back and copy remain"
-	case s.err != nil && s.listed:
+	case s.pages.Err() != nil && s.pages.Listed():
 		return "cannot list " + termkit.Sanitize(s.dir) + ": " + s.sentence() + " — r retries"
 	}
 	return ""
 }
 
 func (s *Screen) sentence() string {
-	return common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "read"})
+	return errtext.Sentence(s.pages.Err(), errtext.Subject{Workspace: s.wsName, Scope: "read"})
 }
 
 func (s *Screen) empty() string {
@@ -145,33 +123,18 @@ func (s *Screen) empty() string {
 	switch {
 	case s.list.Table.Total() > 0:
 		return "no entry matches the filter — esc clears it"
-	case s.err != nil:
+	case s.pages.Err() != nil:
 		text := "cannot list " + dir + ": " + s.sentence() + "\nr retries"
 		if !s.AtRoot() {
 			text += " · h goes up"
 		}
 		return text
-	case !s.listed:
+	case !s.pages.Listed():
 		return "listing " + dir + s.c.Theme.Glyphs.Ellipsis
 	case s.c.Config.ReadOnly:
 		return dir + " is empty."
 	}
 	return dir + " is empty — L loads an artifact here, X unpacks one."
-}
-
-// footer is the line under the list while the directory has more entries
-// than are listed.
-func (s *Screen) footer() string {
-	e := s.c.Theme.Glyphs.Ellipsis
-	switch {
-	case s.next == "":
-		return ""
-	case s.loaded >= MaxEntries:
-		return fmt.Sprintf("%s only the first %s entries are listed here — a shell lists the rest", e, termkit.Count(MaxEntries))
-	case s.loading:
-		return fmt.Sprintf("%s listing more (%s so far)%s", e, termkit.Count(int64(s.loaded)), e)
-	}
-	return fmt.Sprintf("%s more entries: moving down lists the next %s", e, termkit.Count(PageSize))
 }
 
 func (s *Screen) detail() []string {
@@ -187,7 +150,7 @@ func (s *Screen) detail() []string {
 
 // Detail renders an entry's detail lines: name, path, type, link target,
 // size, mode and modification time, each untrusted text sanitised.
-func Detail(c *common.Common, p string, e cairn.FileEntry, width int) []string {
+func Detail(c *deps.Deps, p string, e cairn.FileEntry, width int) []string {
 	th := c.Theme
 	lines := []string{
 		" " + th.Bold.Render(termkit.Sanitize(e.Name)),

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -38,12 +40,12 @@ func Paragraph(th *theme.Theme, label, text string, width int) []string {
 // text before its first line break (CRLF or LF), sanitised
 // (termkit.Sanitize). Rows call it once, when they are built.
 func Line(p *string) string {
-	return termkit.Sanitize(strings.TrimSuffix(common.FirstLine(p), "\r"))
+	return termkit.Sanitize(strings.TrimSuffix(optional.FirstLine(p), "\r"))
 }
 
 // Failure says what failed and when the next retry is.
-func Failure(c *common.Common, what string, st common.ListStatus) string {
-	text := "cannot list " + what + ": " + common.Sentence(st.Err, common.Subject{Scope: "read"})
+func Failure(c *deps.Deps, what string, st deps.ListStatus) string {
+	text := "cannot list " + what + ": " + errtext.Sentence(st.Err, errtext.Subject{Scope: "read"})
 	if st.RetryAt.IsZero() {
 		return text + "\nr retries"
 	}

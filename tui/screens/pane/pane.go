@@ -11,10 +11,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // Row is a table row with its precomputed, lower-cased filter text.
@@ -28,7 +30,7 @@ const SideBySide = 100
 
 // List is a filtered, sorted table with a detail pane.
 type List[T Row] struct {
-	C     *common.Common
+	C     *deps.Deps
 	Table *table.Model[T]
 	// Extra is a screen's own filter (missing-only), applied with the query.
 	Extra func(T) bool
@@ -44,7 +46,7 @@ type List[T Row] struct {
 }
 
 // New returns a list over tbl.
-func New[T Row](c *common.Common, tbl *table.Model[T]) *List[T] {
+func New[T Row](c *deps.Deps, tbl *table.Model[T]) *List[T] {
 	l := &List[T]{C: c, Table: tbl, input: form.NewTextInput(c.Theme, "", 128)}
 	l.input.Focus()
 	return l
@@ -168,18 +170,18 @@ func (l *List[T]) Rest(workspaceID string, prefetch bool) tea.Cmd {
 		return nil
 	}
 	cmds := []tea.Cmd{l.C.After(200*time.Millisecond, func() tea.Msg {
-		return common.RestMsg{Seq: seq, WorkspaceID: workspaceID}
+		return screen.RestMsg{Seq: seq, WorkspaceID: workspaceID}
 	})}
 	if prefetch {
 		cmds = append(cmds, l.C.After(400*time.Millisecond, func() tea.Msg {
-			return common.RestMsg{Seq: seq, WorkspaceID: workspaceID, Prefetch: true}
+			return screen.RestMsg{Seq: seq, WorkspaceID: workspaceID, Prefetch: true}
 		}))
 	}
 	return tea.Batch(cmds...)
 }
 
 // Rested reports whether a rest message is for the current cursor.
-func (l *List[T]) Rested(m common.RestMsg) bool { return m.Seq == l.restSeq }
+func (l *List[T]) Rested(m screen.RestMsg) bool { return m.Seq == l.restSeq }
 
 // DetailFocused reports whether the detail pane has the focus: the next
 // tab leaves the panes for the transfers tray (TUI.md §1.5).
@@ -202,16 +204,22 @@ func (l *List[T]) Click(x, y, banner int) (moved bool) {
 }
 
 // Key routes a key of a list screen: to the filter input while it
-// captures, else to the first of scopes that binds it. A disabled action
-// toasts its reason (a hidden one does nothing); run gets an enabled one.
-// ctx is the screen's Keys, read only when a key is bound.
+// captures, else as Dispatch does.
 func (l *List[T]) Key(k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) tea.Cmd, scopes ...keys.Scope) tea.Cmd {
 	if l.filtering {
 		l.FilterKey(k)
 		return nil
 	}
+	return Dispatch(l.C.Keys, k, ctx, run, scopes...)
+}
+
+// Dispatch routes a key of a screen to the first of scopes that binds it.
+// A disabled action toasts its reason (a hidden one does nothing); run
+// gets an enabled one. ctx is the screen's Keys, read only when a key is
+// bound.
+func Dispatch(km *keys.Map, k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) tea.Cmd, scopes ...keys.Scope) tea.Cmd {
 	for _, sc := range scopes {
-		id, ok := l.C.Keys.Lookup(sc, k.String())
+		id, ok := km.Lookup(sc, k.String())
 		if !ok {
 			continue
 		}
@@ -219,7 +227,7 @@ func (l *List[T]) Key(k tea.KeyMsg, ctx func() keys.Context, run func(keys.ID) t
 			if st.Hidden {
 				return nil
 			}
-			return func() tea.Msg { return common.ToastMsg{Level: common.LevelInfo, Text: st.Reason} }
+			return screen.Send(screen.ToastMsg{Level: toast.LevelInfo, Text: st.Reason})
 		}
 		return run(id)
 	}

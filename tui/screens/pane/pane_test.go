@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -32,20 +33,6 @@ func newList(t *testing.T) *List[testRow] {
 	l := New(c, tbl)
 	l.SetSize(40, 10)
 	return l
-}
-
-func key(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
 // The filter input: every edit filters at once, enter keeps the query,
@@ -77,7 +64,7 @@ func TestFilterInput(t *testing.T) {
 					require.True(t, handled)
 					continue
 				}
-				l.FilterKey(key(k))
+				l.FilterKey(modeltest.Key(k))
 			}
 			require.Equal(t, tc.capturing, l.Capturing())
 			require.Equal(t, tc.crumb, l.FilterCrumb())
@@ -135,4 +122,52 @@ func TestLine(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, Line(tc.in), tc.name)
 	}
+}
+
+// pagedList is a list read two rows a page, at most six, whose requests
+// are recorded as "first" or "next".
+func pagedList(t *testing.T) (*Pages[testRow], *[]string) {
+	t.Helper()
+	var asked []string
+	p := NewPages(newList(t), Paging{Size: 2, Most: 6, Noun: "rows", Bound: "no more rows here"}, func(next bool) tea.Cmd {
+		asked = append(asked, map[bool]string{false: "first", true: "next"}[next])
+		return nil
+	})
+	p.list.SetSize(80, 10)
+	return p, &asked
+}
+
+func rows(ids ...string) []testRow {
+	out := make([]testRow, len(ids))
+	for i, id := range ids {
+		out[i] = testRow{id}
+	}
+	return out
+}
+
+// Pages: the next page waits for the cursor near the end, a refresh while
+// a page runs waits for it and keeps the cursor's row, the footer says
+// what remains, and the bound stops the paging.
+func TestPages(t *testing.T) {
+	t.Parallel()
+	p, asked := pagedList(t)
+	p.Restart("")
+	p.Take(false, rows("a", "b"), true, nil)
+	require.Equal(t, []string{"first"}, *asked, "a full page waits for the cursor")
+	require.Equal(t, "2+", p.Count())
+	require.Contains(t, p.list.View("", "", nil), "more rows: moving down lists the next 2")
+	p.Nav(keys.Down)
+	require.Equal(t, []string{"first", "next"}, *asked, "the cursor came within a page of the end")
+	require.Nil(t, p.Refresh(), "a refresh while a page runs waits")
+	p.Take(true, rows("c", "d"), true, nil)
+	require.Equal(t, []string{"first", "next", "first"}, *asked, "the refresh that waited")
+	require.Equal(t, 2, p.Req())
+	p.Take(false, rows("x", "a", "b"), true, nil)
+	require.Equal(t, "b", p.list.Table.CursorID(), "the cursor keeps its row")
+	p.Nav(keys.Bottom)
+	p.Take(true, rows("c", "d", "e"), true, nil)
+	require.Equal(t, 6, p.Loaded())
+	require.Contains(t, p.list.View("", "", nil), "no more rows here")
+	p.Nav(keys.Bottom)
+	require.Len(t, *asked, 4, "nothing past the bound")
 }

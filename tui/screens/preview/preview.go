@@ -20,8 +20,11 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -61,7 +64,7 @@ const (
 
 // Screen previews one artifact or one volume file.
 type Screen struct {
-	c    *common.Common
+	c    *deps.Deps
 	art  *cairn.Artifact // nil for a volume file
 	wsID string          // a volume file's workspace and path
 	path string
@@ -98,14 +101,14 @@ type renderKey struct {
 
 // New opens a preview of a awaiting request req; text says whether its
 // MIME type may show as text.
-func New(c *common.Common, a *cairn.Artifact, req int, text bool) *Screen {
+func New(c *deps.Deps, a *cairn.Artifact, req int, text bool) *Screen {
 	return &Screen{c: c, art: a, name: termkit.Sanitize(a.Name), mime: mimeOf(a.MIMEType), req: req, text: text, wrap: true, hit: -1,
 		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
 }
 
 // NewFile opens a preview of the volume file p of workspace wsID awaiting
 // request req; its type comes with the bytes.
-func NewFile(c *common.Common, wsID, p string, req int) *Screen {
+func NewFile(c *deps.Deps, wsID, p string, req int) *Screen {
 	return &Screen{c: c, wsID: wsID, path: p, name: termkit.Sanitize(path.Base(p)), req: req, wrap: true, hit: -1,
 		vp: newPager(c.Keys), input: form.NewTextInput(c.Theme, "", 256)}
 }
@@ -129,13 +132,13 @@ func (s *Screen) Matches(m Msg) bool {
 // load takes the fetched bytes.
 func (s *Screen) load(m Msg) {
 	if m.Err != nil {
-		s.state, s.failure = failed, common.Sentence(m.Err, common.Subject{Artifact: s.name, Scope: "read"})
+		s.state, s.failure = failed, errtext.Sentence(m.Err, errtext.Subject{Artifact: s.name, Scope: "read"})
 		return
 	}
 	s.data, s.total = m.Data, m.Total
 	if s.art == nil {
 		s.mime = mimeOf(m.ContentType)
-		s.text = common.TextType(m.ContentType, s.c.Config.PreviewMIMEAllow)
+		s.text = deps.TextType(m.ContentType, s.c.Config.PreviewMIMEAllow)
 	}
 	switch {
 	case !s.text:
@@ -159,7 +162,7 @@ func mimeOf(mime string) string {
 func (s *Screen) Truncated() bool { return s.state == text && int64(len(s.data)) < s.total }
 
 // Update handles keys and the fetched bytes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case Msg:
 		if s.Matches(msg) {
@@ -167,41 +170,28 @@ func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		}
 	case tea.KeyMsg:
 		return s, s.key(msg)
-	case common.BackMsg:
+	case screen.BackMsg:
 		if s.query != "" || s.searching {
 			s.clearSearch()
 			return s, nil
 		}
-		return s, send(common.NavMsg{Kind: common.NavPop})
+		return s, screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	}
 	return s, nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	if s.searching {
 		s.searchKey(k)
 		return nil
 	}
-	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopePreview, k.String())
-	}
-	if !ok {
-		return nil
-	}
-	if st, found := s.Keys().Find(id); found && !st.Enabled {
-		if st.Hidden {
+	return pane.Dispatch(s.c.Keys, k, s.Keys, func(id keys.ID) tea.Cmd {
+		if scrolls(id) {
+			s.vp, _ = s.vp.Update(k) // its KeyMap is the registry's
 			return nil
 		}
-		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
-	}
-	if scrolls(id) {
-		s.vp, _ = s.vp.Update(k) // its KeyMap is the registry's
-		return nil
-	}
-	return s.action(id)
+		return s.action(id)
+	}, keys.ScopeNav, keys.ScopePreview)
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
@@ -222,19 +212,19 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.wrap = !s.wrap
 		s.layout()
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
 		if s.art == nil {
-			return send(common.CopyMsg{Label: "name", Value: path.Base(s.path)})
+			return screen.Send(screen.CopyMsg{Label: "name", Value: path.Base(s.path)})
 		}
-		return send(common.CopyMsg{Label: "name", Value: s.art.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: s.art.Name})
 	case keys.CopyID:
 		if s.art == nil {
-			return send(common.CopyMsg{Label: "path", Value: s.path})
+			return screen.Send(screen.CopyMsg{Label: "path", Value: s.path})
 		}
-		return send(common.CopyMsg{Label: "ID", Value: s.art.ID})
+		return screen.Send(screen.CopyMsg{Label: "ID", Value: s.art.ID})
 	case keys.PvDownload:
-		return send(common.ActionMsg{ID: keys.ArtDownload, WorkspaceID: s.art.WorkspaceID, ArtifactID: s.art.ID})
+		return screen.Send(screen.ActionMsg{ID: keys.ArtDownload, WorkspaceID: s.art.WorkspaceID, ArtifactID: s.art.ID})
 	}
 	return nil
 }

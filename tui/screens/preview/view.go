@@ -13,29 +13,23 @@ import (
 // Keys is the movement, search and preview bindings; the list-only ones
 // (sort, focus, zoom, open) do nothing here.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "preview", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopePreview)...)}
+	help := map[keys.ID]pane.Help{
+		keys.Filter:   {Short: "search", Long: "search the text; enter keeps, esc clears"},
+		keys.CopyName: {Long: "copy the artifact's name"},
+	}
+	if s.art == nil {
+		help[keys.CopyName] = pane.Help{Long: "copy the file's name"}
+		help[keys.CopyID] = pane.Help{Short: "copy path", Long: "copy the file's full path"}
+	}
+	ctx := pane.Bindings(s.c.Keys, "preview", help, keys.ScopeNav, keys.ScopePreview)
 	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
+		switch b := &ctx.Bindings[i]; b.ID {
 		case keys.Open, keys.SortNext, keys.SortReverse, keys.FocusNext, keys.FocusPrev, keys.Zoom:
 			b.Enabled, b.Hidden, b.Reason = false, true, "not in a preview"
-		case keys.Filter:
-			b.Short, b.Help = "search", "search the text; enter keeps, esc clears"
-		case keys.CopyName:
-			b.Help = "copy the artifact's name"
 		}
 	}
 	if s.art == nil {
 		ctx.Disable(keys.PvDownload, "a volume file leaves through an artifact — i in the files pane saves it")
-		for i := range ctx.Bindings {
-			switch b := &ctx.Bindings[i]; b.ID {
-			case keys.CopyName:
-				b.Help = "copy the file's name"
-			case keys.CopyID:
-				b.Short, b.Help = "copy path", "copy the file's full path"
-			}
-		}
 	}
 	if s.state != text {
 		for _, id := range []keys.ID{keys.Filter, keys.HitNext, keys.HitPrev, keys.Wrap} {

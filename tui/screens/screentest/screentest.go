@@ -1,7 +1,7 @@
-// Package screentest builds a screen's common.Common for tests, without
-// the root model: a real store, a fixed clock, the default keys and
-// config, and the plain unicode theme. Set lipgloss's colour profile to
-// Ascii in the test's TestMain for views without SGR.
+// Package screentest builds a screen's deps.Deps for tests, without the
+// root model: a real store, a fixed clock, the default keys and config,
+// and the plain unicode theme (modeltest.Theme). Set lipgloss's colour
+// profile to Ascii in the test's TestMain for views without SGR.
 package screentest
 
 import (
@@ -15,11 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/config"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 // Epoch is the time of every Data.
@@ -41,31 +42,31 @@ var Raw = []string{"\x1b", "\x07", "\x9b", "\u202e"}
 // pending, listing or blocked, and no head has been read.
 type Data struct {
 	St    *store.Store
-	Xfers []*common.Transfer
+	Xfers []*transfer.Transfer
 }
 
-var _ common.Data = (*Data)(nil)
+var _ deps.Data = (*Data)(nil)
 
-func (d *Data) Store() common.Store                     { return d.St }
+func (d *Data) Store() deps.Store                       { return d.St }
 func (d *Data) Pending(string) string                   { return "" }
 func (d *Data) Now() time.Time                          { return Epoch }
 func (d *Data) Frame() int                              { return 0 }
-func (d *Data) List(store.Scope) common.ListStatus      { return common.ListStatus{} }
-func (d *Data) Transfers() []*common.Transfer           { return d.Xfers }
+func (d *Data) List(store.Scope) deps.ListStatus        { return deps.ListStatus{} }
+func (d *Data) Transfers() []*transfer.Transfer         { return d.Xfers }
 func (d *Data) ShellBlocked() string                    { return "" }
 func (d *Data) Head(string, time.Time) ([]string, bool) { return nil, false }
 
-// New returns a Common over an empty Data; its After schedules nothing.
-func New(t testing.TB) (*common.Common, *Data) {
+// New returns the Deps of a screen over an empty Data; its After
+// schedules nothing.
+func New(t testing.TB) (*deps.Deps, *Data) {
 	t.Helper()
 	km, _, err := keys.New(nil)
 	require.NoError(t, err)
 	cfg := config.Defaults()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	d := &Data{St: store.New(1000)}
 	after := func(time.Duration, func() tea.Msg) tea.Cmd { return nil }
-	return &common.Common{Theme: th, Keys: km, Config: &cfg, Data: d, After: after}, d
+	return &deps.Deps{Theme: th, Keys: km, Config: &cfg, Data: d, After: after}, d
 }
 
 // Main runs a screen package's tests without the theme's SGR: the Ascii

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
@@ -19,7 +19,7 @@ type row struct {
 	ws, id, container, by, rep string
 }
 
-func newRow(c *common.Common, sh *cairn.Shell) *row {
+func newRow(c *deps.Deps, sh *cairn.Shell) *row {
 	ws := workspaceName(c, sh.WorkspaceID)
 	return &row{
 		sh:        sh,
@@ -51,7 +51,7 @@ func shortContainer(s string) string {
 	return termkit.Sanitize(s)
 }
 
-func orDash(c *common.Common, s string) string {
+func orDash(c *deps.Deps, s string) string {
 	if s == "" {
 		return c.Theme.Glyphs.Dash
 	}
@@ -60,7 +60,7 @@ func orDash(c *common.Common, s string) string {
 
 // idle is the time since the shell's last input, known only on the
 // replica serving it.
-func idle(c *common.Common, sh *cairn.Shell) string {
+func idle(c *deps.Deps, sh *cairn.Shell) string {
 	if !sh.Local || sh.LastInputAt == nil {
 		return c.Theme.Glyphs.Dash
 	}
@@ -70,7 +70,7 @@ func idle(c *common.Common, sh *cairn.Shell) string {
 // attachment says whether a v2 shell has its writer ("attached",
 // "detached") and how many watch; a dash where it is not known (v1, or
 // another replica's).
-func attachment(c *common.Common, sh *cairn.Shell) string {
+func attachment(c *deps.Deps, sh *cairn.Shell) string {
 	if sh.Detached == nil {
 		return c.Theme.Glyphs.Dash
 	}
@@ -84,7 +84,7 @@ func attachment(c *common.Common, sh *cairn.Shell) string {
 	return text
 }
 
-func columns(c *common.Common, every bool) []table.Column[*row] {
+func columns(c *deps.Deps, every bool) []table.Column[*row] {
 	var cols []table.Column[*row]
 	if every {
 		cols = append(cols, table.Column[*row]{Title: "WORKSPACE", Min: 12, Max: 40, Flex: true, Fit: true,
@@ -102,7 +102,7 @@ func columns(c *common.Common, every bool) []table.Column[*row] {
 }
 
 // stamp is what a row's cells read besides the row: its ages.
-func stamp(c *common.Common, r *row) string {
+func stamp(c *deps.Deps, r *row) string {
 	return termkit.Age(c.Data.Now(), r.sh.StartedAt) + "|" + idle(c, r.sh) + "|" + attachment(c, r.sh)
 }
 

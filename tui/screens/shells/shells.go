@@ -5,12 +5,12 @@
 //
 // The screen does no I/O. It asks the root to list (ListMsg) and takes the
 // answer (ListedMsg); an answer for another screen or an older request is
-// dropped. It lists again on common.RefreshMsg for "" or a workspace it
+// dropped. It lists again on screen.RefreshMsg for "" or a workspace it
 // shows, on store changes to those workspaces, and every Interval while it
 // is the visible screen.
 //
 // The Interval loop is a TickMsg the screen schedules for itself through
-// Common.After, carrying a generation. A tick re-lists and re-arms only
+// deps.Deps.After, carrying a generation. A tick re-lists and re-arms only
 // when its generation is the current one and the screen is not paused, so
 // the loop stops when the root covers the screen (the root gives unknown
 // messages to the top screen only, so the covered screen never sees its
@@ -27,11 +27,11 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // Interval is how often the visible screen lists again.
@@ -52,7 +52,7 @@ type ListedMsg struct {
 }
 
 // KillMsg asks the root to confirm and kill a shell (KillShell), then to
-// broadcast common.RefreshMsg{WorkspaceID}. Label names the shell for the
+// broadcast screen.RefreshMsg{WorkspaceID}. Label names the shell for the
 // confirmation, sanitised: "shell 01J2… on ws-alpha".
 type KillMsg struct {
 	ShellID, WorkspaceID, Label string
@@ -67,11 +67,11 @@ type OpenMsg struct {
 // TickMsg is the screen's own Interval timer; Gen names the loop.
 type TickMsg struct{ Screen, Gen int }
 
-var _ common.Screen = (*Screen)(nil)
+var _ screen.Screen = (*Screen)(nil)
 
 // Screen lists live shells.
 type Screen struct {
-	c      *common.Common
+	c      *deps.Deps
 	id     int
 	wsID   string // "" for every workspace
 	wsName string // sanitised
@@ -92,12 +92,8 @@ type Screen struct {
 // New returns the shells of workspace wsID ("" for every workspace); id
 // tells its answers apart from another screen's. Init lists and starts the
 // loop.
-func New(c *common.Common, wsID string, id int) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c, wsID == ""), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps, wsID string, id int) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c, wsID == ""))
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	tbl.SetSort(byStart, false)
 	s := &Screen{c: c, id: id, wsID: wsID, list: pane.New(c, tbl), enabled: true}
@@ -134,8 +130,6 @@ func (s *Screen) Selected() (*cairn.Shell, bool) {
 	return r.sh, true
 }
 
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
 func (s *Screen) arm() tea.Cmd {
 	screen, gen := s.id, s.gen
 	return s.c.After(Interval, func() tea.Msg { return TickMsg{Screen: screen, Gen: gen} })
@@ -150,14 +144,14 @@ func (s *Screen) request() tea.Cmd {
 	}
 	s.req++
 	s.loading, s.again = true, false
-	return send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID})
+	return screen.Send(ListMsg{Screen: s.id, Req: s.req, WorkspaceID: s.wsID})
 }
 
 // Refresh lists again.
 func (s *Screen) Refresh() tea.Cmd { return s.request() }
 
 // Update handles keys, answers, ticks and refreshes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	return s, s.update(msg)
 }
 
@@ -173,16 +167,14 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		if msg.Screen == s.id && msg.Gen == s.gen && !s.paused {
 			return tea.Batch(s.request(), s.arm())
 		}
-	case common.RefreshMsg:
+	case screen.RefreshMsg:
 		if msg.WorkspaceID == "" || s.shows(msg.WorkspaceID) {
 			return s.request()
 		}
-	case common.DataMsg:
+	case screen.DataMsg:
 		return s.data(msg.Changes)
-	case common.BackMsg:
-		if !s.list.ClearFilter() {
-			return send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s.list.Back()
 	}
 	return nil
 }
@@ -233,11 +225,7 @@ func (s *Screen) listedMsg(msg ListedMsg) tea.Cmd {
 }
 
 func (s *Screen) setRows() {
-	rows := make([]*row, len(s.shells))
-	for i, sh := range s.shells {
-		rows[i] = newRow(s.c, sh)
-	}
-	s.list.Table.SetRows(rows)
+	s.list.Table.SetRows(pane.Rows(s.shells, func(sh *cairn.Shell) *row { return newRow(s.c, sh) }))
 }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
@@ -251,15 +239,15 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	r, _ := s.list.Table.Cursor()
 	switch id {
 	case keys.Open:
-		return send(OpenMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID})
+		return screen.Send(OpenMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID})
 	case keys.ShellKill:
-		return send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
+		return screen.Send(KillMsg{ShellID: r.sh.ID, WorkspaceID: r.sh.WorkspaceID, Label: r.label()})
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "container", Value: r.sh.Container})
+		return screen.Send(screen.CopyMsg{Label: "container", Value: r.sh.Container})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "shell ID", Value: r.sh.ID})
+		return screen.Send(screen.CopyMsg{Label: "shell ID", Value: r.sh.ID})
 	}
 	return nil
 }
@@ -279,7 +267,7 @@ func (s *Screen) DetailFocused() bool { return s.list.DetailFocused() }
 
 // workspaceName is the workspace's sanitised name, or its short ID when the
 // store does not know it; "" for "".
-func workspaceName(c *common.Common, id string) string {
+func workspaceName(c *deps.Deps, id string) string {
 	if w, ok := c.Data.Store().Workspace(id); ok {
 		return termkit.Sanitize(w.Name)
 	}

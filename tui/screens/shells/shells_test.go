@@ -11,11 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/tuitest"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestMain(m *testing.M) {
@@ -23,31 +26,13 @@ func TestMain(m *testing.M) {
 	screentest.Main(m)
 }
 
-// timer is a Common.After that records each timer and delivers its
+// timer is a deps.Deps.After that records each timer and delivers its
 // message when the command runs, as tea.Tick would once it fired.
 type timer struct{ waits []time.Duration }
 
 func (tm *timer) after(d time.Duration, msg func() tea.Msg) tea.Cmd {
 	tm.waits = append(tm.waits, d)
 	return func() tea.Msg { return msg() }
-}
-
-// run runs cmd and every command of its batches, returning their
-// messages in order.
-func run(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	msg := cmd()
-	batch, ok := msg.(tea.BatchMsg)
-	if !ok {
-		return []tea.Msg{msg}
-	}
-	var out []tea.Msg
-	for _, c := range batch {
-		out = append(out, run(c)...)
-	}
-	return out
 }
 
 var alpha = &cairn.Workspace{ID: "w1-0000-0000", Name: "ws-alpha", VolumeState: cairn.VolumeReady,
@@ -62,7 +47,7 @@ func shell(id, ws string) *cairn.Shell {
 
 // open is the screen of wsID ("" for every workspace) after Init, with
 // its first ListMsg checked; nothing listed yet.
-func open(t *testing.T, wsID string) (*Screen, *common.Common, *timer) {
+func open(t *testing.T, wsID string) (*Screen, *deps.Deps, *timer) {
 	t.Helper()
 	c, d := screentest.New(t)
 	tm := &timer{}
@@ -70,7 +55,7 @@ func open(t *testing.T, wsID string) (*Screen, *common.Common, *timer) {
 	d.SeedWorkspaces(alpha)
 	s := New(c, wsID, 7)
 	s.SetSize(160, 30)
-	msgs := run(s.Init())
+	msgs := modeltest.Msgs(s.Init())
 	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 1, WorkspaceID: wsID}, TickMsg{Screen: 7, Gen: 1}}, msgs)
 	require.Equal(t, []time.Duration{Interval}, tm.waits)
 	return s, c, tm
@@ -79,15 +64,6 @@ func open(t *testing.T, wsID string) (*Screen, *common.Common, *timer) {
 func listed(s *Screen, req int, shells ...*cairn.Shell) tea.Cmd {
 	_, cmd := s.Update(ListedMsg{Screen: 7, Req: req, List: &cairn.ShellList{Enabled: true, Shells: shells}})
 	return cmd
-}
-
-func key(s *Screen, k string) []tea.Msg {
-	msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-	if k == "delete" {
-		msg = tea.KeyMsg{Type: tea.KeyDelete}
-	}
-	_, cmd := s.Update(msg)
-	return run(cmd)
 }
 
 func TestStaleAnswersAreDropped(t *testing.T) {
@@ -109,7 +85,7 @@ func TestTickGenerations(t *testing.T) {
 	s, _, tm := open(t, "")
 	listed(s, 1)
 	_, cmd := s.Update(TickMsg{Screen: 7, Gen: 1})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}, TickMsg{Screen: 7, Gen: 1}}, run(cmd), "lists and re-arms")
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}, TickMsg{Screen: 7, Gen: 1}}, modeltest.Msgs(cmd), "lists and re-arms")
 	listed(s, 2)
 
 	_, cmd = s.Update(TickMsg{Screen: 7, Gen: 0})
@@ -121,7 +97,7 @@ func TestTickGenerations(t *testing.T) {
 	_, cmd = s.Update(TickMsg{Screen: 7, Gen: 1})
 	require.Nil(t, cmd, "covered: the tick does not re-arm")
 
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 3}, TickMsg{Screen: 7, Gen: 3}}, run(s.Init()), "on top again")
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 3}, TickMsg{Screen: 7, Gen: 3}}, modeltest.Msgs(s.Init()), "on top again")
 	_, cmd = s.Update(TickMsg{Screen: 7, Gen: 1})
 	require.Nil(t, cmd, "the old loop's tick still on its way is dropped")
 	require.Len(t, tm.waits, 3)
@@ -131,8 +107,8 @@ func TestTickWhileListingWaits(t *testing.T) {
 	t.Parallel()
 	s, _, _ := open(t, "")
 	_, cmd := s.Update(TickMsg{Screen: 7, Gen: 1})
-	require.Equal(t, []tea.Msg{TickMsg{Screen: 7, Gen: 1}}, run(cmd), "one list at a time")
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, run(listed(s, 1)), "then once more")
+	require.Equal(t, []tea.Msg{TickMsg{Screen: 7, Gen: 1}}, modeltest.Msgs(cmd), "one list at a time")
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, modeltest.Msgs(listed(s, 1)), "then once more")
 	require.Nil(t, listed(s, 2))
 }
 
@@ -140,39 +116,39 @@ func TestRefresh(t *testing.T) {
 	t.Parallel()
 	s, _, _ := open(t, "")
 	listed(s, 1, shell("S1", alpha.ID))
-	_, cmd := s.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd := s.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd, "no shell of that workspace is shown")
-	_, cmd = s.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, run(cmd))
+	_, cmd = s.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, modeltest.Msgs(cmd))
 	listed(s, 2, shell("S1", alpha.ID))
-	_, cmd = s.Update(common.RefreshMsg{})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 3}}, run(cmd))
+	_, cmd = s.Update(screen.RefreshMsg{})
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 3}}, modeltest.Msgs(cmd))
 	listed(s, 3, shell("S1", alpha.ID))
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 4}}, run(cmd), "an event of a shown workspace")
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 4}}, modeltest.Msgs(cmd), "an event of a shown workspace")
 	listed(s, 4)
-	_, cmd = s.Update(common.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
+	_, cmd = s.Update(screen.DataMsg{Changes: store.Changes{Updated: []store.Ref{{Kind: store.KindWorkspace, ID: alpha.ID}}}})
 	require.Nil(t, cmd, "its shells are gone: no longer shown")
 
 	one, _, _ := open(t, alpha.ID)
 	listed(one, 1)
-	_, cmd = one.Update(common.RefreshMsg{WorkspaceID: alpha.ID})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}}, run(cmd), "its workspace, even with no shell")
+	_, cmd = one.Update(screen.RefreshMsg{WorkspaceID: alpha.ID})
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2, WorkspaceID: alpha.ID}}, modeltest.Msgs(cmd), "its workspace, even with no shell")
 	listed(one, 2)
-	_, cmd = one.Update(common.RefreshMsg{WorkspaceID: "w-other"})
+	_, cmd = one.Update(screen.RefreshMsg{WorkspaceID: "w-other"})
 	require.Nil(t, cmd)
 }
 
 func TestKill(t *testing.T) {
 	t.Parallel()
 	s, c, _ := open(t, "")
-	require.Equal(t, []tea.Msg{common.ToastMsg{Level: common.LevelInfo, Text: "no shell selected"}}, key(s, "D"))
+	require.Equal(t, []tea.Msg{screen.ToastMsg{Level: toast.LevelInfo, Text: "no shell selected"}}, modeltest.Msgs(modeltest.Press(s.Update, "D")))
 	listed(s, 1, shell("01J2ABCDEFGH", alpha.ID))
 	want := KillMsg{ShellID: "01J2ABCDEFGH", WorkspaceID: alpha.ID, Label: "shell 01J2ABCD on ws-alpha"}
-	require.Equal(t, []tea.Msg{want}, key(s, "D"))
-	require.Equal(t, []tea.Msg{want}, key(s, "delete"))
+	require.Equal(t, []tea.Msg{want}, modeltest.Msgs(modeltest.Press(s.Update, "D")))
+	require.Equal(t, []tea.Msg{want}, modeltest.Msgs(modeltest.Press(s.Update, "delete")))
 	c.Config.ReadOnly = true
-	require.Empty(t, key(s, "D"), "read-only: kill is hidden")
+	require.Empty(t, modeltest.Msgs(modeltest.Press(s.Update, "D")), "read-only: kill is hidden")
 }
 
 func TestEmptyStates(t *testing.T) {
@@ -201,8 +177,8 @@ func TestForbidden(t *testing.T) {
 	s, _, _ := open(t, "")
 	s.Update(ListedMsg{Screen: 7, Req: 1, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})
 	require.Contains(t, s.View(), "cannot list shells: this token lacks the read scope")
-	_, cmd := s.Update(common.RefreshMsg{})
-	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, run(cmd))
+	_, cmd := s.Update(screen.RefreshMsg{})
+	require.Equal(t, []tea.Msg{ListMsg{Screen: 7, Req: 2}}, modeltest.Msgs(cmd))
 	listed(s, 2, shell("S1", alpha.ID))
 	s.Update(ListedMsg{Screen: 7, Req: 2, Err: &cairn.Error{Status: 403, Reason: cairn.ReasonForbidden}})
 	require.Contains(t, s.View(), "the last list shows", "a failure after a list keeps the rows under a banner")
@@ -221,13 +197,13 @@ func TestSanitisedText(t *testing.T) {
 	sh.Container, sh.TokenName, sh.Instance, sh.ClientAddr, sh.State = "c"+h, "t"+h, "r"+h, "a"+h, "s"+h
 	s := New(c, "w1", 7)
 	s.SetSize(200, 30)
-	run(s.Init())
+	modeltest.Msgs(s.Init())
 	listed(s, 1, sh)
 	every := New(c, "", 8)
 	every.SetSize(300, 30) // the table's share fits every cell whole
-	run(every.Init())
+	modeltest.Msgs(every.Init())
 	every.Update(ListedMsg{Screen: 8, Req: 1, List: &cairn.ShellList{Enabled: true, Shells: []*cairn.Shell{sh}}})
-	kill := key(s, "D")[0].(KillMsg)
+	kill := modeltest.Msgs(modeltest.Press(s.Update, "D"))[0].(KillMsg)
 	screentest.RequireAllShown(t,
 		screentest.Shown{Name: "Row", Text: every.list.Table.View(true), Want: []string{"ws" + shown, "S" + shown, "c" + shown, "t" + shown, "r" + shown}},
 		screentest.Shown{Name: "Detail", Text: strings.Join(Detail(c, sh), "\n"), Want: []string{"shell S" + shown, "ws" + shown,

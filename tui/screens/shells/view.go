@@ -3,7 +3,8 @@ package shells
 import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
@@ -15,36 +16,18 @@ func (s *Screen) Crumbs() []string {
 	if s.listed {
 		crumb += " (" + termkit.Count(int64(len(s.shells))) + ")"
 	}
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
-	}
-	if s.wsID == "" {
-		return []string{crumb}
-	}
-	return []string{s.wsName, crumb}
+	return s.list.Crumbs(s.wsName, crumb) // wsName is "" for every workspace
 }
 
 // Keys is the navigation and shells bindings with their state for the row
 // under the cursor.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "shells", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeShells)...)}
-	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
-		case keys.Filter:
-			b.Help = "filter by workspace, shell, container or token; enter keeps, esc clears"
-		case keys.CopyName:
-			b.Short, b.Help = "copy container", "copy the shell's container"
-		case keys.CopyID:
-			b.Help = "copy the shell's ID"
-		}
-	}
-	for i := range ctx.Bindings {
-		if b := &ctx.Bindings[i]; b.ID == keys.Open {
-			b.Short, b.Help = "attach", "attach to the shell — as its writer if this TUI opened it, else watch it read-only"
-		}
-	}
+	ctx := pane.Bindings(s.c.Keys, "shells", map[keys.ID]pane.Help{
+		keys.Filter:   {Long: "filter by workspace, shell, container or token; enter keeps, esc clears"},
+		keys.CopyName: {Short: "copy container", Long: "copy the shell's container"},
+		keys.CopyID:   {Long: "copy the shell's ID"},
+		keys.Open:     {Short: "attach", Long: "attach to the shell — as its writer if this TUI opened it, else watch it read-only"},
+	}, keys.ScopeNav, keys.ScopeShells)
 	ctx.Disable(keys.SortNext, "shells are listed oldest first")
 	ctx.Disable(keys.SortReverse, "shells are listed oldest first")
 	if _, ok := s.list.Table.Cursor(); !ok {
@@ -52,12 +35,7 @@ func (s *Screen) Keys() keys.Context {
 			ctx.Disable(id, "no shell selected")
 		}
 	}
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	return ctx
 }
 
@@ -80,7 +58,7 @@ func (s *Screen) banner() string {
 const disabledText = "the server has the shell turned off (shell.enable)"
 
 func (s *Screen) sentence() string {
-	return common.Sentence(s.err, common.Subject{Workspace: s.wsName, Scope: "read"})
+	return errtext.Sentence(s.err, errtext.Subject{Workspace: s.wsName, Scope: "read"})
 }
 
 func (s *Screen) empty() string {
@@ -119,7 +97,7 @@ func expires(dash string, sh *cairn.Shell) string {
 }
 
 // Detail renders every field of a shell, each untrusted text sanitised.
-func Detail(c *common.Common, sh *cairn.Shell) []string {
+func Detail(c *deps.Deps, sh *cairn.Shell) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	dash := th.Glyphs.Dash

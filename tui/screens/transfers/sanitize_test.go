@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/screens/screentest"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
 func TestMain(m *testing.M) { screentest.Main(m) }
@@ -16,9 +16,9 @@ func TestMain(m *testing.M) { screentest.Main(m) }
 func TestSanitisedText(t *testing.T) {
 	c, d := screentest.New(t)
 	h, shown := screentest.Hostile, screentest.HostileShown
-	tr := &common.Transfer{ID: 1, Kind: common.Upload, Name: h, Path: "/p/" + h, Phase: common.PhaseFailed,
+	tr := &transfer.Transfer{ID: 1, Kind: transfer.Upload, Name: h, Path: "/p/" + h, Phase: transfer.PhaseFailed,
 		Err: "e" + h + "\nnext " + h, Queued: screentest.Epoch}
-	d.Xfers = []*common.Transfer{tr}
+	d.Xfers = []*transfer.Transfer{tr}
 	s := New(c)
 	s.SetSize(200, 30)
 	screentest.RequireAllShown(t,

@@ -11,12 +11,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
-	"github.com/cairn-dev/cairn/tui/widgets/transferline"
 )
 
 // ActionMsg asks the root to act on a transfer.
@@ -29,12 +30,12 @@ type ActionMsg struct {
 // cells show, sanitised once when the row is built (each TransfersMsg
 // rebuilds the rows; a transfer's name and path never change).
 type row struct {
-	t          *common.Transfer
+	t          *transfer.Transfer
 	key        string
 	name, path string
 }
 
-func newRow(t *common.Transfer) *row {
+func newRow(t *transfer.Transfer) *row {
 	return &row{t: t, key: strings.ToLower(t.Name + "\n" + t.Path), name: termkit.Sanitize(t.Name), path: termkit.Sanitize(t.Path)}
 }
 
@@ -45,17 +46,13 @@ func rowID(r *row) string { return r.RowID() }
 
 // Screen lists the transfers.
 type Screen struct {
-	c    *common.Common
+	c    *deps.Deps
 	list *pane.List[*row]
 }
 
 // New returns the screen, filled from the model's transfers.
-func New(c *common.Common) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Stamp = func(r *row) string { return stamp(c, r.t) }
 	tbl.SetSort(func(r *row) table.Key { return table.Key{N: -int64(r.t.ID)} }, false)
 	s := &Screen{c: c, list: pane.New(c, tbl)}
@@ -64,22 +61,15 @@ func New(c *common.Common) *Screen {
 }
 
 // stamp is what a row's cells read: everything that moves.
-func stamp(c *common.Common, t *common.Transfer) string {
+func stamp(c *deps.Deps, t *transfer.Transfer) string {
 	return fmt.Sprintf("%d|%d|%d|%.0f|%t|%s|%d|%s|%d/%d", t.Phase, t.Done, t.Total, t.Rate, t.Cancelling, t.Name,
-		c.Data.Frame(), transferline.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
+		c.Data.Frame(), transfer.Short(t.Duration(c.Data.Now())), t.Parts, t.PartsTotal)
 }
 
-func (s *Screen) reload() {
-	ts := s.c.Data.Transfers()
-	rows := make([]*row, len(ts))
-	for i, t := range ts {
-		rows[i] = newRow(t)
-	}
-	s.list.Table.SetRows(rows)
-}
+func (s *Screen) reload() { s.list.Table.SetRows(pane.Rows(s.c.Data.Transfers(), newRow)) }
 
 // Selected is the transfer under the cursor.
-func (s *Screen) Selected() (*common.Transfer, bool) {
+func (s *Screen) Selected() (*transfer.Transfer, bool) {
 	r, ok := s.list.Table.Cursor()
 	if !ok {
 		return nil, false
@@ -88,23 +78,19 @@ func (s *Screen) Selected() (*common.Transfer, bool) {
 }
 
 // Update handles keys and transfer changes.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s, s.key(msg)
-	case common.TransfersMsg:
+	case screen.TransfersMsg:
 		s.reload()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		s.list.Click(msg.X, msg.Y, 0)
-	case common.BackMsg:
-		if !s.list.ClearFilter() {
-			return s, send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s, s.list.Back()
 	}
 	return s, nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
 	return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeTransfers)
@@ -117,28 +103,25 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	t, _ := s.Selected()
 	switch id {
 	case keys.BackNav:
-		return send(common.NavMsg{Kind: common.NavPop})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPop})
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "path", Value: t.Path})
+		return screen.Send(screen.CopyMsg{Label: "path", Value: t.Path})
 	case keys.TrCancel, keys.Open:
-		return send(ActionMsg{ID: id, Transfer: t.ID})
+		return screen.Send(ActionMsg{ID: id, Transfer: t.ID})
 	case keys.TrClear:
-		return send(ActionMsg{ID: id})
+		return screen.Send(ActionMsg{ID: id})
 	}
 	return nil
 }
 
 // Keys is the navigation and transfer bindings with their state.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "transfers", Bindings: append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeTransfers)...)}
+	ctx := pane.Bindings(s.c.Keys, "transfers", map[keys.ID]pane.Help{
+		keys.Open:     {Short: "artifact", Long: "go to the artifact"},
+		keys.CopyName: {Short: "copy path", Long: "copy the local path"},
+	}, keys.ScopeNav, keys.ScopeTransfers)
 	for i := range ctx.Bindings {
-		b := &ctx.Bindings[i]
-		switch b.ID {
-		case keys.Open:
-			b.Short, b.Help = "artifact", "go to the artifact"
-		case keys.CopyName:
-			b.Short, b.Help = "copy path", "copy the local path"
+		switch b := &ctx.Bindings[i]; b.ID {
 		case keys.CopyID, keys.SortNext, keys.SortReverse:
 			b.Enabled, b.Hidden, b.Reason = false, true, "not on this screen"
 		}
@@ -162,9 +145,7 @@ func (s *Screen) Keys() keys.Context {
 	if !finished {
 		ctx.Disable(keys.TrClear, "no finished transfers")
 	}
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
+	s.list.Restrict(ctx)
 	return ctx
 }
 
@@ -189,9 +170,5 @@ func (s *Screen) Crumbs() []string {
 	if running > 0 {
 		crumb += " " + s.c.Theme.Glyphs.Dot + " " + termkit.Count(int64(running)) + " active"
 	}
-	crumb += ")"
-	if f := s.list.FilterCrumb(); f != "" {
-		crumb += " " + f
-	}
-	return []string{crumb}
+	return s.list.Crumbs("", crumb+")")
 }

@@ -6,28 +6,28 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
+	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
-	"github.com/cairn-dev/cairn/tui/widgets/transferline"
 )
 
-func columns(c *common.Common) []table.Column[*row] {
+func columns(c *deps.Deps) []table.Column[*row] {
 	th := c.Theme
 	return []table.Column[*row]{
-		{Title: " ", Min: 1, Cell: func(r *row) string { return transferline.Arrow(th, r.t) }},
+		{Title: " ", Min: 1, Cell: func(r *row) string { return transfer.Arrow(th, r.t) }},
 		{Title: "NAME", Min: 12, Max: 32, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
-		{Title: "PHASE", Min: 13, Cell: func(r *row) string { return transferline.PhaseWord(th, r.t, c.Data.Frame()) },
+		{Title: "PHASE", Min: 13, Cell: func(r *row) string { return transfer.PhaseWord(th, r.t, c.Data.Frame()) },
 			Style: func(r *row) (lipgloss.Style, bool) {
 				switch r.t.Phase {
-				case common.PhaseFailed:
+				case transfer.PhaseFailed:
 					return th.Bad, true
-				case common.PhaseDone:
+				case transfer.PhaseDone:
 					return th.Good, true
 				}
 				return th.Pending, !r.t.Phase.Finished()
 			}},
-		{Title: "PROGRESS", Min: 17, Drop: 3, Cell: func(r *row) string { return transferline.Bar(th, r.t, 12) }},
+		{Title: "PROGRESS", Min: 17, Drop: 3, Cell: func(r *row) string { return transfer.Bar(th, r.t, 12) }},
 		{Title: "BYTES", Min: 21, Right: true, Drop: 4, Cell: func(r *row) string { return bytes(r.t) }},
 		{Title: "PARTS", Min: 7, Right: true, Drop: 1, Cell: func(r *row) string { return parts(r.t) }},
 		{Title: "RATE", Min: 11, Right: true, Drop: 2, Cell: func(r *row) string { return rate(c, r.t) }},
@@ -36,40 +36,40 @@ func columns(c *common.Common) []table.Column[*row] {
 	}
 }
 
-func bytes(t *common.Transfer) string {
+func bytes(t *transfer.Transfer) string {
 	if t.Total <= 0 && t.Done == 0 {
 		return ""
 	}
-	if t.Phase == common.PhaseDone {
+	if t.Phase == transfer.PhaseDone {
 		return termkit.Size(t.Total)
 	}
 	return termkit.Size(t.Done) + " / " + termkit.Size(t.Total)
 }
 
 // parts is a transfer cut in parts' count, also once it ended.
-func parts(t *common.Transfer) string {
+func parts(t *transfer.Transfer) string {
 	if t.PartsTotal == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", t.Parts, t.PartsTotal)
 }
 
-func rate(c *common.Common, t *common.Transfer) string {
-	if t.Rate <= 0 || t.Phase == common.PhaseQueued {
+func rate(c *deps.Deps, t *transfer.Transfer) string {
+	if t.Rate <= 0 || t.Phase == transfer.PhaseQueued {
 		return c.Theme.Glyphs.Dash
 	}
-	return transferline.Rate(t.Rate)
+	return transfer.Rate(t.Rate)
 }
 
 // timeCell is the ETA while bytes move, else the duration.
-func timeCell(c *common.Common, t *common.Transfer) string {
+func timeCell(c *deps.Deps, t *transfer.Transfer) string {
 	if d, ok := t.ETA(); ok && t.Phase.Running() {
-		return "ETA " + transferline.Short(d)
+		return "ETA " + transfer.Short(d)
 	}
 	if t.Started.IsZero() {
 		return c.Theme.Glyphs.Dash
 	}
-	return transferline.Short(t.Duration(c.Data.Now()))
+	return transfer.Short(t.Duration(c.Data.Now()))
 }
 
 // View draws the list and the detail pane.
@@ -89,14 +89,14 @@ func (s *Screen) detail() []string {
 }
 
 // Detail renders a transfer's detail lines for width.
-func Detail(c *common.Common, t *common.Transfer, width int) []string {
+func Detail(c *deps.Deps, t *transfer.Transfer, width int) []string {
 	th := c.Theme
 	now := c.Data.Now()
-	kind := map[common.TransferKind]string{common.Upload: "upload", common.Replace: "replace content", common.Download: "download"}[t.Kind]
+	kind := map[transfer.Kind]string{transfer.Upload: "upload", transfer.Replace: "replace content", transfer.Download: "download"}[t.Kind]
 	lines := []string{
-		" " + th.Bold.Render(transferline.Arrow(th, t)+" "+termkit.Sanitize(t.Name)),
+		" " + th.Bold.Render(transfer.Arrow(th, t)+" "+termkit.Sanitize(t.Name)),
 		pane.Field(th, "Kind", kind),
-		pane.Field(th, "Phase", transferline.PhaseWord(th, t, c.Data.Frame())),
+		pane.Field(th, "Phase", transfer.PhaseWord(th, t, c.Data.Frame())),
 		pane.Field(th, "Local path", termkit.Sanitize(t.Path)),
 		pane.Field(th, "Bytes", bytes(t)),
 		pane.Field(th, "Rate", rate(c, t)),
@@ -106,7 +106,7 @@ func Detail(c *common.Common, t *common.Transfer, width int) []string {
 	}
 	if !t.Started.IsZero() {
 		lines = append(lines, pane.Field(th, "Started", pane.Stamped(now, t.Started)),
-			pane.Field(th, "Duration", transferline.Short(t.Duration(now))))
+			pane.Field(th, "Duration", transfer.Short(t.Duration(now))))
 	}
 	if t.ArtifactID != "" {
 		lines = append(lines, pane.Field(th, "Artifact", t.ArtifactID))

@@ -4,14 +4,13 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screens/pane"
 )
 
 // Keys is the navigation and workspace bindings with their state for the
 // row under the cursor.
 func (s *Screen) Keys() keys.Context {
-	km := s.c.Keys
-	ctx := keys.Context{Name: "workspaces", Bindings: append(append(km.Enabled(keys.ScopeNav), km.Enabled(keys.ScopeLists)...),
-		km.Enabled(keys.ScopeWorkspaces)...)}
+	ctx := pane.Bindings(s.c.Keys, "workspaces", nil, keys.ScopeNav, keys.ScopeLists, keys.ScopeWorkspaces)
 	ctx.Disable(keys.BackNav, "already at the top")
 	w, ok := s.Selected()
 	if !ok {
@@ -22,12 +21,7 @@ func (s *Screen) Keys() keys.Context {
 	} else {
 		s.guard(ctx, w)
 	}
-	if !s.list.Split() {
-		ctx.Disable(keys.Zoom, "nothing to zoom at this width")
-	}
-	if s.c.Config.ReadOnly {
-		ctx.ReadOnly()
-	}
+	s.list.Restrict(ctx)
 	s.list.BulkKeys(ctx)
 	return ctx
 }

@@ -9,7 +9,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -27,7 +28,7 @@ type row struct {
 func newRow(w *cairn.Workspace) *row {
 	return &row{
 		ws:   w,
-		key:  strings.ToLower(w.Name + "\n" + common.FirstLine(w.Description)),
+		key:  strings.ToLower(w.Name + "\n" + optional.FirstLine(w.Description)),
 		name: termkit.Sanitize(w.Name),
 		desc: pane.Line(w.Description),
 	}
@@ -40,7 +41,7 @@ func rowID(r *row) string { return r.ws.ID }
 
 // volumeCell is the glyph and word of the volume: a pending operation's
 // word while one runs.
-func volumeCell(c *common.Common, w *cairn.Workspace) string {
+func volumeCell(c *deps.Deps, w *cairn.Workspace) string {
 	g := c.Theme.Glyphs
 	if word := c.Data.Pending(w.ID); word != "" {
 		return g.Frame(c.Data.Frame()) + " " + word
@@ -51,7 +52,7 @@ func volumeCell(c *common.Common, w *cairn.Workspace) string {
 	return g.None + " NONE"
 }
 
-func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
+func countCell(c *deps.Deps, w *cairn.Workspace, missing bool) string {
 	n, ok := c.Data.Store().Counts(w.ID)
 	switch {
 	case !ok:
@@ -62,7 +63,7 @@ func countCell(c *common.Common, w *cairn.Workspace, missing bool) string {
 	return termkit.Count(n.Total())
 }
 
-func columns(c *common.Common) []table.Column[*row] {
+func columns(c *deps.Deps) []table.Column[*row] {
 	return []table.Column[*row]{
 		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) }, Style: func(r *row) (lipgloss.Style, bool) {
@@ -83,7 +84,7 @@ func columns(c *common.Common) []table.Column[*row] {
 
 // stamp is what a row's cells read besides the row: pending word and
 // spinner step, counts, and the age label.
-func stamp(c *common.Common, r *row) string {
+func stamp(c *deps.Deps, r *row) string {
 	var b strings.Builder
 	if p := c.Data.Pending(r.ws.ID); p != "" {
 		b.WriteString(p)
@@ -106,7 +107,7 @@ func sortName(by int) string {
 
 // order is the sort key of sort by: newest updates and most missing first,
 // names and creation ascending.
-func order(c *common.Common, by int) func(*row) table.Key {
+func order(c *deps.Deps, by int) func(*row) table.Key {
 	switch sortName(by) {
 	case "updated":
 		return func(r *row) table.Key { return table.Key{N: -r.ws.UpdatedAt.UnixNano()} }

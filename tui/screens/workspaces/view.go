@@ -5,7 +5,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
+	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
 )
@@ -45,7 +46,7 @@ func (s *Screen) detail() []string {
 }
 
 // Detail renders a workspace's detail lines for width.
-func Detail(c *common.Common, w *cairn.Workspace, width int) []string {
+func Detail(c *deps.Deps, w *cairn.Workspace, width int) []string {
 	th := c.Theme
 	now := c.Data.Now()
 	lines := []string{
@@ -58,13 +59,13 @@ func Detail(c *common.Common, w *cairn.Workspace, width int) []string {
 		pane.Field(th, "Created", pane.Stamped(now, w.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, w.UpdatedAt)),
 	}
-	if d := common.Deref(w.Description); d != "" {
+	if d := optional.String(w.Description); d != "" {
 		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
 	}
 	return lines
 }
 
-func mounts(c *common.Common, w *cairn.Workspace) string {
+func mounts(c *deps.Deps, w *cairn.Workspace) string {
 	n, ok := c.Data.Store().Mounts(w.ID)
 	switch {
 	case w.VolumeState != cairn.VolumeReady:
@@ -79,7 +80,7 @@ func mounts(c *common.Common, w *cairn.Workspace) string {
 	return fmt.Sprintf("%d running containers", n)
 }
 
-func artifacts(c *common.Common, w *cairn.Workspace) string {
+func artifacts(c *deps.Deps, w *cairn.Workspace) string {
 	n, ok := c.Data.Store().Counts(w.ID)
 	if !ok {
 		return c.Theme.Glyphs.Dash

@@ -5,29 +5,24 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/screens/pane"
 	"github.com/cairn-dev/cairn/tui/store"
-	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
 // Screen is the workspaces list.
 type Screen struct {
-	c       *common.Common
+	c       *deps.Deps
 	list    *pane.List[*row]
 	sortBy  int
 	reverse bool
 }
 
 // New returns the screen, filled from the store.
-func New(c *common.Common) *Screen {
-	th := c.Theme
-	tbl := table.New(rowID, columns(c), table.Styles{
-		Header: th.ColumnHeader, Selected: th.Selected, Changed: th.Changed,
-		Cursor: th.Glyphs.Cursor, ChangedGlyph: th.Glyphs.Changed, MarkGlyph: th.Glyphs.Mark,
-		Ellipsis: th.Glyphs.Ellipsis,
-	})
+func New(c *deps.Deps) *Screen {
+	tbl := pane.NewTable(c.Theme, rowID, columns(c))
 	tbl.Changed = func(r *row) bool { return c.Changed(r.ws.ID) }
 	tbl.Stamp = func(r *row) string { return stamp(c, r) }
 	s := &Screen{c: c, list: pane.New(c, tbl)}
@@ -37,12 +32,7 @@ func New(c *common.Common) *Screen {
 }
 
 func (s *Screen) reload() {
-	ws := s.c.Data.Store().Workspaces()
-	rows := make([]*row, len(ws))
-	for i, w := range ws {
-		rows[i] = newRow(w)
-	}
-	s.list.Table.SetRows(rows)
+	s.list.Table.SetRows(pane.Rows(s.c.Data.Store().Workspaces(), newRow))
 }
 
 // Selected is the workspace under the cursor.
@@ -55,31 +45,27 @@ func (s *Screen) Selected() (*cairn.Workspace, bool) {
 }
 
 // Update handles keys and data for the screen.
-func (s *Screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
 		return s, s.key(msg)
-	case common.DataMsg:
+	case screen.DataMsg:
 		return s, s.data(msg.Changes)
-	case common.RestMsg:
+	case screen.RestMsg:
 		if s.list.Rested(msg) {
-			return s, send(common.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
+			return s, screen.Send(screen.FetchMsg{WorkspaceID: msg.WorkspaceID, Prefetch: msg.Prefetch})
 		}
-	case common.ClearMarksMsg:
+	case screen.ClearMarksMsg:
 		s.list.ClearMarks()
-	case common.ClickMsg:
+	case screen.ClickMsg:
 		if s.list.Click(msg.X, msg.Y, 0) {
 			return s, s.list.Rest(s.list.Table.CursorID(), true)
 		}
-	case common.BackMsg:
-		if !s.list.ClearMarks() && !s.list.ClearFilter() {
-			return s, send(common.NavMsg{Kind: common.NavPop})
-		}
+	case screen.BackMsg:
+		return s, s.list.Back()
 	}
 	return s, nil
 }
-
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // data applies store changes to the table; a moved cursor rests anew.
 func (s *Screen) data(ch store.Changes) tea.Cmd {
@@ -109,31 +95,15 @@ func (s *Screen) data(ch store.Changes) tea.Cmd {
 }
 
 func (s *Screen) key(k tea.KeyMsg) tea.Cmd {
-	if s.list.Capturing() {
-		before := s.list.Table.CursorID()
-		s.list.FilterKey(k)
-		if id := s.list.Table.CursorID(); id != before {
-			return s.list.Rest(id, true)
-		}
-		return nil
+	if !s.list.Capturing() {
+		return s.list.Key(k, s.Keys, s.action, keys.ScopeNav, keys.ScopeLists, keys.ScopeWorkspaces)
 	}
-	id, ok := s.c.Keys.Lookup(keys.ScopeNav, k.String())
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopeLists, k.String())
+	before := s.list.Table.CursorID()
+	s.list.FilterKey(k)
+	if id := s.list.Table.CursorID(); id != before {
+		return s.list.Rest(id, true)
 	}
-	if !ok {
-		id, ok = s.c.Keys.Lookup(keys.ScopeWorkspaces, k.String())
-	}
-	if !ok {
-		return nil
-	}
-	if st, found := s.Keys().Find(id); found && !st.Enabled {
-		if st.Hidden {
-			return nil
-		}
-		return send(common.ToastMsg{Level: common.LevelInfo, Text: st.Reason})
-	}
-	return s.action(id)
+	return nil
 }
 
 func (s *Screen) action(id keys.ID) tea.Cmd {
@@ -144,12 +114,12 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return nil
 	}
 	if marked := s.list.MarkedIDs(); len(marked) > 0 && pane.IsBulk(id) {
-		return send(common.ActionMsg{ID: id, Marked: marked})
+		return screen.Send(screen.ActionMsg{ID: id, Marked: marked})
 	}
 	w, _ := s.Selected()
 	switch id {
 	case keys.Open:
-		return send(common.NavMsg{Kind: common.NavPush, WorkspaceID: w.ID})
+		return screen.Send(screen.NavMsg{Kind: screen.NavPush, WorkspaceID: w.ID})
 	case keys.SortNext:
 		s.sortBy = (s.sortBy + 1) % sortCount
 		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
@@ -157,16 +127,16 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		s.reverse = !s.reverse
 		s.list.Table.SetSort(order(s.c, s.sortBy), s.reverse)
 	case keys.CopyName:
-		return send(common.CopyMsg{Label: "name", Value: w.Name})
+		return screen.Send(screen.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
-		return send(common.CopyMsg{Label: "ID", Value: w.ID})
+		return screen.Send(screen.CopyMsg{Label: "ID", Value: w.ID})
 	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
 		keys.ShellsOf, keys.AuditOf:
 		target := ""
 		if w != nil {
 			target = w.ID
 		}
-		return send(common.ActionMsg{ID: id, WorkspaceID: target})
+		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: target})
 	}
 	return nil
 }
@@ -186,12 +156,7 @@ func (s *Screen) Crumbs() []string {
 	if st := s.c.Data.List(store.Workspaces()); st.Loading && st.Loaded > 0 {
 		crumb = "workspaces (loading " + termkit.Count(int64(st.Loaded)) + "…)"
 	}
-	for _, f := range []string{s.list.FilterCrumb(), s.list.MarkCrumb()} {
-		if f != "" {
-			crumb += " " + f
-		}
-	}
-	return []string{crumb}
+	return s.list.Crumbs("", crumb)
 }
 
 // DetailFocused reports whether the detail pane has the focus.

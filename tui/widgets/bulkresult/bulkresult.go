@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/ops"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -50,7 +50,7 @@ type Model struct {
 
 // New lists rows under title. verb is what a success did ("deleted",
 // "torn down"); sentence turns a refusal into its one sentence
-// (common.Sentence with the row's subject, say).
+// (errtext.Sentence with the row's subject, say).
 func New(th *theme.Theme, title, verb string, rows []Row, sentence func(error) string) *Model {
 	m := &Model{th: th, title: title, verb: verb, rows: rows, sentence: sentence, vp: viewport.New(0, 1)}
 	m.vp.KeyMap = keyMap()
@@ -78,7 +78,7 @@ func keyMap() viewport.KeyMap {
 }
 
 // Update scrolls or closes.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.done {
 		return m, nil
@@ -189,4 +189,4 @@ func (m *Model) boxWidth() int { return max(20, min(m.width-4, 110)) }
 func (m *Model) Hint() string { return "j/k scroll · esc closes" }
 
 // Result reports the close.
-func (m *Model) Result() (common.Result, bool) { return common.Result{}, m.done }
+func (m *Model) Result() (screen.Result, bool) { return screen.Result{}, m.done }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/ops"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/bulkresult"
@@ -53,21 +54,6 @@ func setup(t *testing.T, g theme.Glyphs, rs []bulkresult.Row, w, h int) *bulkres
 	return m
 }
 
-func key(s string) tea.KeyMsg {
-	types := map[string]tea.KeyType{"esc": tea.KeyEsc, "enter": tea.KeyEnter, "pgdown": tea.KeyPgDown,
-		"pgup": tea.KeyPgUp, "down": tea.KeyDown}
-	if t, ok := types[s]; ok {
-		return tea.KeyMsg{Type: t}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
-func press(m *bulkresult.Model, keys ...string) {
-	for _, k := range keys {
-		m.Update(key(k))
-	}
-}
-
 // body is the view's lines inside the border, trimmed.
 func body(v string) []string {
 	var out []string
@@ -99,19 +85,19 @@ func TestSummaryAndRefusedFirst(t *testing.T) {
 func TestScrolls(t *testing.T) {
 	t.Parallel()
 	m := setup(t, theme.Unicode(), rows(1000, 7, 500, 999), 120, 30) // 22 rows show
-	press(m, "j", "j", "k")
+	modeltest.Press(m.Update, "j", "j", "k")
 	require.Equal(t, 1, m.Offset())
-	press(m, "pgdown")
+	modeltest.Press(m.Update, "pgdown")
 	require.Equal(t, 23, m.Offset())
-	press(m, "pgup", "down")
+	modeltest.Press(m.Update, "pgup", "down")
 	require.Equal(t, 2, m.Offset())
-	press(m, "G")
+	modeltest.Press(m.Update, "G")
 	require.Equal(t, 1000-22, m.Offset())
 	require.Contains(t, m.View(), "✓ report_0998")
 	require.NotContains(t, m.View(), "report_0999", "refused rows are at the top")
-	press(m, "g")
+	modeltest.Press(m.Update, "g")
 	require.Zero(t, m.Offset())
-	press(m, "l", "d", "space") // no sideways, no d/u/space paging
+	modeltest.Press(m.Update, "l", "d", "space") // no sideways, no d/u/space paging
 	require.Zero(t, m.Offset())
 	_, done := m.Result()
 	require.False(t, done)
@@ -121,7 +107,7 @@ func TestCloses(t *testing.T) {
 	t.Parallel()
 	for _, k := range []string{"esc", "q", "enter"} {
 		m := setup(t, theme.Unicode(), rows(3, 1), 100, 20)
-		press(m, k)
+		modeltest.Press(m.Update, k)
 		r, done := m.Result()
 		require.True(t, done, k)
 		require.False(t, r.OK)
@@ -192,7 +178,7 @@ func TestView(t *testing.T) {
 		for _, w := range []int{60, 120} {
 			t.Run(tc.name+"/"+strconv.Itoa(w), func(t *testing.T) {
 				m := setup(t, theme.Unicode(), tc.rows, w, 20)
-				press(m, tc.keys...)
+				modeltest.Press(m.Update, tc.keys...)
 				golden.RequireEqual(t, []byte(m.View()))
 			})
 		}

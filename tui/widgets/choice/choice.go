@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -42,7 +42,7 @@ func New(th *theme.Theme, title string, body Body, later string, options ...Opti
 }
 
 // Update answers on an option's key or esc; any other key is ignored.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.done {
 		return m, nil
@@ -86,9 +86,9 @@ func (m *Model) Hint() string { return m.keys() }
 
 // Result reports the answer once given: OK with Values["choice"] for an
 // option, not OK for esc.
-func (m *Model) Result() (common.Result, bool) {
+func (m *Model) Result() (screen.Result, bool) {
 	if m.answered == "" {
-		return common.Result{}, m.done
+		return screen.Result{}, m.done
 	}
-	return common.Result{OK: true, Values: map[string]string{"choice": m.answered}}, m.done
+	return screen.Result{OK: true, Values: map[string]string{"choice": m.answered}}, m.done
 }

@@ -5,7 +5,7 @@ package confirm
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -23,7 +23,7 @@ func New(th *theme.Theme, title, text string) *Model {
 }
 
 // Update answers on the first key.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	if k, ok := msg.(tea.KeyMsg); ok && !m.done {
 		m.done, m.ok = true, k.String() == "y"
 	}
@@ -43,6 +43,6 @@ func (m *Model) View() string {
 func (m *Model) Hint() string { return "y confirms · any other key cancels" }
 
 // Result reports the answer once given.
-func (m *Model) Result() (common.Result, bool) {
-	return common.Result{OK: m.ok}, m.done
+func (m *Model) Result() (screen.Result, bool) {
+	return screen.Result{OK: m.ok}, m.done
 }

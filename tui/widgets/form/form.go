@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -123,7 +123,7 @@ func (m *Model) refocus() {
 
 // Update handles keys; while busy only esc, which closes the form and
 // leaves the operation running.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	if c, ok := msg.(CompletedMsg); ok {
 		m.completed(c)
 		return m, nil
@@ -240,15 +240,15 @@ func (m *Model) submit() {
 }
 
 // Result returns the values once per submit, or the cancellation.
-func (m *Model) Result() (common.Result, bool) {
+func (m *Model) Result() (screen.Result, bool) {
 	if m.done {
-		return common.Result{}, true
+		return screen.Result{}, true
 	}
 	if !m.submitted {
-		return common.Result{}, false
+		return screen.Result{}, false
 	}
 	m.submitted = false
-	r := common.Result{OK: true, Values: map[string]string{}, Checks: map[string]bool{}}
+	r := screen.Result{OK: true, Values: map[string]string{}, Checks: map[string]bool{}}
 	for _, f := range m.fields {
 		r.Values[f.Key] = f.input.Value()
 		r.Checks[f.Key] = f.checked

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/tui/common"
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/modeltest"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
 
@@ -43,59 +43,16 @@ func nameField(known ...string) form.Field {
 	}
 }
 
-func plainTheme() *theme.Theme {
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
-	return th
-}
-
 func setup(t *testing.T, fields ...form.Field) *form.Model {
 	t.Helper()
-	m := form.New(plainTheme(), "New workspace", fields...)
+	m := form.New(modeltest.Theme(), "New workspace", fields...)
 	m.SetSize(100, 30)
 	return m
 }
 
-func keyMsg(s string) tea.KeyMsg {
-	switch s {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyMsg{Type: tea.KeyShiftTab}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
-	case " ":
-		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
-// typeIn sends each rune of text as its own key press and reports whether
-// any returned a Cmd (a blinking cursor would).
-func typeIn(m *form.Model, text string) bool {
-	cmds := false
-	for _, r := range text {
-		_, cmd := m.Update(keyMsg(string(r)))
-		cmds = cmds || cmd != nil
-	}
-	return cmds
-}
-
-func press(m *form.Model, keys ...string) {
-	for _, k := range keys {
-		m.Update(keyMsg(k))
-	}
-}
-
-func values(t *testing.T, m *form.Model) common.Result {
+func values(t *testing.T, m *form.Model) screen.Result {
 	t.Helper()
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	r, ok := m.Result()
 	require.True(t, ok, "submitted")
 	return r
@@ -107,21 +64,21 @@ func TestNamesCheckedAsTyped(t *testing.T) {
 		t.Parallel()
 		m := setup(t, nameField())
 		require.NotContains(t, m.View(), "must not be empty", "an untouched field shows no error")
-		typeIn(m, "ws alpha")
+		modeltest.Type(m.Update, "ws alpha")
 		require.Contains(t, m.View(), "may only contain", "the space is outside the name set, before any enter")
-		press(m, "backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
+		modeltest.Press(m.Update, "backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
 		require.NotContains(t, m.View(), "may only contain", "ws is a valid name")
-		press(m, "backspace", "backspace")
+		modeltest.Press(m.Update, "backspace", "backspace")
 		require.Contains(t, m.View(), "must not be empty")
-		press(m, "backspace") // on the empty field: the error stays
+		modeltest.Press(m.Update, "backspace") // on the empty field: the error stays
 		require.Contains(t, m.View(), "must not be empty")
 	})
 	t.Run("WarningWhileTyping", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, nameField("ws-alpha"))
-		typeIn(m, "ws-alph")
+		modeltest.Type(m.Update, "ws-alph")
 		require.NotContains(t, m.View(), "already exists")
-		typeIn(m, "a")
+		modeltest.Type(m.Update, "a")
 		require.Contains(t, m.View(), "a workspace named ws-alpha already exists")
 		r := values(t, m)
 		require.Equal(t, "ws-alpha", r.Values["name"], "a warning does not block")
@@ -129,7 +86,7 @@ func TestNamesCheckedAsTyped(t *testing.T) {
 	t.Run("LimitIsRunes", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, nameField())
-		typeIn(m, strings.Repeat("a", 130))
+		modeltest.Type(m.Update, strings.Repeat("a", 130))
 		require.Equal(t, strings.Repeat("a", 128), values(t, m).Values["name"])
 	})
 }
@@ -137,13 +94,13 @@ func TestNamesCheckedAsTyped(t *testing.T) {
 func TestEnterOnInvalidFormJumpsToField(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nameField(), form.Field{Key: "description", Label: "Description"})
-	press(m, "tab")
-	typeIn(m, "about")
-	press(m, "enter")
+	modeltest.Press(m.Update, "tab")
+	modeltest.Type(m.Update, "about")
+	modeltest.Press(m.Update, "enter")
 	_, ok := m.Result()
 	require.False(t, ok, "an empty name does not submit")
 	require.Contains(t, m.View(), "must not be empty", "every field's error shows after enter")
-	typeIn(m, "ws") // the focus is back on the name
+	modeltest.Type(m.Update, "ws") // the focus is back on the name
 	require.NotContains(t, m.View(), "must not be empty")
 	r := values(t, m)
 	require.Equal(t, "ws", r.Values["name"])
@@ -155,7 +112,7 @@ func TestExplicitModes(t *testing.T) {
 	t.Run("QTypes", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, form.Field{Key: "description", Label: "Description"})
-		typeIn(m, "q?!/")
+		modeltest.Type(m.Update, "q?!/")
 		_, done := m.Result()
 		require.False(t, done)
 		require.Equal(t, "q?!/", values(t, m).Values["description"])
@@ -163,8 +120,8 @@ func TestExplicitModes(t *testing.T) {
 	t.Run("EscCancels", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, nameField())
-		typeIn(m, "ws")
-		press(m, "esc")
+		modeltest.Type(m.Update, "ws")
+		modeltest.Press(m.Update, "esc")
 		r, done := m.Result()
 		require.True(t, done)
 		require.False(t, r.OK)
@@ -172,8 +129,8 @@ func TestExplicitModes(t *testing.T) {
 	t.Run("SpaceToggles", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t, form.Field{Key: "name", Label: "Name"}, form.Field{Key: "provision", Label: "provision volume now", Check: true})
-		typeIn(m, "a b")
-		press(m, "down", " ")
+		modeltest.Type(m.Update, "a b")
+		modeltest.Press(m.Update, "down", " ")
 		require.Contains(t, m.View(), "[x] provision volume now")
 		r := values(t, m)
 		require.Equal(t, "a b", r.Values["name"], "a space in a text field is text")
@@ -183,11 +140,11 @@ func TestExplicitModes(t *testing.T) {
 		t.Parallel()
 		m := setup(t, form.Field{Key: "name", Label: "Name"})
 		m.Busy(0)
-		typeIn(m, "x")
+		modeltest.Type(m.Update, "x")
 		require.Contains(t, m.View(), "⠋ saving…", "spinner frame 0")
 		m.Fail("name", "already taken")
 		require.Contains(t, m.View(), "already taken")
-		typeIn(m, "y")
+		modeltest.Type(m.Update, "y")
 		require.NotContains(t, m.View(), "already taken", "an edit replaces the refusal")
 		require.Equal(t, "y", values(t, m).Values["name"], "typed while busy was dropped")
 	})
@@ -196,9 +153,9 @@ func TestExplicitModes(t *testing.T) {
 func TestCursorIsStatic(t *testing.T) {
 	t.Parallel()
 	m := setup(t, form.Field{Key: "name", Label: "Name"}, form.Field{Key: "description", Label: "Description"})
-	require.False(t, typeIn(m, "ab"), "no blink Cmd: nothing animates when idle")
+	require.Nil(t, modeltest.Type(m.Update, "ab"), "no blink Cmd: nothing animates when idle")
 	require.Contains(t, m.View(), "> ab_", "without colour the cursor is an underscore")
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	view := m.View()
 	require.Contains(t, view, "> ab ", "a field without focus has no cursor")
 	require.Contains(t, view, "> _")
@@ -211,11 +168,11 @@ func TestDeriveFollowsUntilEdited(t *testing.T) {
 		form.Field{Key: "name", Label: "Name", From: "path", Derive: func(p string) string {
 			return strings.ReplaceAll(p[strings.LastIndex(p, "/")+1:], ".", "_")
 		}})
-	typeIn(m, "/tmp/report.csv")
+	modeltest.Type(m.Update, "/tmp/report.csv")
 	require.Equal(t, "report_csv", values(t, m).Values["name"])
-	press(m, "down", "backspace", "backspace", "backspace")
-	press(m, "shift+tab")
-	typeIn(m, "x")
+	modeltest.Press(m.Update, "down", "backspace", "backspace", "backspace")
+	modeltest.Press(m.Update, "shift+tab")
+	modeltest.Type(m.Update, "x")
 	require.Equal(t, "report_", values(t, m).Values["name"], "edited: the path no longer drives it")
 }
 
@@ -226,13 +183,13 @@ func TestCompletion(t *testing.T) {
 		asked = v
 		return func() tea.Msg { return nil }
 	}}, form.Field{Key: "name", Label: "Name"})
-	typeIn(m, "~/re")
-	_, cmd := m.Update(keyMsg("tab"))
+	modeltest.Type(m.Update, "~/re")
+	_, cmd := m.Update(modeltest.Key("tab"))
 	require.NotNil(t, cmd, "tab asks for the completion")
 	require.Equal(t, "~/re", asked)
 	m.Update(form.CompletedMsg{Key: "path", From: "~/re", Value: "~/report", Candidates: []string{"report.csv", "report.txt", "reports/"}})
 	require.Contains(t, m.View(), "report.csv  report.txt  reports/", "candidates under the field")
-	typeIn(m, ".t") // the cursor is at the end of the completed text
+	modeltest.Type(m.Update, ".t") // the cursor is at the end of the completed text
 	require.NotContains(t, m.View(), "reports/", "an edit drops the candidates")
 	m.Update(form.CompletedMsg{Key: "path", From: "~/re", Value: "~/stale"})
 	require.Equal(t, "~/report.t", values(t, m).Values["path"], "a completion of an older value is dropped")
@@ -245,14 +202,14 @@ func TestDeriveFromSeveralFields(t *testing.T) {
 		form.Field{Key: "path", Label: "Path"},
 		form.Field{Key: "format", Label: "Format"},
 		form.Field{Key: "name", Label: "Name", Sources: []string{"path", "format"}, DeriveFrom: join})
-	typeIn(m, "out")
+	modeltest.Type(m.Update, "out")
 	require.Equal(t, "out+", values(t, m).Values["name"])
-	press(m, "down")
-	typeIn(m, "zip")
+	modeltest.Press(m.Update, "down")
+	modeltest.Type(m.Update, "zip")
 	require.Equal(t, "out+zip", values(t, m).Values["name"], "an edit of either source derives it again")
-	press(m, "down", "backspace")
-	press(m, "up", "up")
-	typeIn(m, "2")
+	modeltest.Press(m.Update, "down", "backspace")
+	modeltest.Press(m.Update, "up", "up")
+	modeltest.Type(m.Update, "2")
 	require.Equal(t, "out+zi", values(t, m).Values["name"], "edited: its sources no longer drive it")
 }
 
@@ -263,7 +220,7 @@ func TestBusyLineStaysInView(t *testing.T) {
 	tall.Busy(0)
 	lines := strings.Split(tall.View(), "\n")
 	require.Contains(t, lines[len(lines)-2], "⠋ saving…", "under the fields when the box fits")
-	short := form.New(plainTheme(), "New workspace", fields...)
+	short := form.New(modeltest.Theme(), "New workspace", fields...)
 	short.SetSize(100, 12)
 	short.Busy(0)
 	lines = strings.Split(short.View(), "\n")

@@ -11,8 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
 
@@ -63,7 +63,7 @@ func keyMap() viewport.KeyMap {
 }
 
 // Update scrolls or closes.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return m, nil
@@ -116,7 +116,7 @@ func (m *Model) boxWidth() int { return max(20, min(m.width-4, 110)) }
 func (m *Model) Hint() string { return "j/k scroll · esc closes" }
 
 // Result reports the close.
-func (m *Model) Result() (common.Result, bool) { return common.Result{}, m.done }
+func (m *Model) Result() (screen.Result, bool) { return screen.Result{}, m.done }
 
 // Group is one section of the help overlay.
 type Group struct {

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/tui/keys"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/help"
 )
@@ -33,22 +33,6 @@ func setup(t *testing.T) *help.Model {
 	return m
 }
 
-func key(s string) tea.KeyMsg {
-	switch s {
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
-	case "ctrl+d":
-		return tea.KeyMsg{Type: tea.KeyCtrlD}
-	case " ":
-		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
 func TestScroll(t *testing.T) {
 	t.Parallel()
 	t.Run("Lines", func(t *testing.T) {
@@ -56,36 +40,36 @@ func TestScroll(t *testing.T) {
 		m := setup(t)
 		require.Contains(t, m.View(), "line 13")
 		require.NotContains(t, m.View(), "line 14")
-		m.Update(key("j"))
-		m.Update(key("down"))
+		m.Update(modeltest.Key("j"))
+		m.Update(modeltest.Key("down"))
 		require.Equal(t, 2, m.Offset())
 		require.Contains(t, m.View(), "line 15")
-		m.Update(key("k"))
+		m.Update(modeltest.Key("k"))
 		require.Equal(t, 1, m.Offset())
 	})
 	t.Run("Pages", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		m.Update(key("pgdown"))
+		m.Update(modeltest.Key("pgdown"))
 		require.Equal(t, 14, m.Offset())
-		m.Update(key("ctrl+d"))
+		m.Update(modeltest.Key("ctrl+d"))
 		require.Equal(t, 21, m.Offset())
 	})
 	t.Run("EndShowsTheLastLine", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		m.Update(key("G"))
+		m.Update(modeltest.Key("G"))
 		require.Contains(t, m.View(), "line 39")
-		m.Update(key("j"))
+		m.Update(modeltest.Key("j"))
 		require.Equal(t, 26, m.Offset(), "no scrolling past the end")
-		m.Update(key("g"))
+		m.Update(modeltest.Key("g"))
 		require.Equal(t, 0, m.Offset())
 	})
 	t.Run("ViewportDefaultsUnbound", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
 		for _, k := range []string{"d", "u", "f", "b", " ", "l", "h"} {
-			m.Update(key(k))
+			m.Update(modeltest.Key(k))
 			require.Equal(t, 0, m.Offset(), "%q pages nowhere (TUI.md §3.2)", k)
 		}
 	})
@@ -103,7 +87,7 @@ func TestClose(t *testing.T) {
 		t.Run(k, func(t *testing.T) {
 			t.Parallel()
 			m := setup(t)
-			m.Update(key(k))
+			m.Update(modeltest.Key(k))
 			_, done := m.Result()
 			require.True(t, done)
 		})
@@ -138,8 +122,7 @@ func TestLines(t *testing.T) {
 // its box whole, wrapped under a hanging indent; the help pager cuts.
 func TestLogWrapsLongLines(t *testing.T) {
 	t.Parallel()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	long := "20:14:07 ✕ error: cannot reach the object store at 127.0.0.1:38537 — the server's artifact.s3.presignEndpoint must be reachable from clients"
 	log := help.NewLog(th, "Messages", []string{long})
 	log.SetSize(80, 20)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/palette"
 )
@@ -36,10 +36,11 @@ func names10k() []palette.Candidate {
 func queryKeys() []tea.KeyMsg {
 	var ks []tea.KeyMsg
 	for _, r := range "art 042name12" {
-		ks = append(ks, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		ks = append(ks, modeltest.Key(string(r)))
 	}
-	ks = append(ks, tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyBackspace},
-		tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'4'}}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyTab})
+	for _, k := range []string{"backspace", "backspace", "4", "down", "tab"} {
+		ks = append(ks, modeltest.Key(k))
+	}
 	return ks
 }
 
@@ -64,12 +65,6 @@ func session(th *theme.Theme, src palette.Source, into []time.Duration) []time.D
 	return into
 }
 
-func percentiles(d []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
 // TestPaletteBudget10k types the query on 40 fresh palettes over 10 000
 // names and fails at a p99 of 16 ms or more per key (×10 under -race).
 // The space that starts the argument prepares the 10 000 once; it is
@@ -84,7 +79,7 @@ func TestPaletteBudget10k(t *testing.T) {
 	for range 40 {
 		d = session(th, src, d)
 	}
-	p50, p99 := percentiles(d)
+	p50, p99 := modeltest.Percentiles(d)
 	t.Logf("palette key over 10 000 names (Update + View): p50 %v, p99 %v over %d keys (budget %v ×%d)", p50, p99, len(d), budget, raceFactor)
 	if p99 >= budget*raceFactor {
 		t.Fatalf("p99 %v ≥ budget %v", p99, budget*raceFactor)
@@ -113,7 +108,7 @@ func BenchmarkPaletteKey10k(b *testing.B) {
 		d = append(d, time.Since(start))
 	}
 	b.StopTimer()
-	p50, p99 := percentiles(d)
-	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	p50, p99 := modeltest.Percentiles(d)
+	b.ReportMetric(modeltest.Millis(p50), "p50-ms")
+	b.ReportMetric(modeltest.Millis(p99), "p99-ms")
 }

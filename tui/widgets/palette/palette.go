@@ -29,7 +29,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -99,7 +99,7 @@ func New(th *theme.Theme, hist *History, src Source) *Model {
 }
 
 // Update edits the line, completes, walks the history, runs or cancels.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.done {
 		return m, nil
@@ -420,20 +420,20 @@ func (m *Model) Hint() string {
 // "command" (its name), "args" (the arguments joined by spaces, for a
 // log line), "line" (as typed) and each argument under "arg0", "arg1", …
 // (exact, spaces and all); Invocation reads them back.
-func (m *Model) Result() (common.Result, bool) {
+func (m *Model) Result() (screen.Result, bool) {
 	if !m.ok {
-		return common.Result{}, m.done
+		return screen.Result{}, m.done
 	}
 	v := map[string]string{"command": m.cmd.Name, "args": strings.Join(m.args, " "), "line": m.line}
 	for i, a := range m.args {
 		v["arg"+strconv.Itoa(i)] = a
 	}
-	return common.Result{OK: true, Values: v}, true
+	return screen.Result{OK: true, Values: v}, true
 }
 
 // Invocation is the command and arguments of a palette's Result; false
 // for a cancelled palette or a result that is not one.
-func Invocation(r common.Result) (Command, []string, bool) {
+func Invocation(r screen.Result) (Command, []string, bool) {
 	if !r.OK {
 		return Command{}, nil, false
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/widgets/palette"
 )
 
@@ -54,35 +54,10 @@ func (f *fleet) source(cmd string, arg int) []palette.Candidate {
 
 func setup(t *testing.T, h *palette.History, src palette.Source) *palette.Model {
 	t.Helper()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	m := palette.New(th, h, src)
 	m.SetSize(120, 30)
 	return m
-}
-
-func key(s string) tea.KeyMsg {
-	types := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "up": tea.KeyUp, "down": tea.KeyDown,
-		"ctrl+p": tea.KeyCtrlP, "ctrl+n": tea.KeyCtrlN, "backspace": tea.KeyBackspace,
-	}
-	if t, ok := types[s]; ok {
-		return tea.KeyMsg{Type: t}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
-// typeText sends each rune of s as its own key, as a terminal does.
-func typeText(m *palette.Model, s string) {
-	for _, r := range s {
-		m.Update(key(string(r)))
-	}
-}
-
-func press(m *palette.Model, keys ...string) {
-	for _, k := range keys {
-		m.Update(key(k))
-	}
 }
 
 // ran is the command and arguments the palette ended with.
@@ -139,13 +114,13 @@ func TestUsage(t *testing.T) {
 func TestCommandCompletesAndRuns(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "tr")
+	modeltest.Type(m.Update, "tr")
 	sel, ok := m.Selected()
 	require.True(t, ok)
 	require.Equal(t, "transfers", sel)
-	press(m, "tab")
+	modeltest.Press(m.Update, "tab")
 	require.Equal(t, "transfers", m.Value(), "no space: transfers takes no argument")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	name, args := ran(t, m)
 	require.Equal(t, "transfers", name)
 	require.Empty(t, args)
@@ -154,8 +129,8 @@ func TestCommandCompletesAndRuns(t *testing.T) {
 func TestTabAddsSpaceBeforeArguments(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "w")
-	press(m, "tab")
+	modeltest.Type(m.Update, "w")
+	modeltest.Press(m.Update, "tab")
 	require.Equal(t, "ws ", m.Value())
 	v := m.View()
 	require.Contains(t, v, "▸ ws-alpha")
@@ -166,12 +141,12 @@ func TestTabAddsSpaceBeforeArguments(t *testing.T) {
 func TestArgumentCompletes(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "art betrep")
+	modeltest.Type(m.Update, "art betrep")
 	sel, _ := m.Selected()
 	require.Equal(t, "ws-beta/report_csv", sel)
-	press(m, "tab")
+	modeltest.Press(m.Update, "tab")
 	require.Equal(t, "art ws-beta/report_csv", m.Value(), "the last argument: no space after")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	name, args := ran(t, m)
 	require.Equal(t, "art", name)
 	require.Equal(t, []string{"ws-beta/report_csv"}, args)
@@ -180,23 +155,23 @@ func TestArgumentCompletes(t *testing.T) {
 func TestSelectionMoves(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "ws ws-")
+	modeltest.Type(m.Update, "ws ws-")
 	sel := func() string {
 		s, ok := m.Selected()
 		require.True(t, ok)
 		return s
 	}
 	first := sel()
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	second := sel()
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	third := sel()
 	require.Len(t, map[string]bool{first: true, second: true, third: true}, 3)
-	press(m, "down", "up") // down stops at the last row
+	modeltest.Press(m.Update, "down", "up") // down stops at the last row
 	require.Equal(t, second, sel())
-	press(m, "ctrl+n")
+	modeltest.Press(m.Update, "ctrl+n")
 	require.Equal(t, third, sel())
-	press(m, "ctrl+p", "ctrl+p", "ctrl+p") // up stops at the first
+	modeltest.Press(m.Update, "ctrl+p", "ctrl+p", "ctrl+p") // up stops at the first
 	require.Equal(t, first, sel())
 	require.Contains(t, m.View(), "▸ "+first)
 }
@@ -204,8 +179,8 @@ func TestSelectionMoves(t *testing.T) {
 func TestEnterCompletesTheSelection(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "ws alpn")
-	press(m, "enter")
+	modeltest.Type(m.Update, "ws alpn")
+	modeltest.Press(m.Update, "enter")
 	name, args := ran(t, m)
 	require.Equal(t, "ws", name)
 	require.Equal(t, []string{"ws-alpine"}, args)
@@ -214,10 +189,10 @@ func TestEnterCompletesTheSelection(t *testing.T) {
 func TestEnterRunsAnExactLine(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "ws ws-alp")
-	press(m, "down") // ws-alpine selected, but the line is not exact yet
-	press(m, "backspace", "backspace", "backspace", "b", "e", "t", "a")
-	press(m, "enter")
+	modeltest.Type(m.Update, "ws ws-alp")
+	modeltest.Press(m.Update, "down") // ws-alpine selected, but the line is not exact yet
+	modeltest.Press(m.Update, "backspace", "backspace", "backspace", "b", "e", "t", "a")
+	modeltest.Press(m.Update, "enter")
 	_, args := ran(t, m)
 	require.Equal(t, []string{"ws-beta"}, args)
 }
@@ -225,8 +200,8 @@ func TestEnterRunsAnExactLine(t *testing.T) {
 func TestEnterOnAnOptionalArgumentRunsWithout(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "sweep ")
-	press(m, "enter")
+	modeltest.Type(m.Update, "sweep ")
+	modeltest.Press(m.Update, "enter")
 	name, args := ran(t, m)
 	require.Equal(t, "sweep", name)
 	require.Empty(t, args)
@@ -235,8 +210,8 @@ func TestEnterOnAnOptionalArgumentRunsWithout(t *testing.T) {
 func TestEnterOnAnIncompleteLineOnlyCompletes(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "ws")
-	press(m, "enter")
+	modeltest.Type(m.Update, "ws")
+	modeltest.Press(m.Update, "enter")
 	_, done := m.Result()
 	require.False(t, done)
 	require.Equal(t, "ws ", m.Value())
@@ -246,9 +221,9 @@ func TestEnterOnAnIncompleteLineOnlyCompletes(t *testing.T) {
 func TestUnknownNameRunsForTheRootToRefuse(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "ws zzz")
+	modeltest.Type(m.Update, "ws zzz")
 	require.Contains(t, m.View(), "nothing matches")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	_, args := ran(t, m)
 	require.Equal(t, []string{"zzz"}, args)
 }
@@ -256,20 +231,20 @@ func TestUnknownNameRunsForTheRootToRefuse(t *testing.T) {
 func TestUnknownCommandStaysOpen(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "foo")
-	press(m, "enter")
+	modeltest.Type(m.Update, "foo")
+	modeltest.Press(m.Update, "enter")
 	_, done := m.Result()
 	require.False(t, done)
 	require.Contains(t, m.View(), "unknown command: foo — :help lists them")
-	press(m, "backspace")
+	modeltest.Press(m.Update, "backspace")
 	require.NotContains(t, m.View(), "unknown command")
 }
 
 func TestMissingArgumentWithoutCandidatesSaysSo(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, nil)
-	typeText(m, "ctx ")
-	press(m, "enter")
+	modeltest.Type(m.Update, "ctx ")
+	modeltest.Press(m.Update, "enter")
 	_, done := m.Result()
 	require.False(t, done)
 	require.Contains(t, m.View(), ":ctx needs NAME — :ctx NAME")
@@ -279,8 +254,8 @@ func TestEscCancels(t *testing.T) {
 	t.Parallel()
 	h := palette.NewHistory(0)
 	m := setup(t, h, newFleet().source)
-	typeText(m, "ws ws-alpha")
-	press(m, "esc")
+	modeltest.Type(m.Update, "ws ws-alpha")
+	modeltest.Press(m.Update, "esc")
 	r, done := m.Result()
 	require.True(t, done)
 	require.False(t, r.OK)
@@ -293,21 +268,21 @@ func TestSourceAskedOncePerArgument(t *testing.T) {
 	t.Parallel()
 	f := newFleet()
 	m := setup(t, nil, f.source)
-	typeText(m, "ws alp")
-	press(m, "backspace", "backspace", "backspace", "backspace")
-	typeText(m, "beta")
-	press(m, "enter")
+	modeltest.Type(m.Update, "ws alp")
+	modeltest.Press(m.Update, "backspace", "backspace", "backspace", "backspace")
+	modeltest.Type(m.Update, "beta")
+	modeltest.Press(m.Update, "enter")
 	require.Equal(t, map[string]int{"ws/0": 1}, f.calls)
 }
 
 func TestRestArgumentKeepsSpaces(t *testing.T) {
 	t.Parallel()
 	m := setup(t, nil, newFleet().source)
-	typeText(m, "files ws-b")
-	press(m, "tab")
+	modeltest.Type(m.Update, "files ws-b")
+	modeltest.Press(m.Update, "tab")
 	require.Equal(t, "files ws-beta ", m.Value(), "PATH may follow")
-	typeText(m, "my dir/a b")
-	press(m, "enter")
+	modeltest.Type(m.Update, "my dir/a b")
+	modeltest.Press(m.Update, "enter")
 	name, args := ran(t, m)
 	require.Equal(t, "files", name)
 	require.Equal(t, []string{"ws-beta", "my dir/a b"}, args)
@@ -318,25 +293,25 @@ func TestHistoryWalk(t *testing.T) {
 	h := palette.NewHistory(0)
 	for _, line := range []string{"shells", "ws ws-beta"} {
 		m := setup(t, h, newFleet().source)
-		typeText(m, line)
-		press(m, "enter")
+		modeltest.Type(m.Update, line)
+		modeltest.Press(m.Update, "enter")
 		ran(t, m)
 	}
 	require.Equal(t, []string{"shells", "ws ws-beta"}, h.Lines())
 
 	m := setup(t, h, newFleet().source)
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	require.Empty(t, m.Value(), "nothing newer than the empty line")
-	press(m, "up")
+	modeltest.Press(m.Update, "up")
 	require.Equal(t, "ws ws-beta", m.Value())
 	require.NotContains(t, m.View(), "▸", "walking the history selects no suggestion")
-	press(m, "ctrl+p", "up")
+	modeltest.Press(m.Update, "ctrl+p", "up")
 	require.Equal(t, "shells", m.Value(), "the oldest stays")
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	require.Equal(t, "ws ws-beta", m.Value())
-	press(m, "ctrl+n")
+	modeltest.Press(m.Update, "ctrl+n")
 	require.Empty(t, m.Value())
-	press(m, "up", "enter")
+	modeltest.Press(m.Update, "up", "enter")
 	name, _ := ran(t, m)
 	require.Equal(t, "ws", name)
 	require.Equal(t, []string{"shells", "ws ws-beta"}, h.Lines(), "run again, it stays newest and once")
@@ -347,9 +322,9 @@ func TestEditingARecalledLineMovesTheSelection(t *testing.T) {
 	h := palette.NewHistory(0)
 	h.Add("ws ws-a")
 	m := setup(t, h, newFleet().source)
-	press(m, "up", "l")
+	modeltest.Press(m.Update, "up", "l")
 	require.Equal(t, "ws ws-al", m.Value())
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	require.Equal(t, "ws ws-al", m.Value(), "down moved the selection, not the history")
 	sel, _ := m.Selected()
 	require.Equal(t, "ws-alpine", sel)
@@ -380,7 +355,7 @@ func TestHostileNamesShowEscaped(t *testing.T) {
 		}
 	}
 	m := setup(t, nil, src)
-	typeText(m, "ws ws-")
+	modeltest.Type(m.Update, "ws ws-")
 	v := m.View()
 	for _, raw := range []string{"\x1b", "\u009b", "\x07"} {
 		require.NotContains(t, v, raw)
@@ -388,10 +363,10 @@ func TestHostileNamesShowEscaped(t *testing.T) {
 	require.Contains(t, v, "ws-^[[31mevil")
 	require.Contains(t, v, "workspace ^G")
 	require.Contains(t, v, `ws-\x9bc1`)
-	typeText(m, "e")
-	press(m, "tab")
+	modeltest.Type(m.Update, "e")
+	modeltest.Press(m.Update, "tab")
 	require.Equal(t, "ws ws-^[[31mevil", m.Value(), "the line holds the escaped text")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	_, args := ran(t, m)
 	require.Equal(t, []string{evil}, args, "the result holds the name itself")
 }
@@ -406,7 +381,7 @@ func TestCountLineWhenMoreMatch(t *testing.T) {
 		return out
 	}
 	m := setup(t, nil, src)
-	typeText(m, "ws a")
+	modeltest.Type(m.Update, "ws a")
 	require.Contains(t, m.View(), "10 of 1 500 — type to narrow")
 }
 
@@ -434,12 +409,11 @@ func TestView(t *testing.T) {
 	} {
 		for _, w := range []int{60, 120} {
 			t.Run(tc.name+"/"+strconv.Itoa(w), func(t *testing.T) {
-				th := theme.New("dark", theme.Unicode())
-				th.Plain = true
+				th := modeltest.Theme()
 				m := palette.New(th, nil, newFleet().source)
 				m.SetSize(w, 24)
-				typeText(m, tc.typed)
-				press(m, tc.keys...)
+				modeltest.Type(m.Update, tc.typed)
+				modeltest.Press(m.Update, tc.keys...)
 				golden.RequireEqual(t, []byte(m.View()))
 			})
 		}

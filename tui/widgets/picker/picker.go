@@ -14,7 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
@@ -65,7 +65,7 @@ func (m *Model) filter() {
 }
 
 // Update moves, filters, picks or cancels.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.done {
 		return m, nil
@@ -202,10 +202,10 @@ func (m *Model) Hint() string {
 }
 
 // Result reports the picked item's ID under "id", or the cancellation.
-func (m *Model) Result() (common.Result, bool) {
+func (m *Model) Result() (screen.Result, bool) {
 	if !m.picked {
-		return common.Result{}, m.done
+		return screen.Result{}, m.done
 	}
 	it, _ := m.Selected()
-	return common.Result{OK: true, Values: map[string]string{"id": it.ID}}, true
+	return screen.Result{OK: true, Values: map[string]string{"id": it.ID}}, true
 }

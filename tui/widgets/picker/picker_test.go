@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/widgets/picker"
 )
 
@@ -22,8 +21,7 @@ func TestMain(m *testing.M) {
 
 func setup(t *testing.T, n int, check func(string) string) *picker.Model {
 	t.Helper()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	var items []picker.Item
 	for i := range n {
 		items = append(items, picker.Item{ID: fmt.Sprintf("id-%d", i), Name: fmt.Sprintf("art_%02d", i), Note: "1 B"})
@@ -33,34 +31,10 @@ func setup(t *testing.T, n int, check func(string) string) *picker.Model {
 	return m
 }
 
-func key(s string) tea.KeyMsg {
-	switch s {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
-}
-
-func press(m *picker.Model, keys ...string) {
-	for _, k := range keys {
-		m.Update(key(k))
-	}
-}
-
 func TestPicks(t *testing.T) {
 	t.Parallel()
 	m := setup(t, 3, nil)
-	press(m, "down", "down", "down", "up", "enter")
+	modeltest.Press(m.Update, "down", "down", "down", "up", "enter")
 	r, done := m.Result()
 	require.True(t, done)
 	require.True(t, r.OK)
@@ -70,12 +44,12 @@ func TestPicks(t *testing.T) {
 func TestTypingFilters(t *testing.T) {
 	t.Parallel()
 	m := setup(t, 30, nil)
-	press(m, "q", "j", "k") // letters are text here, never keys
+	modeltest.Press(m.Update, "q", "j", "k") // letters are text here, never keys
 	require.Contains(t, m.View(), "nothing matches")
-	press(m, "backspace", "backspace", "backspace", "2", "7")
+	modeltest.Press(m.Update, "backspace", "backspace", "backspace", "2", "7")
 	require.Contains(t, m.View(), "▸ art_27")
 	require.NotContains(t, m.View(), "art_26")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	r, _ := m.Result()
 	require.Equal(t, "id-27", r.Values["id"])
 }
@@ -84,7 +58,7 @@ func TestWindowScrolls(t *testing.T) {
 	t.Parallel()
 	m := setup(t, 30, nil) // 20 rows leave 9 for items
 	require.Contains(t, m.View(), "1 of 30")
-	press(m, "end")
+	modeltest.Press(m.Update, "end")
 	v := m.View()
 	require.Contains(t, v, "▸ art_29")
 	require.NotContains(t, v, "art_00")
@@ -99,15 +73,15 @@ func TestRefusalKeepsItOpen(t *testing.T) {
 		}
 		return ""
 	})
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	_, done := m.Result()
 	require.False(t, done)
 	require.Contains(t, m.View(), "art_00 is not an archive")
 	m.SetSize(80, 20)
 	require.Contains(t, m.View(), "art_00 is not an archive", "a resize keeps the sentence")
-	press(m, "down")
+	modeltest.Press(m.Update, "down")
 	require.NotContains(t, m.View(), "not an archive", "moving on clears it")
-	press(m, "enter")
+	modeltest.Press(m.Update, "enter")
 	r, done := m.Result()
 	require.True(t, done && r.OK)
 	require.Equal(t, "id-1", r.Values["id"])
@@ -116,7 +90,7 @@ func TestRefusalKeepsItOpen(t *testing.T) {
 func TestEscCancels(t *testing.T) {
 	t.Parallel()
 	m := setup(t, 2, nil)
-	press(m, "esc")
+	modeltest.Press(m.Update, "esc")
 	r, done := m.Result()
 	require.True(t, done)
 	require.False(t, r.OK)

@@ -6,14 +6,23 @@ package toast
 import (
 	"time"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
+)
+
+// Level is a toast's severity.
+type Level uint8
+
+const (
+	LevelOK Level = iota + 1
+	LevelInfo
+	LevelWarn
+	LevelError
 )
 
 // Toast is one message.
 type Toast struct {
 	ID        int
-	Level     common.Level
+	Level     Level
 	Text      string
 	At        time.Time
 	RequestID string
@@ -33,21 +42,21 @@ type Model struct {
 }
 
 // Lifetime is how long a toast of a level shows; 0 means until dismissed.
-func Lifetime(l common.Level) time.Duration {
+func Lifetime(l Level) time.Duration {
 	switch l {
-	case common.LevelOK, common.LevelInfo:
+	case LevelOK, LevelInfo:
 		return 4 * time.Second
-	case common.LevelWarn:
+	case LevelWarn:
 		return 8 * time.Second
 	}
 	return 0
 }
 
 // Push adds a toast and returns it. A new error replaces an older one.
-func (m *Model) Push(level common.Level, text string, at time.Time, requestID string) Toast {
+func (m *Model) Push(level Level, text string, at time.Time, requestID string) Toast {
 	m.nextID++
 	t := Toast{ID: m.nextID, Level: level, Text: text, At: at, RequestID: requestID}
-	if level == common.LevelError {
+	if level == LevelError {
 		m.dropErrors()
 	}
 	m.active = append(m.active, t)
@@ -69,7 +78,7 @@ func (m *Model) Attach(id int, detail string) {
 }
 
 // Note adds an entry to the log only (the lines behind a summary toast).
-func (m *Model) Note(level common.Level, text string, at time.Time) {
+func (m *Model) Note(level Level, text string, at time.Time) {
 	m.nextID++
 	m.log = append(m.log, Toast{ID: m.nextID, Level: level, Text: text, At: at})
 	if len(m.log) > LogSize {
@@ -100,7 +109,7 @@ func (m *Model) DismissError() bool {
 // ShowsError reports whether an error toast is active.
 func (m *Model) ShowsError() bool {
 	for _, t := range m.active {
-		if t.Level == common.LevelError {
+		if t.Level == LevelError {
 			return true
 		}
 	}
@@ -110,7 +119,7 @@ func (m *Model) ShowsError() bool {
 func (m *Model) dropErrors() {
 	kept := m.active[:0]
 	for _, t := range m.active {
-		if t.Level != common.LevelError {
+		if t.Level != LevelError {
 			kept = append(kept, t)
 		}
 	}
@@ -129,11 +138,11 @@ func (m *Model) Current() (Toast, bool) {
 func Line(t Toast, th *theme.Theme) string {
 	g := th.Glyphs
 	switch t.Level {
-	case common.LevelOK:
+	case LevelOK:
 		return th.ToastOK.Render(g.OK + " " + t.Text)
-	case common.LevelInfo:
+	case LevelInfo:
 		return th.ToastInfo.Render(g.Info + " " + t.Text)
-	case common.LevelWarn:
+	case LevelWarn:
 		return th.ToastWarn.Render(g.Warn + " " + t.Text)
 	}
 	return th.ToastError.Render(g.Error + " " + t.Text)

@@ -6,15 +6,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 func TestExpiryByID(t *testing.T) {
 	t.Parallel()
 	var m toast.Model
-	old := m.Push(common.LevelOK, "first", time.Time{}, "")
-	newer := m.Push(common.LevelOK, "second", time.Time{}, "")
+	old := m.Push(toast.LevelOK, "first", time.Time{}, "")
+	newer := m.Push(toast.LevelOK, "second", time.Time{}, "")
 	m.Expire(old.ID) // an old timer does not remove the newer toast
 	cur, ok := m.Current()
 	require.True(t, ok)
@@ -28,26 +27,26 @@ func TestExpiryByID(t *testing.T) {
 func TestErrorsStayUntilDismissedOrReplaced(t *testing.T) {
 	t.Parallel()
 	var m toast.Model
-	m.Push(common.LevelError, "one", time.Time{}, "req-1")
-	m.Push(common.LevelError, "two", time.Time{}, "")
-	info := m.Push(common.LevelInfo, "note", time.Time{}, "")
+	m.Push(toast.LevelError, "one", time.Time{}, "req-1")
+	m.Push(toast.LevelError, "two", time.Time{}, "")
+	info := m.Push(toast.LevelInfo, "note", time.Time{}, "")
 	m.Expire(info.ID)
 	cur, _ := m.Current()
 	require.Equal(t, "two", cur.Text, "a newer error replaced the first")
 	require.True(t, m.DismissError())
 	require.False(t, m.DismissError())
-	require.Equal(t, time.Duration(0), toast.Lifetime(common.LevelError))
-	require.Equal(t, 8*time.Second, toast.Lifetime(common.LevelWarn))
-	require.Equal(t, 4*time.Second, toast.Lifetime(common.LevelOK))
+	require.Equal(t, time.Duration(0), toast.Lifetime(toast.LevelError))
+	require.Equal(t, 8*time.Second, toast.Lifetime(toast.LevelWarn))
+	require.Equal(t, 4*time.Second, toast.Lifetime(toast.LevelOK))
 }
 
 func TestLogBounded(t *testing.T) {
 	t.Parallel()
 	var m toast.Model
 	for range toast.LogSize + 20 {
-		m.Push(common.LevelInfo, "x", time.Time{}, "")
+		m.Push(toast.LevelInfo, "x", time.Time{}, "")
 	}
-	m.Note(common.LevelWarn, "noted", time.Time{})
+	m.Note(toast.LevelWarn, "noted", time.Time{})
 	require.Len(t, m.Log(), toast.LogSize)
 	require.Equal(t, "noted", m.Log()[toast.LogSize-1].Text)
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/screen"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
 )
@@ -30,7 +30,7 @@ func New(th *theme.Theme, title, text, expect string) *Model {
 }
 
 // Update takes keys into the input; enter checks, esc cancels.
-func (m *Model) Update(msg tea.Msg) (common.Modal, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.done {
 		return m, nil
@@ -77,6 +77,6 @@ func (m *Model) View() string {
 func (m *Model) Hint() string { return "type the name · enter confirms · esc cancels" }
 
 // Result reports the outcome once there is one.
-func (m *Model) Result() (common.Result, bool) {
-	return common.Result{OK: m.ok}, m.done
+func (m *Model) Result() (screen.Result, bool) {
+	return screen.Result{OK: m.ok}, m.done
 }

@@ -4,12 +4,11 @@ import (
 	"os"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/modeltest"
 	"github.com/cairn-dev/cairn/tui/widgets/typed"
 )
 
@@ -20,17 +19,10 @@ func TestMain(m *testing.M) {
 
 func setup(t *testing.T) *typed.Model {
 	t.Helper()
-	th := theme.New("dark", theme.Unicode())
-	th.Plain = true
+	th := modeltest.Theme()
 	m := typed.New(th, "Delete ws-alpha", "This deletes ws-alpha.", "ws-alpha")
 	m.SetSize(100, 30)
 	return m
-}
-
-func typeIn(m *typed.Model, s string) {
-	for _, r := range s {
-		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
-	}
 }
 
 func TestTyped(t *testing.T) {
@@ -38,9 +30,9 @@ func TestTyped(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		typeIn(m, "ws-alpha")
+		modeltest.Type(m.Update, "ws-alpha")
 		require.Contains(t, m.View(), "> ws-alpha_")
-		m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+		m.Update(modeltest.Key("enter"))
 		r, done := m.Result()
 		require.True(t, done)
 		require.True(t, r.OK)
@@ -48,18 +40,18 @@ func TestTyped(t *testing.T) {
 	t.Run("MismatchStays", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		typeIn(m, "ws-alph")
-		m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+		modeltest.Type(m.Update, "ws-alph")
+		m.Update(modeltest.Key("enter"))
 		_, done := m.Result()
 		require.False(t, done)
 		require.Contains(t, m.View(), "does not match")
-		typeIn(m, "a")
+		modeltest.Type(m.Update, "a")
 		require.NotContains(t, m.View(), "does not match", "an edit clears the mismatch")
 	})
 	t.Run("QTypes", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		typeIn(m, "q")
+		modeltest.Type(m.Update, "q")
 		_, done := m.Result()
 		require.False(t, done)
 		require.Contains(t, m.View(), "> q_")
@@ -67,7 +59,7 @@ func TestTyped(t *testing.T) {
 	t.Run("EscCancels", func(t *testing.T) {
 		t.Parallel()
 		m := setup(t)
-		m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+		m.Update(modeltest.Key("esc"))
 		r, done := m.Result()
 		require.True(t, done)
 		require.False(t, r.OK)

@@ -1,4 +1,8 @@
-package common
+// Package errtext turns cairn-tui's errors into the one sentence an
+// operator reads (a toast, a banner, the line under a form field): what
+// went wrong and what to do, never the server's message or a stack of
+// wrapped causes. The server's detail goes to the message log instead.
+package errtext
 
 import (
 	"errors"
@@ -19,7 +23,7 @@ type Subject struct {
 	Mounts    int    // running containers, when known
 }
 
-// Sentence turns an error into the one sentence of TUI.md §3.3. The
+// Sentence turns an error into the operator's one sentence about it. The
 // server's message and request ID go to the log, not here (except for
 // unexpected errors, where the request ID is the only handle).
 func Sentence(err error, s Subject) string {
@@ -110,7 +114,7 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 }
 
 // archiveText is the sentence of an unpack's refusal of the archive
-// itself (ARCHITECTURE §11.2): nothing was written.
+// itself: nothing was written.
 func archiveText(r cairn.Reason) (string, bool) {
 	text, ok := map[cairn.Reason]string{
 		cairn.ReasonArchiveInvalid:    "the artifact is not a readable tar.gz or zip archive — nothing was written",
@@ -121,8 +125,8 @@ func archiveText(r cairn.Reason) (string, bool) {
 	return text, ok
 }
 
-// volumeText is the sentence of a volume path or file refusal (API.md
-// §5), as it shows under the path field.
+// volumeText is the sentence of a volume path or file refusal, as it
+// shows under the path field.
 func volumeText(r cairn.Reason) (string, bool) {
 	text, ok := map[cairn.Reason]string{
 		cairn.ReasonPathOutsideMount:  "the path must be inside " + cairn.MountPath,
@@ -156,8 +160,8 @@ func VolumeSentence(err error) string {
 	return cairn.ErrorDetail(err)
 }
 
-// shellText is the sentence of a shell refusal before the upgrade
-// (PTYSHELL.md §3.2).
+// shellText is the sentence of a shell refusal, which comes before the
+// websocket upgrade.
 func shellText(e *cairn.Error) (string, bool) {
 	switch e.Reason {
 	case cairn.ReasonShellDisabled:

@@ -1,4 +1,4 @@
-package common
+package transfer
 
 import (
 	"time"
@@ -6,19 +6,20 @@ import (
 	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
-// TransferKind is what a transfer does.
-type TransferKind uint8
+// Kind is what a transfer does.
+type Kind uint8
 
 const (
 	// Upload stores a local file as a new artifact.
-	Upload TransferKind = iota + 1
+	Upload Kind = iota + 1
 	// Replace stores a local file as an artifact's new content.
 	Replace
 	// Download writes an artifact's content to a local file.
 	Download
 )
 
-// Phase is where a transfer is (TUI.md §1.6).
+// Phase is where a transfer is, as the tray and the transfers screen show
+// it.
 type Phase uint8
 
 const (
@@ -46,7 +47,7 @@ func (p Phase) Running() bool { return p > PhaseQueued && p < PhaseDone }
 // the root model writes it.
 type Transfer struct {
 	ID   int
-	Kind TransferKind
+	Kind Kind
 	// WorkspaceID and ArtifactID name the target; an upload has its
 	// artifact ID only once registered.
 	WorkspaceID, ArtifactID string

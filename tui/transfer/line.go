@@ -1,7 +1,8 @@
-// Package transferline renders one transfer as the tray and the transfers
-// screen show it: direction, name, phase, bar, percent, rate and ETA
-// (TUI.md §1.6), cut to the width it is given.
-package transferline
+package transfer
+
+// How one transfer reads, in the tray and on the transfers screen:
+// direction, name, phase, bar, percent, rate and ETA, cut to the width it
+// is given.
 
 import (
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cairn-dev/cairn/internal/termkit"
-	"github.com/cairn-dev/cairn/tui/common"
 	"github.com/cairn-dev/cairn/tui/theme"
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
@@ -24,7 +24,7 @@ const (
 )
 
 // Arrow is the direction glyph: up to the store, down from it.
-func Arrow(th *theme.Theme, t *common.Transfer) string {
+func Arrow(th *theme.Theme, t *Transfer) string {
 	if t.Up() {
 		return th.Glyphs.Up
 	}
@@ -33,17 +33,17 @@ func Arrow(th *theme.Theme, t *common.Transfer) string {
 
 // PhaseWord is the phase, with the spinner while waiting on a step that
 // reports no bytes (hashing, registering).
-func PhaseWord(th *theme.Theme, t *common.Transfer, frame int) string {
+func PhaseWord(th *theme.Theme, t *Transfer, frame int) string {
 	w := t.Phase.String()
 	if t.Cancelling && !t.Phase.Finished() {
 		w = "cancelling"
 	}
 	switch t.Phase {
-	case common.PhaseHashing, common.PhaseRegistering:
+	case PhaseHashing, PhaseRegistering:
 		return th.Glyphs.Frame(frame) + " " + w
-	case common.PhaseDone:
+	case PhaseDone:
 		return th.Glyphs.OK + " " + w
-	case common.PhaseFailed:
+	case PhaseFailed:
 		return strings.TrimSuffix(th.Glyphs.Error, " error:") + " " + w
 	}
 	return w
@@ -66,12 +66,12 @@ func Short(d time.Duration) string {
 
 // Bar is the progress bar and percent of a transfer ("" when it has no
 // bytes to show yet): bubbles' progress drawn with ViewAs, a static render
-// of the last sample, so nothing animates between them (TUI.md §1.6). The
+// of the last sample, so nothing animates between them. The
 // percent is rounded down: 100 % only when every byte moved.
-func Bar(th *theme.Theme, t *common.Transfer, width int) string {
+func Bar(th *theme.Theme, t *Transfer, width int) string {
 	switch {
-	case t.Phase == common.PhaseQueued, t.Phase == common.PhaseCancelled, t.Phase == common.PhaseFailed,
-		t.Phase == common.PhaseHashing && t.Sampled.IsZero():
+	case t.Phase == PhaseQueued, t.Phase == PhaseCancelled, t.Phase == PhaseFailed,
+		t.Phase == PhaseHashing && t.Sampled.IsZero():
 		return ""
 	}
 	f := t.Fraction() // 0–1
@@ -80,8 +80,8 @@ func Bar(th *theme.Theme, t *common.Transfer, width int) string {
 
 // Parts is a transfer cut in parts' count while it runs: "12/32 parts";
 // "" for a transfer in one piece or one that no longer runs.
-func Parts(t *common.Transfer) string {
-	if t.PartsTotal == 0 || !t.Phase.Running() || t.Phase == common.PhaseHashing {
+func Parts(t *Transfer) string {
+	if t.PartsTotal == 0 || !t.Phase.Running() || t.Phase == PhaseHashing {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d parts", t.Parts, t.PartsTotal)
@@ -89,33 +89,33 @@ func Parts(t *common.Transfer) string {
 
 // Tail is what follows the bar: rate and ETA while bytes move, the size
 // and duration when done, the sentence of a failure.
-func Tail(th *theme.Theme, t *common.Transfer, now time.Time) string {
+func Tail(th *theme.Theme, t *Transfer, now time.Time) string {
 	switch t.Phase {
-	case common.PhaseQueued:
+	case PhaseQueued:
 		if t.Total > 0 {
 			return termkit.Size(t.Total)
 		}
 		return ""
-	case common.PhaseHashing:
+	case PhaseHashing:
 		if t.Sampled.IsZero() {
 			return termkit.Size(t.Total)
 		}
 		// The bytes read so far count up: a big file's hash pass is long.
 		return termkit.Size(t.Done) + " of " + termkit.Size(t.Total) + "  " + moving(th, t)
-	case common.PhaseDone:
+	case PhaseDone:
 		return termkit.Size(t.Total) + " in " + Short(t.Duration(now))
-	case common.PhaseFailed:
+	case PhaseFailed:
 		return th.Bad.Render(t.Err)
-	case common.PhaseCancelled:
+	case PhaseCancelled:
 		return th.Dim.Render(termkit.Size(t.Done) + " of " + termkit.Size(t.Total) + " moved")
-	case common.PhaseRegistering:
+	case PhaseRegistering:
 		return ""
 	}
 	return moving(th, t)
 }
 
 // moving is the rate and ETA of a phase that moves bytes.
-func moving(th *theme.Theme, t *common.Transfer) string {
+func moving(th *theme.Theme, t *Transfer) string {
 	rate := th.Glyphs.Dash
 	if t.Rate > 0 {
 		rate = Rate(t.Rate)
@@ -127,9 +127,9 @@ func moving(th *theme.Theme, t *common.Transfer) string {
 	return fmt.Sprintf("%-11s %s", rate, eta)
 }
 
-// View renders the line at width; narrow widths drop the tail, then the
-// parts, then the bar.
-func View(th *theme.Theme, t *common.Transfer, now time.Time, frame, width int) string {
+// Line renders the transfer's line at width; narrow widths drop the tail,
+// then the parts, then the bar.
+func Line(th *theme.Theme, t *Transfer, now time.Time, frame, width int) string {
 	name := table.Pad(t.Name, nameWidth, false, th.Glyphs.Ellipsis)
 	head := Arrow(th, t) + " " + name + " " + table.Pad(PhaseWord(th, t, frame), phaseWidth, false, th.Glyphs.Ellipsis)
 	parts := []string{head}
@@ -149,8 +149,8 @@ func View(th *theme.Theme, t *common.Transfer, now time.Time, frame, width int) 
 }
 
 // Summary is the one tray line below 24 rows: arrows, the count and the
-// percent of the bytes of every unfinished transfer.
-func Summary(th *theme.Theme, ts []*common.Transfer, width int) string {
+// percent of the bytes of every unfinished
+func Summary(th *theme.Theme, ts []*Transfer, width int) string {
 	var up, down bool
 	var done, total int64
 	n := 0

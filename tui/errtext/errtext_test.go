@@ -1,4 +1,4 @@
-package common_test
+package errtext_test
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
-	"github.com/cairn-dev/cairn/tui/common"
+	"github.com/cairn-dev/cairn/tui/errtext"
 )
 
 // storeUnreachable is the error of a real download whose presigned GET
@@ -36,7 +36,7 @@ func storeUnreachable(t *testing.T) (string, error) {
 func TestSentence(t *testing.T) {
 	t.Parallel()
 	host, storeErr := storeUnreachable(t)
-	subject := common.Subject{Workspace: "ws-alpha", Artifact: "report_csv", Name: "report_csv"}
+	subject := errtext.Subject{Workspace: "ws-alpha", Artifact: "report_csv", Name: "report_csv"}
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -67,7 +67,7 @@ func TestSentence(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, common.Sentence(tc.err, subject))
+			require.Equal(t, tc.want, errtext.Sentence(tc.err, subject))
 		})
 	}
 }
@@ -77,12 +77,12 @@ func TestSentence(t *testing.T) {
 func TestFieldErrorOfVolumeFiles(t *testing.T) {
 	t.Parallel()
 	for _, r := range []cairn.Reason{cairn.ReasonTargetExists, cairn.ReasonPathNotFound, cairn.ReasonSourceNotDir, cairn.ReasonPathIsSymlink} {
-		field, ok := common.FieldError(&cairn.Error{Reason: r})
+		field, ok := errtext.FieldError(&cairn.Error{Reason: r})
 		require.True(t, ok, r)
 		require.Equal(t, "path", field, r)
 	}
 	for _, r := range []cairn.Reason{cairn.ReasonArchiveInvalid, cairn.ReasonArchiveUnsafePath, cairn.ReasonArchiveTooLarge, cairn.ReasonArchiveRatio} {
-		_, ok := common.FieldError(&cairn.Error{Reason: r})
+		_, ok := errtext.FieldError(&cairn.Error{Reason: r})
 		require.False(t, ok, r)
 	}
 }

@@ -1,7 +1,9 @@
-// Package common holds what every cairn-tui component shares: the Common
-// dependencies, the Screen and Modal interfaces, the read-only data view and
-// the messages screens use to reach the root model (TUI.md §4.2–4.4).
-package common
+// Package deps is what every cairn-tui component reads and never writes:
+// the theme, the resolved keys, the configuration, the data view over the
+// entity store, and the clock that schedules its timers. The root model
+// builds one Deps and hands the same pointer to every screen, modal and
+// model it holds; only the root writes what Data shows.
+package deps
 
 import (
 	"strings"
@@ -14,11 +16,11 @@ import (
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/store"
 	"github.com/cairn-dev/cairn/tui/theme"
+	"github.com/cairn-dev/cairn/tui/transfer"
 )
 
-// Common is the read-only dependencies of every component. Only the root
-// model writes what Data shows.
-type Common struct {
+// Deps is the read-only dependencies of every component.
+type Deps struct {
 	Theme  *theme.Theme
 	Keys   *keys.Map
 	Config *config.Config
@@ -35,35 +37,6 @@ type Common struct {
 // Tick is the production After.
 func Tick(d time.Duration, msg func() tea.Msg) tea.Cmd {
 	return tea.Tick(d, func(time.Time) tea.Msg { return msg() })
-}
-
-// Screen is one entry of the screen stack.
-type Screen interface {
-	Update(msg tea.Msg) (Screen, tea.Cmd)
-	View() string
-	SetSize(width, height int)
-	Crumbs() []string      // breadcrumb segments added by this screen
-	Keys() keys.Context    // bindings with enabled state and reason
-	Scopes() []store.Scope // what resync and polling re-list
-	Capturing() bool       // an input has focus; globals are inert
-}
-
-// Modal occupies the body in place of the screen: a confirmation, a typed
-// confirmation, a form, help or the messages log.
-type Modal interface {
-	Update(msg tea.Msg) (Modal, tea.Cmd)
-	View() string
-	SetSize(width, height int)
-	Hint() string
-	// Result reports that the modal finished: OK is false when cancelled.
-	Result() (Result, bool)
-}
-
-// Result is how a modal ended.
-type Result struct {
-	OK     bool
-	Values map[string]string
-	Checks map[string]bool
 }
 
 // Store is the read side of the entity store.
@@ -100,7 +73,7 @@ type Data interface {
 	Frame() int
 	List(sc store.Scope) ListStatus
 	// Transfers is every transfer since start, oldest first.
-	Transfers() []*Transfer
+	Transfers() []*transfer.Transfer
 	// ShellBlocked is why no shell can open on this server ("" when it
 	// can, as far as is known): disabled, refused before.
 	ShellBlocked() string
@@ -126,15 +99,14 @@ func TextType(mime string, allow []string) bool {
 }
 
 // Inlined reports an artifact whose first lines the detail pane shows: a
-// RECORDED text artifact of at most preview.inline_max_bytes (TUI.md
-// §1.3).
-func (c *Common) Inlined(a *cairn.Artifact) bool {
+// RECORDED text artifact of at most preview.inline_max_bytes.
+func (c *Deps) Inlined(a *cairn.Artifact) bool {
 	max := c.Config.PreviewInlineMaxBytes
 	return max > 0 && a.State == cairn.ArtifactRecorded && a.Size <= max && TextType(a.MIMEType, c.Config.PreviewMIMEAllow)
 }
 
 // Changed reports whether a row shows as recently changed.
-func (c *Common) Changed(id string) bool {
+func (c *Deps) Changed(id string) bool {
 	if c.Config.Highlight <= 0 {
 		return false
 	}

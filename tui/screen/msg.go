@@ -1,10 +1,11 @@
-package common
+package screen
 
 import (
 	"time"
 
 	"github.com/cairn-dev/cairn/tui/keys"
 	"github.com/cairn-dev/cairn/tui/store"
+	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
 // DataMsg tells screens that the store changed.
@@ -54,19 +55,9 @@ type ClickMsg struct{ X, Y int }
 // CopyMsg asks the root to copy a value to the clipboard.
 type CopyMsg struct{ Label, Value string }
 
-// Level is a toast's severity.
-type Level uint8
-
-const (
-	LevelOK Level = iota + 1
-	LevelInfo
-	LevelWarn
-	LevelError
-)
-
 // ToastMsg asks the root to show a toast.
 type ToastMsg struct {
-	Level Level
+	Level toast.Level
 	Text  string
 }
 
@@ -85,7 +76,7 @@ type FetchMsg struct {
 }
 
 // HeadMsg asks the root to read the first lines of an artifact for the
-// detail pane; the cursor rested on it (TUI.md §1.3).
+// detail pane; the cursor rested on it.
 type HeadMsg struct {
 	ArtifactID string
 	UpdatedAt  time.Time
