@@ -57,9 +57,9 @@ docs: ## regenerate the generated docs (docs/configuration.md, tui/keys/keys.md)
 	$(GO) generate ./...
 
 .PHONY: test
-# The TUI's budget tests (TUI.md §8) time key presses and weigh the heap:
-# they run on their own after the rest, so that no other package's tests
-# share the two cores while they measure.
+# The TUI's budget tests time key presses and weigh the heap: they run on
+# their own after the rest, so that no other package's tests share the
+# two cores while they measure.
 BUDGET := ^(TestKeypressBudget10k|TestMemory10k|TestPaletteBudget10k)$$
 
 test: deps build lint ## every test, against real Postgres, versitygw, Docker and a local Kubernetes cluster

@@ -2,7 +2,7 @@ package cairn
 
 import "time"
 
-// AuditType names a kind of recorded mutation (API.md §7.6).
+// AuditType names a kind of recorded mutation.
 type AuditType string
 
 const (
@@ -30,8 +30,8 @@ type AuditEvent struct {
 	CreatedAt time.Time      `json:"created_at"`
 }
 
-// AuditShellWatched records one read-only watch of a v2 shell (PTYSHELL.md
-// §15.1, GET /v1/shells/{id}/watch).
+// AuditShellWatched records one read-only watch of a v2 shell
+// (GET /v1/shells/{id}/watch).
 const AuditShellWatched AuditType = "SHELL_WATCHED"
 
 // AuditShellAttached records one writer attach to a v2 shell: a reattach
@@ -45,8 +45,8 @@ const (
 	AuditSSHSessionEnded   AuditType = "SSH_SESSION_ENDED"
 )
 
-// AuditTypes is every audit type, in the order of API.md §7.6 and then
-// the additions: what GET /v1/audit filters by and the TUI cycles through.
+// AuditTypes is every audit type, in the order docs/api.md#audit lists them:
+// what GET /v1/audit filters by and the TUI cycles through.
 func AuditTypes() []AuditType {
 	return []AuditType{
 		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,

@@ -9,7 +9,7 @@ import (
 // accompanying detail text is for people and may change.
 type Reason string
 
-// The complete set of reasons (API.md §1.5). Adding one is an additive change.
+// The complete set of reasons. Adding one is an additive change.
 const (
 	ReasonInvalidJSON       Reason = "invalid_json"
 	ReasonInvalidParameters Reason = "invalid_parameters"
@@ -68,7 +68,7 @@ const (
 	ReasonSidecarBusy         Reason = "sidecar_busy"
 	ReasonSweepBusy           Reason = "sweep_busy"
 	ReasonSidecarTimeout      Reason = "sidecar_timeout"
-	// Shell reasons (PTYSHELL.md §3.2).
+	// Shell reasons.
 	ReasonShellDisabled       Reason = "shell_disabled"
 	ReasonServerShuttingDown  Reason = "server_shutting_down"
 	ReasonWebsocketRequired   Reason = "websocket_required"
@@ -82,7 +82,7 @@ const (
 	ReasonClientGone Reason = "client_gone"
 )
 
-// Reasons of the volume-files capability (ARCHITECTURE §11.1, §11.2).
+// Reasons of the volume-files capability.
 const (
 	ReasonPathNotFound      Reason = "path_not_found"
 	ReasonPathIsDirectory   Reason = "path_is_directory"

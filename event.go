@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// EventType names a frame of the live events stream (API.md §14).
+// EventType names a frame of the live events stream.
 type EventType string
 
 const (

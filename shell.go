@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// Shell is one shell container of this app as GET /v1/shells lists it
-// (PTYSHELL.md §8.1): every replica sharing the Docker daemon sees every
-// shell; the server that opened one adds what only it knows (Local).
+// Shell is one shell container of this app as GET /v1/shells lists it:
+// every replica sharing the Docker daemon sees every shell; the server
+// that opened one adds what only it knows (Local).
 type Shell struct {
 	ID          string    `json:"id"`
 	WorkspaceID string    `json:"workspace_id"`
@@ -37,8 +37,8 @@ type ShellList struct {
 	Shells  []*Shell `json:"shells"`
 }
 
-// ShellService lists and ends shells. Opening one is a websocket
-// (PTYSHELL.md §3); it is not part of this interface.
+// ShellService lists and ends shells. Opening one is a websocket; it is
+// not part of this interface.
 type ShellService interface {
 	// FindShells lists the app's shell containers, of one workspace when
 	// workspaceID is set, ordered by StartedAt, then ID; Shells is never
@@ -54,7 +54,7 @@ type ShellService interface {
 // DefaultShellTerm is the TERM of a shell whose handshake names none.
 const DefaultShellTerm = "xterm-256color"
 
-// Terminal size bounds of the handshake (PTYSHELL.md §3.1).
+// Terminal size bounds of the handshake.
 const (
 	MinShellDimension = 1
 	MaxShellDimension = 1000

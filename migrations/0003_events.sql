@@ -1,6 +1,6 @@
--- Live events (ARCHITECTURE §7.2, API.md §7.2): every row change of
--- workspaces and artifacts notifies channel cairn_events with a small
--- payload, and each workspace keeps the counts of its artifacts by state.
+-- Live events: every row change of workspaces and artifacts notifies channel
+-- cairn_events with a small payload, and each workspace keeps the counts of
+-- its artifacts by state.
 
 -- Nothing may write artifacts between the back-fill and the triggers that
 -- keep the counts from then on.

@@ -1,7 +1,7 @@
--- Register no longer copies (ARCHITECTURE §11.3): mint presigns the upload
--- straight to a fresh final key, and register takes the key the client
--- hands back. A key registers once: two rows naming one object would share
--- its fate, and deleting one would release the other's bytes.
+-- Register no longer copies: mint presigns the upload straight to a fresh
+-- final key, and register takes the key the client hands back. A key
+-- registers once: two rows naming one object would share its fate, and
+-- deleting one would release the other's bytes.
 --
 -- Keys were always unique in practice (each copy minted a new ULID), so
 -- the index builds on existing data; the old non-unique index is replaced.

@@ -1,9 +1,8 @@
--- List versions (API.md §3.3 and §3.5, the ETag of the list routes): each
--- list has a counter that moves in the transaction of every change that can
--- alter a byte of it, so a server answers If-None-Match by reading one
--- number instead of the list. A counter never moves back, so a version read
--- before a list can only be older than the rows that list returns, never
--- newer.
+-- List versions (the ETag of the list routes): each list has a counter that
+-- moves in the transaction of every change that can alter a byte of it, so a
+-- server answers If-None-Match by reading one number instead of the list. A
+-- counter never moves back, so a version read before a list can only be
+-- older than the rows that list returns, never newer.
 
 -- A workspace's artifact list: one counter per workspace, bumped by every
 -- artifact statement that touches the workspace (inserts, deletes and any

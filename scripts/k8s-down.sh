@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Takes the local cluster of k8s-up.sh down and leaves the host as it was
-# before (K8S.md §2 item 8): pods deleted, the components stopped by their
-# PID files, containerd's leftover tasks and shims ended, the state dir's
-# mounts unmounted, the bridge, the kubepods cgroups and the host paths the
+# before: pods deleted, the components stopped by their PID files,
+# containerd's leftover tasks and shims ended, the state dir's mounts
+# unmounted, the bridge, the kubepods cgroups and the host paths the
 # components created removed, the kernel tunables restored, and the state
 # dir deleted. Idempotent: with nothing up it does nothing.
 set -euo pipefail

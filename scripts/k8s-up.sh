@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Brings up a single-node Kubernetes cluster on this machine, private to
-# the checkout (K8S.md §2): a containerd of its own, etcd, the control
-# plane and a kubelet, with state under .cairn/k8s (CAIRN_K8S_STATE) and
-# binaries built once into the cache (scripts/k8s/build.sh). Prints the
-# kubeconfig's path. Idempotent: a cluster already up is left as it is; a
-# half-up one is taken down first. scripts/k8s-down.sh undoes all of it.
+# the checkout: a containerd of its own, etcd, the control plane and a
+# kubelet, with state under .cairn/k8s (CAIRN_K8S_STATE) and binaries built
+# once into the cache (scripts/k8s/build.sh). Prints the kubeconfig's path.
+# Idempotent: a cluster already up is left as it is; a half-up one is taken
+# down first. scripts/k8s-down.sh undoes all of it.
 set -euo pipefail
 . "$(dirname "$0")/k8s/env.sh"
 . "$(dirname "$0")/k8s/host.sh"

@@ -10,8 +10,8 @@ import (
 	"github.com/cairn-dev/cairn/server/auth"
 )
 
-// TestAuthOpenRefusesExposed checks the start-up rule of API.md §1.6: Open
-// refuses before dialling anything when no token is configured and a
+// TestAuthOpenRefusesExposed checks the start-up rule of authentication:
+// Open refuses before dialling anything when no token is configured and a
 // listener is not on loopback.
 func TestAuthOpenRefusesExposed(t *testing.T) {
 	t.Parallel()

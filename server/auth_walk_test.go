@@ -131,7 +131,8 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 		require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, status,
 			"%s with scope %s: %s", pattern, rt.Scope, body)
 	}
-	// The specific assignments of API.md §1.6 over the coarse rules.
+	// Where the coarse rules (read for a GET, write for a create, rename,
+	// describe or delete) would say otherwise, the specific scope wins.
 	for pattern, scope := range map[string]route.Scope{
 		"GET /liveness/ready":                        route.Public,
 		"GET /v1/workspaces":                         route.Read,

@@ -13,9 +13,9 @@ import (
 
 //go:generate go run ./configdoc -src . -out ../docs/configuration.md
 
-// Config is the YAML configuration of a cairn server or maintainer process
-// (API.md §11.1). The keys and defaults are those of the first cairn server;
-// secrets are never part of it, they come from flags and the environment.
+// Config is the YAML configuration of a cairn server or maintainer process.
+// The keys and defaults are those of the first cairn server; secrets are
+// never part of it, they come from flags and the environment.
 //
 // Each field's doc comment is its entry in docs/configuration.md, which
 // configdoc generates from these structs, DefaultConfig and configRules:
@@ -482,7 +482,7 @@ type ShellTimeouts struct {
 	DetachedSecs int `yaml:"detachedSecs"`
 }
 
-// DefaultShellConfig returns the defaults of PTYSHELL.md §9.
+// DefaultShellConfig returns the defaults of the shell section.
 func DefaultShellConfig() ShellConfig {
 	return ShellConfig{
 		Image:            "cairn-shell:latest",
@@ -500,7 +500,7 @@ func DefaultShellConfig() ShellConfig {
 	}
 }
 
-// Limits of §11.1 that are not defaults.
+// Limits of the configuration that are not defaults.
 const (
 	minClientTTL      = 60
 	minPresignTTLSecs = 5
@@ -510,11 +510,11 @@ const (
 	// the 5 GiB single-part copy limit is gone.
 	maxObjectSizeCap = 5 << 40
 	// putURLGraceSecs is how long after the PUT URL expires an upload may
-	// still be registered before the reconciler may reap it (API.md §16.2).
+	// still be registered before the reconciler may reap it.
 	putURLGraceSecs = 60
 )
 
-// DefaultConfig returns every default of API.md §11.1. Only
+// DefaultConfig returns every default of the configuration. Only
 // artifact.s3.endpoint and artifact.store.bucket have none, so the result
 // does not validate until they are set.
 func DefaultConfig() Config {
@@ -535,7 +535,7 @@ func DefaultConfig() Config {
 		API: APIConfig{
 			Service: ListenConfig{
 				ListenOn: "0.0.0.0", AppPort: 44123,
-				// Two sidecar runs of 300 s plus a minute (API.md §1.1).
+				// Two sidecar runs of 300 s plus a minute.
 				TimeoutSecs: Timeouts{Read: 60, Write: 660, Idle: 60},
 			},
 			APIs: APIsConfig{
@@ -600,7 +600,7 @@ func ParseConfigOnto(base Config, data []byte) (Config, []string, error) {
 	if err := d.decodeDocument(data, reflect.ValueOf(&c).Elem(), ""); err != nil {
 		return Config{}, d.warnings(), err
 	}
-	// API.md §11.1: an empty network mode means the default one.
+	// An empty network mode means the default one.
 	if c.Artifact.Sidecar.NetworkMode == "" {
 		c.Artifact.Sidecar.NetworkMode = "bridge"
 	}
@@ -643,7 +643,7 @@ func (c *Config) resolvePaths(dir string) {
 }
 
 // mergeTokensFile appends the tokens of auth.tokensFile, if set, to
-// auth.tokens. The file is read once, at start (API.md §16.11).
+// auth.tokens. The file is read once, at start.
 func (c *Config) mergeTokensFile() error {
 	if c.Auth.TokensFile == "" {
 		return nil
@@ -695,7 +695,7 @@ func (c *Config) MetricsAddr() string { return c.Metrics.Service.addr() }
 
 // Loopback reports whether every listener, API and metrics, is bound to a
 // loopback IP literal or to localhost. Only then may the server run without
-// tokens and without auth.insecureNoAuth (API.md §1.6).
+// tokens and without auth.insecureNoAuth.
 func (c *Config) Loopback() bool {
 	return c.API.Service.loopback() && c.Metrics.Service.loopback()
 }

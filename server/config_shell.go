@@ -11,17 +11,17 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// errShellExposed is the start-up rule of PTYSHELL.md §9: a shell is remote
-// code execution with the workspace mounted, so auth.insecureNoAuth does
-// not lift it.
+// errShellExposed is the shell's start-up rule: a shell is remote code
+// execution with the workspace mounted, so auth.insecureNoAuth does not
+// lift it.
 var errShellExposed = errors.New("the shell needs auth.tokens when any listener is not on a loopback address, " +
 	"even with auth.insecureNoAuth; configure tokens (see `cairn token new`), bind every listener to 127.0.0.1, " +
 	"or set shell.enable: false")
 
 // ShellExposed reports the combination the server refuses to start with:
 // the shell enabled, no tokens, and a listener off loopback. Like the no-
-// token rule of API.md §1.6 it is checked at start, not by Validate: tokens
-// may be added after the file is read (cairn dev does).
+// token rule (auth.CheckExposure) it is checked at start, not by Validate:
+// tokens may be added after the file is read (cairn dev does).
 func (c *Config) ShellExposed() bool {
 	return c.Shell.Enable && len(c.Auth.Tokens) == 0 && !c.Loopback()
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// Validate checks every rule of API.md §11.1 and returns all violations
+// Validate checks every rule of the configuration and returns all violations
 // joined, each naming its dotted key. It reads the file system only to check
-// that persistence.sql.app.ssl.caFile exists. The no-token rule of §1.6 is
-// not checked here: it depends on the listeners and is the server's to
-// enforce at start, with Loopback.
+// that persistence.sql.app.ssl.caFile exists. The no-token rule
+// (auth.CheckExposure) is not checked here: it depends on the listeners and
+// is the server's to enforce at start, with Loopback.
 func (c *Config) Validate() error {
 	var p configProblems
 	p.appName("appName", c.AppName)
@@ -166,7 +166,7 @@ func (s SidecarConfig) validate(p *configProblems) {
 		key := fmt.Sprintf("artifact.sidecar.envs[%d]", i)
 		p.required(key+".name", e.Name)
 		p.required(key+".value", e.Value)
-		// CAIRN_* carries the sidecar's own protocol (API.md §8.2).
+		// CAIRN_* carries the sidecar's own protocol.
 		if strings.HasPrefix(strings.ToUpper(e.Name), "CAIRN_") {
 			p.add(key+".name", "%q: names starting with CAIRN_ are reserved", e.Name)
 		}
@@ -208,8 +208,8 @@ func (p *configProblems) required(key, v string) {
 // appNamePattern is what appName checks: a valid Docker name prefix.
 var appNamePattern = fmt.Sprintf("^[A-Za-z0-9][A-Za-z0-9_-]{0,%d}$", cairn.MaxNameLength-1)
 
-// appName checks a valid Docker name prefix: the name rule of API.md §1.8
-// with a letter or digit first.
+// appName checks a valid Docker name prefix: a valid cairn name
+// (cairn.ValidateName) with a letter or digit first.
 func (p *configProblems) appName(key, v string) {
 	if cairn.ValidateName("app", v) != nil || v[0] == '-' || v[0] == '_' {
 		p.add(key, "must match %s, got %q", appNamePattern, v)
@@ -257,7 +257,7 @@ func (p *configProblems) keyPrefix(key, v string) bool {
 }
 
 // origin checks a browser origin, scheme://host[:port], as matched against
-// the Origin header (API.md §1.7).
+// the Origin header.
 func (p *configProblems) origin(key, v string) {
 	u, err := url.Parse(v)
 	// Rebuilding the origin from its parts drops anything else: a path, a

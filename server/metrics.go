@@ -95,7 +95,7 @@ func metricsHandler(reg *prometheus.Registry, cfg MetricsConfig, extra func(*htt
 	return mux
 }
 
-// reconcileMetrics exports each pass's counters (API.md §13).
+// reconcileMetrics exports each pass's counters.
 type reconcileMetrics struct {
 	items       *prometheus.CounterVec
 	duration    prometheus.Summary

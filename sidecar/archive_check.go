@@ -210,7 +210,7 @@ func (t *tree) addHardlink(raw, name, linkRaw string) (string, []string, *failur
 	return old, fresh, f
 }
 
-// limits are an unpack's bounds (ARCHITECTURE §11.2).
+// limits are an unpack's bounds.
 type limits struct {
 	size    int64 // archive bytes
 	entries int

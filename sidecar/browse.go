@@ -23,14 +23,13 @@ const (
 	maxRequestLine = 64 << 10
 )
 
-// serve is the browse container (ARCHITECTURE §11.1): it answers each
-// BrowseRequest line on in with one BrowseReply line on out, followed by
-// exactly Length raw bytes for a read, and flushes after each. A line that
-// is over-long, not JSON, or out of bounds gets an env_invalid refusal and
-// the loop carries on. It returns 0 at the end of in, after CAIRN_IDLE_SECS
-// without a request, or CAIRN_LIFETIME_SECS after it started; a problem with
-// its environment is refused in one reply line, before any request, with
-// ExitUsage.
+// serve is the browse container: it answers each BrowseRequest line on in
+// with one BrowseReply line on out, followed by exactly Length raw bytes for
+// a read, and flushes after each. A line that is over-long, not JSON, or out
+// of bounds gets an env_invalid refusal and the loop carries on. It returns 0
+// at the end of in, after CAIRN_IDLE_SECS without a request, or
+// CAIRN_LIFETIME_SECS after it started; a problem with its environment is
+// refused in one reply line, before any request, with ExitUsage.
 func serve(env Env, in io.Reader, out io.Writer) int {
 	w := bufio.NewWriter(out)
 	b, t, f := openBrowser(env)

@@ -2,7 +2,7 @@ package sidecar
 
 import "time"
 
-// Commands of the volume-files capability (ARCHITECTURE §11.1, §11.2).
+// Commands of the volume-files capability.
 //
 //   - serve: the browse container. It reads BrowseRequest lines on stdin
 //     and answers each with one BrowseReply line on stdout (a read's bytes

@@ -23,7 +23,7 @@ import (
 // in a result line.
 const signedQuery = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=cairn%2F20250101&X-Amz-Signature=5ec2e7f00d"
 
-// runLine runs Main and checks the framing of API.md §8.3: the output is
+// runLine runs Main and checks the result line's framing: the output is
 // exactly one compact JSON object, preceded and followed by "\n". It fails
 // the test instead of hanging when a command blocks (a FIFO, say).
 func runLine(t *testing.T, args []string, vars map[string]string) (string, int) {

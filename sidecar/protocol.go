@@ -1,8 +1,8 @@
 // Package sidecar is cairn-sidecar, the short-lived helper that runs inside a
 // hardened container mounting one workspace volume, and the protocol the
 // server speaks with it: input only through CAIRN_* environment variables,
-// output as exactly one JSON result line (API.md §8). It imports only the
-// standard library, so the binary is static and the image is FROM scratch.
+// output as exactly one JSON result line. It imports only the standard
+// library, so the binary is static and the image is FROM scratch.
 package sidecar
 
 // Commands, passed as the container's only argument.

@@ -28,7 +28,7 @@ var largeData = func() []byte {
 	return b
 }()
 
-// sourceVolume lays out every kind of source of API.md §5.4.
+// sourceVolume lays out every kind of source a put may be given.
 func sourceVolume(t *testing.T) volume {
 	t.Helper()
 	v := newVolume(t)
@@ -50,8 +50,8 @@ func sourceVolume(t *testing.T) volume {
 	return v
 }
 
-// sourceCase is one source of API.md §5.4's table and what a put makes of
-// it: a valid source's bytes, or a refusal's reason and message.
+// sourceCase is one source a put may be given and what a put makes of it:
+// a valid source's bytes, or a refusal's reason and message.
 type sourceCase struct {
 	name, source string
 	// resolved is where the source leads inside the mount; "" when it does

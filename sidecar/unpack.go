@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// Defaults of an unpack's bounds (ARCHITECTURE §11.2).
+// Defaults of an unpack's bounds.
 const (
 	defaultMaxEntries = 10000
 	defaultMaxBytes   = 10 << 30

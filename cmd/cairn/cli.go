@@ -25,9 +25,9 @@ type cli struct {
 	stdout, stderr io.Writer
 }
 
-// newClientCommands returns the client commands of ARCHITECTURE §8, which
-// share the --server, --token, --context, -o and --quiet flags, and the
-// config command, which shares -o and --quiet.
+// newClientCommands returns the commands that talk to a server, which share
+// the --server, --token, --context, -o and --quiet flags, and the config
+// command, which shares -o and --quiet.
 func newClientCommands() []*cobra.Command {
 	// Streams are bound when a command runs; a shell completion runs none,
 	// and says nothing on stderr.

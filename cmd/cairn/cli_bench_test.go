@@ -21,7 +21,7 @@ import (
 const benchSize = 512 << 20
 
 // BenchmarkCLITransfer measures the CLI against curl through the same real
-// server and store, side by side in one run (ARCHITECTURE §10):
+// server and store, side by side in one run:
 //
 //   - upload: `cairn art upload` of 512 MiB (hash, mint, PUT, register)
 //     vs `curl -T` of the same file to a presigned PUT minted beforehand;

@@ -16,8 +16,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
-// multipartBenchSize is the file BenchmarkMultipartUpload moves
-// (ARCHITECTURE §10: parallel parts at 2 GiB ≥ 1.2× one curl).
+// multipartBenchSize is the file BenchmarkMultipartUpload moves (the target:
+// parallel parts at 2 GiB ≥ 1.2× one curl).
 const multipartBenchSize = 2 << 30
 
 // BenchmarkMultipartUpload measures, side by side through one real server

@@ -30,7 +30,7 @@ func newFilesCommand(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fs",
 		Short: "Read a workspace volume's files without a shell (WS is a workspace name or ID)",
-		Long: "fs lists and reads the files of a workspace volume (ARCHITECTURE §11.1).\n\n" + volumePaths + `
+		Long: "fs lists and reads the files of a workspace volume.\n\n" + volumePaths + `
 
 Whole files leave through an artifact: 'cairn art save WS PATH' (a directory
 with --format tar.gz or zip), then 'cairn art download'.`,
@@ -413,9 +413,9 @@ func (r *fileReader) copyTo(ctx context.Context, w io.Writer) error {
 }
 
 // textGate tells text a terminal may be given from bytes it must not be:
-// not UTF-8, NUL, and the controls it acts on (TUI.md §1.4 keeps tab and
-// newline; carriage return stays for CRLF text). It sees a file read by
-// read, so a rune cut between two reads is carried over, and a start
+// not UTF-8, NUL, and the controls it acts on (tab and newline are text,
+// as in the TUI; carriage return stays for CRLF text). It sees a file read
+// by read, so a rune cut between two reads is carried over, and a start
 // inside a rune (an --offset) is skipped.
 type textGate struct {
 	carry    []byte

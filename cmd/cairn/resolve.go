@@ -13,8 +13,8 @@ import (
 	"github.com/cairn-dev/cairn/client"
 )
 
-// Shapes of the IDs the server makes (API.md §1.8). An argument of such a
-// shape is taken as an ID; anything else is a name.
+// Shapes of the IDs the server makes. An argument of such a shape is taken
+// as an ID; anything else is a name.
 var (
 	workspaceIDShape = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	artifactIDShape  = regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)

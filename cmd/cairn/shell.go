@@ -14,8 +14,8 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// shellTerm is the TERM value the server accepts (PTYSHELL.md §3.1); the
-// local one is passed on when it fits.
+// shellTerm is the TERM value the server accepts; the local one is passed
+// on when it fits.
 var shellTerm = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
 
 func newShellCommand(c *cli) *cobra.Command {
@@ -79,10 +79,10 @@ command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
 	return cmd
 }
 
-// shell dials and runs the session on this process's terminal (§12.8). A
-// session that ran ends the process with its status here, after the
-// terminal was restored and the summary printed: the status is the shell's,
-// not a failure of this command's.
+// shell dials and runs the session on this process's terminal. A session
+// that ran ends the process with its status here, after the terminal was
+// restored and the summary printed: the status is the shell's, not a
+// failure of this command's.
 func (c *cli) shell(cmd *cobra.Command, cl *client.Client, ws, detachKey string, record bool) error {
 	if _, _, err := ptyshell.ParseDetachKey(detachKey); err != nil {
 		return usagef("--detach-key: %v", err)

@@ -17,8 +17,8 @@ import (
 // shellPrompt is what busybox ash prints last before it waits for a line.
 var shellPrompt = []byte("# ")
 
-// BenchmarkShell measures the shell against its targets (PTYSHELL.md §13),
-// side by side in one run, on a real server:
+// BenchmarkShell measures the shell against its targets, side by side in
+// one run, on a real server:
 //
 //   - Open: from the start of the dial to the first prompt in OUTPUT,
 //     against `docker run -it` of the same image with the same hardening
@@ -91,7 +91,7 @@ func openToPrompt(b *testing.B, srv *shellServer, wsID string, size ptyshell.Siz
 }
 
 // dockerRunToPrompt is the same shell by `docker run -it --rm`, in a PTY,
-// with the posture of PTYSHELL.md §7.2.
+// with the hardening the server gives a shell container.
 func dockerRunToPrompt(b *testing.B, st *shellStack, volume string) time.Duration {
 	b.Helper()
 	start := time.Now()

@@ -55,11 +55,13 @@ func exitOf(t *testing.T, sess *ptyshell.Session) (ptyshell.Exit, string) {
 	}
 }
 
-// TestShellEndToEnd runs the scenarios of PTYSHELL.md §14.5 against real
-// `cairn server` processes sharing one database, Postgres, versitygw and
-// Docker: each over v1 and over v2, where v2 opens a shell by creating it
-// and attaching with its secret. Row 7 (leftovers made through Docker) has
-// no protocol and runs once.
+// TestShellEndToEnd runs the numbered shell scenarios (echo, resize, exit
+// codes, drops, refusals, list and kill, timers, shutdown, caps, a kill
+// across servers, a flood) against real `cairn server` processes sharing
+// one database, Postgres, versitygw and Docker: each over v1 and over v2,
+// where v2 opens a shell by creating it and attaching with its secret.
+// Scenario 7 (leftovers made through Docker) has no protocol and runs
+// once.
 func TestShellEndToEnd(t *testing.T) {
 	st := newShellStack(t)
 	a := st.start(t, shellServerOpts{maintainer: true})
@@ -78,7 +80,7 @@ func TestShellEndToEnd(t *testing.T) {
 	}
 }
 
-// shellScenarios runs the rows of §14.5 but 7 over p.
+// shellScenarios runs every numbered scenario but 7 over p.
 func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) {
 	ctx := t.Context()
 	size := ptyshell.Size{Cols: 120, Rows: 40}

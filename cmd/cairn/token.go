@@ -18,7 +18,7 @@ import (
 // tokenBytes is the entropy of a minted token.
 const tokenBytes = 32
 
-// tokenScopes are the scopes a token may carry (API.md §1.6).
+// tokenScopes are the scopes a token may carry.
 var tokenScopes = []string{"read", "write", "admin", "shell", "mcp"}
 
 func newTokenCommand() *cobra.Command {

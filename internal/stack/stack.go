@@ -1,6 +1,6 @@
 // Package stack brings up cairn's real services on one machine: a private
 // PostgreSQL cluster, a versitygw S3 gateway, and the images cairn runs in
-// Docker, built locally without a registry (ARCHITECTURE.md §5).
+// Docker, built locally without a registry.
 //
 // `cairn dev` and the integration test harness both start the stack through
 // this package, so there is one way to do it. Every service keeps its state,

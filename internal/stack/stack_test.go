@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// requireService skips the test when a service or binary it needs is
-// missing, except under CI=true, where that is a failure (ARCHITECTURE §9).
+// requireService skips the test when a service or binary it needs is missing,
+// except under CI=true, where that is a failure.
 func requireService(t *testing.T, err error) {
 	t.Helper()
 	if err == nil {

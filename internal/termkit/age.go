@@ -7,8 +7,8 @@ import (
 
 // Age renders how long before now t was, in its largest whole unit: "now"
 // (under a minute, or t after now), "12m", "3h", "5d", "2y" (a year is 365
-// days). It is plain arithmetic on time.Duration; no library fits the
-// compact form of TUI.md §1.2.
+// days). It is plain arithmetic on time.Duration; no library fits this
+// compact form.
 func Age(now, t time.Time) string {
 	const day, year = 24 * time.Hour, 365 * 24 * time.Hour
 	d := now.Sub(t)

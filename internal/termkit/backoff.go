@@ -6,7 +6,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 )
 
-// The reconnect schedule of TUI.md §2.7.
+// The reconnect schedule of an events stream (see Redial).
 const (
 	RedialFirst = 250 * time.Millisecond
 	RedialMax   = 30 * time.Second
@@ -22,11 +22,11 @@ const (
 // jitter is how far each wait is spread either way: ±20 %.
 const jitter = 0.2
 
-// Redial returns the schedule between the dials of an events stream
-// (TUI.md §2.7): 250 ms, doubled after each failure up to 30 s, each wait
-// spread by ±20 %, forever (NextBackOff never returns backoff.Stop). Reset
-// starts it over after a success. It is a backoff/v5 ExponentialBackOff,
-// not safe for concurrent use; a test wanting exact waits sets its
+// Redial returns the schedule between the dials of an events stream:
+// 250 ms, doubled after each failure up to 30 s, each wait spread by
+// ±20 %, forever (NextBackOff never returns backoff.Stop). Reset starts it
+// over after a success. It is a backoff/v5 ExponentialBackOff, not safe
+// for concurrent use; a test wanting exact waits sets its
 // RandomizationFactor to 0.
 func Redial() *backoff.ExponentialBackOff {
 	return schedule(RedialFirst, RedialMax)

@@ -12,9 +12,9 @@ const rateWindow = 3 * time.Second
 const etaAfter = time.Second
 
 // Meter follows one transfer from timestamped progress samples: bytes,
-// rate and time left (TUI.md §3.6). It never reads the clock: every time
-// is a sample's, so the same samples give the same answers. The zero
-// Meter has seen no sample. It is not safe for concurrent use.
+// rate and time left. It never reads the clock: every time is a
+// sample's, so the same samples give the same answers. The zero Meter
+// has seen no sample. It is not safe for concurrent use.
 type Meter struct {
 	// Done and Total are the bytes of the latest sample.
 	Done, Total int64

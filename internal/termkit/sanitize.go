@@ -8,7 +8,7 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-// TabWidth is the tab stop of sanitised text (TUI.md §1.4).
+// TabWidth is the tab stop of sanitised text.
 const TabWidth = 4
 
 // Sanitize makes untrusted text (a name, a description, a MIME type, an

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds (or reuses) the binaries of the local cluster: the Kubernetes
 # control plane, kubelet and kubectl from the Go module proxy, etcd through a
-# wrapper module, and the pause binary from the Kubernetes tree
-# (K8S.md §2 items 1, 2 and 4). They live in the cache, outside the checkout,
-# so every clone of the repository reuses them. Prints the bin dir.
+# wrapper module, and the pause binary from the Kubernetes tree. They live in
+# the cache, outside the checkout, so every clone of the repository reuses
+# them. Prints the bin dir.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 

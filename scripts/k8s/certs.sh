@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Writes the cluster's PKI and kubeconfigs under $K8S_STATE/pki (K8S.md §2
-# item 5): one CA, the serving certificates of the apiserver and kubelet,
-# the client certificates of every component, and the service-account key
-# pair. Existing files are kept, so a rerun changes nothing.
+# Writes the cluster's PKI and kubeconfigs under $K8S_STATE/pki: one CA,
+# the serving certificates of the apiserver and kubelet, the client
+# certificates of every component, and the service-account key pair.
+# Existing files are kept, so a rerun changes nothing.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 

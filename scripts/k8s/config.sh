@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Writes the configuration of the private containerd, the CNI network and
-# the kubelet under $K8S_STATE (K8S.md §2 items 3 and 5). Every path the
-# components write to is under the state dir, except the few the kubelet
-# and containerd hard-code, which k8s-down.sh removes.
+# the kubelet under $K8S_STATE. Every path the components write to is
+# under the state dir, except the few the kubelet and containerd
+# hard-code, which k8s-down.sh removes.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 

@@ -1,7 +1,7 @@
 # What the local cluster changes on the host outside its state dir, and how
-# that is put back (K8S.md §2 items 6 and 8). Sourced by k8s-up.sh and
-# k8s-down.sh after env.sh. save_host records the host once, before the
-# first component starts; restore_host puts back exactly what it recorded.
+# that is put back. Sourced by k8s-up.sh and k8s-down.sh after env.sh.
+# save_host records the host once, before the first component starts;
+# restore_host puts back exactly what it recorded.
 
 # The tunables the kubelet sets at start (setupKernelTunables) and the one
 # the CNI bridge plugin sets for a gateway bridge.

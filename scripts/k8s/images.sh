@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Puts images into the private containerd without a registry (K8S.md §2
-# item 4): the pause image, packed here as an OCI archive around the pause
-# binary build.sh made, and every Docker image named on the command line
-# that Docker has (docker save | ctr import). Pods use imagePullPolicy
-# Never, so an image missing here is a pod that never starts.
+# Puts images into the private containerd without a registry: the pause
+# image, packed here as an OCI archive around the pause binary build.sh
+# made, and every Docker image named on the command line that Docker has
+# (docker save | ctr import). Pods use imagePullPolicy Never, so an image
+# missing here is a pod that never starts.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 

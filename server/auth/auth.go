@@ -1,8 +1,7 @@
-// Package auth is cairn's access control (API.md §1.6–§1.7). It builds the
-// one API mux from the routes every front door declares (server/route) and
-// puts each behind the Origin guard, the Host (DNS-rebinding) guard,
-// bearer-token authentication and the route's scope, then names the token
-// as the request's actor.
+// Package auth is cairn's access control. It builds the one API mux from the
+// routes every front door declares (server/route) and puts each behind the
+// Origin guard, the Host (DNS-rebinding) guard, bearer-token authentication
+// and the route's scope, then names the token as the request's actor.
 package auth
 
 import (
@@ -94,13 +93,12 @@ func New(cfg Config) (*Guard, error) {
 	return g, nil
 }
 
-// Mount builds the one API handler from the declared routes, prefix in
-// front of every path, each route behind the checks its scope calls for.
-// Nothing else is served: a request that matches no route is answered here
-// (the mux's plain 404, or a 405 with Allow, API.md §1.1) and a
-// non-canonical path gets a 301. Mount refuses a route without a handler or
-// a declared scope, and two routes that collide, so a server with such a
-// route cannot start.
+// Mount builds the one API handler from the declared routes, prefix in front
+// of every path, each route behind the checks its scope calls for. Nothing
+// else is served: a request that matches no route is answered here (the
+// mux's plain 404, or a 405 with Allow) and a non-canonical path gets a 301.
+// Mount refuses a route without a handler or a declared scope, and two
+// routes that collide, so a server with such a route cannot start.
 func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err error) {
 	if err := route.Check(routes); err != nil {
 		return nil, err
@@ -119,9 +117,9 @@ func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err 
 	return g.cors(route.Canonical(mux)), nil
 }
 
-// protect applies, in the order of API.md §1.6, the Origin guard, the Host
-// guard, authentication and the route's scope, then bounds the body and
-// hands the request on with who is acting in its context.
+// protect applies, in this order, the Origin guard, the Host guard,
+// authentication and the route's scope, then bounds the body and hands the
+// request on with who is acting in its context.
 func (g *Guard) protect(rt route.Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
@@ -275,7 +273,7 @@ var ErrExposed = errors.New("no auth.tokens are configured and a listener is not
 	"anyone who can reach it could use the API; configure auth.tokens (see `cairn token new`), " +
 	"bind every listener to 127.0.0.1, or set auth.insecureNoAuth: true")
 
-// CheckExposure is the start-up rule of API.md §1.6: without tokens every
+// CheckExposure is the start-up rule of authentication: without tokens every
 // listener must be on loopback, unless insecureNoAuth, which is logged at
 // warn level.
 func CheckExposure(tokens int, loopback, insecureNoAuth bool, log *slog.Logger) error {

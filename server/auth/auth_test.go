@@ -27,8 +27,8 @@ var allScopes = []route.Scope{route.Read, route.Write, route.Admin, route.Shell,
 // all stands for "no scope left out" in tokenFor.
 const all route.Scope = ""
 
-// table is a route summary in the shape of API.md §3.1, for the guard's
-// own tests; the real declarations are the front doors' (their tests check
+// table is a route summary (each route and its scope), for the guard's own
+// tests; the real declarations are the front doors' (their tests check
 // them, and the server's auth walk goes over what is mounted).
 var table = []struct {
 	pattern string

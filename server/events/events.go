@@ -1,7 +1,6 @@
-// Package events is the live events stream (ARCHITECTURE §7.2, API.md
-// §14): one LISTEN connection per server on channel cairn_events, each
-// notification's row loaded once and fanned out through a hub to the
-// websocket subscribers of GET /v1/events.
+// Package events is the live events stream: one LISTEN connection per
+// server on channel cairn_events, each notification's row loaded once and
+// fanned out through a hub to the websocket subscribers of GET /v1/events.
 //
 // Nothing on the way waits for a subscriber: the LISTEN loop only queues,
 // one loader loads and publishes, and each subscriber has a bounded queue;

@@ -17,8 +17,8 @@ import (
 // channel is the notification channel of migrations/0003_events.sql.
 const channel = "cairn_events"
 
-// notice is one notification's payload (API.md §7.2), or, with resync set,
-// the mark of a (re)connected LISTEN: what came before it may be lost.
+// notice is one notification's payload, or, with resync set, the mark of a
+// (re)connected LISTEN: what came before it may be lost.
 type notice struct {
 	Kind        string `json:"kind"` // workspace | artifact
 	Op          string `json:"op"`   // INSERT | UPDATE | DELETE
@@ -199,7 +199,7 @@ func (e *Events) loadRows(ctx context.Context, notices []notice) (*rows, error) 
 }
 
 // frame is the change frame of n: an upsert with the row as loaded, or a
-// delete when the row is gone by now (API.md §14).
+// delete when the row is gone by now.
 func (r *rows) frame(n notice, at time.Time) (*frame, error) {
 	ev := cairn.Event{ID: n.ID, At: at}
 	switch n.Kind {

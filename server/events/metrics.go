@@ -2,7 +2,7 @@ package events
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// metrics are the stream's domain metrics (API.md §13).
+// metrics are the stream's domain metrics.
 type metrics struct {
 	subscribers prometheus.Gauge
 	sent        prometheus.Counter

@@ -23,10 +23,10 @@ const maxClientMessage = 512
 // that stopped reading would be noticed only that much later.
 const sendBuffer = 64 << 10
 
-// ServeHTTP serves one subscriber of GET /v1/events[?workspace_id=ID]
-// (API.md §14). The caller (server/auth) has checked the Origin, the Host
-// and scope read. The subscriber joins the hub before its hello is sent, so
-// a consumer that lists after hello misses nothing.
+// ServeHTTP serves one subscriber of GET /v1/events[?workspace_id=ID]. The
+// caller (server/auth) has checked the Origin, the Host and scope read. The
+// subscriber joins the hub before its hello is sent, so a consumer that
+// lists after hello misses nothing.
 func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !websocket.IsWebSocketUpgrade(r) {
 		e.refuse(w, r, "Expected a websocket upgrade", cairn.Errorf(cairn.ReasonInvalidParameters,

@@ -76,9 +76,9 @@ func New(svc Services, cfg Config) http.Handler {
 	return h
 }
 
-// Routes declares the endpoint (New) at Path, every method, scope mcp;
-// none when cfg.Enable is off, so the path is then an unknown route. Each
-// tool also checks read or write itself (API.md §6.2).
+// Routes declares the endpoint (New) at Path, every method, scope mcp; none
+// when cfg.Enable is off, so the path is then an unknown route. Each tool
+// also checks read or write itself.
 func Routes(svc Services, cfg Config) []route.Route {
 	if !cfg.Enable {
 		return nil

@@ -10,8 +10,8 @@ import (
 	"github.com/cairn-dev/cairn/server/mcp"
 )
 
-// TestNoExecTool pins ARCHITECTURE §11.6: agents never run commands; no
-// tool execs, runs or opens a shell.
+// TestNoExecTool pins that agents never run commands over MCP: no tool
+// execs, runs or opens a shell.
 func TestNoExecTool(t *testing.T) {
 	t.Parallel()
 	h := setup(t, mcp.Config{})

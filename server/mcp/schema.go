@@ -14,7 +14,7 @@ import (
 )
 
 // reasonInvalidArguments answers arguments that break a tool's input
-// schema (API.md §6.3). It exists only over MCP.
+// schema. It exists only over MCP.
 const reasonInvalidArguments cairn.Reason = "invalid_arguments"
 
 // kind is the JSON type of a tool argument.

@@ -11,8 +11,8 @@ import (
 // Store is the metadata database as the reconciler reads and corrects it.
 // Every error it returns is an SQL failure and stops the pass.
 type Store interface {
-	// LockPass takes the pass lock of app (API.md §7.7), waiting until ctx
-	// is done. Reasons: sweep_busy.
+	// LockPass takes the pass lock of app, waiting until ctx is done.
+	// Reasons: sweep_busy.
 	LockPass(ctx context.Context, app string) (release func(), err error)
 	// TryLeader takes the leader lock of app on a dedicated session if it
 	// is free right now; ok is false when another session holds it.

@@ -1,8 +1,8 @@
-// Package reconcile is cairn's maintainer (API.md §10): a leader-elected
-// loop that, every interval, brings workspace volume states in line with the
-// engine, reaps aged staging objects and unreferenced final objects, flags
-// artifacts whose object vanished, and removes leaked sidecar containers.
-// Every pass, scheduled or on demand, holds the pass lock.
+// Package reconcile is cairn's maintainer: a leader-elected loop that, every
+// interval, brings workspace volume states in line with the engine, reaps
+// aged staging objects and unreferenced final objects, flags artifacts whose
+// object vanished, and removes leaked sidecar containers. Every pass,
+// scheduled or on demand, holds the pass lock.
 package reconcile
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/server/service"
 )
 
-// The sweep names of logs and error lines (API.md §10.3).
+// The sweep names of logs and error lines.
 const (
 	sweepVolumes    = "workspace-volume-states"
 	sweepStaging    = "staging-objects"
@@ -118,10 +118,10 @@ func (r *Reconciler) Ready() error {
 
 // RunOnce runs one pass under the pass lock, waiting for it until ctx is
 // done (then sweep_busy). workspaceID "" is a full pass; otherwise the pass
-// is scoped to that workspace (API.md §10.4; workspace_not_found if there is
-// none). The four sweeps run in order, each even if an earlier one failed;
-// their per-item failures are in the result's Errors. An SQL error stops
-// the pass: it is returned (reason internal) with the partial result.
+// is scoped to that workspace (workspace_not_found if there is none). The
+// four sweeps run in order, each even if an earlier one failed; their
+// per-item failures are in the result's Errors. An SQL error stops the pass:
+// it is returned (reason internal) with the partial result.
 func (r *Reconciler) RunOnce(ctx context.Context, workspaceID string) (*cairn.SweepResult, error) {
 	var ws *cairn.Workspace
 	if workspaceID != "" {

@@ -30,8 +30,8 @@ import (
 )
 
 // BenchmarkSweepScale times one full reconciliation pass over N final
-// objects and N artifact rows (ARCHITECTURE.md §10: 100 000 swept in < 15 s
-// with memory independent of the count) and samples the Go heap during it.
+// objects and N artifact rows (the target: 100 000 swept in < 15 s with
+// memory independent of the count) and samples the Go heap during it.
 //
 // Of the N objects (store/<ws>/<26-digit index>), every hundredth is
 // unreferenced: a third of those carry an aged released_objects row, a third

@@ -21,12 +21,12 @@ type ShellContainers interface {
 // container counts as leaked.
 const shellGrace = 60 * time.Second
 
-// sweepShells is the maintainer's half of the shell reapers (PTYSHELL.md
-// §7.7), part of the containers sweep: it force-removes a shell container
-// of the app whose cairn.expires has passed by a minute, that exited more
-// than a minute ago, or that is still "created" a minute past the open
-// timeout — only this stack's own, as for sidecars. Live shells on a
-// server that is alive are the server's reaper's business, not this one's.
+// sweepShells is the maintainer's half of the shell reapers, part of the
+// containers sweep: it force-removes a shell container of the app whose
+// cairn.expires has passed by a minute, that exited more than a minute
+// ago, or that is still "created" a minute past the open timeout — only
+// this stack's own, as for sidecars. Live shells on a server that is alive
+// are the server's reaper's business, not this one's.
 func (p *pass) sweepShells(ctx context.Context) {
 	if p.r.cfg.Shells == nil {
 		return

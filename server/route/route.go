@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// Scope is a permission a token carries (API.md §1.6). Scopes are
-// independent: admin does not imply read.
+// Scope is a permission a token carries. Scopes are independent: admin does
+// not imply read.
 type Scope string
 
 // The scopes. Public marks a route that needs no token (the liveness
@@ -94,8 +94,8 @@ func Check(routes []Route) error {
 }
 
 // Canonical answers a non-canonical path (with "//", "/./" or "/../") with
-// a 301 to its cleaned form (API.md §1.1) before next sees it: the standard
-// library's mux (Go 1.26) redirects with a 307 instead.
+// a 301 to its cleaned form before next sees it: the standard library's mux
+// (Go 1.26) redirects with a 307 instead.
 func Canonical(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()

@@ -309,10 +309,11 @@ func TestPresignPutRefused(t *testing.T) {
 		})
 	}
 
-	// API.md §4.1 says an unsigned Content-Type breaks the signature;
-	// versitygw ignores unsigned headers that are not x-amz-*, as SigV4
-	// allows, and keeps the type. Harmless for cairn: register copies the
-	// object with the sniffed type. Pinned so a change of either shows.
+	// A Content-Type the presigned PUT did not sign should break the
+	// signature; versitygw ignores unsigned headers that are not x-amz-*,
+	// as SigV4 allows, and keeps the type. Harmless for cairn: register
+	// copies the object with the sniffed type. Pinned so a change of
+	// either shows.
 	t.Run("OKUnsignedContentTypeNotEnforced", func(t *testing.T) {
 		t.Parallel()
 		store, b := setup(t)
@@ -439,9 +440,8 @@ func TestPresignGet(t *testing.T) {
 	})
 }
 
-// TestPresignEndpoint checks API.md §4.5: presigned URLs name the presign
-// endpoint and work when dialled there; the adapter's own calls use the
-// endpoint.
+// TestPresignEndpoint checks that presigned URLs name the presign endpoint
+// and work when dialled there; the adapter's own calls use the endpoint.
 func TestPresignEndpoint(t *testing.T) {
 	t.Parallel()
 
@@ -542,8 +542,8 @@ func TestReadHead(t *testing.T) {
 		require.Equal(t, body, head)
 	})
 
-	// A range over zero bytes is unsatisfiable, so callers must not ask
-	// (API.md §12.1); the service detects an empty object without reading.
+	// A range over zero bytes is unsatisfiable, so callers must not ask;
+	// the service detects an empty object without reading.
 	t.Run("ErrEmptyObject", func(t *testing.T) {
 		t.Parallel()
 		store, _ := setup(t)
