@@ -1,6 +1,6 @@
 // Package tui is cairn-tui, the operator workbench over a remote cairn
 // server: Options, New (the root model) and Run, the wiring that
-// cmd/cairn-tui and the tests share (TUI.md §4).
+// cmd/cairn-tui and the tests share.
 package tui
 
 import (
@@ -35,8 +35,7 @@ type Backend interface {
 }
 
 // Transfers moves file content between this machine and the store through
-// presigned URLs (TUI.md §3.6–3.9, §1.4). Progress callbacks run on the
-// goroutine moving the bytes.
+// presigned URLs. Progress callbacks run on the goroutine moving the bytes.
 type Transfers interface {
 	// Upload hashes, stages, PUTs and registers the file as a new artifact.
 	Upload(ctx context.Context, workspaceID, path string, o client.UploadOptions) (*cairn.Artifact, error)
@@ -54,8 +53,7 @@ type Transfers interface {
 	DiscardUpload(ctx context.Context, p client.PendingUpload) error
 }
 
-// Shells opens interactive shells and says whether the server has them on
-// (PTYSHELL.md §12).
+// Shells opens interactive shells and says whether the server has them on.
 type Shells interface {
 	Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
 	FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error)

@@ -14,7 +14,7 @@ import (
 )
 
 // onKey routes a key by mode, first match wins: modal → focused input →
-// global → active screen (TUI.md §4.2).
+// global → active screen.
 func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		return m.eachRune(k)
@@ -45,8 +45,8 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 
 // trayFocus moves the keys into and out of the transfers tray: tab past
 // the detail pane (shift+tab past the list) enters it; there the tray
-// takes movement, x and esc, and tab leaves it through the screen's panes
-// (TUI.md §1.5). ok is false when the key is not the tray's.
+// takes movement, x and esc, and tab leaves it through the screen's panes.
+// ok is false when the key is not the tray's.
 func (m *Model) trayFocus(k tea.KeyMsg) (tea.Cmd, bool) {
 	id, ok := m.c.Keys.Lookup(keys.ScopeNav, k.String())
 	if !ok {

@@ -26,13 +26,13 @@ import (
 	"github.com/cairn-dev/cairn/tui/widgets/palette"
 )
 
-// Model is the root model (TUI.md §4.2). It routes: keys by mode, each
-// part's messages to the part, and owns only what crosses them — the
-// modal slot, the size and layout, the model's time and the IDs. Each
-// part owns its state, Update and View: the screen stack (nav), what an
-// action does (action), operations (ops), the store's link to the server
-// (feed), the transfer queue and tray (transfer), the shell hand-over
-// (shell) and the toasts (notice); hosts.go is what they ask of the root.
+// Model is the root model. It routes: keys by mode, each part's messages
+// to the part, and owns only what crosses them — the modal slot, the size
+// and layout, the model's time and the IDs. Each part owns its state,
+// Update and View: the screen stack (nav), what an action does (action),
+// operations (ops), the store's link to the server (feed), the transfer
+// queue and tray (transfer), the shell hand-over (shell) and the toasts
+// (notice); hosts.go is what they ask of the root.
 type Model struct {
 	c       *deps.Deps
 	sh      *shared
@@ -171,8 +171,7 @@ func (m *Model) start() tea.Cmd {
 
 // Close ends everything the model started: requests, transfers, the pump
 // and the hub wait. It waits up to 2 s in all for the pump's goroutine and
-// for cancelled transfers to remove their part files (TUI.md §3.12). Safe
-// to call twice.
+// for cancelled transfers to remove their part files. Safe to call twice.
 func (m *Model) Close() {
 	m.cancel()
 	m.connCancel()

@@ -6,10 +6,10 @@ import (
 	"github.com/cairn-dev/cairn/tui/screen"
 )
 
-// onMouse is a mouse event, only with mouse: true (TUI.md §9 — off by
-// default, since it takes the terminal's text selection): the wheel moves
-// as the arrow keys do, in the modal when one is open; a left click in the
-// body puts the cursor on the row under it.
+// onMouse is a mouse event, only with mouse: true (off by default, since
+// it takes the terminal's text selection): the wheel moves as the arrow
+// keys do, in the modal when one is open; a left click in the body puts
+// the cursor on the row under it.
 func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	var key tea.KeyMsg
 	switch msg.Button {

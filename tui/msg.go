@@ -6,8 +6,8 @@ import (
 	"github.com/cairn-dev/cairn/tui/live"
 )
 
-// The root model's own messages (TUI.md §4.4). Each Cmd returns one of
-// them, success or error.
+// The root model's own messages. Each Cmd returns one of them, success
+// or error.
 type (
 	// hubMsg is one coalesced batch from the event hub.
 	hubMsg  struct{ batch live.Batch }

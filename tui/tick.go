@@ -7,7 +7,7 @@ import (
 )
 
 // Ticks: 100 ms only while something animates or counts down, 30 s for
-// ages while rows show, otherwise none (TUI.md §4.5 rule 6).
+// ages while rows show, otherwise none.
 const (
 	fastTick = 100 * time.Millisecond
 	slowTick = 30 * time.Second

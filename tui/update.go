@@ -16,7 +16,7 @@ import (
 )
 
 // Update applies one message. It does no I/O: every request, timer and
-// clipboard write is a returned Cmd (TUI.md §4.5).
+// clipboard write is a returned Cmd.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	return m, tea.Batch(cmd, m.tick.schedule(m.wantTick(), m.c.After, m.clock))

@@ -67,7 +67,7 @@ func (m *Model) hints() string {
 		return m.c.Theme.Hint.Render("type to filter · enter keeps · esc clears")
 	}
 	bindings := append(m.stack.Top().Keys().Bindings, m.globalKeys()...)
-	// help and quit close the line, as in TUI.md §1.1's sketch.
+	// help and quit always close the line.
 	ordered := make([]keys.State, 0, len(bindings))
 	var last []keys.State
 	for _, b := range bindings {
@@ -109,7 +109,7 @@ func (m *Model) badges() []header.Badge {
 	return append(out, header.Badge{Text: serverLabel(m.c.Config.Server), Style: th.Dim, Droppable: true})
 }
 
-// connBadge is the connection badge of TUI.md §2.7 at model time now.
+// connBadge is the header's connection badge at model time now.
 func connBadge(th *theme.Theme, c feed.Conn, now time.Time, poll time.Duration) header.Badge {
 	g := th.Glyphs
 	kind := c.Kind

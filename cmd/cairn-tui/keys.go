@@ -8,10 +8,10 @@ import (
 	"github.com/cairn-dev/cairn/tui/keys"
 )
 
-// resolveKeys applies tui.keys to the registry and checks it (TUI.md
-// §6.3). Its warnings (unknown IDs, unparsable keys: the default stays)
-// join cfg's; a conflict or a key the terminal cannot tell apart is an
-// error naming the file, the key and both actions.
+// resolveKeys applies tui.keys to the registry and checks it. Its
+// warnings (unknown IDs, unparsable keys: the default stays) join cfg's;
+// a conflict or a key the terminal cannot tell apart is an error naming
+// the file, the key and both actions.
 func resolveKeys(cfg *config.Config) (*keys.Map, error) {
 	km, warnings, err := keys.New(cfg.Keys)
 	cfg.Warnings = append(cfg.Warnings, warnings...)

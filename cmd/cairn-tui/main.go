@@ -1,5 +1,5 @@
 // Command cairn-tui is the terminal workbench over a cairn server: flags,
-// environment and the client config file in, the TUI out (TUI.md §6).
+// environment and the client config file in, the TUI out.
 package main
 
 import (

@@ -25,11 +25,11 @@ import (
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
-// A bulk action acts on every marked row (TUI.md §9): one typed
-// confirmation naming the count, the requests at most ops.BulkLimit at a
-// time, and a result for each row — a refusal names its row and reason, and
-// the rest proceed. The server decides each row; nothing is pre-filtered
-// but what cannot be asked at all (a download of a MISSING object).
+// A bulk action acts on every marked row: one typed confirmation naming the
+// count, the requests at most ops.BulkLimit at a time, and a result for
+// each row — a refusal names its row and reason, and the rest proceed. The
+// server decides each row; nothing is pre-filtered but what cannot be asked
+// at all (a download of a MISSING object).
 
 // bulkAction starts the confirmation of a bulk action on a.Marked.
 func (act *Flow) bulkAction(a screen.ActionMsg) tea.Cmd {

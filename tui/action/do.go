@@ -19,7 +19,7 @@ import (
 )
 
 // Do runs a screen's action: guards first (the server still
-// decides), then the confirmation or form (TUI.md §3).
+// decides), then the confirmation or form.
 func (act *Flow) Do(a screen.ActionMsg) tea.Cmd {
 	if act.c.Config.ReadOnly && act.c.Keys.Action(a.ID).Mutates {
 		return act.host.Toast(toast.LevelInfo, "read-only mode")
@@ -175,7 +175,7 @@ func (act *Flow) artifactAction(a screen.ActionMsg) tea.Cmd {
 
 // openPreview pushes the preview of a RECORDED artifact and fetches its
 // head: up to preview.max_bytes of a text type, the card's 256 bytes of
-// anything else (TUI.md §1.4).
+// anything else.
 func (act *Flow) openPreview(a *cairn.Artifact) tea.Cmd {
 	if a.State != cairn.ArtifactRecorded {
 		return act.host.Toast(toast.LevelInfo, "no object to preview — U to replace")

@@ -18,10 +18,10 @@ import (
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
-// The files pane's actions (ARCHITECTURE §11.1–11.2). Saving reads the
-// volume; loading and unpacking write it, and the pane lists again after
-// each (the volume sends no events). Like the other volume transfers they
-// run in the server, so they are operations, not transfers.
+// The files pane's actions. Saving reads the volume; loading and unpacking
+// write it, and the pane lists again after each (the volume sends no
+// events). Like the other volume transfers they run in the server, so they
+// are operations, not transfers.
 
 // fileAction opens the files pane, previews a volume file, or asks what
 // to save, load or unpack; each needs the volume READY.

@@ -1,9 +1,8 @@
-// Package action is what a screen's action does (TUI.md §3): its guards,
-// then the confirmation or form it asks, then the operation or transfer
-// the answer starts, and the settling of the operation's reply — the
-// store, the busy form's field errors, the toast. The Flow owns the
-// purpose of the open modal; the root model owns the modal slot and
-// hands the Flow a Host.
+// Package action is what a screen's action does: its guards, then the
+// confirmation or form it asks, then the operation or transfer the answer
+// starts, and the settling of the operation's reply — the store, the busy
+// form's field errors, the toast. The Flow owns the purpose of the open
+// modal; the root model owns the modal slot and hands the Flow a Host.
 package action
 
 import (
@@ -109,7 +108,7 @@ type mountCheckMsg struct {
 	err    error
 }
 
-// AskCancel cancels a transfer, asking first past 50 % (TUI.md §3.2).
+// AskCancel cancels a transfer, asking first past 50 %.
 func (act *Flow) AskCancel(id int) tea.Cmd {
 	t := act.host.Queue().Get(id)
 	if t != nil && t.Phase.Running() && t.Fraction() > 0.5 {

@@ -1,9 +1,8 @@
 // Package config resolves cairn-tui's settings from flags, environment, the
 // shared client config file and defaults, in that order of precedence per
-// key, and records where each value came from (TUI.md §6). The server,
-// the token and the contexts are the ones the cairn CLI reads and `cairn
-// dev` writes, resolved by internal/clientconf for both. It imports no
-// Charm library.
+// key, and records where each value came from. The server, the token and the
+// contexts are the ones the cairn CLI reads and `cairn dev` writes, resolved
+// by internal/clientconf for both. It imports no Charm library.
 package config
 
 import (
@@ -28,7 +27,7 @@ type Config struct {
 	ReadOnly    bool
 	ConfirmQuit bool
 	// Mouse turns on the wheel and click-to-select; off by default, since
-	// it takes the terminal's own text selection (TUI.md §9).
+	// it takes the terminal's own text selection.
 	Mouse     bool
 	Highlight time.Duration
 

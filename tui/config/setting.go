@@ -134,8 +134,9 @@ func abandonKey(field func(*Config) *string) func(*Config, string) error {
 	}
 }
 
-// misnamed are keys people write after PTYSHELL.md's name for a setting
-// that cairn-tui calls otherwise: each warns naming the right key.
+// misnamed are keys people write under another name for a setting that
+// cairn-tui calls otherwise (the shell's detach key is abandon_key here):
+// each warns naming the right key.
 func misnamed() map[string]string {
 	return map[string]string{
 		"tui.shell.detach_key": "tui.shell.abandon_key",

@@ -6,7 +6,7 @@ import (
 )
 
 // ValidateName is the server's name rule for kind as a sentence ("" when
-// valid), checked as the operator types (TUI.md §3.5).
+// valid), checked as the operator types.
 func ValidateName(kind string) func(string) string {
 	return func(v string) string {
 		if err := cairn.ValidateName(kind, v); err != nil {

@@ -1,8 +1,7 @@
-// Package dialog is what cairn-tui's actions ask the operator (TUI.md
-// §3.5–3.9): the forms, their field checks as the operator types, and the
-// local-file checks and path completion behind the transfer forms. The
-// forms are widgets/form models; what a submitted form starts is the root
-// model's.
+// Package dialog is what cairn-tui's actions ask the operator: the forms,
+// their field checks as the operator types, and the local-file checks and
+// path completion behind the transfer forms. The forms are widgets/form
+// models; what a submitted form starts is the root model's.
 package dialog
 
 import (
@@ -58,7 +57,7 @@ func Artifact(th *theme.Theme, a *cairn.Artifact) *form.Model {
 }
 
 // Upload asks for a local file, the new artifact's name (derived from the
-// file name until edited) and a description (TUI.md §3.7).
+// file name until edited) and a description.
 func Upload(th *theme.Theme, names Names, w *cairn.Workspace) *form.Model {
 	return form.New(th, "Upload to "+w.Name,
 		form.Field{Key: "path", Label: "Local file", Limit: 4096, Complete: Complete("path"), Validate: required("a file path")},

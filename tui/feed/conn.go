@@ -11,7 +11,8 @@ import (
 	"github.com/cairn-dev/cairn/tui/store"
 )
 
-// ConnKind is the connection state of TUI.md §2.7. None of them exits.
+// ConnKind is the event connection's state, the one the header badge
+// shows (docs/tui.md#live-updates). None of them exits.
 type ConnKind uint8
 
 const (
@@ -75,7 +76,7 @@ func (f *Feed) onConn(c live.Conn) tea.Cmd {
 }
 
 // rejected is the token refused, by the events stream or a list: its own
-// state and badge, never offline, and no retries until r (TUI.md §2.7).
+// state and badge, never offline, and no retries until r.
 func (f *Feed) rejected(err error) tea.Cmd {
 	reason := cairn.ErrorReason(err)
 	if f.conn.Kind == Rejected && f.conn.RejectedBy == reason {
@@ -126,7 +127,7 @@ func (f *Feed) onLost(c live.Conn) tea.Cmd {
 }
 
 // pollIfDialsFail polls after three failed dials, once REST is known to
-// work (TUI.md §2.7).
+// work.
 func (f *Feed) pollIfDialsFail() tea.Cmd {
 	if f.conn.Kind != Connecting || f.conn.failedDials < 3 || !f.conn.restWorks {
 		return nil

@@ -1,9 +1,9 @@
-// Package feed keeps cairn-tui's store in step with the server (TUI.md
-// §2): the first list on hello, paged lists per scope with their retries,
-// resyncs, the workspace detail the cursor rests on, the event
-// connection's state and the polling fallback. It owns that state; the
-// root model routes its messages to Update and hands it a Host for what
-// the rest of the program does with a change.
+// Package feed keeps cairn-tui's store in step with the server: the first
+// list on hello, paged lists per scope with their retries, resyncs, the
+// workspace detail the cursor rests on, the event connection's state and
+// the polling fallback. It owns that state; the root model routes its
+// messages to Update and hands it a Host for what the rest of the program
+// does with a change.
 package feed
 
 import (
@@ -70,7 +70,7 @@ type Feed struct {
 	listed bool // the first workspaces list was started
 	lists  map[store.Scope]*listState
 
-	heads *store.Heads // the first lines of small text artifacts (TUI.md §1.3)
+	heads *store.Heads // the first lines of small text artifacts
 
 	selected   string // workspace whose detail is fetched
 	inspectReq map[string]int
@@ -173,8 +173,7 @@ func (f *Feed) Refresh() tea.Cmd {
 }
 
 // Resync re-lists every visible and cached scope and re-fetches the
-// selected workspace; a trigger during a resync runs it once more after
-// (TUI.md §2.4).
+// selected workspace; a trigger during a resync runs it once more after.
 func (f *Feed) Resync() tea.Cmd {
 	if !f.listed {
 		return f.startFirstList()

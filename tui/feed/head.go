@@ -20,7 +20,7 @@ type headMsg struct {
 }
 
 // ReadHead reads the first preview.inline_max_bytes of an artifact the
-// cursor rested on, unless they are cached (TUI.md §1.3).
+// cursor rested on, unless they are cached.
 func (f *Feed) ReadHead(h screen.HeadMsg) tea.Cmd {
 	if _, ok := f.heads.Get(h.ArtifactID, h.UpdatedAt); ok {
 		return nil

@@ -1,9 +1,8 @@
 // Package keys is the action registry of cairn-tui: every bindable action
 // with its ID, a bubbles key.Binding (its keys, and the key and word the
-// hint line shows), help text and hint priority (TUI.md §3.2), the user's
-// overrides (§6.3) and the conflict check. Hints, help, bubbles components
-// (the preview's viewport KeyMap) and routing all read it, so they cannot
-// drift apart.
+// hint line shows), help text and hint priority, the user's overrides and
+// the conflict check. Hints, help, bubbles components (the preview's
+// viewport KeyMap) and routing all read it, so they cannot drift apart.
 package keys
 
 import "github.com/charmbracelet/bubbles/key"
@@ -11,7 +10,9 @@ import "github.com/charmbracelet/bubbles/key"
 // ID names an action; it is the key of tui.keys.<ID> in the config file.
 type ID string
 
-// The actions of TUI.md §3.2, and the volume transfers.
+// The global, navigation, workspace and artifact actions, then the
+// transfers, the shell and the preview's; docs/tui.md#keys lists them all
+// with their default keys.
 const (
 	Help        ID = "help"
 	Messages    ID = "messages"

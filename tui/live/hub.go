@@ -1,8 +1,7 @@
-// Package live is cairn-tui's event pump and coalescing hub (TUI.md §4.6).
-// The pump owns the events subscription in its own goroutine and writes only
-// into the hub; the hub merges frames by entity, never blocks a writer, and
-// hands the model at most one batch per pace interval. It imports no Charm
-// library.
+// Package live is cairn-tui's event pump and coalescing hub. The pump owns
+// the events subscription in its own goroutine and writes only into the hub;
+// the hub merges frames by entity, never blocks a writer, and hands the
+// model at most one batch per pace interval. It imports no Charm library.
 package live
 
 import (

@@ -1,8 +1,7 @@
-// Package nav is cairn-tui's screen stack (TUI.md §4.2): the workspaces
-// at its root, then what the operator opened — a workspace's artifacts or
-// files, a preview, the transfers. It sizes the screens, routes to the top one,
-// broadcasts data and time to all of them and keeps the artifact sets on
-// the stack from eviction.
+// Package nav is cairn-tui's screen stack: the workspaces at its root, then
+// what the operator opened — a workspace's artifacts or files, a preview, the
+// transfers. It sizes the screens, routes to the top one, broadcasts data and
+// time to all of them and keeps the artifact sets on the stack from eviction.
 package nav
 
 import (

@@ -1,7 +1,7 @@
-// Package notice is cairn-tui's toasts as the program raises them (TUI.md
-// §1.1, §2.6, §3.3): timed by level and expired by ID, errors as one
-// sentence with what the server said kept for the log, the MISSING_OBJECT
-// alerts, and the configuration's warnings.
+// Package notice is cairn-tui's toasts as the program raises them: timed
+// by level and expired by ID, errors as one sentence with what the server
+// said kept for the log, the MISSING_OBJECT alerts, and the
+// configuration's warnings.
 package notice
 
 import (
@@ -74,7 +74,7 @@ func (b *Board) ErrorFor(err error, s errtext.Subject) tea.Cmd {
 }
 
 // Error shows sentence as an error; the log keeps err's request ID and
-// what the server said (TUI.md §3.3).
+// what the server said.
 func (b *Board) Error(sentence string, err error) tea.Cmd {
 	id, cmd := b.push(toast.LevelError, sentence, cairn.ErrorRequestID(err))
 	if e, ok := errors.AsType[*cairn.Error](err); ok {
@@ -112,9 +112,9 @@ func (b *Board) Warnings(ws []string) {
 	b.toasts.Push(toast.LevelWarn, fmt.Sprintf("%d configuration warnings — ! lists them", len(ws)), now, "")
 }
 
-// Alert raises the MISSING_OBJECT warnings of §2.6: up to three one by
-// one, more (or any a resync found, summarise) as one summary; each goes
-// to the log.
+// Alert raises the warnings for artifacts that turned MISSING_OBJECT: up
+// to three one by one, more (or any a resync found, summarise) as one
+// summary; each goes to the log.
 func (b *Board) Alert(ch store.Changes, summarise bool) tea.Cmd {
 	lines, workspaces := b.alertLines(ch)
 	switch {

@@ -1,7 +1,7 @@
-// Package ops is cairn-tui's operations (TUI.md §3): what one action asks
-// of the server, run in a Cmd, and the tasks and pending marks the frame
-// shows while it runs. The Runner owns that state; the root model settles
-// an operation's reply (the store, the form, the toast).
+// Package ops is cairn-tui's operations: what one action asks of the
+// server, run in a Cmd, and the tasks and pending marks the frame shows
+// while it runs. The Runner owns that state; the root model settles an
+// operation's reply (the store, the form, the toast).
 package ops
 
 import (

@@ -23,10 +23,9 @@ import (
 	"github.com/cairn-dev/cairn/tui/widgets/toast"
 )
 
-// The hand-over (TUI.md §3.10, PTYSHELL.md §12.2): a Cmd dials; on success
-// Update hands the terminal to the shell's Command through tea.Exec, and
-// the program's loop blocks until it returns. Events keep merging into
-// the hub meanwhile; transfers go on.
+// The hand-over: a Cmd dials; on success Update hands the terminal to the
+// shell's Command through tea.Exec, and the program's loop blocks until it
+// returns. Events keep merging into the hub meanwhile; transfers go on.
 
 // Backend opens shells and says whether the server has them on.
 type Backend interface {
@@ -172,7 +171,9 @@ func (h *Handover) onList(s listMsg) {
 	// will say.
 }
 
-// Open guards and dials a shell of size on w (TUI.md §3.10 steps 1–2).
+// Open guards and dials a shell of size on w: a guard that stops it (no
+// READY volume, a refusal remembered, a dial under way) is a toast, and
+// the dial runs in a Cmd.
 func (h *Handover) Open(w *cairn.Workspace, size ptyshell.Size) tea.Cmd {
 	switch {
 	case w.VolumeState != cairn.VolumeReady:
@@ -353,7 +354,7 @@ func (c *sizedCommand) Size() (ptyshell.Size, error) {
 
 // closeSession ends a session that is not handed over, in a Cmd: Close
 // waits up to a second for the server's close frame, and Update never
-// blocks (TUI.md §4.5).
+// blocks.
 func closeSession(s *ptyshell.Session) tea.Cmd {
 	if s == nil {
 		return nil
@@ -365,7 +366,7 @@ func closeSession(s *ptyshell.Session) tea.Cmd {
 }
 
 // remember keeps s disabled after a 403, or a 404/501 from the shell
-// endpoint (TUI.md §3.3).
+// endpoint.
 func (h *Handover) remember(err error) {
 	e, ok := errors.AsType[*cairn.Error](err)
 	if !ok {

@@ -1,9 +1,8 @@
 // Package shell is what cairn-tui hands to tea.Exec for a shell: a
 // Command over ptyshell's Terminal, which puts the terminal in raw mode,
 // prints the banner, pumps both ways, and restores the terminal and its
-// modes on every path (PTYSHELL.md §12), then waits for Enter as
-// shell.pause_on_exit says. Tests replace the Factory with a fake that
-// chooses how the session ends.
+// modes on every path, then waits for Enter as shell.pause_on_exit says.
+// Tests replace the Factory with a fake that chooses how the session ends.
 package shell
 
 import (
@@ -26,9 +25,8 @@ type Command interface {
 type Options struct {
 	ptyshell.TerminalOptions
 	// Pause is shell.pause_on_exit: auto waits for Enter after an unclean
-	// end — a non-zero status or a lost connection, as the Terminal does
-	// (PTYSHELL.md §12.3 step 8) — always after every end, never not at
-	// all.
+	// end — a non-zero status or a lost connection, as the Terminal does —
+	// always after every end, never not at all.
 	Pause string
 }
 

@@ -10,8 +10,8 @@ type headKey struct {
 }
 
 // Heads is an LRU cache of the first lines of small text artifacts, for
-// the artifact detail pane (TUI.md §1.3): keyed by (ID, updated_at),
-// holding at most Max entries.
+// the artifact detail pane: keyed by (ID, updated_at), holding at most
+// Max entries.
 type Heads struct {
 	Max   int
 	lines map[headKey][]string

@@ -1,9 +1,8 @@
-// Package store is cairn-tui's entity store (TUI.md §2.3): workspaces,
-// cached artifact sets and the missing index, keyed by ID, with list
-// generations and tombstones so that events and lists can interleave in any
-// order. Only the root model writes it; screens read it. Every write returns
-// Changes, whether it came from an event or a list. It imports no Charm
-// library.
+// Package store is cairn-tui's entity store: workspaces, cached artifact sets
+// and the missing index, keyed by ID, with list generations and tombstones so
+// that events and lists can interleave in any order. Only the root model
+// writes it; screens read it. Every write returns Changes, whether it came
+// from an event or a list. It imports no Charm library.
 package store
 
 import "github.com/cairn-dev/cairn"
@@ -54,7 +53,8 @@ type Ref struct {
 	WorkspaceID string
 }
 
-// Transition is an artifact that became MISSING_OBJECT: the alerts of §2.6.
+// Transition is an artifact that became MISSING_OBJECT, the
+// change that raises an alert.
 type Transition struct {
 	ArtifactID, WorkspaceID, Name string
 }

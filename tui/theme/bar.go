@@ -12,7 +12,7 @@ import (
 // glyphs (█░, or #. in ascii) and colours, without its percentage (callers
 // print their own, rounded down, so 100 % means done). Draw it with ViewAs
 // only: SetPercent starts the spring animation, and a transfer bar is a
-// static render of the last sample (TUI.md §1.6).
+// static render of the last sample.
 func (t *Theme) Bar(width int) progress.Model {
 	full, _ := utf8.DecodeRuneInString(t.Glyphs.BarFull)
 	empty, _ := utf8.DecodeRuneInString(t.Glyphs.BarEmpty)

@@ -1,6 +1,6 @@
 // Package theme holds the glyph sets and the styles of cairn-tui, built once
-// at start (TUI.md §5). Every meaning has a glyph and a word, so nothing
-// depends on colour.
+// at start. Every meaning has a glyph and a word, so nothing depends on
+// colour.
 package theme
 
 import "github.com/charmbracelet/bubbles/spinner"
@@ -53,8 +53,8 @@ func ASCII() Glyphs {
 }
 
 // Frame returns the spinner frame for step n (tests pin 0). The caller's
-// clock picks n, not a spinner.TickMsg loop: nothing animates when idle
-// (TUI.md §0), and a golden can name its frame.
+// clock picks n, not a spinner.TickMsg loop: nothing animates when idle, and
+// a golden can name its frame.
 func (g Glyphs) Frame(n int) string {
 	if n < 0 {
 		n = -n

@@ -107,7 +107,7 @@ func doneText(t *Transfer, s Spec) string {
 	return fmt.Sprintf("downloaded %s → %s (%s)", t.Name, t.Path, termkit.Size(t.Total))
 }
 
-// Sentence is a failed transfer's one sentence (TUI.md §3.7–3.9).
+// Sentence is a failed transfer's one sentence.
 func Sentence(t *Transfer, err error) string {
 	base := filepath.Base(t.Path)
 	switch {

@@ -9,8 +9,8 @@ import (
 	"github.com/cairn-dev/cairn/tui/widgets/table"
 )
 
-// tray is the focus the tray takes with tab (TUI.md §1.5): a cursor over
-// its lines, so a transfer can be cancelled without leaving the screen.
+// tray is the focus the tray takes with tab: a cursor over its lines, so a
+// transfer can be cancelled without leaving the screen.
 type tray struct {
 	focused bool
 	cursor  int
@@ -37,7 +37,7 @@ func (q *Queue) Tray() []*Transfer {
 
 // TrayHeight is 0–3 rows for a window of height rows: none without
 // transfers, one summary line below 24 rows, else a line per transfer up
-// to 3 (TUI.md §1.6).
+// to 3.
 func (q *Queue) TrayHeight(height int) int {
 	n := len(q.Tray())
 	switch {

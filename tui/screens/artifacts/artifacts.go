@@ -26,7 +26,7 @@ type Screen struct {
 	deleted     bool // the workspace was deleted remotely: rows stay, read-only
 	// rest is the artifact content the cursor last stood on and the
 	// sequence of its rest timer: the detail pane asks for the first
-	// lines of a small text artifact after 300 ms there (TUI.md §1.3).
+	// lines of a small text artifact after 300 ms there.
 	rest    screen.HeadMsg
 	restSeq int
 }

@@ -1,5 +1,5 @@
 // Package artifacts is the screen of one workspace's artifacts, RECORDED
-// and MISSING_OBJECT alike, with a detail pane (TUI.md §1.3).
+// and MISSING_OBJECT alike, with a detail pane.
 package artifacts
 
 import (
@@ -25,7 +25,7 @@ type row struct {
 	name, mime, desc string
 	// sortKeys are the row's keys in each order o cycles through, made
 	// with the row: a re-sort of 10 000 rows then reads each row once
-	// instead of chasing its artifact (TUI.md §8).
+	// instead of chasing its artifact.
 	sortKeys [sortCount]table.Key
 }
 

@@ -184,8 +184,8 @@ func Detail(c *deps.Deps, a *cairn.Artifact, width int) []string {
 // shows.
 const headLines = 12
 
-// head is the first lines of a small text artifact, once read (TUI.md
-// §1.3); the preview shows all of it.
+// head is the first lines of a small text artifact, once read; the
+// preview shows all of it.
 func head(c *deps.Deps, a *cairn.Artifact, width int) []string {
 	if !c.Inlined(a) {
 		return nil

@@ -1,7 +1,7 @@
 // Package files is the files pane: one directory of a workspace volume at
-// a time (ARCHITECTURE §11.1), its entries with size, mode and age, a
-// detail pane, directories entered with enter and left with h (never above
-// the mount root), symlinks shown with their target and never followed.
+// a time, its entries with size, mode and age, a detail pane, directories
+// entered with enter and left with h (never above the mount root),
+// symlinks shown with their target and never followed.
 //
 // The volume sends no events, so the listing is read when the pane opens
 // or changes directory, on r, and after every cairn write there (a load,

@@ -1,6 +1,6 @@
 // Package pane is what the list screens share: an ID-keyed table with a
 // filter, a detail pane beside it (width ≥ 100) or instead of it, focus and
-// zoom, the navigation keys and the cursor-rest timer (TUI.md §1.2–1.5).
+// zoom, the navigation keys and the cursor-rest timer.
 package pane
 
 import (
@@ -184,7 +184,7 @@ func (l *List[T]) Rest(workspaceID string, prefetch bool) tea.Cmd {
 func (l *List[T]) Rested(m screen.RestMsg) bool { return m.Seq == l.restSeq }
 
 // DetailFocused reports whether the detail pane has the focus: the next
-// tab leaves the panes for the transfers tray (TUI.md §1.5).
+// tab leaves the panes for the transfers tray.
 func (l *List[T]) DetailFocused() bool { return l.detailFocus }
 
 // Click is a mouse click at (x, y) of the body, banner the number of

@@ -9,12 +9,12 @@ import (
 // newPager is the bubbles viewport the text scrolls in. Its KeyMap comes
 // from the registry, so remapped movement keys scroll it too; the default
 // one binds d u f b h l and space, which here download, go back or do
-// nothing (TUI.md §1.4). Left and right stay unbound: lines wrap or are
-// cut, never scrolled sideways. g/G are the screen's: the viewport's
-// KeyMap has no top or bottom.
+// nothing. Left and right stay unbound: lines wrap or are cut, never
+// scrolled sideways. g/G are the screen's: the viewport's KeyMap has no
+// top or bottom.
 func newPager(km *keys.Map) viewport.Model {
 	vp := viewport.New(0, 1)
-	vp.MouseWheelEnabled = false // the mouse is off (TUI.md §0)
+	vp.MouseWheelEnabled = false // the mouse is off
 	vp.KeyMap = viewport.KeyMap{
 		Down:         km.Binding(keys.Down),
 		Up:           km.Binding(keys.Up),

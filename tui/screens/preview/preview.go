@@ -1,9 +1,8 @@
 // Package preview is the screen that shows an artifact's first bytes
-// without downloading it (TUI.md §1.4), or a volume file's first bytes
-// read through the files route (ARCHITECTURE §11.1): text, sanitised
-// against terminal injection, soft-wrapped and searchable; anything else as
-// a card with a hex dump. The root fetches the bytes; this screen only
-// shows them.
+// without downloading it, or a volume file's first bytes read through the
+// files route: text, sanitised against terminal injection, soft-wrapped and
+// searchable; anything else as a card with a hex dump. The root fetches the
+// bytes; this screen only shows them.
 package preview
 
 import (

@@ -85,7 +85,7 @@ type Shown struct {
 }
 
 // RequireAllShown runs RequireShown on each place as a parallel subtest:
-// the sanitisation test every screen has (TUI.md §1.4).
+// the sanitisation test every screen has.
 func RequireAllShown(t *testing.T, places ...Shown) {
 	t.Helper()
 	for _, p := range places {

@@ -1,7 +1,6 @@
 // Package transfers is the screen of every upload, replace and download
-// since start, newest first, with a detail pane (TUI.md §1.6): x cancels,
-// c clears the finished ones, enter goes to the artifact, y copies the
-// local path.
+// since start, newest first, with a detail pane: x cancels, c clears the
+// finished ones, enter goes to the artifact, y copies the local path.
 package transfers
 
 import (

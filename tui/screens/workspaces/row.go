@@ -1,5 +1,5 @@
 // Package workspaces is the root screen: every workspace with its volume
-// state and artifact counts, and its detail pane (TUI.md §1.2).
+// state and artifact counts, and its detail pane.
 package workspaces
 
 import (

@@ -1,7 +1,7 @@
 // Package bulkresult is the modal that shows how a bulk action went, row
-// by row (TUI.md §9): a summary (✓ 997 deleted · ✕ 3 refused), then each
-// refused row with its sentence, then each row that succeeded. j/k,
-// pgup/pgdown, ctrl+d/ctrl+u and g/G scroll; esc, q and enter close.
+// by row: a summary (✓ 997 deleted · ✕ 3 refused), then each refused row
+// with its sentence, then each row that succeeded. j/k, pgup/pgdown,
+// ctrl+d/ctrl+u and g/G scroll; esc, q and enter close.
 package bulkresult
 
 import (
@@ -65,7 +65,7 @@ func New(th *theme.Theme, title, verb string, rows []Row, sentence func(error) s
 	return m
 }
 
-// keyMap scrolls by line and page, never sideways (help's, TUI.md §3.2).
+// keyMap scrolls by line and page, never sideways, as help's does.
 func keyMap() viewport.KeyMap {
 	return viewport.KeyMap{
 		Down:         key.NewBinding(key.WithKeys("j", "down")),

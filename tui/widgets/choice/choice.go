@@ -1,7 +1,7 @@
 // Package choice is a modal that offers a few answers, each on its own
-// key, besides esc for "not now" (TUI.md §3.1: no focused buttons). Keys
-// that are none of them do nothing, so a stray key does not answer a
-// question the operator did not ask.
+// key, besides esc for "not now" (no focused buttons). Keys that are
+// none of them do nothing, so a stray key does not answer a question the
+// operator did not ask.
 package choice
 
 import (

@@ -1,5 +1,5 @@
 // Package confirm is the (y/N) modal: only y confirms, any other key
-// cancels (TUI.md §3.1).
+// cancels.
 package confirm
 
 import (

@@ -1,8 +1,8 @@
 // Package footer draws the hint line from the key registry with bubbles'
 // help.Model: disabled and hidden bindings omitted, lowest priority dropped
-// first, "? help" always kept (TUI.md §1.1). bubbles' ShortHelpView cuts
-// from the end when the line is short; cairn chooses what goes by priority
-// first, so the bindings it hands over always fit.
+// first, "? help" always kept. bubbles' ShortHelpView cuts from the end
+// when the line is short; cairn chooses what goes by priority first, so the
+// bindings it hands over always fit.
 package footer
 
 import (

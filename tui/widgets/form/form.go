@@ -1,10 +1,10 @@
-// Package form is cairn-tui's form modal (TUI.md §3.5): bubbles textinput
-// fields and checkboxes; tab/shift+tab or down/up move, enter submits, esc
-// cancels, and every other key goes to the focused field, so q types a q.
-// Each keystroke checks the field (Validate, Warn) and shows the answer
-// under it; enter on an invalid form moves to the first invalid field. A
-// submitted form stays open, busy, until the root settles it: field
-// errors show under their field, anything else closes it.
+// Package form is cairn-tui's form modal: bubbles textinput fields and
+// checkboxes; tab/shift+tab or down/up move, enter submits, esc cancels,
+// and every other key goes to the focused field, so q types a q. Each
+// keystroke checks the field (Validate, Warn) and shows the answer under
+// it; enter on an invalid form moves to the first invalid field. A
+// submitted form stays open, busy, until the root settles it: field errors
+// show under their field, anything else closes it.
 package form
 
 import (

@@ -13,9 +13,9 @@ import (
 // NewTextInput returns a bubbles textinput holding value (at most limit
 // runes; 0 is no limit) with the cursor at its end, in the theme's looks:
 // no prompt (callers draw their own), and a static cursor, since nothing
-// animates when idle (TUI.md §0). Without colour reverse video is gone
-// too, so the cursor cell gets an underscore before it. Call Focus before
-// giving it keys: a blurred textinput ignores them.
+// animates when idle. Without colour reverse video is gone too, so the
+// cursor cell gets an underscore before it. Call Focus before giving it
+// keys: a blurred textinput ignores them.
 func NewTextInput(th *theme.Theme, value string, limit int) textinput.Model {
 	in := textinput.New()
 	in.Prompt = ""

@@ -1,5 +1,5 @@
 // Package header draws the top line: the breadcrumb on the left, badges on
-// the right (TUI.md §1.1).
+// the right.
 package header
 
 import (

@@ -1,6 +1,6 @@
 // Package help is the scrolling text modal behind ? (bindings, from the key
 // registry so it cannot drift) and ! (the messages log): a bubbles
-// viewport, j/k scroll, ?/!/esc/q close (TUI.md §1.6).
+// viewport, j/k scroll, ?/!/esc/q close.
 package help
 
 import (
@@ -50,7 +50,7 @@ func NewLog(th *theme.Theme, title string, lines []string) *Model {
 const logIndent = 9
 
 // keyMap scrolls by line and page and never sideways: the viewport's
-// default binds d u f b h l and space (TUI.md §3.2 pages on none of them).
+// default binds d u f b h l and space, and cairn-tui pages on none of them.
 func keyMap() viewport.KeyMap {
 	return viewport.KeyMap{
 		Down:         key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j", "down")),

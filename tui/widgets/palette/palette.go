@@ -1,10 +1,10 @@
-// Package palette is the command palette behind ':' (TUI.md §9, after
-// k9s's prompt): one line, ':' and a text input, and under it suggestions
-// ranked by fuzzy match (sahilm/fuzzy) with the matched characters
-// emphasised. The first word completes against the command table; once a
-// command and a space are typed, each argument completes against the
-// candidates the root's Source gives for it (workspace names, WS/NAME of
-// artifacts, contexts), fetched once per argument per opening and kept.
+// Package palette is the command palette behind ':' (after k9s's prompt):
+// one line, ':' and a text input, and under it suggestions ranked by
+// fuzzy match (sahilm/fuzzy) with the matched characters emphasised. The
+// first word completes against the command table; once a command and a
+// space are typed, each argument completes against the candidates the
+// root's Source gives for it (workspace names, WS/NAME of artifacts,
+// contexts), fetched once per argument per opening and kept.
 //
 // Keys: tab completes the selected suggestion into the line; enter runs
 // the line if it is a complete command whose arguments are known

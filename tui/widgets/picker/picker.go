@@ -1,9 +1,9 @@
 // Package picker is a modal that picks one item of a list, filtered as the
 // operator types (the artifact to load or unpack into a volume). up/down,
 // pgup/pgdown and home/end move, enter picks, esc cancels; every other key
-// edits the filter, so q and j are text here (TUI.md §3.1, explicit modes).
-// An item the caller refuses (Check) keeps the picker open with the
-// sentence under the list.
+// edits the filter, so q and j are text here (explicit modes). An item the
+// caller refuses (Check) keeps the picker open with the sentence under the
+// list.
 package picker
 
 import (

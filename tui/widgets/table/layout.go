@@ -28,7 +28,7 @@ func (m *Model[T]) relayout() {
 func (m *Model[T]) Width() int  { return m.width }
 func (m *Model[T]) Height() int { return m.height }
 
-// planner lays columns out: which show, and how wide (TUI.md §1.5).
+// planner lays columns out: which show, and how wide.
 type planner[T any] struct {
 	cols   []Column[T]
 	widest map[int]int // each column's widest cell, by index

@@ -1,9 +1,9 @@
 package table
 
-// Marks are the rows a bulk action acts on (TUI.md §9). A mark belongs to
-// a row ID: it survives filters, sorts and updates, and goes with its row.
-// While any row is marked the gutter grows a column for the mark glyph, so
-// a marked row under the cursor still shows it without colour.
+// Marks are the rows a bulk action acts on. A mark belongs to a row ID: it
+// survives filters, sorts and updates, and goes with its row. While any
+// row is marked the gutter grows a column for the mark glyph, so a marked
+// row under the cursor still shows it without colour.
 
 // ToggleMark marks the row id, or unmarks a marked one; an unknown ID is
 // ignored.

@@ -1,7 +1,7 @@
-// Package table is cairn-tui's generic ID-keyed table (TUI.md §4.7): the
-// cursor is an ID, so inserts, removals, re-sorts and filters never move it
-// to another row; the order is rebuilt only when data, filter or sort
-// change; only the visible window renders, from a row cache.
+// Package table is cairn-tui's generic ID-keyed table: the cursor is an ID,
+// so inserts, removals, re-sorts and filters never move it to another row;
+// the order is rebuilt only when data, filter or sort change; only the
+// visible window renders, from a row cache.
 //
 // It is cairn's own, not bubbles' table, which every other widget comes
 // from. bubbles/table keeps its cursor as an index into []Row, so a live
@@ -9,11 +9,10 @@
 // another row; it takes every row as pre-formatted strings (SetRows), so
 // each change formats all 10 000 artifacts where this table formats only
 // the visible window and caches it by row version (a key press must answer
-// in a frame, §8), and it renders its window afresh on every cursor move;
-// it has no drop order for narrow widths and no flex or fit columns; and
-// its DefaultKeyMap binds d u f b and space, which here download, page
-// nowhere or do nothing (§3.2), while this table takes its keys from
-// tui/keys.
+// in a frame), and it renders its window afresh on every cursor move; it has
+// no drop order for narrow widths and no flex or fit columns; and its
+// DefaultKeyMap binds d u f b and space, which here download, page nowhere
+// or do nothing, while this table takes its keys from tui/keys.
 package table
 
 import (
@@ -86,8 +85,8 @@ type Model[T any] struct {
 	idx    int
 	offset int
 
-	// marks is the marked rows' IDs (TUI.md §9): kept across filters and
-	// sorts, dropped with their rows.
+	// marks is the marked rows' IDs: kept across filters and sorts, dropped
+	// with their rows.
 	marks map[string]bool
 
 	width, height int

@@ -1,6 +1,6 @@
 // Package toast keeps cairn-tui's toasts: the newest active one shows on
-// the status line, every one goes to a log of the last 100 (TUI.md §1.1).
-// Expiry is by ID, so an old timer never removes a newer toast.
+// the status line, every one goes to a log of the last 100. Expiry is by
+// ID, so an old timer never removes a newer toast.
 package toast
 
 import (

@@ -1,5 +1,5 @@
 // Package typed is the typed confirmation: the exact name, then enter; a
-// mismatch says so and stays; esc cancels (TUI.md §3.1).
+// mismatch says so and stays; esc cancels.
 package typed
 
 import (
