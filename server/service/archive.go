@@ -199,22 +199,13 @@ func archiveMIME(format string) string {
 	return cairn.MIMEGzip
 }
 
-// validateFormat accepts the archive formats a pack writes.
-func validateFormat(format string) error {
-	switch format {
-	case "", cairn.ArchiveTarGz, cairn.ArchiveZip:
-		return nil
-	}
-	return cairn.Errorf(cairn.ReasonInvalidParameters, "format must be '%s' or '%s'", cairn.ArchiveTarGz, cairn.ArchiveZip)
-}
-
 // UnpackArtifact unpacks a RECORDED archive artifact into the new directory
 // targetDir of its workspace volume: an unpack sidecar reads it through a
 // presigned GET and writes a fresh directory beside the target, renamed
 // into place only once every entry passed every check (ARCHITECTURE §11.2).
 func (s *Service) UnpackArtifact(ctx context.Context, artifactID, targetDir string) (*cairn.UnpackResult, error) {
-	if targetDir == "" {
-		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "target_dir is required")
+	if err := cairn.RequireParam("target_dir", targetDir); err != nil {
+		return nil, err
 	}
 	a, err := s.store.FindArtifact(ctx, artifactID)
 	if err != nil {
