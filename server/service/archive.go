@@ -138,7 +138,7 @@ func (p *packer) settle(ctx context.Context, res *sidecar.Result, format string)
 	if res.Size == nil || res.SHA256B64 == "" {
 		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the pack sidecar reported success without the size and digest of its archive")
 	}
-	obj := &object{key: p.key, size: *res.Size, mimeType: archiveMIME(format), sha256B64: res.SHA256B64}
+	obj := &object{key: p.key, size: *res.Size, mimeType: cairn.ArchiveMIME(format), sha256B64: res.SHA256B64}
 	switch {
 	case p.object != nil:
 		return obj, p.checkObject(ctx, res)
@@ -190,13 +190,6 @@ func (p *packer) discard(ctx context.Context) {
 		}
 	}
 	p.s.deleteObject(ctx, p.key, "object of a failed pack")
-}
-
-func archiveMIME(format string) string {
-	if format == cairn.ArchiveZip {
-		return cairn.MIMEZip
-	}
-	return cairn.MIMEGzip
 }
 
 // UnpackArtifact unpacks a RECORDED archive artifact into the new directory

@@ -2,7 +2,6 @@ package clienttest
 
 import (
 	"cmp"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,12 +18,15 @@ func (s *Server) routes(mux *http.ServeMux) {
 		"DELETE /v1/workspaces/{id}":                    s.deleteWorkspace,
 		"PUT /v1/workspaces/{id}/name":                  s.renameWorkspace,
 		"PUT /v1/workspaces/{id}/description":           s.describeWorkspace,
+		"PUT /v1/workspaces/{id}/volume-metadata":       s.setVolumeMetadata,
 		"POST /v1/workspaces/{id}/volume":               s.setupVolume,
 		"DELETE /v1/workspaces/{id}/volume":             s.teardownVolume,
 		"POST /v1/workspaces/{id}/new-staging":          s.mintStaging,
 		"POST /v1/workspaces/{id}/artifacts":            s.registerArtifact,
 		"GET /v1/workspaces/{id}/artifacts":             s.listArtifacts,
 		"POST /v1/workspaces/{id}/artifact-from-volume": s.artifactFromVolume,
+		"GET /v1/workspaces/{id}/files":                 s.listFiles,
+		"GET /v1/workspaces/{id}/files/content":         s.readFile,
 		"GET /v1/artifacts/{id}":                        s.getArtifact,
 		"DELETE /v1/artifacts/{id}":                     s.deleteArtifact,
 		"PUT /v1/artifacts/{id}/name":                   s.renameArtifact,
@@ -32,6 +34,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 		"PUT /v1/artifacts/{id}/content":                s.replaceContent,
 		"POST /v1/artifacts/{id}/load-in-volume":        s.loadIntoVolume,
 		"POST /v1/artifacts/{id}/update-from-volume":    s.updateFromVolume,
+		"POST /v1/artifacts/{id}/unpack-in-volume":      s.unpackInVolume,
 		"PUT /store/{key...}":                           s.storePut,
 		"GET /store/{key...}":                           s.storeGet,
 		"GET /v1/events":                                s.events,
@@ -42,48 +45,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	}
 }
 
-// AddWorkspace stores a workspace (its volume in state) and emits it.
-func (s *Server) AddWorkspace(name string, state cairn.VolumeState) *cairn.Workspace {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return copyWS(s.addWorkspace(name, nil, state))
-}
-
-func (s *Server) addWorkspace(name string, desc *string, state cairn.VolumeState) *cairn.Workspace {
-	n, at := s.nextID()
-	id := fmt.Sprintf("%08d-0000-4000-8000-%012d", n, n)
-	w := &cairn.Workspace{ID: id, Name: name, Description: desc, VolumeName: "cairn-" + id, VolumeState: state, CreatedAt: at, UpdatedAt: at}
-	s.ws[id] = w
-	s.volumes[id] = newVolume()
-	s.emitWS(w)
-	return w
-}
-
-// Workspace is the stored workspace.
-func (s *Server) Workspace(id string) (*cairn.Workspace, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w, ok := s.ws[id]
-	if !ok {
-		return nil, false
-	}
-	return copyWS(w), true
-}
-
-// SetMounts sets the mount_count GET /v1/workspaces/{id} reports.
-func (s *Server) SetMounts(wsID string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mounts[wsID] = n
-}
-
 func copyWS(w *cairn.Workspace) *cairn.Workspace {
 	c := *w
-	return &c
-}
-
-func copyArt(a *cairn.Artifact) *cairn.Artifact {
-	c := *a
 	return &c
 }
 
@@ -96,22 +59,24 @@ func (s *Server) nameTaken(name, except string) bool {
 	return false
 }
 
-// touch moves a workspace's updated_at and emits it.
-func (s *Server) touch(w *cairn.Workspace) {
-	_, w.UpdatedAt = s.nextID()
+// changed stamps a workspace's update and announces it.
+func (s *Server) changed(w *cairn.Workspace) {
+	w.UpdatedAt = s.stamp()
 	s.emitWS(w)
 }
 
 func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Name        string  `json:"name"`
-		Description *string `json:"description"`
+		Name           string                `json:"name"`
+		Description    *string               `json:"description"`
+		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
 	}
 	if !decode(w, r, &body) {
 		return
 	}
-	if err := (cairn.WorkspaceCreate{Name: body.Name, Description: body.Description}).Validate(); err != nil {
-		fail(w, err.(*cairn.Error))
+	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata}
+	if err := c.Validate(); err != nil {
+		failWith(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -120,53 +85,89 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", body.Name))
 		return
 	}
-	reply(w, map[string]any{"workspace": s.addWorkspace(body.Name, body.Description, cairn.VolumeNone)})
+	x := s.addWorkspace(body.Name, cairn.VolumeNone, func(x *cairn.Workspace) {
+		x.Description, x.VolumeMetadata = body.Description, body.VolumeMetadata
+	})
+	reply(w, map[string]any{"workspace": x})
 }
 
-// page applies offset and limit, as §3.1 pages.
-func page[T any](rows []T, q url.Values) ([]T, *cairn.Error) {
-	off, lim := 0, len(rows)
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, cairn.Errorf(cairn.ReasonInvalidQuery, "Query parameter 'offset' must be an integer")
+// pageOf reads a list's offset and limit.
+func pageOf(q url.Values) (cairn.Page, error) {
+	var p cairn.Page
+	for name, into := range map[string]*int{"offset": &p.Offset, "limit": &p.Limit} {
+		if !q.Has(name) {
+			continue
 		}
-		off = n
-	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > cairn.MaxListLimit {
-			return nil, cairn.Errorf(cairn.ReasonInvalidQuery, "Query parameter 'limit' must be an integer")
+		n, err := strconv.Atoi(q.Get(name))
+		if err != nil {
+			return p, cairn.Errorf(cairn.ReasonInvalidQuery, "Query parameter '%s' must be an integer", name)
 		}
-		lim = n
+		*into = n
 	}
-	off = min(off, len(rows))
-	return rows[off:min(len(rows), off+lim)], nil
+	return p, p.Validate()
+}
+
+// window is the page p of rows.
+func window[T any](rows []T, p cairn.Page) []T {
+	off := min(p.Offset, len(rows))
+	end := len(rows)
+	if p.Limit > 0 {
+		end = min(end, off+p.Limit)
+	}
+	return rows[off:end]
+}
+
+// validNames checks a list's name filter.
+func validNames(kind string, names []string) error {
+	for _, n := range names {
+		if err := cairn.ValidateName(kind, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := workspaceFilter(q)
+	if err != nil {
+		failWith(w, err)
+		return
+	}
 	s.mu.Lock()
+	tag := s.listTag("workspaces", q)
 	var rows []*cairn.Workspace
-	names := r.URL.Query()["name"]
 	for _, x := range s.ws {
-		if len(names) == 0 || slices.Contains(names, x.Name) {
+		if (len(f.Names) == 0 || slices.Contains(f.Names, x.Name)) &&
+			(len(f.VolumeStates) == 0 || slices.Contains(f.VolumeStates, x.VolumeState)) {
 			rows = append(rows, copyWS(x))
 		}
 	}
 	s.mu.Unlock()
+	if notModified(w, r, tag) {
+		return
+	}
 	slices.SortFunc(rows, func(a, b *cairn.Workspace) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	rows, err := page(rows, r.URL.Query())
+	listed(w, tag, "workspaces", window(rows, f.Page))
+}
+
+// workspaceFilter reads the workspace list's query.
+func workspaceFilter(q url.Values) (cairn.WorkspaceFilter, error) {
+	p, err := pageOf(q)
 	if err != nil {
-		fail(w, err)
-		return
+		return cairn.WorkspaceFilter{}, err
 	}
-	out := map[string]any{}
-	if len(rows) > 0 {
-		out["workspaces"] = rows
+	f := cairn.WorkspaceFilter{Names: q["name"], Page: p}
+	for _, v := range q["volume_state"] {
+		state, err := cairn.ParseVolumeState(v)
+		if err != nil {
+			return f, err
+		}
+		f.VolumeStates = append(f.VolumeStates, state)
 	}
-	reply(w, out)
+	return f, validNames("workspace", f.Names)
 }
 
 // workspace looks up {id}; on failure it has answered.
@@ -186,7 +187,7 @@ func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mounts := -1
-	if x.VolumeState == cairn.VolumeReady {
+	if x.VolumeState != cairn.VolumeNone {
 		mounts = s.mounts[x.ID]
 	}
 	reply(w, map[string]any{"workspace": x, "mount_count": mounts})
@@ -207,8 +208,10 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) {
 	for id, a := range s.arts {
 		if a.WorkspaceID == x.ID {
 			delete(s.arts, id)
+			delete(s.objects, a.ObjectKey)
 		}
 	}
+	s.bump(workspaceList)
 	s.emit(cairn.Event{Type: cairn.EventWorkspaceDeleted, ID: x.ID})
 	reply(w, nil)
 }
@@ -216,7 +219,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renameWorkspace(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("name")
 	if err := cairn.ValidateName("workspace", name); err != nil {
-		fail(w, err.(*cairn.Error))
+		failWith(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -230,7 +233,7 @@ func (s *Server) renameWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.Name = name
-	s.touch(x)
+	s.changed(x)
 	reply(w, map[string]any{"workspace": x})
 }
 
@@ -241,6 +244,10 @@ func (s *Server) describeWorkspace(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &body) {
 		return
 	}
+	if err := cairn.ValidateDescription(body.Description); err != nil {
+		failWith(w, err)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
@@ -248,7 +255,33 @@ func (s *Server) describeWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.Description = body.Description
-	s.touch(x)
+	s.changed(x)
+	reply(w, map[string]any{"workspace": x})
+}
+
+func (s *Server) setVolumeMetadata(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
+	}
+	if !decode(w, r, &body) {
+		return
+	}
+	if err := body.VolumeMetadata.Validate(); err != nil {
+		failWith(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x, ok := s.workspace(w, r)
+	if !ok {
+		return
+	}
+	if x.VolumeState != cairn.VolumeNone {
+		fail(w, cairn.Errorf(cairn.ReasonVolumeExists, "workspace %s already has a persistent volume", x.ID))
+		return
+	}
+	x.VolumeMetadata = body.VolumeMetadata
+	s.changed(x)
 	reply(w, map[string]any{"workspace": x})
 }
 
@@ -259,8 +292,10 @@ func (s *Server) setupVolume(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	x.VolumeState = cairn.VolumeReady
-	s.touch(x)
+	if x.VolumeState != cairn.VolumeReady {
+		x.VolumeState = cairn.VolumeReady
+		s.changed(x)
+	}
 	reply(w, nil)
 }
 
@@ -275,8 +310,10 @@ func (s *Server) teardownVolume(w http.ResponseWriter, r *http.Request) {
 		fail(w, cairn.Errorf(cairn.ReasonVolumeInUse, "docker volume '%s' is currently mounted", x.VolumeName))
 		return
 	}
-	x.VolumeState = cairn.VolumeNone
-	s.volumes[x.ID] = newVolume()
-	s.touch(x)
+	if x.VolumeState != cairn.VolumeNone {
+		x.VolumeState = cairn.VolumeNone
+		s.volumes[x.ID] = s.newVolume()
+		s.changed(x)
+	}
 	reply(w, nil)
 }
