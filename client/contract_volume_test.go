@@ -160,6 +160,7 @@ func contractArchives(t *testing.T, s subject) {
 			require.NoError(t, err)
 			require.Equal(t, target, res.TargetDir)
 			require.Equal(t, int64(len("alpha")+len("beta")), res.Bytes)
+			require.Equal(t, 3, res.Entries, "a.txt, sub/ and sub/b.txt")
 			require.Equal(t, "alpha", s.w.readVolume(t, ws, target+"/a.txt"))
 			require.Equal(t, "beta", s.w.readVolume(t, ws, target+"/sub/b.txt"))
 

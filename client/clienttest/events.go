@@ -38,6 +38,9 @@ func (s *Server) Emit(ev cairn.Event) {
 }
 
 func (s *Server) emit(ev cairn.Event) {
+	if s.muted && ev.IsChange() {
+		return
+	}
 	if ev.IsChange() && ev.At.IsZero() {
 		ev.At = s.clock().UTC()
 	}
@@ -64,6 +67,20 @@ func (s *Server) emitWS(w *cairn.Workspace) {
 func (s *Server) emitArt(a *cairn.Artifact) {
 	s.bump(artifactList(a.WorkspaceID))
 	s.emit(cairn.Event{Type: cairn.EventArtifactUpserted, ID: a.ID, Artifact: copyArt(a)})
+}
+
+// Unannounced runs change with no change frame sent for what it does, as
+// when the server lost a notification; the lists change all the same.
+func (s *Server) Unannounced(change func()) {
+	s.mu.Lock()
+	s.muted = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.muted = false
+		s.mu.Unlock()
+	}()
+	change()
 }
 
 // Resync sends every subscriber a resync frame.

@@ -163,9 +163,13 @@ func pack(v *volume, dir, format string) []byte {
 	if format == cairn.ArchiveZip {
 		zw := zip.NewWriter(&buf)
 		for _, p := range names {
-			if n := v.nodes[p]; n.typ == cairn.FileTypeFile {
-				f, _ := zw.Create(strings.TrimPrefix(p, dir+"/")) // a bytes.Buffer takes every write
+			name := strings.TrimPrefix(p, dir+"/")
+			switch n := v.nodes[p]; n.typ {
+			case cairn.FileTypeFile:
+				f, _ := zw.Create(name) // a bytes.Buffer takes every write
 				_, _ = f.Write(n.data)
+			case cairn.FileTypeDir:
+				_, _ = zw.Create(name + "/")
 			}
 		}
 		_ = zw.Close()
@@ -288,7 +292,11 @@ func readArchive(b []byte, format string) ([]archived, error) {
 			if err != nil {
 				return nil, invalid
 			}
-			out = append(out, archived{f.Name, &node{typ: cairn.FileTypeFile, data: data, mode: "0644"}})
+			n := &node{typ: cairn.FileTypeFile, data: data, mode: "0644"}
+			if f.FileInfo().IsDir() {
+				n = &node{typ: cairn.FileTypeDir, mode: "0755"}
+			}
+			out = append(out, archived{strings.TrimSuffix(f.Name, "/"), n})
 		}
 		return out, nil
 	}

@@ -55,11 +55,13 @@ type Server struct {
 	mounts   map[string]int
 	versions map[string]int64 // list → how often it changed: the ETags' source
 	failures map[string][]failure
+	refusals map[string]failure // route → how it answers every request
 	holds    map[string]chan struct{}
 	hits     map[string]int
 	queries  map[string]url.Values // route → the last request's query
 	storeURL string                // the presigned URLs' base; "" is URL
 	subs     map[*subscriber]struct{}
+	muted    bool // change frames are not sent: Unannounced runs
 
 	shellEnabled bool
 	onShell      func(wsID string, s *ptyshelltest.Stream)
@@ -96,7 +98,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{},
 		objects: map[string][]byte{}, staging: map[string]*slot{}, sigs: map[string]string{},
 		volumes: map[string]*volume{}, mounts: map[string]int{}, versions: map[string]int64{},
-		failures: map[string][]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
+		failures: map[string][]failure{}, refusals: map[string]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
 		subs: map[*subscriber]struct{}{}, shellEnabled: true, onShell: ExitOnCommand,
 		closing: make(chan struct{}),
 	}
@@ -138,6 +140,14 @@ func (s *Server) FailNext(route string, status int, reason cairn.Reason) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures[route] = append(s.failures[route], failure{status: status, reason: reason})
+}
+
+// FailEvery makes every later request of route answer status with reason,
+// as a server without the route would; requests FailNext fails first.
+func (s *Server) FailEvery(route string, status int, reason cairn.Reason) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusals[route] = failure{status: status, reason: reason}
 }
 
 // Hold makes requests of route wait, before anything is read, until
@@ -215,8 +225,9 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) 
 	})
 }
 
-// arrive counts a request and takes its hold and its injected failure, the
-// one queued for the request itself before the one for its pattern.
+// arrive counts a request and takes its hold and its injected failure: the
+// one queued for the request itself, then for its pattern, then the
+// pattern's refusal of every request.
 func (s *Server) arrive(pattern string, r *http.Request) (chan struct{}, *failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -227,6 +238,9 @@ func (s *Server) arrive(pattern string, r *http.Request) (chan struct{}, *failur
 			s.failures[route] = q[1:]
 			return s.holds[pattern], &q[0]
 		}
+	}
+	if f, ok := s.refusals[pattern]; ok {
+		return s.holds[pattern], &f
 	}
 	return s.holds[pattern], nil
 }
