@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -252,9 +253,7 @@ func TestFilesPreview(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		volumeFleet(h)
-		h.b.ReadFileFunc = func(context.Context, string, cairn.FileReadParams) (*cairn.FileContent, error) {
-			return nil, &cairn.Error{Reason: cairn.ReasonPathNotFound, Status: 404}
-		}
+		h.b.World.FailNext("GET /v1/workspaces/{id}/files/content", http.StatusNotFound, cairn.ReasonPathNotFound)
 		h.key("f")
 		filesCursorOn(h, "notes.md")
 		h.key("enter")

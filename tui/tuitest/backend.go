@@ -27,13 +27,11 @@ type Backend struct {
 	*client.Client
 	World *World
 
-	CreateWorkspaceFunc         func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error)
-	FindWorkspacesFunc          func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
-	SetWorkspaceDescriptionFunc func(ctx context.Context, id string, d *string) (*cairn.Workspace, error)
-	DeleteWorkspaceFunc         func(ctx context.Context, id string) error
-	SetupVolumeFunc             func(ctx context.Context, id string) error
-	TeardownVolumeFunc          func(ctx context.Context, id string) error
-	DeleteArtifactFunc          func(ctx context.Context, id string) error
+	CreateWorkspaceFunc func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error)
+	FindWorkspacesFunc  func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
+	SetupVolumeFunc     func(ctx context.Context, id string) error
+	TeardownVolumeFunc  func(ctx context.Context, id string) error
+	DeleteArtifactFunc  func(ctx context.Context, id string) error
 
 	UploadFunc   func(ctx context.Context, wsID, path string, o client.UploadOptions) (*cairn.Artifact, error)
 	ReplaceFunc  func(ctx context.Context, id, path string, o client.UploadOptions) (*cairn.Artifact, error)
@@ -47,7 +45,6 @@ type Backend struct {
 	ArtifactFromVolumeFunc func(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error)
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
 	ListFilesFunc          func(ctx context.Context, wsID string, p cairn.FileListParams) (*cairn.FileListing, error)
-	ReadFileFunc           func(ctx context.Context, wsID string, p cairn.FileReadParams) (*cairn.FileContent, error)
 	UnpackArtifactFunc     func(ctx context.Context, id, dir string) (*cairn.UnpackResult, error)
 
 	SweepFunc func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
@@ -101,14 +98,6 @@ func (b *Backend) WorkspacePage(ctx context.Context, f cairn.WorkspaceFilter, if
 		return nil, err
 	}
 	return &client.Listing[*cairn.Workspace]{Rows: rows}, nil
-}
-
-func (b *Backend) SetWorkspaceDescription(ctx context.Context, id string, d *string) (*cairn.Workspace, error) {
-	return or(b.SetWorkspaceDescriptionFunc, b.Client.SetWorkspaceDescription, b.SetWorkspaceDescriptionFunc != nil)(ctx, id, d)
-}
-
-func (b *Backend) DeleteWorkspace(ctx context.Context, id string) error {
-	return or(b.DeleteWorkspaceFunc, b.Client.DeleteWorkspace, b.DeleteWorkspaceFunc != nil)(ctx, id)
 }
 
 func (b *Backend) SetupVolume(ctx context.Context, id string) error {
