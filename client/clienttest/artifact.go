@@ -1,7 +1,6 @@
 package clienttest
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -87,6 +86,21 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) (*cairn.Artifa
 	return a, ok
 }
 
+// newArtifact runs what the routes that make an artifact share, in the
+// server's order: the request's own check (checked), then workspace {id}
+// and the name's being free in it; then make, which answers. Every refusal
+// is answered.
+func (s *Server) newArtifact(w http.ResponseWriter, r *http.Request, checked error, name string, make func(*cairn.Workspace)) {
+	if refused(w, checked) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.workspace(w, r); ok && s.nameFree(w, x.ID, name, "") {
+		make(x)
+	}
+}
+
 // nameFree refuses a name another artifact of the workspace has; on
 // failure it has answered.
 func (s *Server) nameFree(w http.ResponseWriter, wsID, name, except string) bool {
@@ -120,8 +134,7 @@ func (s *Server) mintStaging(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := cairn.StagingRequest{Size: body.Size, SHA256B64: body.SHA256B64, ContentType: body.ContentType, Multipart: body.Multipart}
-	if err := req.Validate(); err != nil {
-		failWith(w, err)
+	if refused(w, req.Validate()) {
 		return
 	}
 	s.mu.Lock()
@@ -178,22 +191,12 @@ func (s *Server) registerArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := cairn.ArtifactCreate{StagingKey: body.Key, Upload: body.Upload, Name: body.Name, Description: body.Description}
-	if err := c.Validate(); err != nil {
-		failWith(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.workspace(w, r)
-	if !ok || !s.nameFree(w, x.ID, body.Name, "") {
-		return
-	}
-	sl, ok := s.takeStaging(w, x.ID, body.Key)
-	if !ok {
-		return
-	}
-	a := s.addArtifact(x.ID, body.Name, body.Key, sl.data, func(a *cairn.Artifact) { a.Description = body.Description })
-	reply(w, map[string]any{"artifact": a})
+	s.newArtifact(w, r, c.Validate(), c.Name, func(x *cairn.Workspace) {
+		if sl, ok := s.takeStaging(w, x.ID, c.StagingKey); ok {
+			a := s.addArtifact(x.ID, c.Name, c.StagingKey, sl.data, func(a *cairn.Artifact) { a.Description = c.Description })
+			reply(w, map[string]any{"artifact": a})
+		}
+	})
 }
 
 func (s *Server) replaceContent(w http.ResponseWriter, r *http.Request) {
@@ -201,8 +204,7 @@ func (s *Server) replaceContent(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &body) {
 		return
 	}
-	if err := (cairn.Staged{Key: body.Key, Upload: body.Upload}).Validate(); err != nil {
-		failWith(w, err)
+	if refused(w, (cairn.Staged{Key: body.Key, Upload: body.Upload}).Validate()) {
 		return
 	}
 	s.mu.Lock()
@@ -253,31 +255,23 @@ func artifactFilter(wsID string, q map[string][]string) (cairn.ArtifactFilter, e
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := artifactFilter(r.PathValue("id"), q)
-	if err != nil {
-		failWith(w, err)
+	if refused(w, err) {
 		return
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
-	tag := s.listTag(artifactList(x.ID), q)
 	var rows []*cairn.Artifact
 	for _, a := range s.arts {
 		if a.WorkspaceID == x.ID && slices.Contains(f.States, a.State) && (len(f.Names) == 0 || slices.Contains(f.Names, a.Name)) {
-			rows = append(rows, copyArt(a))
+			rows = append(rows, a)
 		}
 	}
-	s.mu.Unlock()
-	if notModified(w, r, tag) {
-		return
-	}
-	slices.SortFunc(rows, func(a, b *cairn.Artifact) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
-	listed(w, tag, "artifacts", window(rows, f.Page))
+	answerList(w, r, s.listTag(artifactList(x.ID), q), "artifacts", rows, f.Page,
+		func(a *cairn.Artifact) (time.Time, string) { return a.CreatedAt, a.ID })
 }
 
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
@@ -289,8 +283,7 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"artifact": a}
 	if p, asked := r.URL.Query()["presign"]; asked && (p[0] == "" || p[0] == "true") {
-		if a.State != cairn.ArtifactRecorded {
-			fail(w, cairn.Errorf(cairn.ReasonObjectMissing, "artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State))
+		if !recorded(w, a) {
 			return
 		}
 		sig := signature()
@@ -319,45 +312,38 @@ func (s *Server) removeArtifact(a *cairn.Artifact) {
 	s.recount(a.WorkspaceID)
 }
 
-func (s *Server) renameArtifact(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("name")
-	if err := cairn.ValidateName("artifact", name); err != nil {
-		failWith(w, err)
-		return
-	}
+// editArtifact runs edit on artifact {id} and answers the changed row; an
+// edit that refuses has answered and returns false.
+func (s *Server) editArtifact(w http.ResponseWriter, r *http.Request, edit func(*cairn.Artifact) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.artifact(w, r)
-	if !ok || !s.nameFree(w, a.WorkspaceID, name, a.ID) {
+	if !ok || !edit(a) {
 		return
 	}
-	a.Name = name
 	a.UpdatedAt = s.stamp()
 	s.emitArt(a)
 	reply(w, map[string]any{"artifact": a})
 }
 
+func (s *Server) renameArtifact(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if refused(w, cairn.ValidateName("artifact", name)) {
+		return
+	}
+	s.editArtifact(w, r, func(a *cairn.Artifact) bool {
+		if !s.nameFree(w, a.WorkspaceID, name, a.ID) {
+			return false
+		}
+		a.Name = name
+		return true
+	})
+}
+
 func (s *Server) describeArtifact(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Description *string `json:"description"`
+	if d, ok := description(w, r); ok {
+		s.editArtifact(w, r, func(a *cairn.Artifact) bool { a.Description = d; return true })
 	}
-	if !decode(w, r, &body) {
-		return
-	}
-	if err := cairn.ValidateDescription(body.Description); err != nil {
-		failWith(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.artifact(w, r)
-	if !ok {
-		return
-	}
-	a.Description = body.Description
-	a.UpdatedAt = s.stamp()
-	s.emitArt(a)
-	reply(w, map[string]any{"artifact": a})
 }
 
 // storeError answers as S3 does: an XML error document.

@@ -1,11 +1,16 @@
 package clienttest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn"
 )
 
 // The lists a conditional GET can ask about: every workspace, and one
@@ -25,23 +30,35 @@ func (s *Server) listTag(list string, query url.Values) string {
 	return `W/"` + strconv.FormatInt(s.versions[list], 10) + "-" + hex.EncodeToString(sum[:8]) + `"`
 }
 
-// notModified answers 304 when the request names tag as the list it has.
-func notModified(w http.ResponseWriter, r *http.Request, tag string) bool {
-	if r.Header.Get("If-None-Match") != tag {
-		return false
+// answerList answers a list's page p, tagged: "not modified" when the
+// request holds tag already, else the page of rows in creation order under
+// key (omitted when empty, as the server does). created is a row's creation
+// time and ID, which orders the rows created at once.
+func answerList[T any](w http.ResponseWriter, r *http.Request, tag, key string, rows []T, p cairn.Page,
+	created func(T) (time.Time, string)) {
+	w.Header().Set("ETag", tag)
+	if r.Header.Get("If-None-Match") == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
-	w.Header().Set("ETag", tag)
-	w.WriteHeader(http.StatusNotModified)
-	return true
-}
-
-// listed answers a list page under key, tagged; an empty page omits key,
-// as the server does.
-func listed[T any](w http.ResponseWriter, tag, key string, rows []T) {
-	w.Header().Set("ETag", tag)
+	slices.SortFunc(rows, func(a, b T) int {
+		ta, ia := created(a)
+		tb, ib := created(b)
+		return cmp.Or(ta.Compare(tb), cmp.Compare(ia, ib))
+	})
 	out := map[string]any{}
-	if len(rows) > 0 {
-		out[key] = rows
+	if page := window(rows, p); len(page) > 0 {
+		out[key] = page
 	}
 	reply(w, out)
+}
+
+// window is the page p of rows.
+func window[T any](rows []T, p cairn.Page) []T {
+	off := min(p.Offset, len(rows))
+	end := len(rows)
+	if p.Limit > 0 {
+		end = min(end, off+p.Limit)
+	}
+	return rows[off:end]
 }

@@ -48,8 +48,7 @@ func (s *Server) browsed(w http.ResponseWriter, r *http.Request, p string) (*vol
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := cairn.FileListParams{Path: cmpOr(q.Get("path"), cairn.MountPath), After: q.Get("after")}
-	if err := cairn.ValidateListPath(p.Path); err != nil {
-		failWith(w, err)
+	if refused(w, cairn.ValidateListPath(p.Path)) {
 		return
 	}
 	p.Limit, _ = strconv.Atoi(q.Get("limit"))
@@ -116,8 +115,7 @@ func entryOf(name string, n *node) cairn.FileEntry {
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := q.Get("path")
-	if err := cairn.ValidateVolumePath(p); err != nil {
-		failWith(w, err)
+	if refused(w, cairn.ValidateVolumePath(p)) {
 		return
 	}
 	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
@@ -201,24 +199,10 @@ func pack(v *volume, dir, format string) []byte {
 // unpackInVolume writes an archive artifact's entries into a new directory
 // of its workspace's volume.
 func (s *Server) unpackInVolume(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		TargetDir string `json:"target_dir"`
-	}
-	if !decode(w, r, &body) {
-		return
-	}
-	if err := cairn.RequireParam("target_dir", body.TargetDir); err != nil {
-		failWith(w, err)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.artifact(w, r)
+	a, p, ok := s.artifactPath(w, r, "target_dir")
 	if !ok {
-		return
-	}
-	if err := cairn.ValidateVolumePath(body.TargetDir); err != nil {
-		failWith(w, err)
 		return
 	}
 	format := cairn.ArchiveFormatOf(a.MIMEType)
@@ -227,21 +211,12 @@ func (s *Server) unpackInVolume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, ok := s.readyVolume(w, s.ws[a.WorkspaceID], volumeRouteStatus())
-	if !ok {
+	dir := path.Clean(p)
+	if !ok || !recorded(w, a) || !fresh(w, v, dir) {
 		return
 	}
-	content, stored := s.objects[a.ObjectKey]
-	if a.State != cairn.ArtifactRecorded || !stored {
-		fail(w, cairn.Errorf(cairn.ReasonObjectMissing, "artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State))
-		return
-	}
-	dir := path.Clean(body.TargetDir)
-	if !fresh(w, v, dir) {
-		return
-	}
-	entries, err := readArchive(content, format)
-	if err != nil {
-		failWith(w, err)
+	entries, err := readArchive(s.objects[a.ObjectKey], format)
+	if refused(w, err) {
 		return
 	}
 	s.put(v, dir, &node{typ: cairn.FileTypeDir, mode: "0755"})

@@ -288,14 +288,19 @@ func fail(w http.ResponseWriter, e *cairn.Error) {
 	})
 }
 
-// failWith writes err's envelope: a *cairn.Error as it is, anything else as
-// an internal error.
-func failWith(w http.ResponseWriter, err error) {
+// refused answers err's envelope, a *cairn.Error as it is and anything else
+// as an internal error, and reports whether there was one: a failed check
+// ends its handler.
+func refused(w http.ResponseWriter, err error) bool {
+	if err == nil {
+		return false
+	}
 	e, ok := err.(*cairn.Error)
 	if !ok {
 		e = cairn.Internal("clienttest failed", err)
 	}
 	fail(w, e)
+	return true
 }
 
 // stamp is the time of a row change: the clock's, moved past the last

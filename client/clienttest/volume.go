@@ -127,39 +127,28 @@ func (s *Server) artifactFromVolume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := cairn.VolumeArtifactCreate{SourcePath: body.SourcePath, Name: body.Name, Description: body.Description, Format: body.Format}
-	if err := c.Validate(); err != nil {
-		failWith(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.workspace(w, r)
-	if !ok || !s.nameFree(w, x.ID, c.Name, "") {
-		return
-	}
-	validPath := cairn.ValidateVolumePath
-	if c.Format != "" {
-		validPath = cairn.ValidateListPath // the whole volume packs too
-	}
-	if err := validPath(c.SourcePath); err != nil {
-		failWith(w, err)
-		return
-	}
-	v, ok := s.readyVolume(w, x, 0)
-	if !ok {
-		return
-	}
-	content, ok := s.saved(w, v, c)
-	if !ok {
-		return
-	}
-	a := s.addArtifact(x.ID, c.Name, "", content, func(a *cairn.Artifact) {
-		a.Description = c.Description
+	s.newArtifact(w, r, c.Validate(), c.Name, func(x *cairn.Workspace) {
+		validPath := cairn.ValidateVolumePath
 		if c.Format != "" {
-			a.MIMEType = cairn.ArchiveMIME(c.Format)
+			validPath = cairn.ValidateListPath // the whole volume packs too
+		}
+		if refused(w, validPath(c.SourcePath)) {
+			return
+		}
+		v, ok := s.readyVolume(w, x, 0)
+		if !ok {
+			return
+		}
+		if content, ok := s.saved(w, v, c); ok {
+			a := s.addArtifact(x.ID, c.Name, "", content, func(a *cairn.Artifact) {
+				a.Description = c.Description
+				if c.Format != "" {
+					a.MIMEType = cairn.ArchiveMIME(c.Format)
+				}
+			})
+			reply(w, map[string]any{"artifact": a})
 		}
 	})
-	reply(w, map[string]any{"artifact": a})
 }
 
 // saved is what a save from the volume stores: the file, or the directory
@@ -180,32 +169,44 @@ func (s *Server) saved(w http.ResponseWriter, v *volume, c cairn.VolumeArtifactC
 	return nil, false
 }
 
+// artifactPath reads the volume path a call on artifact {id} names in its
+// body's field and runs what every such call checks first, in order: the
+// path is given, the artifact exists, the path is a volume path. On failure
+// it has answered. The caller holds mu.
+func (s *Server) artifactPath(w http.ResponseWriter, r *http.Request, field string) (*cairn.Artifact, string, bool) {
+	var body map[string]string
+	if !decode(w, r, &body) || refused(w, cairn.RequireParam(field, body[field])) {
+		return nil, "", false
+	}
+	a, ok := s.artifact(w, r)
+	if !ok || refused(w, cairn.ValidateVolumePath(body[field])) {
+		return nil, "", false
+	}
+	return a, body[field], true
+}
+
+// recorded refuses an artifact whose object is not servable; on failure it
+// has answered.
+func recorded(w http.ResponseWriter, a *cairn.Artifact) bool {
+	if a.State != cairn.ArtifactRecorded {
+		fail(w, cairn.Errorf(cairn.ReasonObjectMissing, "artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State))
+		return false
+	}
+	return true
+}
+
 func (s *Server) updateFromVolume(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		SourcePath string `json:"source_path"`
-	}
-	if !decode(w, r, &body) {
-		return
-	}
-	if err := cairn.RequireParam("source_path", body.SourcePath); err != nil {
-		failWith(w, err)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.artifact(w, r)
+	a, p, ok := s.artifactPath(w, r, "source_path")
 	if !ok {
-		return
-	}
-	if err := cairn.ValidateVolumePath(body.SourcePath); err != nil {
-		failWith(w, err)
 		return
 	}
 	v, ok := s.readyVolume(w, s.ws[a.WorkspaceID], 0)
 	if !ok {
 		return
 	}
-	content, ok := source(w, v, body.SourcePath)
+	content, ok := source(w, v, p)
 	if !ok {
 		return
 	}
@@ -215,39 +216,17 @@ func (s *Server) updateFromVolume(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) loadIntoVolume(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		TargetPath string `json:"target_path"`
-	}
-	if !decode(w, r, &body) {
-		return
-	}
-	if err := cairn.RequireParam("target_path", body.TargetPath); err != nil {
-		failWith(w, err)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.artifact(w, r)
+	a, p, ok := s.artifactPath(w, r, "target_path")
 	if !ok {
-		return
-	}
-	if err := cairn.ValidateVolumePath(body.TargetPath); err != nil {
-		failWith(w, err)
 		return
 	}
 	v, ok := s.readyVolume(w, s.ws[a.WorkspaceID], 0)
-	if !ok {
+	if !ok || !recorded(w, a) || !writable(w, v, p) {
 		return
 	}
-	content, stored := s.objects[a.ObjectKey]
-	if a.State != cairn.ArtifactRecorded || !stored {
-		fail(w, cairn.Errorf(cairn.ReasonObjectMissing, "artifact %s is '%s'; only a 'RECORDED' artifact has a servable object", a.ID, a.State))
-		return
-	}
-	if !writable(w, v, body.TargetPath) {
-		return
-	}
-	s.put(v, body.TargetPath, &node{typ: cairn.FileTypeFile, data: append([]byte(nil), content...), mode: "0644"})
+	s.put(v, p, &node{typ: cairn.FileTypeFile, data: append([]byte(nil), s.objects[a.ObjectKey]...), mode: "0644"})
 	reply(w, nil)
 }
 

@@ -1,11 +1,11 @@
 package clienttest
 
 import (
-	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -75,8 +75,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata}
-	if err := c.Validate(); err != nil {
-		failWith(w, err)
+	if refused(w, c.Validate()) {
 		return
 	}
 	s.mu.Lock()
@@ -107,16 +106,6 @@ func pageOf(q url.Values) (cairn.Page, error) {
 	return p, p.Validate()
 }
 
-// window is the page p of rows.
-func window[T any](rows []T, p cairn.Page) []T {
-	off := min(p.Offset, len(rows))
-	end := len(rows)
-	if p.Limit > 0 {
-		end = min(end, off+p.Limit)
-	}
-	return rows[off:end]
-}
-
 // validNames checks a list's name filter.
 func validNames(kind string, names []string) error {
 	for _, n := range names {
@@ -130,27 +119,20 @@ func validNames(kind string, names []string) error {
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := workspaceFilter(q)
-	if err != nil {
-		failWith(w, err)
+	if refused(w, err) {
 		return
 	}
 	s.mu.Lock()
-	tag := s.listTag("workspaces", q)
+	defer s.mu.Unlock()
 	var rows []*cairn.Workspace
 	for _, x := range s.ws {
 		if (len(f.Names) == 0 || slices.Contains(f.Names, x.Name)) &&
 			(len(f.VolumeStates) == 0 || slices.Contains(f.VolumeStates, x.VolumeState)) {
-			rows = append(rows, copyWS(x))
+			rows = append(rows, x)
 		}
 	}
-	s.mu.Unlock()
-	if notModified(w, r, tag) {
-		return
-	}
-	slices.SortFunc(rows, func(a, b *cairn.Workspace) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
-	listed(w, tag, "workspaces", window(rows, f.Page))
+	answerList(w, r, s.listTag(workspaceList, q), "workspaces", rows, f.Page,
+		func(x *cairn.Workspace) (time.Time, string) { return x.CreatedAt, x.ID })
 }
 
 // workspaceFilter reads the workspace list's query.
@@ -197,11 +179,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
-	if !ok {
-		return
-	}
-	if x.VolumeState != cairn.VolumeNone {
-		fail(w, cairn.Errorf(cairn.ReasonVolumeExists, "workspace %s still has a persistent volume", x.ID))
+	if !ok || !noVolume(w, x) {
 		return
 	}
 	delete(s.ws, x.ID)
@@ -216,73 +194,76 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) {
 	reply(w, nil)
 }
 
-func (s *Server) renameWorkspace(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("name")
-	if err := cairn.ValidateName("workspace", name); err != nil {
-		failWith(w, err)
-		return
-	}
+// editWorkspace runs edit on workspace {id} and answers the changed row;
+// an edit that refuses has answered and returns false.
+func (s *Server) editWorkspace(w http.ResponseWriter, r *http.Request, edit func(*cairn.Workspace) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
-	if !ok {
+	if !ok || !edit(x) {
 		return
 	}
-	if s.nameTaken(name, x.ID) {
-		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", name))
-		return
-	}
-	x.Name = name
 	s.changed(x)
 	reply(w, map[string]any{"workspace": x})
 }
 
-func (s *Server) describeWorkspace(w http.ResponseWriter, r *http.Request) {
+// noVolume refuses a workspace that has a volume; on failure it has
+// answered.
+func noVolume(w http.ResponseWriter, x *cairn.Workspace) bool {
+	if x.VolumeState != cairn.VolumeNone {
+		fail(w, cairn.Errorf(cairn.ReasonVolumeExists, "workspace %s still has a persistent volume", x.ID))
+		return false
+	}
+	return true
+}
+
+// description reads and checks the body of a description edit; on failure
+// it has answered.
+func description(w http.ResponseWriter, r *http.Request) (*string, bool) {
 	var body struct {
 		Description *string `json:"description"`
 	}
-	if !decode(w, r, &body) {
+	if !decode(w, r, &body) || refused(w, cairn.ValidateDescription(body.Description)) {
+		return nil, false
+	}
+	return body.Description, true
+}
+
+func (s *Server) renameWorkspace(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if refused(w, cairn.ValidateName("workspace", name)) {
 		return
 	}
-	if err := cairn.ValidateDescription(body.Description); err != nil {
-		failWith(w, err)
-		return
+	s.editWorkspace(w, r, func(x *cairn.Workspace) bool {
+		if s.nameTaken(name, x.ID) {
+			fail(w, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", name))
+			return false
+		}
+		x.Name = name
+		return true
+	})
+}
+
+func (s *Server) describeWorkspace(w http.ResponseWriter, r *http.Request) {
+	if d, ok := description(w, r); ok {
+		s.editWorkspace(w, r, func(x *cairn.Workspace) bool { x.Description = d; return true })
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.workspace(w, r)
-	if !ok {
-		return
-	}
-	x.Description = body.Description
-	s.changed(x)
-	reply(w, map[string]any{"workspace": x})
 }
 
 func (s *Server) setVolumeMetadata(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
 	}
-	if !decode(w, r, &body) {
+	if !decode(w, r, &body) || refused(w, body.VolumeMetadata.Validate()) {
 		return
 	}
-	if err := body.VolumeMetadata.Validate(); err != nil {
-		failWith(w, err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.workspace(w, r)
-	if !ok {
-		return
-	}
-	if x.VolumeState != cairn.VolumeNone {
-		fail(w, cairn.Errorf(cairn.ReasonVolumeExists, "workspace %s already has a persistent volume", x.ID))
-		return
-	}
-	x.VolumeMetadata = body.VolumeMetadata
-	s.changed(x)
-	reply(w, map[string]any{"workspace": x})
+	s.editWorkspace(w, r, func(x *cairn.Workspace) bool {
+		if !noVolume(w, x) {
+			return false
+		}
+		x.VolumeMetadata = body.VolumeMetadata
+		return true
+	})
 }
 
 func (s *Server) setupVolume(w http.ResponseWriter, r *http.Request) {
