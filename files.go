@@ -127,6 +127,14 @@ func ValidateListPath(p string) error {
 	return ValidateVolumePath(p)
 }
 
+// ArchiveMIME is the MIME type a packed artifact of format records.
+func ArchiveMIME(format string) string {
+	if format == ArchiveZip {
+		return MIMEZip
+	}
+	return MIMEGzip
+}
+
 // ArchiveFormatOf names the archive format of a MIME type, or "" for one
 // that is no archive cairn unpacks.
 func ArchiveFormatOf(mime string) string {

@@ -35,6 +35,32 @@ func ValidateVolumePath(p string) error {
 	return nil
 }
 
+// Validate checks a save from the volume before anything is looked up: a
+// source path, an archive format a pack writes, the name and the
+// description.
+func (c VolumeArtifactCreate) Validate() error {
+	if err := RequireParam("source_path", c.SourcePath); err != nil {
+		return err
+	}
+	if err := ValidateArchiveFormat(c.Format); err != nil {
+		return err
+	}
+	if err := ValidateName("artifact", c.Name); err != nil {
+		return err
+	}
+	return ValidateDescription(c.Description)
+}
+
+// ValidateArchiveFormat accepts the archive formats a pack writes, and ""
+// for a single file saved as it is.
+func ValidateArchiveFormat(format string) error {
+	switch format {
+	case "", ArchiveTarGz, ArchiveZip:
+		return nil
+	}
+	return Errorf(ReasonInvalidParameters, "format must be '%s' or '%s'", ArchiveTarGz, ArchiveZip)
+}
+
 // MaxPathBytes bounds a volume path (PATH_MAX on Linux).
 const MaxPathBytes = 4096
 

@@ -24,6 +24,39 @@ func (r StagingRequest) Validate() error {
 	return nil
 }
 
+// Validate checks what a register takes before anything is looked up: the
+// upload to complete, a staging key, the name and the description.
+func (c ArtifactCreate) Validate() error {
+	if err := c.Upload.Validate(); err != nil {
+		return err
+	}
+	if err := RequireParam("staging_object_key", c.StagingKey); err != nil {
+		return err
+	}
+	if err := ValidateName("artifact", c.Name); err != nil {
+		return err
+	}
+	return ValidateDescription(c.Description)
+}
+
+// Validate checks what a replace takes: a staging key, and the upload it
+// completes when it was a multipart one.
+func (s Staged) Validate() error {
+	if err := RequireParam("staging_object_key", s.Key); err != nil {
+		return err
+	}
+	return s.Upload.Validate()
+}
+
+// RequireParam refuses an empty required parameter, named as the API
+// names it.
+func RequireParam(name, value string) error {
+	if value == "" {
+		return Errorf(ReasonInvalidParameters, "%s is required", name)
+	}
+	return nil
+}
+
 // Validate checks a batch of parts: numbers in range and each once, sizes
 // positive, digests of the PUT's form.
 func (r PartRequest) Validate() error {

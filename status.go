@@ -114,6 +114,19 @@ func (r Reason) HTTPStatus() (status int, ok bool) {
 	return status, true
 }
 
+// VolumeRouteStatus is r's status on the routes that work inside a volume:
+// the shell, exec and the files routes. There a volume that is not READY
+// conflicts with the workspace's state (409), where the older transfer
+// routes keep the table's 400, which their clients know; own reports such a
+// departure from the table.
+func (r Reason) VolumeRouteStatus() (status int, own bool) {
+	if r == ReasonVolumeNotReady {
+		return http.StatusConflict, true
+	}
+	status, _ = r.HTTPStatus()
+	return status, false
+}
+
 // Reasons lists every reason that has a status, sorted.
 func Reasons() []Reason {
 	rs := make([]Reason, 0, len(reasonStatus))

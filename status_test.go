@@ -62,3 +62,15 @@ func TestEveryReasonHasAStatus(t *testing.T) {
 	require.False(t, known)
 	require.Equal(t, http.StatusInternalServerError, status)
 }
+
+func TestVolumeRouteStatus(t *testing.T) {
+	t.Parallel()
+	status, own := ReasonVolumeNotReady.VolumeRouteStatus()
+	require.Equal(t, http.StatusConflict, status)
+	require.True(t, own)
+	table, _ := ReasonVolumeNotReady.HTTPStatus()
+	require.Equal(t, http.StatusBadRequest, table, "the transfer routes keep the table's")
+	status, own = ReasonPathNotFound.VolumeRouteStatus()
+	require.Equal(t, http.StatusNotFound, status)
+	require.False(t, own)
+}

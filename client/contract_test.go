@@ -15,33 +15,67 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/client/clienttest"
 )
 
-// TestContract runs one behaviour suite against two implementations of the
-// service interfaces: the service in this process, and this client talking
-// to the real server. Both sit on the real stack (Postgres, versitygw,
-// Docker); every expectation is shared, so the two agree or a test fails.
+// TestContract runs one behaviour suite against three implementations of
+// the service interfaces: the service in this process and this client
+// talking to the real server, both on the real stack (Postgres, versitygw,
+// Docker), and this client talking to clienttest's in-memory server, the
+// fake the client's and the TUI's tests use. Every expectation is shared,
+// so the three agree or a test fails: the fake keeps no behaviour the real
+// server does not have.
 func TestContract(t *testing.T) {
 	t.Parallel()
 	t.Run("InProcess", func(t *testing.T) {
 		t.Parallel()
 		b := newBackend(t)
-		runContract(t, subject{svc: b.serve(t), b: b})
+		runContract(t, subject{svc: b.serve(t), w: b, trail: true})
 	})
 	t.Run("Client", func(t *testing.T) {
 		t.Parallel()
 		b := newBackend(t)
 		actor := "admin"
-		runContract(t, subject{svc: newClient(t, b.remote(t)), b: b, remote: true, actor: &actor})
+		c := newClient(t, b.remote(t))
+		runContract(t, subject{svc: c, w: b, client: c, trail: true, actor: &actor})
+	})
+	t.Run("Fake", func(t *testing.T) {
+		t.Parallel()
+		fake := clienttest.New(t, clienttest.WithAppName(fakeApp), clienttest.WithMaxObjectSize(contractMaxObject))
+		c := fake.Client(t)
+		runContract(t, subject{svc: c, w: fakeWorld{fake}, client: c})
 	})
 }
 
-// subject is one implementation under the contract and the stack behind it.
+// subject is one implementation under the contract and the world behind it.
 type subject struct {
-	svc    services
-	b      *backend
-	remote bool    // answers travel over HTTP, so errors carry status and request ID
-	actor  *string // what the audit trail records for its calls
+	svc services
+	w   world
+	// client is set when answers travel over HTTP: errors then carry a
+	// status and a request ID, and lists answer conditional requests.
+	client *client.Client
+	// trail: the implementation keeps an audit trail and runs the
+	// maintainer's sweeps. The fake has neither; tests that need them
+	// script those answers.
+	trail bool
+	actor *string // what the audit trail records for its calls
+}
+
+// world is what the suite does behind the service's back: to the real
+// stack's database and Docker volumes, or to the fake's memory.
+type world interface {
+	appName() string
+	// mount starts a container that mounts ws's volume; stop ends it.
+	mount(t testing.TB, ws *cairn.Workspace) (stop func())
+	// markMissing flags an artifact MISSING_OBJECT, as a sweep would after
+	// its object vanished.
+	markMissing(t testing.TB, id string)
+	writeVolume(t testing.TB, ws *cairn.Workspace, path, content string)
+	readVolume(t testing.TB, ws *cairn.Workspace, path string) string
+	mkdir(t testing.TB, ws *cairn.Workspace, path string)
+	symlink(t testing.TB, ws *cairn.Workspace, path, target string)
+	fifo(t testing.TB, ws *cairn.Workspace, path string)
 }
 
 func runContract(t *testing.T, s subject) {
@@ -52,32 +86,42 @@ func runContract(t *testing.T, s subject) {
 	t.Run("Artifacts", func(t *testing.T) { t.Parallel(); contractArtifacts(t, s) })
 	t.Run("ArtifactEdits", func(t *testing.T) { t.Parallel(); contractArtifactEdits(t, s) })
 	t.Run("Transfers", func(t *testing.T) { t.Parallel(); contractTransfers(t, s) })
-	t.Run("Maintenance", func(t *testing.T) { t.Parallel(); contractMaintenance(t, s) })
+	t.Run("Files", func(t *testing.T) { t.Parallel(); contractFiles(t, s) })
+	t.Run("Archives", func(t *testing.T) { t.Parallel(); contractArchives(t, s) })
+	if s.client != nil {
+		t.Run("ConditionalLists", func(t *testing.T) { t.Parallel(); contractConditionalLists(t, s) })
+	}
+	if s.trail {
+		t.Run("Audit", func(t *testing.T) { t.Parallel(); contractAudit(t, s) })
+		t.Run("Maintenance", func(t *testing.T) { t.Parallel(); contractMaintenance(t, s) })
+	}
 }
 
-// statusOf is API.md §1.5's status of each reason the suite provokes.
-var statusOf = map[cairn.Reason]int{
-	cairn.ReasonInvalidParameters: 400, cairn.ReasonInvalidQuery: 400, cairn.ReasonInvalidName: 400,
-	cairn.ReasonInvalidChecksum: 400, cairn.ReasonObjectTooLarge: 400, cairn.ReasonStagingKeyInvalid: 400,
-	cairn.ReasonStagingNotFound: 400, cairn.ReasonPathOutsideMount: 400, cairn.ReasonPathIsMountRoot: 400,
-	cairn.ReasonVolumeNotReady: 400, cairn.ReasonSourceNotFound: 400, cairn.ReasonSourceIsDirectory: 400,
-	cairn.ReasonTargetDirMissing: 400, cairn.ReasonWorkspaceNotFound: 404, cairn.ReasonArtifactNotFound: 404,
-	cairn.ReasonNameTaken: 409, cairn.ReasonVolumeExists: 409, cairn.ReasonVolumeInUse: 409,
-	cairn.ReasonObjectMissing: 409,
-}
-
-// fails checks that err is a *cairn.Error with reason; from a remote
-// subject it also carries the reason's status, the route's message and a
-// request ID.
+// fails checks that err is a *cairn.Error with reason; over HTTP it also
+// carries the reason's status, the route's message and a request ID.
 func (s subject) fails(t *testing.T, err error, reason cairn.Reason) {
+	t.Helper()
+	status, _ := reason.HTTPStatus()
+	s.failsWith(t, err, reason, status)
+}
+
+// failsInVolume is fails on the routes that work inside a volume, where
+// some reasons have a status of their own.
+func (s subject) failsInVolume(t *testing.T, err error, reason cairn.Reason) {
+	t.Helper()
+	status, _ := reason.VolumeRouteStatus()
+	s.failsWith(t, err, reason, status)
+}
+
+func (s subject) failsWith(t *testing.T, err error, reason cairn.Reason, status int) {
 	t.Helper()
 	require.Error(t, err)
 	ce, ok := errors.AsType[*cairn.Error](err)
 	require.True(t, ok, "%T is not a *cairn.Error: %v", err, err)
 	require.Equal(t, reason, ce.Reason, "detail: %s", ce.Detail)
 	require.NotEmpty(t, ce.Detail)
-	if s.remote {
-		require.Equal(t, statusOf[reason], ce.Status, "status of %s", reason)
+	if s.client != nil {
+		require.Equal(t, status, ce.Status, "status of %s", reason)
 		require.NotEmpty(t, ce.Message)
 		require.NotEmpty(t, ce.RequestID)
 	}
@@ -155,7 +199,7 @@ func contractWorkspaces(t *testing.T, s subject) {
 		require.Equal(t, &desc, ws.Description)
 		require.Equal(t, &size, ws.VolumeMetadata.SizeBytes)
 		require.Equal(t, cairn.VolumeNone, ws.VolumeState)
-		require.Equal(t, s.b.app+"-"+ws.ID, ws.VolumeName)
+		require.Equal(t, s.w.appName()+"-"+ws.ID, ws.VolumeName)
 		require.Equal(t, ws.CreatedAt, ws.UpdatedAt)
 		require.Equal(t, time.UTC, ws.CreatedAt.Location())
 
@@ -283,28 +327,6 @@ func contractWorkspaceEdits(t *testing.T, s subject) {
 		_, err = s.svc.SetWorkspaceVolumeMetadata(ctx, unknownWorkspace, nil)
 		s.fails(t, err, cairn.ReasonWorkspaceNotFound)
 	})
-	t.Run("Audit", func(t *testing.T) {
-		ws := s.workspace(t)
-		_, err := s.svc.RenameWorkspace(ctx, ws.ID, unique("audited"))
-		require.NoError(t, err)
-		events, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID})
-		require.NoError(t, err)
-		require.Len(t, events, 2)
-		require.Equal(t, cairn.AuditNewWorkspace, events[0].Type)
-		require.Equal(t, cairn.AuditRenameWorkspace, events[1].Type)
-		require.Equal(t, s.actor, events[1].Actor)
-		require.Equal(t, ws.ID, events[1].Metadata["workspace_id"])
-
-		renames, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID,
-			Types: []cairn.AuditType{cairn.AuditRenameWorkspace}})
-		require.NoError(t, err)
-		require.Equal(t, events[1:], renames)
-		page, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID, Page: cairn.Page{Offset: 1, Limit: 1}})
-		require.NoError(t, err)
-		require.Equal(t, events[1:], page)
-		_, err = s.svc.FindAuditEvents(ctx, cairn.AuditFilter{Page: cairn.Page{Limit: -1}})
-		s.fails(t, err, cairn.ReasonInvalidQuery)
-	})
 }
 
 func contractVolumes(t *testing.T, s subject) {
@@ -322,7 +344,7 @@ func contractVolumes(t *testing.T, s subject) {
 	s.fails(t, err, cairn.ReasonVolumeExists)
 	s.fails(t, s.svc.DeleteWorkspace(ctx, ws.ID), cairn.ReasonVolumeExists)
 
-	stop := s.b.mount(t, ws)
+	stop := s.w.mount(t, ws)
 	d, err = s.svc.InspectWorkspace(ctx, ws.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, d.MountCount)
@@ -409,7 +431,7 @@ func contractArtifacts(t *testing.T, s subject) {
 	a0 := s.upload(t, ws.ID, "a0", []byte("zero"))
 	a1 := s.upload(t, ws.ID, "a1", []byte("one"))
 	a2 := s.upload(t, ws.ID, "a2", []byte("two"))
-	s.b.markMissing(t, a1.ID)
+	s.w.markMissing(t, a1.ID)
 	both := []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject}
 
 	t.Run("Find", func(t *testing.T) {
@@ -508,7 +530,7 @@ func contractArtifactEdits(t *testing.T, s subject) {
 	})
 	t.Run("ReplaceContent", func(t *testing.T) {
 		a := s.upload(t, ws.ID, "replaced", []byte("old"))
-		s.b.markMissing(t, a.ID)
+		s.w.markMissing(t, a.ID)
 		body := []byte("{\"new\": true}")
 		got, err := s.svc.ReplaceContent(ctx, a.ID, cairn.Staged{Key: s.stage(t, ws.ID, body)})
 		require.NoError(t, err)
@@ -517,10 +539,12 @@ func contractArtifactEdits(t *testing.T, s subject) {
 		require.Equal(t, digest(body), *got.SHA256B64)
 		require.Equal(t, "application/json", got.MIMEType)
 		require.NotEqual(t, a.ObjectKey, got.ObjectKey, "every content write has a new key")
-		events, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID,
-			Types: []cairn.AuditType{cairn.AuditUpdateArtifactObject}})
-		require.NoError(t, err)
-		require.Equal(t, a.ObjectKey, events[len(events)-1].Metadata["old_object_key"])
+		if s.trail {
+			events, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID,
+				Types: []cairn.AuditType{cairn.AuditUpdateArtifactObject}})
+			require.NoError(t, err)
+			require.Equal(t, a.ObjectKey, events[len(events)-1].Metadata["old_object_key"])
+		}
 
 		other := s.workspace(t)
 		_, err = s.svc.ReplaceContent(ctx, a.ID, cairn.Staged{Key: s.stage(t, other.ID, body)})
@@ -538,8 +562,8 @@ func contractTransfers(t *testing.T, s subject) {
 	ctx := t.Context()
 	ws := s.readyWorkspace(t)
 	const content = "hello from the volume"
-	s.b.writeVolume(t, ws, cairn.MountPath+"/in.txt", content)
-	s.b.sh(t, ws, "mkdir "+cairn.MountPath+"/dir")
+	s.w.writeVolume(t, ws, cairn.MountPath+"/in.txt", content)
+	s.w.mkdir(t, ws, cairn.MountPath+"/dir")
 
 	a, err := s.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{SourcePath: cairn.MountPath + "/in.txt", Name: "saved"})
 	require.NoError(t, err)
@@ -566,9 +590,9 @@ func contractTransfers(t *testing.T, s subject) {
 	})
 	t.Run("UpdateFromVolume", func(t *testing.T) {
 		target := s.upload(t, ws.ID, "updated", []byte("before"))
-		s.b.markMissing(t, target.ID)
+		s.w.markMissing(t, target.ID)
 		const next = "the newer bytes of the volume"
-		s.b.writeVolume(t, ws, cairn.MountPath+"/next.txt", next)
+		s.w.writeVolume(t, ws, cairn.MountPath+"/next.txt", next)
 		got, err := s.svc.UpdateFromVolume(ctx, target.ID, cairn.MountPath+"/next.txt")
 		require.NoError(t, err)
 		require.Equal(t, cairn.ArtifactRecorded, got.State, "an update repairs a MISSING artifact")
@@ -582,13 +606,13 @@ func contractTransfers(t *testing.T, s subject) {
 	})
 	t.Run("LoadIntoVolume", func(t *testing.T) {
 		require.NoError(t, s.svc.LoadIntoVolume(ctx, a.ID, cairn.MountPath+"/out.txt"))
-		require.Equal(t, content, s.b.readVolume(t, ws, cairn.MountPath+"/out.txt"))
+		require.Equal(t, content, s.w.readVolume(t, ws, cairn.MountPath+"/out.txt"))
 
 		s.fails(t, s.svc.LoadIntoVolume(ctx, a.ID, cairn.MountPath+"/nodir/out.txt"), cairn.ReasonTargetDirMissing)
 		s.fails(t, s.svc.LoadIntoVolume(ctx, a.ID, ""), cairn.ReasonInvalidParameters)
 		s.fails(t, s.svc.LoadIntoVolume(ctx, unknownArtifact, cairn.MountPath+"/x"), cairn.ReasonArtifactNotFound)
 		missing := s.upload(t, ws.ID, "missing", []byte("m"))
-		s.b.markMissing(t, missing.ID)
+		s.w.markMissing(t, missing.ID)
 		s.fails(t, s.svc.LoadIntoVolume(ctx, missing.ID, cairn.MountPath+"/m.txt"), cairn.ReasonObjectMissing)
 	})
 }
@@ -609,4 +633,28 @@ func contractMaintenance(t *testing.T, s subject) {
 
 	_, err = s.svc.Sweep(ctx, unknownWorkspace)
 	s.fails(t, err, cairn.ReasonWorkspaceNotFound)
+}
+
+func contractAudit(t *testing.T, s subject) {
+	ctx := t.Context()
+	ws := s.workspace(t)
+	_, err := s.svc.RenameWorkspace(ctx, ws.ID, unique("audited"))
+	require.NoError(t, err)
+	events, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID})
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	require.Equal(t, cairn.AuditNewWorkspace, events[0].Type)
+	require.Equal(t, cairn.AuditRenameWorkspace, events[1].Type)
+	require.Equal(t, s.actor, events[1].Actor)
+	require.Equal(t, ws.ID, events[1].Metadata["workspace_id"])
+
+	renames, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID,
+		Types: []cairn.AuditType{cairn.AuditRenameWorkspace}})
+	require.NoError(t, err)
+	require.Equal(t, events[1:], renames)
+	page, err := s.svc.FindAuditEvents(ctx, cairn.AuditFilter{WorkspaceID: ws.ID, Page: cairn.Page{Offset: 1, Limit: 1}})
+	require.NoError(t, err)
+	require.Equal(t, events[1:], page)
+	_, err = s.svc.FindAuditEvents(ctx, cairn.AuditFilter{Page: cairn.Page{Limit: -1}})
+	s.fails(t, err, cairn.ReasonInvalidQuery)
 }

@@ -42,6 +42,7 @@ type services interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
 	cairn.VolumeTransferService
+	cairn.FileService
 	cairn.MaintenanceService
 	cairn.AuditService
 }
@@ -162,6 +163,26 @@ func newClient(t testing.TB, url string, opts ...client.Option) *client.Client {
 func (b *backend) sh(t testing.TB, ws *cairn.Workspace, script string) string {
 	t.Helper()
 	return stacktest.RunInVolume(t, b.app, ws.VolumeName, script)
+}
+
+func (b *backend) appName() string { return b.app }
+
+// mkdir makes a directory, and those above it, in ws's volume.
+func (b *backend) mkdir(t testing.TB, ws *cairn.Workspace, path string) {
+	t.Helper()
+	b.sh(t, ws, "mkdir -p "+path)
+}
+
+// symlink makes a symlink at path pointing at target in ws's volume.
+func (b *backend) symlink(t testing.TB, ws *cairn.Workspace, path, target string) {
+	t.Helper()
+	b.sh(t, ws, "ln -s "+target+" "+path)
+}
+
+// fifo makes a named pipe at path in ws's volume.
+func (b *backend) fifo(t testing.TB, ws *cairn.Workspace, path string) {
+	t.Helper()
+	b.sh(t, ws, "mkfifo "+path)
 }
 
 // writeVolume writes content (no single quotes) to path in ws's volume.

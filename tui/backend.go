@@ -21,7 +21,7 @@ import (
 )
 
 // Backend is everything the TUI asks of the server, met by *client.Client
-// and by tuitest's fake. Errors are *cairn.Error.
+// (in tests, a client of clienttest's fake server). Errors are *cairn.Error.
 type Backend interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestFilesSanitisesNames(t *testing.T) {
 	require.Contains(t, v, "▸ evil^[[31mname ")
 	require.Contains(t, v, tuiShown("link")+" -> "+tuiShown("target"))
 	require.Contains(t, v, "Path        /mnt/cairn/ws/evil^[[31mname")
-	for _, raw := range []string{"\x1b", "\x07", "\x9b", "\u202e"} {
+	for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
 		require.NotContains(t, v, raw, "a raw control reached the view")
 	}
 	h.key("enter")
@@ -123,7 +124,9 @@ func TestFilesSanitisesNames(t *testing.T) {
 	require.Empty(t, h.b.VolumeCallsOf("ReadFile"), "an unaddressable name is never sent")
 }
 
-func tuiHostile(s string) string { return s + "\x07\x9b\u202e" }
+// tuiHostile is a name with controls as an answer's JSON can carry them: BEL,
+// the C1 CSI as a character and U+202E (right-to-left override).
+func tuiHostile(s string) string { return s + "\x07\u009b\u202e" }
 func tuiShown(s string) string   { return s + `^G\x9b\u202e` }
 
 func TestFilesPaging(t *testing.T) {
@@ -168,7 +171,7 @@ func TestFilesPagingStopsAtTheBound(t *testing.T) {
 	served := 0
 	h.b.ListFilesFunc = func(ctx context.Context, ws string, p cairn.FileListParams) (*cairn.FileListing, error) {
 		if p.Path != "/mnt/cairn/ws/huge" {
-			return h.b.World.ListFiles(ctx, ws, p)
+			return h.b.Client.ListFiles(ctx, ws, p)
 		}
 		served++
 		l := &cairn.FileListing{Path: p.Path, NextAfter: fmt.Sprintf("n%06d", served*p.Limit-1)}
@@ -250,9 +253,7 @@ func TestFilesPreview(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		volumeFleet(h)
-		h.b.ReadFileFunc = func(context.Context, string, cairn.FileReadParams) (*cairn.FileContent, error) {
-			return nil, &cairn.Error{Reason: cairn.ReasonPathNotFound, Status: 404}
-		}
+		h.b.World.FailNext("GET /v1/workspaces/{id}/files/content", http.StatusNotFound, cairn.ReasonPathNotFound)
 		h.key("f")
 		filesCursorOn(h, "notes.md")
 		h.key("enter")
@@ -385,7 +386,7 @@ func TestFilesUnpack(t *testing.T) {
 	packed := artifactNamed(t, h, alpha.ID, "out_tar_gz")
 	require.Equal(t, []tuitest.VolumeCall{{Method: "UnpackArtifact", ArtifactID: packed.ID, Path: "/mnt/cairn/ws/empty/out"}},
 		h.b.VolumeCallsOf("UnpackArtifact"))
-	require.Equal(t, "✓ unpacked out_tar_gz into /mnt/cairn/ws/empty/out (3 entries, 1.2 KiB)", h.statusLine())
+	require.Equal(t, "✓ unpacked out_tar_gz into /mnt/cairn/ws/empty/out (4 entries, 1.2 KiB)", h.statusLine())
 	require.Equal(t, []string{"/mnt/cairn/ws/empty"}, listed(h.b)[before:], "listed again after the write")
 	filesCursorOn(h, "out")
 	h.key("enter")

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -37,7 +38,8 @@ func markFleet(t *testing.T, n int) (*harness, *cairn.Workspace) {
 	h := newHarness(t)
 	ws := h.seed("ws-alpha", "ws-beta")
 	for i := range n {
-		h.b.World.AddArtifact(ws[0].ID, fmt.Sprintf("art_%02d", i), cairn.ArtifactRecorded, int64(i+1), "")
+		a := h.b.World.AddArtifact(ws[0].ID, fmt.Sprintf("art_%02d", i), cairn.ArtifactRecorded, int64(i+1), "")
+		h.b.World.SetContent(a.ID, bytes.Repeat([]byte("x"), i+1))
 	}
 	h.key("enter")
 	require.IsType(t, &artifacts.Screen{}, h.m.stack.Top())
@@ -258,7 +260,7 @@ func TestContextSwitch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.seed("ws-here")
-	other := tuitest.NewBackend(h.clock)
+	other := tuitest.NewBackend(t, h.clock)
 	other.World.AddWorkspace("ws-there", cairn.VolumeNone, "")
 	var opened []string
 	h.m.connect = func(name string) (Backend, string, error) {
@@ -309,7 +311,7 @@ func TestContextSwitchKeepsOldTransfers(t *testing.T) {
 		oldCalls++
 		return a, nil
 	}
-	other := tuitest.NewBackend(h.clock)
+	other := tuitest.NewBackend(t, h.clock)
 	other.DownloadFunc = func(context.Context, string, string, client.DownloadOptions) (*cairn.Artifact, error) {
 		newCalls++
 		return a, nil

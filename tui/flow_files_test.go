@@ -24,7 +24,6 @@ func TestFlowFiles(t *testing.T) {
 		b.World.PutVolumeFile(ws.ID, "/mnt/cairn/ws/out/logs/run.log", []byte("started\n"))
 		b.World.PutVolumeFile(ws.ID, "/mnt/cairn/ws/out/summary.txt", []byte("ok\n"))
 	})
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha", "● READY")
 	f.keys("f")
 	f.waitFor("files /mnt/cairn/ws (1)", "out/")

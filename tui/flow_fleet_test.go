@@ -45,7 +45,6 @@ func TestFlowFleetConsole(t *testing.T) {
 		f.b.World.DeleteArtifact(id)
 		return nil
 	}
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha", "● live")
 
 	t.Log(":ws opens the workspace")
@@ -103,9 +102,8 @@ func TestFlowFleetConsole(t *testing.T) {
 	f.waitFor("audit (1)", "SHELL_CLOSED")
 
 	t.Log(":ctx moves onto another server; its events arrive live")
-	other := tuitest.NewBackend(f.clock)
+	other := tuitest.NewBackend(t, f.clock)
 	other.World.AddWorkspace("ws-there", cairn.VolumeNone, "")
-	other.Source.Hello(tuitest.Epoch())
 	f.m.connect = func(string) (Backend, string, error) { return other, "http://there:8080", nil }
 	f.m.c.Config.Contexts = []string{"here", "there"}
 	f.keys(":")
@@ -113,7 +111,6 @@ func TestFlowFleetConsole(t *testing.T) {
 	f.tm.Type("ctx there")
 	f.keys("enter")
 	f.waitFor("ctx there", "ws-there")
-	other.World.SetEvents(other.Source) // from now on its changes are frames
 	other.World.AddWorkspace("ws-there-2", cairn.VolumeNone, "")
 	f.waitFor("ws-there-2")
 

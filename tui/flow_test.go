@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ type flow struct {
 func newFlow(t *testing.T, seed func(b *tuitest.Backend), edit ...func(*config.Config)) *flow {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
-	b := tuitest.NewBackend(clock)
+	b := tuitest.NewBackend(t, clock)
 	if seed != nil {
 		seed(b)
 	}
@@ -77,7 +78,6 @@ func TestFlowWorkspaceFilter(t *testing.T) {
 			b.World.AddWorkspace(n, cairn.VolumeNone, "")
 		}
 	})
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-gamma", "● live")
 	f.tm.Type("/ga")
 	f.waitFor("/ga 1 of 3")
@@ -101,7 +101,6 @@ func selectedOf(m *Model) string {
 
 func TestFlowCreateRenameDelete(t *testing.T) {
 	f := newFlow(t, nil)
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("No workspaces yet")
 	f.tm.Type("n")
 	f.waitFor("New workspace")
@@ -130,7 +129,6 @@ func TestFlowProvisionEventReady(t *testing.T) {
 	release := make(chan struct{})
 	f := newFlow(t, func(b *tuitest.Backend) {
 		b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
-		b.World.SetEvents(b.Source)
 	})
 	f.b.SetupVolumeFunc = func(ctx context.Context, id string) error {
 		f.b.World.UpdateWorkspace(id, func(w *cairn.Workspace) { w.VolumeState = cairn.VolumeReady }) // emits the event
@@ -140,7 +138,6 @@ func TestFlowProvisionEventReady(t *testing.T) {
 		}
 		return nil
 	}
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha", "○ NONE")
 	f.tm.Type("v")
 	f.waitFor("Provision a volume for ws-alpha")
@@ -163,9 +160,7 @@ func TestFlowMissingEventWithoutAKey(t *testing.T) {
 		ws := b.World.AddWorkspace("ws-alpha", cairn.VolumeReady, "")
 		report = b.World.AddArtifact(ws.ID, "report_csv", cairn.ArtifactRecorded, 14336, "")
 		b.World.AddArtifact(ws.ID, "notes_md", cairn.ArtifactRecorded, 512, "")
-		b.World.SetEvents(b.Source)
 	})
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha")
 	f.keys("enter")
 	f.waitFor("report_csv", "✓ RECORDED")
@@ -181,13 +176,12 @@ func TestFlowMissingEventWithoutAKey(t *testing.T) {
 func TestFlowReconnectResyncs(t *testing.T) {
 	var ws *cairn.Workspace
 	f := newFlow(t, func(b *tuitest.Backend) { ws = b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "") })
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha", "● live")
-	f.b.Source.Disconnect(4*time.Second, nil)
+	release := f.b.World.Hold("GET /v1/events") // the redial waits
+	f.b.World.DropConnection()
 	f.waitFor("◌ reconnecting")
 	f.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "changed-meanwhile" }) // no event: the socket is down
-	f.b.Source.Hello(tuitest.Epoch())
-	f.b.Source.Resync()
+	release()
 	f.waitFor("changed-meanwhile", "● live")
 	m := f.final()
 	require.Equal(t, feed.Live, m.feed.Conn().Kind)
@@ -197,10 +191,11 @@ func TestFlowReconnectResyncs(t *testing.T) {
 func TestFlowResyncFrame(t *testing.T) {
 	var ws *cairn.Workspace
 	f := newFlow(t, func(b *tuitest.Backend) { ws = b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "") })
-	f.b.Source.Hello(tuitest.Epoch())
 	f.waitFor("ws-alpha")
-	f.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "missed-notification" })
-	f.b.Source.Resync()
+	f.b.World.Unannounced(func() {
+		f.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "missed-notification" })
+	})
+	f.b.World.Resync()
 	f.waitFor("missed-notification")
 	m := f.final()
 	require.Equal(t, "missed-notification", m.wsName(ws.ID))
@@ -210,9 +205,9 @@ func TestFlowEvents404Polls(t *testing.T) {
 	var ws *cairn.Workspace
 	f := newFlow(t, func(b *tuitest.Backend) {
 		b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
-		ws = b.World.AddWorkspace("ws-beta", cairn.VolumeNone, "") // not under the cursor: only a poll lists it
+		ws = b.World.AddWorkspace("ws-beta", cairn.VolumeNone, "")                     // not under the cursor: only a poll lists it
+		b.World.FailEvery("GET /v1/events", http.StatusNotFound, cairn.ReasonInternal) // a server without events
 	}, func(c *config.Config) { c.PollInterval = 2 * time.Second })
-	f.b.Source.Disconnect(30*time.Second, &cairn.Error{Status: 404, Reason: cairn.ReasonInternal})
 	f.waitFor("◐ polling 2s", "ws-beta")
 	f.b.World.UpdateWorkspace(ws.ID, func(w *cairn.Workspace) { w.Name = "seen-by-polling" })
 	f.waitFor("seen-by-polling")

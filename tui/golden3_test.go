@@ -11,15 +11,14 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/files"
 )
 
-// alphaID is the ID the fake world gives fleet's first workspace, so a
-// volume can be seeded before fleet lists it (its files then age with it).
-const alphaID = "00000001-0000-4000-8000-000000000001"
-
 // volumeFleet seeds ws-alpha's volume three hours before fleet lists it:
 // a directory with a file and a log directory, a text and a binary file, a
-// symlink, a FIFO and a name holding an escape sequence; then fleet.
+// symlink, a FIFO and a name holding an escape sequence; then lists the
+// fleet.
 func volumeFleet(h *harness) *cairn.Workspace {
 	w := h.b.World
+	alpha, _ := seedFleet(h)
+	alphaID := alpha.ID
 	w.PutVolumeFile(alphaID, "/mnt/cairn/ws/out/report.csv", []byte(strings.Repeat("2025-03-13,1204,ok\n", 64)))
 	w.PutVolumeFile(alphaID, "/mnt/cairn/ws/out/logs/run-1.log", []byte("started\nfinished\n"))
 	w.PutVolumeFile(alphaID, "/mnt/cairn/ws/out/logs/run-2.log", []byte("started\n"))
@@ -28,7 +27,7 @@ func volumeFleet(h *harness) *cairn.Workspace {
 	w.PutVolumeLink(alphaID, "/mnt/cairn/ws/latest", "out/logs")
 	w.PutVolumeOther(alphaID, "/mnt/cairn/ws/pipe")
 	w.PutVolumeFile(alphaID, "/mnt/cairn/ws/evil\x1b[31mname", []byte("x"))
-	alpha, _ := fleet(h)
+	showFleet(h)
 	w.PutVolumeDir(alpha.ID, "/mnt/cairn/ws/empty")
 	return alpha
 }

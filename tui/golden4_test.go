@@ -48,7 +48,8 @@ func partFour() []scene {
 		{name: "marks_typed_delete", setup: func(h *harness) { fleet(h); h.key("enter", "ctrl+a", "D") }},
 		{name: "bulk_results", setup: func(h *harness) {
 			alpha, _ := fleet(h)
-			arts, _ := h.b.FindArtifacts(ctxBackground(), cairn.ArtifactFilter{WorkspaceID: alpha.ID})
+			arts, _ := h.b.FindArtifacts(ctxBackground(), cairn.ArtifactFilter{WorkspaceID: alpha.ID,
+				States: []cairn.ArtifactState{cairn.ArtifactRecorded, cairn.ArtifactMissingObject}})
 			h.b.DeleteArtifactFunc = func(_ context.Context, id string) error {
 				if id == arts[1].ID {
 					return cairn.Errorf(cairn.ReasonArtifactNotFound, "gone")

@@ -29,6 +29,13 @@ import (
 // fleet seeds three workspaces (one READY with artifacts, one MISSING),
 // lists them three hours later and lets the cursor rest so counts show.
 func fleet(h *harness) (alpha, beta *cairn.Workspace) {
+	alpha, beta = seedFleet(h)
+	showFleet(h)
+	return alpha, beta
+}
+
+// seedFleet adds fleet's workspaces and artifacts.
+func seedFleet(h *harness) (alpha, beta *cairn.Workspace) {
 	w := h.b.World
 	alpha = w.AddWorkspace("ws-alpha", cairn.VolumeReady, "Nightly ETL outputs\nkept for a week")
 	beta = w.AddWorkspace("ws-beta", cairn.VolumeNone, "")
@@ -37,10 +44,14 @@ func fleet(h *harness) (alpha, beta *cairn.Workspace) {
 	w.AddArtifact(alpha.ID, "model_bin", cairn.ArtifactMissingObject, 3355443, "")
 	w.AddArtifact(alpha.ID, "notes_md", cairn.ArtifactRecorded, 512, "")
 	w.SetMounts(alpha.ID, 2)
+	return alpha, beta
+}
+
+// showFleet lists the fleet three hours after it was made.
+func showFleet(h *harness) {
 	h.clock.Advance(3*time.Hour + time.Minute)
 	h.size(120, 40).hello()
 	h.fire(isMsg[screen.RestMsg])
-	return alpha, beta
 }
 
 type scene struct {

@@ -38,7 +38,8 @@ type timer struct {
 type timerMsg struct{ t timer }
 
 // harness drives the root model synchronously: Cmds run at once (the fake
-// backend answers immediately), timers are recorded, the hub wait is off.
+// server answers each call before it returns), timers are recorded, the
+// hub wait is off.
 type harness struct {
 	t      testing.TB
 	m      *Model
@@ -58,7 +59,7 @@ func newHarness(t testing.TB, edit ...func(*config.Config)) *harness {
 func newHarnessWith(t testing.TB, opt func(*Options), edit ...func(*config.Config)) *harness {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
-	h := &harness{t: t, b: tuitest.NewBackend(clock), clock: clock, clip: &tuitest.Clipboard{}}
+	h := &harness{t: t, b: tuitest.NewBackend(t, clock), clock: clock, clip: &tuitest.Clipboard{}}
 	cfg := tuitest.Config()
 	for _, e := range edit {
 		e(cfg)

@@ -281,7 +281,7 @@ func TestListFailureShowsRetry(t *testing.T) {
 		if fail {
 			return nil, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Status: 503}
 		}
-		return h.b.World.FindWorkspacesForTest(ctx, f)
+		return h.b.Client.FindWorkspaces(ctx, f)
 	}
 	h.b.World.AddWorkspace("ws-alpha", cairn.VolumeNone, "")
 	h.size(120, 40).hello()

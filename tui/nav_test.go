@@ -178,7 +178,7 @@ func TestKeyConflictRefusesToStart(t *testing.T) {
 	t.Parallel()
 	cfg := tuitest.Config()
 	cfg.Keys = map[string][]string{"ws_new": {"j"}}
-	_, err := New(Options{Config: cfg, Backend: tuitest.NewBackend(tuitest.NewClock(tuitest.Epoch()))})
+	_, err := New(Options{Config: cfg, Backend: tuitest.NewBackend(t, tuitest.NewClock(tuitest.Epoch()))})
 	require.ErrorContains(t, err, `key "j" is bound to both`)
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,15 +90,10 @@ func TestEditSendsOnlyChangedFields(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ws := h.seed("ws-alpha")[0]
-	described := false
-	h.b.SetWorkspaceDescriptionFunc = func(context.Context, string, *string) (*cairn.Workspace, error) {
-		described = true
-		return nil, nil
-	}
 	h.key("e").key("ctrl+u").typeText("ws-omega").key("enter")
 	w, _ := worldWS(h, ws.ID)
 	require.Equal(t, "ws-omega", w.Name)
-	require.False(t, described)
+	require.Zero(t, h.b.World.Hits("PUT /v1/workspaces/{id}/description"), "an unchanged description is not sent")
 	require.Equal(t, "✓ renamed ws-alpha to ws-omega", h.statusLine())
 	require.Contains(t, h.view(), "ws-omega")
 
@@ -259,9 +255,7 @@ func TestDelete(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		h.seed("ws-alpha")
-		h.b.DeleteWorkspaceFunc = func(context.Context, string) error {
-			return &cairn.Error{Reason: cairn.ReasonWorkspaceNotFound, Status: 404}
-		}
+		h.b.World.FailNext("DELETE /v1/workspaces/{id}", http.StatusNotFound, cairn.ReasonWorkspaceNotFound)
 		h.key("D").typeText("ws-alpha").key("enter")
 		require.Equal(t, "✕ error: ws-alpha no longer exists", h.statusLine())
 		require.Zero(t, h.m.Store().WorkspaceCount())

@@ -199,7 +199,7 @@ func TestShellReturnResyncsAndSizes(t *testing.T) {
 	lists := 0
 	h.b.FindWorkspacesFunc = func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
 		lists++
-		return h.b.World.FindWorkspacesForTest(ctx, f)
+		return h.b.Client.FindWorkspaces(ctx, f)
 	}
 	_, cmd := h.m.Update(shell.ExitedMsg{WSID: w.ID, WSName: w.Name,
 		Result: ptyshell.Result{Ending: ptyshell.EndExit, Exit: ptyshell.Exit{ExitCode: 3, Reason: ptyshell.ReasonExited}}})

@@ -187,7 +187,7 @@ func TestReplaceNamesBothSizes(t *testing.T) {
 	h.key("U").typeText(src).key("enter")
 	require.IsType(t, &confirm.Model{}, h.m.modal)
 	require.Contains(t, flat(h.view()),
-		"Replace the content of report_csv (16 B, text/plain) with "+src+" (15.2 KiB)?")
+		"Replace the content of report_csv (16 B, text/csv) with "+src+" (15.2 KiB)?")
 	h.key("n")
 	require.Equal(t, "i cancelled", h.statusLine())
 	require.Empty(t, h.m.xfer.All())

@@ -1,7 +1,6 @@
 package clienttest
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -12,8 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gabriel-vasile/mimetype"
+
 	"github.com/cairn-dev/cairn"
 )
+
+// putURLTTL is how long a minted staging PUT is offered for.
+const putURLTTL = 6 * time.Minute
 
 // slot is a minted staging upload: the store accepts exactly size bytes
 // whose SHA-256 is sum.
@@ -30,35 +34,29 @@ func digest(b []byte) string {
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-// AddArtifact stores a RECORDED artifact with content and emits it.
-func (s *Server) AddArtifact(wsID, name string, content []byte) *cairn.Artifact {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return copyArt(s.addArtifact(wsID, name, nil, content))
+func copyArt(a *cairn.Artifact) *cairn.Artifact {
+	c := *a
+	return &c
 }
 
-func (s *Server) addArtifact(wsID, name string, desc *string, content []byte) *cairn.Artifact {
-	n, at := s.nextID()
-	a := &cairn.Artifact{ID: ulid(n), WorkspaceID: wsID, Name: name, Description: desc, State: cairn.ArtifactRecorded,
-		CreatedAt: at, UpdatedAt: at}
-	s.arts[a.ID] = a
-	s.setContent(a, content)
-	s.emitArt(a)
-	s.recount(wsID)
-	return a
+// store writes content under a fresh object key of a: the row takes its
+// key, size, digest and sniffed type, as a register does. The caller holds
+// mu.
+func (s *Server) store(a *cairn.Artifact, content []byte) {
+	delete(s.objects, a.ObjectKey)
+	s.storeAt(a, s.nextKey(a.WorkspaceID), content)
 }
 
-// setContent writes content under a fresh object key of a.
-func (s *Server) setContent(a *cairn.Artifact, content []byte) {
-	n, _ := s.nextID()
-	a.ObjectKey = "store/" + a.WorkspaceID + "/" + ulid(n)
-	s.objects[a.ObjectKey] = append([]byte(nil), content...)
+func (s *Server) storeAt(a *cairn.Artifact, key string, content []byte) {
+	a.ObjectKey = key
+	s.objects[key] = append([]byte(nil), content...)
 	sum := digest(content)
-	a.Size, a.SHA256B64, a.MIMEType = int64(len(content)), &sum, http.DetectContentType(content[:min(len(content), 512)])
+	a.Size, a.SHA256B64, a.MIMEType = int64(len(content)), &sum, mimetype.Detect(content).String()
 }
 
 // recount refreshes a workspace's artifact counts; a change is a
-// workspace.upserted, as the server's triggers make it.
+// workspace.upserted, as the server's triggers make it. The caller holds
+// mu.
 func (s *Server) recount(wsID string) {
 	w, ok := s.ws[wsID]
 	if !ok {
@@ -80,55 +78,6 @@ func (s *Server) recount(wsID string) {
 	}
 }
 
-// Artifact is the stored artifact.
-func (s *Server) Artifact(id string) (*cairn.Artifact, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.arts[id]
-	if !ok {
-		return nil, false
-	}
-	return copyArt(a), true
-}
-
-// Object is the content the store holds for an artifact.
-func (s *Server) Object(artifactID string) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.arts[artifactID]
-	if !ok {
-		return nil, false
-	}
-	b, ok := s.objects[a.ObjectKey]
-	return append([]byte(nil), b...), ok
-}
-
-// CorruptObject replaces the bytes in the store behind the artifact's
-// back: its row keeps the recorded size and digest.
-func (s *Server) CorruptObject(artifactID string, content []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a, ok := s.arts[artifactID]; ok {
-		s.objects[a.ObjectKey] = append([]byte(nil), content...)
-	}
-}
-
-// MarkMissing deletes the artifact's object and flags it MISSING_OBJECT,
-// as the maintainer does, emitting both changes.
-func (s *Server) MarkMissing(artifactID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.arts[artifactID]
-	if !ok {
-		return
-	}
-	delete(s.objects, a.ObjectKey)
-	a.State = cairn.ArtifactMissingObject
-	_, a.UpdatedAt = s.nextID()
-	s.emitArt(a)
-	s.recount(a.WorkspaceID)
-}
-
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request) (*cairn.Artifact, bool) {
 	a, ok := s.arts[r.PathValue("id")]
 	if !ok {
@@ -137,48 +86,82 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) (*cairn.Artifa
 	return a, ok
 }
 
-func (s *Server) artifactNamed(wsID, name string) bool {
+// newArtifact runs what the routes that make an artifact share, in the
+// server's order: the request's own check (checked), then workspace {id}
+// and the name's being free in it; then make, which answers. Every refusal
+// is answered.
+func (s *Server) newArtifact(w http.ResponseWriter, r *http.Request, checked error, name string, make func(*cairn.Workspace)) {
+	if refused(w, checked) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.workspace(w, r); ok && s.nameFree(w, x.ID, name, "") {
+		make(x)
+	}
+}
+
+// nameFree refuses a name another artifact of the workspace has; on
+// failure it has answered.
+func (s *Server) nameFree(w http.ResponseWriter, wsID, name, except string) bool {
 	for _, a := range s.arts {
-		if a.WorkspaceID == wsID && a.Name == name {
-			return true
+		if a.WorkspaceID == wsID && a.Name == name && a.ID != except {
+			fail(w, cairn.Errorf(cairn.ReasonNameTaken, "workspace %s already has an artifact named '%s'", wsID, name))
+			return false
 		}
+	}
+	return true
+}
+
+// tooLarge refuses an object over the size cap; on failure it has
+// answered.
+func (s *Server) tooLarge(w http.ResponseWriter, size int64) bool {
+	if s.maxObject > 0 && size > s.maxObject {
+		fail(w, cairn.Errorf(cairn.ReasonObjectTooLarge, "%d bytes is over the %d byte size cap", size, s.maxObject))
+		return true
 	}
 	return false
 }
 
 func (s *Server) mintStaging(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Size      int64  `json:"size"`
-		SHA256B64 string `json:"sha256_b64"`
+		Size        int64  `json:"size"`
+		SHA256B64   string `json:"sha256_b64"`
+		ContentType string `json:"content_type"`
+		Multipart   bool   `json:"multipart"`
 	}
 	if !decode(w, r, &body) {
 		return
 	}
-	if raw, err := base64.StdEncoding.DecodeString(body.SHA256B64); err != nil || len(raw) != sha256.Size {
-		fail(w, cairn.Errorf(cairn.ReasonInvalidChecksum, "sha256_b64 must be the base64 of the raw 32-byte SHA-256 digest"))
+	req := cairn.StagingRequest{Size: body.Size, SHA256B64: body.SHA256B64, ContentType: body.ContentType, Multipart: body.Multipart}
+	if refused(w, req.Validate()) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
-	if !ok {
+	switch {
+	case !ok, s.tooLarge(w, body.Size):
+		return
+	case body.SHA256B64 == "":
+		fail(w, cairn.Internal("clienttest has no multipart uploads", nil))
 		return
 	}
-	n, at := s.nextID()
-	key := "staging/" + x.ID + "/" + ulid(n)
+	key := s.nextKey(x.ID)
 	s.staging[key] = &slot{wsID: x.ID, size: body.Size, sum: body.SHA256B64}
 	sig := signature()
 	s.sigs[key] = sig
 	reply(w, map[string]any{"staging": map[string]any{
 		"staging_object_key": key, "put_url": s.storeBase() + "/store/" + key + "?X-Amz-Signature=" + sig,
-		"expires_at": at.Add(360 * time.Second),
+		"expires_at": cairn.Timestamp(s.clock()).Add(putURLTTL),
 	}})
 }
 
-// takeStaging checks a staging key for the workspace and consumes its
-// uploaded slot; on failure it has answered.
+// takeStaging consumes the uploaded slot of a key minted for the
+// workspace; on failure it has answered. A key naming another workspace is
+// invalid, a key never uploaded not found.
 func (s *Server) takeStaging(w http.ResponseWriter, wsID, key string) (*slot, bool) {
-	if !strings.HasPrefix(key, "staging/"+wsID+"/") {
+	if !strings.Contains(key, "/"+wsID+"/") {
 		fail(w, cairn.Errorf(cairn.ReasonStagingKeyInvalid, "staging object key '%s' was not issued for workspace %s", key, wsID))
 		return nil, false
 	}
@@ -192,41 +175,36 @@ func (s *Server) takeStaging(w http.ResponseWriter, wsID, key string) (*slot, bo
 	return sl, true
 }
 
+// stagedBody is what a register or a replace sends for its content.
+type stagedBody struct {
+	Key    string              `json:"staging_object_key"`
+	Upload *cairn.StagedUpload `json:"upload"`
+}
+
 func (s *Server) registerArtifact(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Key         string  `json:"staging_object_key"`
+		stagedBody
 		Name        string  `json:"name"`
 		Description *string `json:"description"`
 	}
 	if !decode(w, r, &body) {
 		return
 	}
-	if err := cairn.ValidateName("artifact", body.Name); err != nil {
-		fail(w, err.(*cairn.Error))
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.workspace(w, r)
-	if !ok {
-		return
-	}
-	if s.artifactNamed(x.ID, body.Name) {
-		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "workspace %s already has an artifact named '%s'", x.ID, body.Name))
-		return
-	}
-	sl, ok := s.takeStaging(w, x.ID, body.Key)
-	if !ok {
-		return
-	}
-	reply(w, map[string]any{"artifact": s.addArtifact(x.ID, body.Name, body.Description, sl.data)})
+	c := cairn.ArtifactCreate{StagingKey: body.Key, Upload: body.Upload, Name: body.Name, Description: body.Description}
+	s.newArtifact(w, r, c.Validate(), c.Name, func(x *cairn.Workspace) {
+		if sl, ok := s.takeStaging(w, x.ID, c.StagingKey); ok {
+			a := s.addArtifact(x.ID, c.Name, c.StagingKey, sl.data, func(a *cairn.Artifact) { a.Description = c.Description })
+			reply(w, map[string]any{"artifact": a})
+		}
+	})
 }
 
 func (s *Server) replaceContent(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Key string `json:"staging_object_key"`
-	}
+	var body stagedBody
 	if !decode(w, r, &body) {
+		return
+	}
+	if refused(w, (cairn.Staged{Key: body.Key, Upload: body.Upload}).Validate()) {
 		return
 	}
 	s.mu.Lock()
@@ -239,53 +217,61 @@ func (s *Server) replaceContent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.rewrite(a, sl.data)
+	delete(s.objects, a.ObjectKey)
+	s.storeAt(a, body.Key, sl.data)
+	s.rewritten(a)
 	reply(w, map[string]any{"artifact": a})
 }
 
-// rewrite gives an artifact new content: RECORDED again, updated_at
-// moved, both changes emitted.
-func (s *Server) rewrite(a *cairn.Artifact, content []byte) {
-	delete(s.objects, a.ObjectKey)
-	s.setContent(a, content)
+// rewritten records new content of a: RECORDED again, updated_at moved,
+// both changes announced. The caller holds mu.
+func (s *Server) rewritten(a *cairn.Artifact) {
 	a.State = cairn.ArtifactRecorded
-	_, a.UpdatedAt = s.nextID()
+	a.UpdatedAt = s.stamp()
 	s.emitArt(a)
 	s.recount(a.WorkspaceID)
 }
 
+// artifactFilter reads a workspace's artifact list query.
+func artifactFilter(wsID string, q map[string][]string) (cairn.ArtifactFilter, error) {
+	p, err := pageOf(q)
+	if err != nil {
+		return cairn.ArtifactFilter{}, err
+	}
+	f := cairn.ArtifactFilter{WorkspaceID: wsID, Names: q["name"], Page: p}
+	for _, v := range q["state"] {
+		state, err := cairn.ParseArtifactState(v)
+		if err != nil {
+			return f, err
+		}
+		f.States = append(f.States, state)
+	}
+	if len(f.States) == 0 {
+		f.States = []cairn.ArtifactState{cairn.ArtifactRecorded}
+	}
+	return f, validNames("artifact", f.Names)
+}
+
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	states := q["state"]
-	if len(states) == 0 {
-		states = []string{string(cairn.ArtifactRecorded)}
+	f, err := artifactFilter(r.PathValue("id"), q)
+	if refused(w, err) {
+		return
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	x, ok := s.workspace(w, r)
 	if !ok {
-		s.mu.Unlock()
 		return
 	}
 	var rows []*cairn.Artifact
 	for _, a := range s.arts {
-		if a.WorkspaceID == x.ID && slices.Contains(states, string(a.State)) && (len(q["name"]) == 0 || slices.Contains(q["name"], a.Name)) {
-			rows = append(rows, copyArt(a))
+		if a.WorkspaceID == x.ID && slices.Contains(f.States, a.State) && (len(f.Names) == 0 || slices.Contains(f.Names, a.Name)) {
+			rows = append(rows, a)
 		}
 	}
-	s.mu.Unlock()
-	slices.SortFunc(rows, func(a, b *cairn.Artifact) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
-	rows, err := page(rows, q)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	out := map[string]any{}
-	if len(rows) > 0 {
-		out["artifacts"] = rows
-	}
-	reply(w, out)
+	answerList(w, r, s.listTag(artifactList(x.ID), q), "artifacts", rows, f.Page,
+		func(a *cairn.Artifact) (time.Time, string) { return a.CreatedAt, a.ID })
 }
 
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
@@ -297,8 +283,7 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"artifact": a}
 	if p, asked := r.URL.Query()["presign"]; asked && (p[0] == "" || p[0] == "true") {
-		if a.State != cairn.ArtifactRecorded {
-			fail(w, cairn.Errorf(cairn.ReasonObjectMissing, "artifact %s is 'MISSING_OBJECT'; only a 'RECORDED' artifact has a servable object", a.ID))
+		if !recorded(w, a) {
 			return
 		}
 		sig := signature()
@@ -312,52 +297,53 @@ func (s *Server) deleteArtifact(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a, ok := s.arts[r.PathValue("id")]; ok {
-		delete(s.arts, a.ID)
-		s.emit(cairn.Event{Type: cairn.EventArtifactDeleted, ID: a.ID})
-		s.recount(a.WorkspaceID)
+		s.removeArtifact(a)
 	}
 	reply(w, nil)
 }
 
-func (s *Server) renameArtifact(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("name")
-	if err := cairn.ValidateName("artifact", name); err != nil {
-		fail(w, err.(*cairn.Error))
-		return
-	}
+// removeArtifact deletes a's row and object and announces it. The caller
+// holds mu.
+func (s *Server) removeArtifact(a *cairn.Artifact) {
+	delete(s.arts, a.ID)
+	delete(s.objects, a.ObjectKey)
+	s.bump(artifactList(a.WorkspaceID))
+	s.emit(cairn.Event{Type: cairn.EventArtifactDeleted, ID: a.ID})
+	s.recount(a.WorkspaceID)
+}
+
+// editArtifact runs edit on artifact {id} and answers the changed row; an
+// edit that refuses has answered and returns false.
+func (s *Server) editArtifact(w http.ResponseWriter, r *http.Request, edit func(*cairn.Artifact) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.artifact(w, r)
-	if !ok {
+	if !ok || !edit(a) {
 		return
 	}
-	if name != a.Name && s.artifactNamed(a.WorkspaceID, name) {
-		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "workspace %s already has an artifact named '%s'", a.WorkspaceID, name))
-		return
-	}
-	a.Name = name
-	_, a.UpdatedAt = s.nextID()
+	a.UpdatedAt = s.stamp()
 	s.emitArt(a)
 	reply(w, map[string]any{"artifact": a})
 }
 
+func (s *Server) renameArtifact(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if refused(w, cairn.ValidateName("artifact", name)) {
+		return
+	}
+	s.editArtifact(w, r, func(a *cairn.Artifact) bool {
+		if !s.nameFree(w, a.WorkspaceID, name, a.ID) {
+			return false
+		}
+		a.Name = name
+		return true
+	})
+}
+
 func (s *Server) describeArtifact(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Description *string `json:"description"`
+	if d, ok := description(w, r); ok {
+		s.editArtifact(w, r, func(a *cairn.Artifact) bool { a.Description = d; return true })
 	}
-	if !decode(w, r, &body) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.artifact(w, r)
-	if !ok {
-		return
-	}
-	a.Description = body.Description
-	_, a.UpdatedAt = s.nextID()
-	s.emitArt(a)
-	reply(w, map[string]any{"artifact": a})
 }
 
 // storeError answers as S3 does: an XML error document.

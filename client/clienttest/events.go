@@ -38,8 +38,11 @@ func (s *Server) Emit(ev cairn.Event) {
 }
 
 func (s *Server) emit(ev cairn.Event) {
+	if s.muted && ev.IsChange() {
+		return
+	}
 	if ev.IsChange() && ev.At.IsZero() {
-		ev.At = time.Now().UTC()
+		ev.At = s.clock().UTC()
 	}
 	for sub := range s.subs {
 		if !sub.wants(ev) {
@@ -54,12 +57,30 @@ func (s *Server) emit(ev cairn.Event) {
 	}
 }
 
+// emitWS announces a workspace row's change; the caller holds mu.
 func (s *Server) emitWS(w *cairn.Workspace) {
+	s.bump(workspaceList)
 	s.emit(cairn.Event{Type: cairn.EventWorkspaceUpserted, ID: w.ID, Workspace: copyWS(w)})
 }
 
+// emitArt announces an artifact row's change; the caller holds mu.
 func (s *Server) emitArt(a *cairn.Artifact) {
+	s.bump(artifactList(a.WorkspaceID))
 	s.emit(cairn.Event{Type: cairn.EventArtifactUpserted, ID: a.ID, Artifact: copyArt(a)})
+}
+
+// Unannounced runs change with no change frame sent for what it does, as
+// when the server lost a notification; the lists change all the same.
+func (s *Server) Unannounced(change func()) {
+	s.mu.Lock()
+	s.muted = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.muted = false
+		s.mu.Unlock()
+	}()
+	change()
 }
 
 // Resync sends every subscriber a resync frame.
@@ -108,7 +129,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	if send(conn, cairn.Event{Type: cairn.EventHello, ServerTime: time.Now().UTC()}) != nil {
+	if send(conn, cairn.Event{Type: cairn.EventHello, ServerTime: s.clock().UTC()}) != nil {
 		return
 	}
 	var seq int64

@@ -1,12 +1,17 @@
-// Package clienttest is an in-memory cairn server for tests of code that
-// talks to one through package client (the TUI's teatest flows, TUI.md
-// §7.3): the REST routes a client uses, presigned PUT and GET stand-ins
-// that check what a real store checks (length, SHA-256, range), the
-// volume transfer routes over an in-memory volume, the /v1/events
-// websocket the test drives (Emit, Resync, DropConnection), the shell
-// websocket over ptyshell.Serve with a scripted process, and failure
-// injection by route (FailNext, Hold). Every mutation emits its change
-// frames, as the real server's notifications do.
+// Package clienttest is an in-memory cairn server for the tests of code that
+// talks to one through package client: the client's own tests and the
+// TUI's. It serves the REST routes a client uses, presigned PUT and GET
+// stand-ins that check what a store checks (length, SHA-256, range), the
+// volume routes over in-memory volumes (transfers, file listing and reads,
+// pack and unpack), the /v1/events websocket the test can drive (Emit,
+// Resync, DropConnection) and the shell websocket over ptyshell.Serve with a
+// scripted process. Failures are injected by route (FailNext, Hold).
+//
+// It keeps no rule of its own where package cairn has one: request checks,
+// name and path rules and the reason→status table are cairn's. What it must
+// decide itself (the order of the checks, what a route answers) is held to
+// the real server's behaviour by the client's contract suite, which runs
+// the same cases against both.
 package clienttest
 
 import (
@@ -33,8 +38,14 @@ type Server struct {
 	URL  string
 	http *httptest.Server
 
+	clock     func() time.Time
+	app       string
+	maxObject int64
+
 	mu       sync.Mutex
-	n        int
+	rows     int       // the last row number: workspaces and artifacts share it
+	keys     int       // the last object key number
+	stamped  time.Time // the last row stamp: stamps only grow
 	ws       map[string]*cairn.Workspace
 	arts     map[string]*cairn.Artifact
 	objects  map[string][]byte // object key → content
@@ -42,12 +53,15 @@ type Server struct {
 	sigs     map[string]string // object or staging key → its URL signature
 	volumes  map[string]*volume
 	mounts   map[string]int
+	versions map[string]int64 // list → how often it changed: the ETags' source
 	failures map[string][]failure
+	refusals map[string]failure // route → how it answers every request
 	holds    map[string]chan struct{}
 	hits     map[string]int
 	queries  map[string]url.Values // route → the last request's query
 	storeURL string                // the presigned URLs' base; "" is URL
 	subs     map[*subscriber]struct{}
+	muted    bool // change frames are not sent: Unannounced runs
 
 	shellEnabled bool
 	onShell      func(wsID string, s *ptyshelltest.Stream)
@@ -60,16 +74,36 @@ type failure struct {
 	reason cairn.Reason
 }
 
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock stamps rows, file times and the events hello with now instead of
+// time.Now; row stamps still grow by at least a microsecond each, as a
+// database's do.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.clock = now } }
+
+// WithMaxObjectSize refuses staging uploads above n bytes (object_too_large),
+// as a server with artifact.store.maxObjectSize n does. Without it nothing is
+// too large.
+func WithMaxObjectSize(n int64) Option { return func(s *Server) { s.maxObject = n } }
+
+// WithAppName names volumes <app>-<workspace ID>; the default is "cairn".
+func WithAppName(app string) Option { return func(s *Server) { s.app = app } }
+
 // New starts a server; Cleanup closes it, its websockets and its shells.
-func New(t testing.TB) *Server {
+func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{
+		clock: time.Now, app: "cairn",
 		ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{},
 		objects: map[string][]byte{}, staging: map[string]*slot{}, sigs: map[string]string{},
-		volumes: map[string]*volume{}, mounts: map[string]int{},
-		failures: map[string][]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
+		volumes: map[string]*volume{}, mounts: map[string]int{}, versions: map[string]int64{},
+		failures: map[string][]failure{}, refusals: map[string]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
 		subs: map[*subscriber]struct{}{}, shellEnabled: true, onShell: ExitOnCommand,
 		closing: make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	mux := http.NewServeMux()
 	s.routes(mux)
@@ -87,7 +121,7 @@ func (s *Server) close() {
 	s.shellDone.Wait()
 }
 
-// Client returns a client of the server, closed with the test.
+// Client returns a client of the server.
 func (s *Server) Client(t testing.TB, opts ...client.Option) *client.Client {
 	t.Helper()
 	c, err := client.New(s.URL, opts...)
@@ -97,14 +131,23 @@ func (s *Server) Client(t testing.TB, opts ...client.Option) *client.Client {
 	return c
 }
 
-// FailNext makes the next request of route answer status with reason
-// (its envelope, or an S3 error document on the store routes). Routes are
-// named by their pattern: "POST /v1/workspaces/{id}/new-staging",
-// "PUT /store/{key...}". Failures queue up in order.
+// FailNext makes the next request of route answer status with reason (its
+// envelope, or an S3 error document on the store routes). A route is named
+// by its pattern, "POST /v1/workspaces/{id}/new-staging", "PUT
+// /store/{key...}", or as one request is, "DELETE /v1/artifacts/01J…".
+// Failures queue up in order.
 func (s *Server) FailNext(route string, status int, reason cairn.Reason) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures[route] = append(s.failures[route], failure{status: status, reason: reason})
+}
+
+// FailEvery makes every later request of route answer status with reason,
+// as a server without the route would; requests FailNext fails first.
+func (s *Server) FailEvery(route string, status int, reason cairn.Reason) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusals[route] = failure{status: status, reason: reason}
 }
 
 // Hold makes requests of route wait, before anything is read, until
@@ -163,15 +206,7 @@ func (s *Server) storeBase() string {
 // middleware.
 func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[pattern]++
-		s.queries[pattern] = r.URL.Query()
-		hold := s.holds[pattern]
-		var f *failure
-		if q := s.failures[pattern]; len(q) > 0 {
-			f, s.failures[pattern] = &q[0], q[1:]
-		}
-		s.mu.Unlock()
+		hold, f := s.arrive(pattern, r)
 		if hold != nil {
 			select {
 			case <-hold:
@@ -179,16 +214,35 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) 
 				return
 			}
 		}
-		if f != nil {
-			if strings.Contains(pattern, " /store/") {
-				storeError(w, f.status, string(f.reason))
-				return
-			}
+		switch {
+		case f == nil:
+			h(w, r)
+		case strings.Contains(pattern, " /store/"):
+			storeError(w, f.status, string(f.reason))
+		default:
 			fail(w, &cairn.Error{Reason: f.reason, Status: f.status, Detail: "injected by the test"})
-			return
 		}
-		h(w, r)
 	})
+}
+
+// arrive counts a request and takes its hold and its injected failure: the
+// one queued for the request itself, then for its pattern, then the
+// pattern's refusal of every request.
+func (s *Server) arrive(pattern string, r *http.Request) (chan struct{}, *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hits[pattern]++
+	s.queries[pattern] = r.URL.Query()
+	for _, route := range []string{r.Method + " " + r.URL.Path, pattern} {
+		if q := s.failures[route]; len(q) > 0 {
+			s.failures[route] = q[1:]
+			return s.holds[pattern], &q[0]
+		}
+	}
+	if f, ok := s.refusals[pattern]; ok {
+		return s.holds[pattern], &f
+	}
+	return s.holds[pattern], nil
 }
 
 var requestIDs struct {
@@ -204,18 +258,21 @@ func requestID() string {
 }
 
 // reply writes a 200 envelope with the payload's fields at the top level.
-func reply(w http.ResponseWriter, payload map[string]any) {
-	if payload == nil {
-		payload = map[string]any{}
+func reply(w http.ResponseWriter, payload any) {
+	fields := map[string]any{}
+	if payload != nil {
+		b, _ := json.Marshal(payload)  // the payloads are plain data
+		_ = json.Unmarshal(b, &fields) // an object, so it decodes
 	}
 	id := requestID()
-	payload["success"], payload["request_id"] = true, id
+	fields["success"], fields["request_id"] = true, id
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", id)
-	_ = json.NewEncoder(w).Encode(payload) // the client may have gone
+	_ = json.NewEncoder(w).Encode(fields) // the client may have gone
 }
 
-// fail writes the error envelope of e; its status defaults by reason.
+// fail writes the error envelope of e; its status is the reason's unless
+// e names one.
 func fail(w http.ResponseWriter, e *cairn.Error) {
 	status := e.Status
 	if status == 0 {
@@ -231,13 +288,47 @@ func fail(w http.ResponseWriter, e *cairn.Error) {
 	})
 }
 
-// nextID returns a fresh counter value and the time to stamp rows with.
-func (s *Server) nextID() (int, time.Time) {
-	s.n++
-	return s.n, time.Now().UTC().Truncate(time.Microsecond)
+// refused answers err's envelope, a *cairn.Error as it is and anything else
+// as an internal error, and reports whether there was one: a failed check
+// ends its handler.
+func refused(w http.ResponseWriter, err error) bool {
+	if err == nil {
+		return false
+	}
+	e, ok := err.(*cairn.Error)
+	if !ok {
+		e = cairn.Internal("clienttest failed", err)
+	}
+	fail(w, e)
+	return true
 }
 
-func ulid(n int) string { return fmt.Sprintf("01J%023d", n) }
+// stamp is the time of a row change: the clock's, moved past the last
+// stamp when it is not later. The caller holds mu.
+func (s *Server) stamp() time.Time {
+	t := cairn.Timestamp(s.clock())
+	if !t.After(s.stamped) {
+		t = s.stamped.Add(time.Microsecond)
+	}
+	s.stamped = t
+	return t
+}
+
+// nextRow numbers a new row; the caller holds mu.
+func (s *Server) nextRow() int {
+	s.rows++
+	return s.rows
+}
+
+// nextKey is a fresh object key of the workspace; the caller holds mu.
+func (s *Server) nextKey(wsID string) string {
+	s.keys++
+	return fmt.Sprintf("store/%s/01K%023d", wsID, s.keys)
+}
+
+func workspaceID(n int) string { return fmt.Sprintf("%08d-0000-4000-8000-%012d", n, n) }
+
+func artifactID(n int) string { return fmt.Sprintf("01J%023d", n) }
 
 func signature() string {
 	b := make([]byte, 16)

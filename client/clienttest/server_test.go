@@ -31,7 +31,7 @@ func TestTransfersRoundTrip(t *testing.T) {
 	a, err := c.Upload(ctx, ws.ID, src, client.UploadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "report_csv", a.Name)
-	require.Equal(t, "text/plain; charset=utf-8", a.MIMEType)
+	require.Equal(t, "text/csv", a.MIMEType, "sniffed as the server sniffs")
 	w, _ := s.Workspace(ws.ID)
 	require.Equal(t, int64(1), w.ArtifactCounts.Recorded)
 

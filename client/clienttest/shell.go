@@ -59,7 +59,7 @@ func (s *Server) listShells(w http.ResponseWriter, _ *http.Request) {
 	reply(w, map[string]any{"shells": []*cairn.Shell{}, "enabled": on})
 }
 
-// shell runs PTYSHELL.md §3.2's refusals, then ptyshell.Serve over a
+// shell runs the shell route's refusals, then ptyshell.Serve over a
 // scripted process.
 func (s *Server) shell(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -88,7 +88,7 @@ func (s *Server) shell(w http.ResponseWriter, r *http.Request) {
 		fail(w, cairn.Errorf(cairn.ReasonWorkspaceNotFound, "workspace '%s' does not exist", r.PathValue("id")))
 		return
 	case ws.VolumeState != cairn.VolumeReady:
-		fail(w, &cairn.Error{Reason: cairn.ReasonVolumeNotReady, Status: http.StatusConflict, Detail: "workspace " + ws.Name + " has no volume"})
+		fail(w, &cairn.Error{Reason: cairn.ReasonVolumeNotReady, Status: volumeRouteStatus(), Detail: "workspace " + ws.Name + " has no volume"})
 		return
 	}
 	up := websocket.Upgrader{Subprotocols: []string{ptyshell.Subprotocol}, CheckOrigin: upgrader.CheckOrigin}

@@ -79,12 +79,11 @@ func (a *API) unpackInVolume(r *http.Request) (any, error) {
 	return res, nil
 }
 
-// filesFailure attaches the route's sentence. On the files routes a volume
-// that is not READY is a conflict with the workspace's state (409); the
-// older transfer routes keep the 400 their clients know.
+// filesFailure attaches the route's sentence, with the status a refusal has
+// on the routes that work inside a volume (cairn.Reason.VolumeRouteStatus).
 func filesFailure(err error, format string, args ...any) error {
-	if cairn.ErrorReason(err) == cairn.ReasonVolumeNotReady {
-		err = &statusError{status: http.StatusConflict, err: err}
+	if status, own := cairn.ErrorReason(err).VolumeRouteStatus(); own {
+		err = &statusError{status: status, err: err}
 	}
 	return failed(err, format, args...)
 }

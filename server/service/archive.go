@@ -138,7 +138,7 @@ func (p *packer) settle(ctx context.Context, res *sidecar.Result, format string)
 	if res.Size == nil || res.SHA256B64 == "" {
 		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the pack sidecar reported success without the size and digest of its archive")
 	}
-	obj := &object{key: p.key, size: *res.Size, mimeType: archiveMIME(format), sha256B64: res.SHA256B64}
+	obj := &object{key: p.key, size: *res.Size, mimeType: cairn.ArchiveMIME(format), sha256B64: res.SHA256B64}
 	switch {
 	case p.object != nil:
 		return obj, p.checkObject(ctx, res)
@@ -192,29 +192,13 @@ func (p *packer) discard(ctx context.Context) {
 	p.s.deleteObject(ctx, p.key, "object of a failed pack")
 }
 
-func archiveMIME(format string) string {
-	if format == cairn.ArchiveZip {
-		return cairn.MIMEZip
-	}
-	return cairn.MIMEGzip
-}
-
-// validateFormat accepts the archive formats a pack writes.
-func validateFormat(format string) error {
-	switch format {
-	case "", cairn.ArchiveTarGz, cairn.ArchiveZip:
-		return nil
-	}
-	return cairn.Errorf(cairn.ReasonInvalidParameters, "format must be '%s' or '%s'", cairn.ArchiveTarGz, cairn.ArchiveZip)
-}
-
 // UnpackArtifact unpacks a RECORDED archive artifact into the new directory
 // targetDir of its workspace volume: an unpack sidecar reads it through a
 // presigned GET and writes a fresh directory beside the target, renamed
 // into place only once every entry passed every check (ARCHITECTURE §11.2).
 func (s *Service) UnpackArtifact(ctx context.Context, artifactID, targetDir string) (*cairn.UnpackResult, error) {
-	if targetDir == "" {
-		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "target_dir is required")
+	if err := cairn.RequireParam("target_dir", targetDir); err != nil {
+		return nil, err
 	}
 	a, err := s.store.FindArtifact(ctx, artifactID)
 	if err != nil {

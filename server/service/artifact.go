@@ -55,7 +55,7 @@ func (s *Service) singlePutCap() int64 { return min(s.maxObjectSize, cairn.MaxPa
 // is checked before any store work; a row is inserted only after its
 // object is known to exist, and a key registers once.
 func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c cairn.ArtifactCreate) (*cairn.Artifact, error) {
-	if err := validateCreate(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if _, err := s.store.FindWorkspace(ctx, workspaceID); err != nil {
@@ -72,19 +72,6 @@ func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c ca
 	a, err := s.recordArtifact(ctx, workspaceID, c.Name, c.Description, obj)
 	s.settle(ctx, staged, obj, err)
 	return a, err
-}
-
-func validateCreate(c cairn.ArtifactCreate) error {
-	if err := c.Upload.Validate(); err != nil {
-		return err
-	}
-	if c.StagingKey == "" {
-		return cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
-	}
-	if err := cairn.ValidateName("artifact", c.Name); err != nil {
-		return err
-	}
-	return cairn.ValidateDescription(c.Description)
 }
 
 // checkNameFree refuses a name another artifact of the workspace, in any

@@ -114,10 +114,7 @@ func (s *Service) SetArtifactDescription(ctx context.Context, id string, d *stri
 // before keeps working through the grace window. Concurrent replacements
 // are last-writer-wins; each releases the key it replaced.
 func (s *Service) ReplaceContent(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error) {
-	if src.Key == "" {
-		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
-	}
-	if err := src.Upload.Validate(); err != nil {
+	if err := src.Validate(); err != nil {
 		return nil, err
 	}
 	a, err := s.store.FindArtifact(ctx, id)

@@ -15,7 +15,7 @@ var _ cairn.VolumeTransferService = (*Service)(nil)
 // shared lock. An object a failure leaves behind is deleted best-effort;
 // what that misses is never referenced, and the reaper takes it by age.
 func (s *Service) ArtifactFromVolume(ctx context.Context, workspaceID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error) {
-	if err := validateVolumeCreate(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if _, err := s.store.FindWorkspace(ctx, workspaceID); err != nil {
@@ -58,24 +58,11 @@ func (s *Service) fromVolume(ctx context.Context, ws *cairn.Workspace, subject s
 // only is the secrets of a run handed one URL.
 func only(url string) func() []string { return func() []string { return []string{url} } }
 
-func validateVolumeCreate(c cairn.VolumeArtifactCreate) error {
-	if c.SourcePath == "" {
-		return cairn.Errorf(cairn.ReasonInvalidParameters, "source_path is required")
-	}
-	if err := validateFormat(c.Format); err != nil {
-		return err
-	}
-	if err := cairn.ValidateName("artifact", c.Name); err != nil {
-		return err
-	}
-	return cairn.ValidateDescription(c.Description)
-}
-
 // UpdateFromVolume replaces an artifact's content from a volume file. There
 // is no state gate: a MISSING_OBJECT artifact is repaired.
 func (s *Service) UpdateFromVolume(ctx context.Context, artifactID, sourcePath string) (*cairn.Artifact, error) {
-	if sourcePath == "" {
-		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "source_path is required")
+	if err := cairn.RequireParam("source_path", sourcePath); err != nil {
+		return nil, err
 	}
 	a, err := s.store.FindArtifact(ctx, artifactID)
 	if err != nil {
@@ -101,8 +88,8 @@ func (s *Service) UpdateFromVolume(ctx context.Context, artifactID, sourcePath s
 
 // LoadIntoVolume writes a RECORDED artifact's content to a volume file.
 func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath string) error {
-	if targetPath == "" {
-		return cairn.Errorf(cairn.ReasonInvalidParameters, "target_path is required")
+	if err := cairn.RequireParam("target_path", targetPath); err != nil {
+		return err
 	}
 	a, err := s.store.FindArtifact(ctx, artifactID)
 	if err != nil {

@@ -100,8 +100,8 @@ func (s *Service) AbortUpload(ctx context.Context, workspaceID, key, uploadID st
 }
 
 func validateUploadRef(key, uploadID string) error {
-	if key == "" {
-		return cairn.Errorf(cairn.ReasonInvalidParameters, "staging_object_key is required")
+	if err := cairn.RequireParam("staging_object_key", key); err != nil {
+		return err
 	}
 	return (&cairn.StagedUpload{ID: uploadID, Size: 1}).Validate()
 }

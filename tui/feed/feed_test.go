@@ -36,7 +36,7 @@ func (h *host) FirstList() tea.Cmd                        { return nil }
 func setup(t *testing.T) (*Feed, *tuitest.Backend, *store.Store) {
 	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
-	b := tuitest.NewBackend(clock)
+	b := tuitest.NewBackend(t, clock)
 	st := store.New(1000)
 	c := &deps.Deps{Config: tuitest.Config(), After: func(time.Duration, func() tea.Msg) tea.Cmd { return nil }}
 	pump := live.NewPump(b, live.NewHub(50*time.Millisecond, 100, clock.Now), clock.Now)
@@ -80,7 +80,7 @@ func TestResyncDuringResyncRunsOnceMore(t *testing.T) {
 	var calls int
 	b.FindWorkspacesFunc = func(ctx context.Context, flt cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
 		calls++
-		return b.World.FindWorkspacesForTest(ctx, flt)
+		return b.Client.FindWorkspaces(ctx, flt)
 	}
 	first := f.Resync()
 	require.NotNil(t, first)

@@ -22,7 +22,7 @@ func TestRunReportsPartsAndNotices(t *testing.T) {
 		t.Run(transfer.KindWord(kind), func(t *testing.T) {
 			t.Parallel()
 			hub := live.NewHub(0, 100, time.Now)
-			b := tuitest.NewBackend(tuitest.NewClock(tuitest.Epoch()))
+			b := tuitest.NewBackend(t, tuitest.NewClock(tuitest.Epoch()))
 			var firstSeen []live.Sample
 			move := func(pp client.PhaseProgress, parts client.PartProgress, notice func(client.Notice)) {
 				parts(2, 10) // before any bytes: held back

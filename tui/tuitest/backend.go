@@ -1,42 +1,37 @@
+// Package tuitest holds cairn-tui's test scaffolding: a Backend that is a
+// real client of clienttest's in-memory server (the one fake server, held to
+// the real one by the client's contract suite), a World to seed that server
+// with, a clipboard, a settable clock and the golden sizes. It keeps no
+// server rule of its own. It does not import package tui, so tui's own
+// tests can use it.
 package tuitest
 
 import (
 	"context"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/client/clienttest"
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// Backend is a fake of tui.Backend. Each method calls its Func field when
-// set, else the World (MintStaging and the register/replace calls, which
-// the TUI makes only through Upload and Replace, and Shell fail unless
-// set). The volume calls are recorded (VolumeCalls) either way.
+// Backend is what the TUI's tests hand it as its backend: a client of a
+// clienttest server (World), stamping with the test's clock. A test
+// replaces one call by setting its Func field, to script an answer the fake
+// server does not give (a shell list, an audit trail, a sweep) or to watch
+// the call; the volume calls are recorded either way (VolumeCalls).
 type Backend struct {
-	World  *World
-	Source *Source
+	*client.Client
+	World *World
 
-	CreateWorkspaceFunc            func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error)
-	FindWorkspacesFunc             func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
-	InspectWorkspaceFunc           func(ctx context.Context, id string) (*cairn.WorkspaceDetail, error)
-	RenameWorkspaceFunc            func(ctx context.Context, id, name string) (*cairn.Workspace, error)
-	SetWorkspaceDescriptionFunc    func(ctx context.Context, id string, d *string) (*cairn.Workspace, error)
-	SetWorkspaceVolumeMetadataFunc func(ctx context.Context, id string, m *cairn.VolumeMetadata) (*cairn.Workspace, error)
-	DeleteWorkspaceFunc            func(ctx context.Context, id string) error
-	SetupVolumeFunc                func(ctx context.Context, id string) error
-	TeardownVolumeFunc             func(ctx context.Context, id string) error
-
-	MintStagingFunc            func(ctx context.Context, wsID string, r cairn.StagingRequest) (*cairn.Staging, error)
-	RegisterArtifactFunc       func(ctx context.Context, wsID string, c cairn.ArtifactCreate) (*cairn.Artifact, error)
-	FindArtifactsFunc          func(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error)
-	GetArtifactFunc            func(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error)
-	RenameArtifactFunc         func(ctx context.Context, id, name string) (*cairn.Artifact, error)
-	SetArtifactDescriptionFunc func(ctx context.Context, id string, d *string) (*cairn.Artifact, error)
-	ReplaceContentFunc         func(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error)
-	DeleteArtifactFunc         func(ctx context.Context, id string) error
-
-	EventsFunc func(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error)
+	CreateWorkspaceFunc func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error)
+	FindWorkspacesFunc  func(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error)
+	SetupVolumeFunc     func(ctx context.Context, id string) error
+	TeardownVolumeFunc  func(ctx context.Context, id string) error
+	DeleteArtifactFunc  func(ctx context.Context, id string) error
 
 	UploadFunc   func(ctx context.Context, wsID, path string, o client.UploadOptions) (*cairn.Artifact, error)
 	ReplaceFunc  func(ctx context.Context, id, path string, o client.UploadOptions) (*cairn.Artifact, error)
@@ -48,178 +43,144 @@ type Backend struct {
 	DiscardUploadFunc   func(ctx context.Context, p client.PendingUpload) error
 
 	ArtifactFromVolumeFunc func(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error)
-	UpdateFromVolumeFunc   func(ctx context.Context, id, path string) (*cairn.Artifact, error)
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
+	ListFilesFunc          func(ctx context.Context, wsID string, p cairn.FileListParams) (*cairn.FileListing, error)
+	UnpackArtifactFunc     func(ctx context.Context, id, dir string) (*cairn.UnpackResult, error)
 
-	ListFilesFunc      func(ctx context.Context, wsID string, p cairn.FileListParams) (*cairn.FileListing, error)
-	ReadFileFunc       func(ctx context.Context, wsID string, p cairn.FileReadParams) (*cairn.FileContent, error)
-	UnpackArtifactFunc func(ctx context.Context, id, dir string) (*cairn.UnpackResult, error)
-
-	callsMu sync.Mutex
-	calls   []VolumeCall
+	SweepFunc func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
+	AuditFunc func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 
 	ShellFunc      func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error)
-	SweepFunc      func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	FindShellsFunc func(ctx context.Context, wsID string) (*cairn.ShellList, error)
 	KillShellFunc  func(ctx context.Context, id string) error
-	// CreateShellFunc and AttachShellFunc are v2's; without them the
-	// fake is a server without v2.
+	// CreateShellFunc, AttachShellFunc and WatchShellFunc are v2's; the
+	// fake server has no v2, so the TUI dials v1's Shell without them.
 	CreateShellFunc func(ctx context.Context, wsID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error)
 	AttachShellFunc func(ctx context.Context, id, secret string, size ptyshell.Size) (*ptyshell.Session, error)
 	WatchShellFunc  func(ctx context.Context, id string, size ptyshell.Size) (*ptyshell.Session, error)
-	AuditFunc       func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
+
+	callsMu sync.Mutex
+	calls   []VolumeCall
 }
 
-var (
-	_ cairn.WorkspaceService      = (*Backend)(nil)
-	_ cairn.ArtifactService       = (*Backend)(nil)
-	_ cairn.EventService          = (*Backend)(nil)
-	_ cairn.VolumeTransferService = (*Backend)(nil)
-	_ cairn.FileService           = (*Backend)(nil)
-)
-
-// NewBackend returns a fake over a new world and event source.
-func NewBackend(clock *Clock) *Backend {
-	return &Backend{World: NewWorld(clock), Source: NewSource()}
+// NewBackend starts a fake server stamping with clock and returns its
+// client; the server closes with the test.
+func NewBackend(t testing.TB, clock *Clock) *Backend {
+	t.Helper()
+	s := clienttest.New(t, clienttest.WithClock(clock.Now))
+	return &Backend{Client: s.Client(t), World: &World{s}}
 }
 
-func unsupported() error { return cairn.Errorf(cairn.ReasonInternal, "not faked") }
+// or is the Func f when set, else the client's own call.
+func or[F any](f, client F, set bool) F {
+	if set {
+		return f
+	}
+	return client
+}
 
 func (b *Backend) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
-	if b.CreateWorkspaceFunc != nil {
-		return b.CreateWorkspaceFunc(ctx, c)
-	}
-	return b.World.createWorkspace(ctx, c)
+	return or(b.CreateWorkspaceFunc, b.Client.CreateWorkspace, b.CreateWorkspaceFunc != nil)(ctx, c)
 }
 
 func (b *Backend) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*cairn.Workspace, error) {
-	if b.FindWorkspacesFunc != nil {
-		return b.FindWorkspacesFunc(ctx, f)
-	}
-	return b.World.findWorkspaces(ctx, f)
+	return or(b.FindWorkspacesFunc, b.Client.FindWorkspaces, b.FindWorkspacesFunc != nil)(ctx, f)
 }
 
-func (b *Backend) InspectWorkspace(ctx context.Context, id string) (*cairn.WorkspaceDetail, error) {
-	if b.InspectWorkspaceFunc != nil {
-		return b.InspectWorkspaceFunc(ctx, id)
+// WorkspacePage lists conditionally, as the client does, unless
+// FindWorkspacesFunc answers the lists.
+func (b *Backend) WorkspacePage(ctx context.Context, f cairn.WorkspaceFilter, ifNoneMatch string) (*client.Listing[*cairn.Workspace], error) {
+	if b.FindWorkspacesFunc == nil {
+		return b.Client.WorkspacePage(ctx, f, ifNoneMatch)
 	}
-	return b.World.inspectWorkspace(ctx, id)
-}
-
-func (b *Backend) RenameWorkspace(ctx context.Context, id, name string) (*cairn.Workspace, error) {
-	if b.RenameWorkspaceFunc != nil {
-		return b.RenameWorkspaceFunc(ctx, id, name)
+	rows, err := b.FindWorkspacesFunc(ctx, f)
+	if err != nil {
+		return nil, err
 	}
-	return b.World.renameWorkspace(ctx, id, name)
-}
-
-func (b *Backend) SetWorkspaceDescription(ctx context.Context, id string, d *string) (*cairn.Workspace, error) {
-	if b.SetWorkspaceDescriptionFunc != nil {
-		return b.SetWorkspaceDescriptionFunc(ctx, id, d)
-	}
-	return b.World.describeWorkspace(ctx, id, d)
-}
-
-func (b *Backend) SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *cairn.VolumeMetadata) (*cairn.Workspace, error) {
-	if b.SetWorkspaceVolumeMetadataFunc != nil {
-		return b.SetWorkspaceVolumeMetadataFunc(ctx, id, m)
-	}
-	return nil, unsupported()
-}
-
-func (b *Backend) DeleteWorkspace(ctx context.Context, id string) error {
-	if b.DeleteWorkspaceFunc != nil {
-		return b.DeleteWorkspaceFunc(ctx, id)
-	}
-	return b.World.deleteWorkspace(ctx, id)
+	return &client.Listing[*cairn.Workspace]{Rows: rows}, nil
 }
 
 func (b *Backend) SetupVolume(ctx context.Context, id string) error {
-	if b.SetupVolumeFunc != nil {
-		return b.SetupVolumeFunc(ctx, id)
-	}
-	return b.World.setVolume(id, cairn.VolumeReady)
+	return or(b.SetupVolumeFunc, b.Client.SetupVolume, b.SetupVolumeFunc != nil)(ctx, id)
 }
 
 func (b *Backend) TeardownVolume(ctx context.Context, id string) error {
-	if b.TeardownVolumeFunc != nil {
-		return b.TeardownVolumeFunc(ctx, id)
-	}
-	return b.World.teardown(ctx, id)
+	return or(b.TeardownVolumeFunc, b.Client.TeardownVolume, b.TeardownVolumeFunc != nil)(ctx, id)
 }
-
-func (b *Backend) MintStaging(ctx context.Context, wsID string, r cairn.StagingRequest) (*cairn.Staging, error) {
-	if b.MintStagingFunc != nil {
-		return b.MintStagingFunc(ctx, wsID, r)
-	}
-	return nil, unsupported()
-}
-
-func (b *Backend) RegisterArtifact(ctx context.Context, wsID string, c cairn.ArtifactCreate) (*cairn.Artifact, error) {
-	if b.RegisterArtifactFunc != nil {
-		return b.RegisterArtifactFunc(ctx, wsID, c)
-	}
-	return nil, unsupported()
-}
-
-func (b *Backend) FindArtifacts(ctx context.Context, f cairn.ArtifactFilter) ([]*cairn.Artifact, error) {
-	if b.FindArtifactsFunc != nil {
-		return b.FindArtifactsFunc(ctx, f)
-	}
-	return b.World.findArtifacts(ctx, f)
-}
-
-func (b *Backend) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGet) (*cairn.ArtifactDetail, error) {
-	if b.GetArtifactFunc != nil {
-		return b.GetArtifactFunc(ctx, id, g)
-	}
-	return b.World.getArtifact(ctx, id, g)
-}
-
-func (b *Backend) RenameArtifact(ctx context.Context, id, name string) (*cairn.Artifact, error) {
-	if b.RenameArtifactFunc != nil {
-		return b.RenameArtifactFunc(ctx, id, name)
-	}
-	return b.World.renameArtifact(ctx, id, name)
-}
-
-func (b *Backend) SetArtifactDescription(ctx context.Context, id string, d *string) (*cairn.Artifact, error) {
-	if b.SetArtifactDescriptionFunc != nil {
-		return b.SetArtifactDescriptionFunc(ctx, id, d)
-	}
-	return b.World.describeArtifact(ctx, id, d)
-}
-
-func (b *Backend) ReplaceContent(ctx context.Context, id string, src cairn.Staged) (*cairn.Artifact, error) {
-	if b.ReplaceContentFunc != nil {
-		return b.ReplaceContentFunc(ctx, id, src)
-	}
-	return nil, unsupported()
-}
-
-// The multipart calls are the client's business; the TUI's fake world has
-// no store behind it.
-func (b *Backend) MintParts(context.Context, string, cairn.PartRequest) (*cairn.PartURLs, error) {
-	return nil, unsupported()
-}
-
-func (b *Backend) UploadedParts(context.Context, string, string, string) ([]cairn.UploadedPart, error) {
-	return nil, unsupported()
-}
-
-func (b *Backend) AbortUpload(context.Context, string, string, string) error { return unsupported() }
 
 func (b *Backend) DeleteArtifact(ctx context.Context, id string) error {
-	if b.DeleteArtifactFunc != nil {
-		return b.DeleteArtifactFunc(ctx, id)
-	}
-	b.World.DeleteArtifact(id)
-	return nil
+	return or(b.DeleteArtifactFunc, b.Client.DeleteArtifact, b.DeleteArtifactFunc != nil)(ctx, id)
 }
 
-func (b *Backend) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error) {
-	if b.EventsFunc != nil {
-		return b.EventsFunc(ctx, f)
+func (b *Backend) Upload(ctx context.Context, wsID, path string, o client.UploadOptions) (*cairn.Artifact, error) {
+	return or(b.UploadFunc, b.Client.Upload, b.UploadFunc != nil)(ctx, wsID, path, o)
+}
+
+func (b *Backend) Replace(ctx context.Context, id, path string, o client.UploadOptions) (*cairn.Artifact, error) {
+	return or(b.ReplaceFunc, b.Client.Replace, b.ReplaceFunc != nil)(ctx, id, path, o)
+}
+
+func (b *Backend) Download(ctx context.Context, id, dest string, o client.DownloadOptions) (*cairn.Artifact, error) {
+	return or(b.DownloadFunc, b.Client.Download, b.DownloadFunc != nil)(ctx, id, dest, o)
+}
+
+func (b *Backend) ReadHead(ctx context.Context, id string, n int64) ([]byte, int64, error) {
+	return or(b.ReadHeadFunc, b.Client.ReadHead, b.ReadHeadFunc != nil)(ctx, id, n)
+}
+
+func (b *Backend) PendingUploads(stateDir string) ([]client.PendingUpload, error) {
+	return or(b.PendingUploadsFunc, b.Client.PendingUploads, b.PendingUploadsFunc != nil)(stateDir)
+}
+
+func (b *Backend) PendingProgress(ctx context.Context, p client.PendingUpload) (int, int64, error) {
+	return or(b.PendingProgressFunc, b.Client.PendingProgress, b.PendingProgressFunc != nil)(ctx, p)
+}
+
+func (b *Backend) DiscardUpload(ctx context.Context, p client.PendingUpload) error {
+	return or(b.DiscardUploadFunc, b.Client.DiscardUpload, b.DiscardUploadFunc != nil)(ctx, p)
+}
+
+func (b *Backend) Sweep(ctx context.Context, wsID string) (*cairn.SweepResult, error) {
+	return or(b.SweepFunc, b.Client.Sweep, b.SweepFunc != nil)(ctx, wsID)
+}
+
+func (b *Backend) FindAuditEvents(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error) {
+	return or(b.AuditFunc, b.Client.FindAuditEvents, b.AuditFunc != nil)(ctx, f)
+}
+
+func (b *Backend) Shell(ctx context.Context, wsID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {
+	return or(b.ShellFunc, b.Client.Shell, b.ShellFunc != nil)(ctx, wsID, size, term)
+}
+
+func (b *Backend) FindShells(ctx context.Context, wsID string) (*cairn.ShellList, error) {
+	return or(b.FindShellsFunc, b.Client.FindShells, b.FindShellsFunc != nil)(ctx, wsID)
+}
+
+func (b *Backend) KillShell(ctx context.Context, id string) error {
+	return or(b.KillShellFunc, b.Client.KillShell, b.KillShellFunc != nil)(ctx, id)
+}
+
+func (b *Backend) CreateShell(ctx context.Context, wsID string, size ptyshell.Size, term string) (*cairn.ShellSessionInfo, error) {
+	return or(b.CreateShellFunc, b.Client.CreateShell, b.CreateShellFunc != nil)(ctx, wsID, size, term)
+}
+
+func (b *Backend) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size) (*ptyshell.Session, error) {
+	return or(b.AttachShellFunc, b.Client.AttachShell, b.AttachShellFunc != nil)(ctx, id, secret, size)
+}
+
+// ReattachShell is AttachShellFunc, once, when it is set.
+func (b *Backend) ReattachShell(ctx context.Context, id, secret string, lostAt time.Time, detached time.Duration,
+	size func() (ptyshell.Size, error)) (*ptyshell.Session, error) {
+	if b.AttachShellFunc == nil {
+		return b.Client.ReattachShell(ctx, id, secret, lostAt, detached, size)
 	}
-	return b.Source.Events(ctx, f)
+	sz, err := size()
+	if err != nil {
+		sz = ptyshell.Size{Cols: 80, Rows: 24}
+	}
+	return b.AttachShellFunc(ctx, id, secret, sz)
+}
+
+func (b *Backend) WatchShell(ctx context.Context, id string, size ptyshell.Size) (*ptyshell.Session, error) {
+	return or(b.WatchShellFunc, b.Client.WatchShell, b.WatchShellFunc != nil)(ctx, id, size)
 }

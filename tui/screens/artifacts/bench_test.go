@@ -53,7 +53,7 @@ func open10k(b testing.TB) *tui.Model {
 	b.Helper()
 	lipgloss.SetColorProfile(termenv.TrueColor) // styles rendered as a terminal would
 	clock := tuitest.NewClock(tuitest.Epoch())
-	be := tuitest.NewBackend(clock)
+	be := tuitest.NewBackend(b, clock)
 	seed10k(be.World)
 	cfg := tuitest.Config()
 	cfg.EventsMode = "off"
