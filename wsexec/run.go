@@ -38,7 +38,7 @@ func Run(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, std
 	defer func() { _ = conn.Close() }() // the session is over either way
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	keepAlive(conn, o.PongWait)
+	c.alive = keepAlive(conn, o.PongWait, o.WriteWait)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -56,9 +56,10 @@ func Run(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, std
 }
 
 type runner struct {
-	conn *websocket.Conn
-	o    RunOptions
-	done chan struct{} // closed when Run returns
+	conn  *websocket.Conn
+	o     RunOptions
+	done  chan struct{} // closed when Run returns
+	alive func()        // moves the read deadline: a message arrived
 
 	wmu sync.Mutex // one writer of messages at a time
 }
@@ -96,7 +97,7 @@ func (c *runner) send(ch byte, p []byte) error {
 func (c *runner) receive(stdout, stderr io.Writer) (Status, error) {
 	buf := make([]byte, MaxDataPayload)
 	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(c.o.PongWait))
+		c.alive()
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
 			return Status{}, fmt.Errorf("%w: %w", ErrConnectionLost, err)
@@ -155,12 +156,7 @@ func readStatus(r io.Reader) (Status, error) {
 func (c *runner) closeAfter() {
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
 	_ = c.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.o.WriteWait))
-	_ = c.conn.SetReadDeadline(time.Now().Add(closeWait))
-	for {
-		if _, _, err := c.conn.NextReader(); err != nil {
-			return
-		}
-	}
+	awaitPeerClose(c.conn)
 }
 
 // abort closes the session from our side: the server ends the command.

@@ -68,6 +68,7 @@ type session struct {
 	proc Process
 	o    ServeOptions
 
+	alive  func()     // moves the read deadline: a message arrived
 	wmu    sync.Mutex // one writer of data frames at a time
 	sealed bool       // guarded by wmu: the status went, nothing follows
 
@@ -124,7 +125,7 @@ func Serve(ctx context.Context, conn *websocket.Conn, proc Process, o ServeOptio
 
 // run starts the command and the pumps and ends the session.
 func (s *session) run(ctx, wctx context.Context, wg *sync.WaitGroup) ServeResult {
-	keepAlive(s.conn, s.o.PongWait)
+	s.alive = keepAlive(s.conn, s.o.PongWait, s.o.WriteWait)
 	if res, ok := s.start(ctx); !ok {
 		s.finish(res)
 		return res
@@ -176,11 +177,12 @@ func (s *session) ping(wg *sync.WaitGroup) func() {
 	return func() { close(done) }
 }
 
-// keepAlive sets what both ends read under: the read limit, and a read
-// deadline that each pong moves pongWait on.
-func keepAlive(conn *websocket.Conn, pongWait time.Duration) {
+// keepAlive sets what both ends read under: the read limit and the
+// shell's keepalive (ptyshell.KeepAlive). It returns what moves the read
+// deadline, for every message read.
+func keepAlive(conn *websocket.Conn, pongWait, writeWait time.Duration) (alive func()) {
 	conn.SetReadLimit(ReadLimit)
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	return ptyshell.KeepAlive(conn, pongWait, writeWait)
 }
 
 // pingUntil pings the peer every interval until done is closed or a ping

@@ -173,12 +173,8 @@ func (s *session) awaitClose() {
 		return
 	}
 	if !s.reading {
-		_ = s.conn.SetReadDeadline(time.Now().Add(closeWait))
-		for {
-			if _, _, err := s.conn.NextReader(); err != nil {
-				return
-			}
-		}
+		awaitPeerClose(s.conn)
+		return
 	}
 	t := time.NewTimer(closeWait)
 	defer t.Stop()
@@ -186,5 +182,19 @@ func (s *session) awaitClose() {
 	case err := <-s.readerr:
 		s.o.Logger.Debug("exec client closed", "err", err)
 	case <-t.C:
+	}
+}
+
+// awaitPeerClose reads, for at most closeWait, until the peer's close
+// frame or the connection's end; the caller is the only reader. Pings no
+// longer move the deadline: the wait stays bounded.
+func awaitPeerClose(conn *websocket.Conn) {
+	conn.SetPingHandler(nil)
+	conn.SetPongHandler(nil)
+	_ = conn.SetReadDeadline(time.Now().Add(closeWait))
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			return
+		}
 	}
 }

@@ -18,7 +18,7 @@ func (s *session) read() error {
 	buf := make([]byte, ReadLimit)
 	in := stdinState{open: true}
 	for {
-		_ = s.conn.SetReadDeadline(time.Now().Add(s.o.PongWait))
+		s.alive()
 		mt, r, err := s.conn.NextReader()
 		if err != nil {
 			return err
