@@ -2,10 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/gorilla/websocket"
 
@@ -40,30 +38,13 @@ func (c *Client) dialExec(ctx context.Context, workspaceID string, argv []string
 	if err != nil {
 		return nil, &cairn.Error{Reason: cairn.ReasonInvalidParameters, Detail: err.Error(), Err: err}
 	}
-	d := websocket.Dialer{
-		Proxy:            http.ProxyFromEnvironment,
-		TLSClientConfig:  c.tlsConfig(),
-		HandshakeTimeout: wsexec.HandshakeTimeout,
-		Subprotocols:     []string{wsexec.Subprotocol},
-		ReadBufferSize:   wsexec.MaxDataPayload + 64,
-		WriteBufferSize:  wsexec.MaxDataPayload + 64,
-	}
 	h := c.header()
 	h.Set(wsexec.ArgvHeader, v)
 	// websocketURL escapes the path itself; IDs are UUIDs, one segment.
 	path := "/v1/workspaces/" + workspaceID + "/exec"
-	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, nil), h)
-	if resp != nil && resp.Body != nil {
-		if err != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			err = decodeError(resp)
-		}
-		resp.Body.Close() //nolint:errcheck // read what was needed
-	}
+	conn, err := c.dialWebsocket(ctx, path, nil, h, wsexec.Subprotocol, wsexec.MaxDataPayload+64)
 	if err != nil {
-		if _, refused := errors.AsType[*cairn.Error](err); refused {
-			return nil, err
-		}
-		return nil, transportError(ctx, "GET "+path, err)
+		return nil, err
 	}
 	if conn.Subprotocol() != wsexec.Subprotocol {
 		msg := websocket.FormatCloseMessage(websocket.CloseProtocolError, "")

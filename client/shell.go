@@ -2,11 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
@@ -31,26 +28,9 @@ func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Si
 // dialShell dials a shell websocket offering proto, and returns the session
 // over it: a refused upgrade is a *cairn.Error, no answer unreachable.
 func (c *Client) dialShell(ctx context.Context, path string, q url.Values, h http.Header, proto string) (*ptyshell.Session, error) {
-	d := websocket.Dialer{
-		Proxy:            http.ProxyFromEnvironment,
-		TLSClientConfig:  c.tlsConfig(),
-		HandshakeTimeout: ptyshell.HandshakeTimeout,
-		Subprotocols:     []string{proto},
-		ReadBufferSize:   ptyshell.MaxDataPayload + 64,
-		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
-	}
-	conn, resp, err := d.DialContext(ctx, c.websocketURL(path, q), h)
-	if resp != nil && resp.Body != nil {
-		if err != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			err = decodeError(resp)
-		}
-		resp.Body.Close() //nolint:errcheck // read what was needed
-	}
+	conn, err := c.dialWebsocket(ctx, path, q, h, proto, ptyshell.MaxDataPayload+64)
 	if err != nil {
-		if _, refused := errors.AsType[*cairn.Error](err); refused {
-			return nil, err
-		}
-		return nil, transportError(ctx, "GET "+path, err)
+		return nil, err
 	}
 	return ptyshell.NewSession(conn, ptyshell.SessionOptions{Subprotocol: proto})
 }

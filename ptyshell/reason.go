@@ -34,6 +34,17 @@ const (
 	ReasonClientGone Reason = "client_gone"
 )
 
+// ClientLeft is the reason of a session whose client left before it
+// ended, from the error that ended the read: ReasonClientClosed when the
+// client sent a close frame, ReasonClientGone when the connection broke
+// (gorilla reports one that ended without a close frame as 1006).
+func ClientLeft(readErr error) Reason {
+	if ce, ok := errors.AsType[*websocket.CloseError](readErr); ok && ce.Code != websocket.CloseAbnormalClosure {
+		return ReasonClientClosed
+	}
+	return ReasonClientGone
+}
+
 // Close codes of §5.1 beyond RFC 6455's.
 const (
 	CloseIdleTimeout = 4000

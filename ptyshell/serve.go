@@ -395,13 +395,7 @@ func (s *server) handle(e *ending, ev event) {
 		}
 		s.armDrain(e)
 	case evReaderEnded:
-		// gorilla reports a connection that ended without a close frame as
-		// a CloseError with 1006.
-		reason := ReasonClientGone
-		if ce, ok := errors.AsType[*websocket.CloseError](ev.err); ok && ce.Code != websocket.CloseAbnormalClosure {
-			reason = ReasonClientClosed
-		}
-		e.gone, e.goneReason, e.goneErr = true, reason, ev.err
+		e.gone, e.goneReason, e.goneErr = true, ClientLeft(ev.err), ev.err
 	case evWriterFailed:
 		e.gone, e.goneReason, e.goneErr = true, ReasonClientGone, ev.err
 	case evProtocol:

@@ -62,15 +62,7 @@ func (s *server) pingLoop() {
 func (s *server) readLoop() {
 	c := s.conn
 	c.SetReadLimit(ServerReadLimit)
-	alive := func() { _ = c.SetReadDeadline(time.Now().Add(s.opts.PongWait)) } // a failure shows in the read
-	alive()
-	c.SetPongHandler(func(string) error { alive(); return nil })
-	c.SetPingHandler(func(data string) error {
-		alive()
-		// A failed pong shows up in the next read or write.
-		_ = c.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(s.opts.WriteWait))
-		return nil
-	})
+	alive := KeepAlive(c, s.opts.PongWait, s.opts.WriteWait)
 	broken := false
 	for {
 		typ, msg, err := c.ReadMessage()

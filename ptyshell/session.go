@@ -270,15 +270,7 @@ func (s *Session) readLoop() {
 	defer close(s.in)
 	defer close(s.readerDone)
 	c := s.conn
-	alive := func() { _ = c.SetReadDeadline(time.Now().Add(s.opts.PongWait)) } // a failure shows in the read
-	alive()
-	c.SetPongHandler(func(string) error { alive(); return nil })
-	c.SetPingHandler(func(data string) error {
-		alive()
-		// A failed pong shows up in the next read or write.
-		_ = c.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(s.opts.WriteWait))
-		return nil
-	})
+	alive := KeepAlive(c, s.opts.PongWait, s.opts.WriteWait)
 	exited := false
 	for {
 		typ, msg, err := c.ReadMessage()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/rest"
@@ -17,24 +16,7 @@ func (s *Server) execREST(svc *service.Service) rest.ExecConfig {
 	if s.shells == nil {
 		return rest.ExecConfig{}
 	}
-	sc := s.cfg.Shell
-	t := sc.Timeouts
-	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
-	s.execs = service.NewExecs(svc, s.shellRuntime, service.ExecConfig{
-		Enabled:                 sc.Enable,
-		Instance:                s.shellInstance,
-		MaxSessions:             sc.Limits.MaxSessions,
-		MaxSessionsPerWorkspace: sc.Limits.MaxSessionsPerWorkspace,
-		OpenTimeout:             sec(t.OpenSecs),
-		MaxLifetime:             sec(t.MaxLifetimeSecs),
-		PingInterval:            sec(t.PingIntervalSecs),
-		PongWait:                sec(t.PongWaitSecs),
-		WriteWait:               sec(t.WriteWaitSecs),
-		StopTimeout:             sec(t.StopSecs),
-		DrainTimeout:            sec(t.DrainSecs),
-		ReapInterval:            sec(sc.ReapIntervalSecs),
-		Logger:                  s.log,
-	})
+	s.execs = service.NewExecs(svc, s.shellRuntime, s.sessionConfig())
 	return rest.ExecConfig{Service: execDoor{s.execs}, AllowedOrigins: s.cfg.API.CORS.AllowedOrigins}
 }
 
@@ -42,11 +24,7 @@ func (s *Server) execREST(svc *service.Service) rest.ExecConfig {
 type execDoor struct{ *service.Execs }
 
 func (d execDoor) OpenExec(ctx context.Context, o cairn.ExecOpen) (rest.ExecSession, error) {
-	sess, err := d.Execs.OpenExec(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return sess, nil
+	return door[rest.ExecSession](d.Execs.OpenExec(ctx, o))
 }
 
 // runExecs runs the exec reaper until ctx is done, then ends every exec

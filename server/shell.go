@@ -43,33 +43,44 @@ func (s *Server) openShells(ctx context.Context, svc *service.Service, maintaine
 	}
 	m := newShellMetrics(s.registry)
 	t := sc.Timeouts
-	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
 	s.shells = service.NewShells(svc, s.shellRuntime, service.ShellConfig{
-		Enabled:                 sc.Enable,
-		Instance:                s.shellInstance,
-		MaxSessions:             sc.Limits.MaxSessions,
-		MaxSessionsPerWorkspace: sc.Limits.MaxSessionsPerWorkspace,
-		OpenTimeout:             sec(t.OpenSecs),
-		IdleTimeout:             sec(t.IdleSecs),
-		IdleWarning:             warning(t.IdleWarningSecs),
-		MaxLifetime:             sec(t.MaxLifetimeSecs),
-		PingInterval:            sec(t.PingIntervalSecs),
-		PongWait:                sec(t.PongWaitSecs),
-		WriteWait:               sec(t.WriteWaitSecs),
-		StopTimeout:             sec(t.StopSecs),
-		DrainTimeout:            sec(t.DrainSecs),
-		Detached:                sec(t.DetachedSecs),
-		NewScreen:               s.newShellScreen,
-		Record:                  service.ShellRecording{Enabled: sc.Record.Enable, MaxBytes: sc.Record.MaxBytes, Dir: sc.Record.Dir},
-		ReapInterval:            sec(sc.ReapIntervalSecs),
-		Logger:                  s.log,
-		OnOpen:                  m.open,
-		OnEnd:                   m.end,
-		OnReap:                  m.reap,
+		SessionConfig: s.sessionConfig(),
+		IdleTimeout:   seconds(t.IdleSecs),
+		IdleWarning:   warning(t.IdleWarningSecs),
+		Detached:      seconds(t.DetachedSecs),
+		NewScreen:     s.newShellScreen,
+		Record:        service.ShellRecording{Enabled: sc.Record.Enable, MaxBytes: sc.Record.MaxBytes, Dir: sc.Record.Dir},
+		OnOpen:        m.open,
+		OnEnd:         m.end,
+		OnReap:        m.reap,
 	})
 	m.live(s.shells.Live)
 	return nil
 }
+
+// sessionConfig is what every container session, a shell or an exec,
+// runs under: shell.enable, the instance, the caps and the timeouts.
+func (s *Server) sessionConfig() service.SessionConfig {
+	sc := s.cfg.Shell
+	t := sc.Timeouts
+	return service.SessionConfig{
+		Enabled:                 sc.Enable,
+		Instance:                s.shellInstance,
+		MaxSessions:             sc.Limits.MaxSessions,
+		MaxSessionsPerWorkspace: sc.Limits.MaxSessionsPerWorkspace,
+		OpenTimeout:             seconds(t.OpenSecs),
+		MaxLifetime:             seconds(t.MaxLifetimeSecs),
+		PingInterval:            seconds(t.PingIntervalSecs),
+		PongWait:                seconds(t.PongWaitSecs),
+		WriteWait:               seconds(t.WriteWaitSecs),
+		StopTimeout:             seconds(t.StopSecs),
+		DrainTimeout:            seconds(t.DrainSecs),
+		ReapInterval:            seconds(sc.ReapIntervalSecs),
+		Logger:                  s.log,
+	}
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // warning maps idleWarningSecs onto ptyshell's convention: 0 there means
 // the default, a negative value none.
@@ -123,32 +134,38 @@ func (s *Server) shellREST() rest.ShellConfig {
 		V2: shellDoor{s.shells}}
 }
 
-func (d shellDoor) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, addr string) (rest.ShellSession, error) {
-	a, err := d.Shells.AttachShell(ctx, id, secret, size, addr)
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-func (d shellDoor) WatchShell(ctx context.Context, id, addr string) (rest.ShellSession, error) {
-	a, err := d.Shells.WatchShell(ctx, id, addr)
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
 // shellDoor gives the service's sessions the front door's session type.
 type shellDoor struct{ *service.Shells }
 
 func (d shellDoor) OpenShell(ctx context.Context, o cairn.ShellOpen) (rest.ShellSession, error) {
-	sess, err := d.Shells.OpenShell(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return sess, nil
+	return door[rest.ShellSession](d.Shells.OpenShell(ctx, o))
 }
+
+func (d shellDoor) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, addr string) (rest.ShellSession, error) {
+	return door[rest.ShellSession](d.Shells.AttachShell(ctx, id, secret, size, addr))
+}
+
+func (d shellDoor) WatchShell(ctx context.Context, id, addr string) (rest.ShellSession, error) {
+	return door[rest.ShellSession](d.Shells.WatchShell(ctx, id, addr))
+}
+
+// door hands what the service opened (a session, an attachment) to the
+// front door as its interface I: an error leaves I nil, never an
+// interface holding a nil pointer.
+func door[I any, S any](opened *S, err error) (I, error) {
+	var none I
+	if err != nil {
+		return none, err
+	}
+	return any(opened).(I), nil
+}
+
+// The service's sessions are the front door's.
+var (
+	_ rest.ShellSession = (*service.ShellSession)(nil)
+	_ rest.ShellSession = (*service.ShellAttachment)(nil)
+	_ rest.ExecSession  = (*service.ExecSession)(nil)
+)
 
 // runShellReaper is the server-side reaper; nil without the shell rules.
 func (s *Server) runShellReaper(ctx context.Context) error {

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/gorilla/websocket"
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // Subprotocol is the websocket subprotocol of v1.
@@ -40,33 +38,36 @@ const (
 	// MaxArgs and MaxArgvBytes bound the argv (its JSON form).
 	MaxArgs      = 256
 	MaxArgvBytes = 64 << 10
-	// HandshakeTimeout bounds the dial and the upgrade.
-	HandshakeTimeout = 10 * time.Second
+	// HandshakeTimeout bounds the dial and the upgrade, as for the shell.
+	HandshakeTimeout = ptyshell.HandshakeTimeout
 )
 
-// Reason says why a command ended.
-type Reason string
+// Reason says why a command ended. It is the shell's (package ptyshell):
+// an exec ends the ways a shell does, with the same words on the wire
+// and the same close code after each, less the shell's idle end and its
+// v2 endings.
+type Reason = ptyshell.Reason
 
 // Reasons of the status frame.
 const (
-	ReasonExited         Reason = "exited"
-	ReasonOOMKilled      Reason = "oom_killed"
-	ReasonMaxLifetime    Reason = "max_lifetime"
-	ReasonTerminated     Reason = "terminated"
-	ReasonServerShutdown Reason = "server_shutdown"
-	ReasonProtocolError  Reason = "protocol_error"
-	ReasonError          Reason = "error"
+	ReasonExited         = ptyshell.ReasonExited
+	ReasonOOMKilled      = ptyshell.ReasonOOMKilled
+	ReasonMaxLifetime    = ptyshell.ReasonMaxLifetime
+	ReasonTerminated     = ptyshell.ReasonTerminated
+	ReasonServerShutdown = ptyshell.ReasonServerShutdown
+	ReasonProtocolError  = ptyshell.ReasonProtocolError
+	ReasonError          = ptyshell.ReasonError
 )
 
 // Reasons of an ending without a status frame: audit only.
 const (
-	ReasonClientClosed Reason = "client_closed"
-	ReasonClientGone   Reason = "client_gone"
+	ReasonClientClosed = ptyshell.ReasonClientClosed
+	ReasonClientGone   = ptyshell.ReasonClientGone
 )
 
 // ExitCodeRuntime is docker run's code for a failure that is not the
 // command's: the status when the command's own is unknown.
-const ExitCodeRuntime = 125
+const ExitCodeRuntime = ptyshell.ExitCodeRuntime
 
 // Status is the payload of the status frame.
 type Status struct {
@@ -75,28 +76,12 @@ type Status struct {
 	Message  string `json:"message,omitempty"`
 }
 
-// closeCode is the websocket close code after the status frame.
-func (r Reason) closeCode() int {
-	switch r {
-	case ReasonMaxLifetime:
-		return 4001
-	case ReasonTerminated:
-		return 4002
-	case ReasonServerShutdown:
-		return websocket.CloseGoingAway
-	case ReasonProtocolError:
-		return websocket.ClosePolicyViolation
-	case ReasonError:
-		return websocket.CloseInternalServerErr
-	}
-	return websocket.CloseNormalClosure
-}
-
 // Causes that select the reason when Serve's context is cancelled with
-// context.WithCancelCause; any other cause means ErrServerShutdown.
+// context.WithCancelCause, the shell's: any other cause means
+// ErrServerShutdown.
 var (
-	ErrTerminated     = errors.New("wsexec: command terminated by an operator")
-	ErrServerShutdown = errors.New("wsexec: server shutting down")
+	ErrTerminated     = ptyshell.ErrTerminated
+	ErrServerShutdown = ptyshell.ErrServerShutdown
 )
 
 // ErrConnectionLost is what Run returns when the connection ended without
@@ -162,6 +147,4 @@ func checkArgv(argv []string) error {
 }
 
 // Offered reports whether the request offers Subprotocol.
-func Offered(r *http.Request) bool {
-	return slices.Contains(websocket.Subprotocols(r), Subprotocol)
-}
+func Offered(r *http.Request) bool { return ptyshell.Offers(r, Subprotocol) }

@@ -3,6 +3,8 @@ package wsexec
 import (
 	"context"
 	"io"
+
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // Process is the server's side of one command: its streams and its life.
@@ -42,18 +44,13 @@ type Process interface {
 	Close() error
 }
 
-// ExitStatus is how the command ended.
-type ExitStatus struct {
-	// Code is its exit status; a command killed by signal N reports 128+N.
-	Code int
-	// OOMKilled selects reason oom_killed.
-	OOMKilled bool
-	// Removed means its container vanished underneath: reason terminated.
-	Removed bool
-}
+// ExitStatus is how the command ended: the shell's, Code its exit status
+// (128+N after signal N), OOMKilled for reason oom_killed, Removed for a
+// container that vanished underneath (reason terminated).
+type ExitStatus = ptyshell.ExitStatus
 
-// reason is the status reason of an exit the command came to itself.
-func (e ExitStatus) reason() Reason {
+// endedBy is the status reason of an exit the command came to itself.
+func endedBy(e ExitStatus) Reason {
 	switch {
 	case e.Removed:
 		return ReasonTerminated

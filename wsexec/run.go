@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // RunOptions shape the client half; zero values take the defaults.
@@ -29,20 +31,19 @@ type RunOptions struct {
 // closes conn. A read of stdin still blocked when Run returns is left to
 // finish in its goroutine; what it returns is dropped.
 func Run(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, stderr io.Writer, o RunOptions) (Status, error) {
-	o.PingInterval = cmp.Or(o.PingInterval, 20*time.Second)
-	o.PongWait = cmp.Or(o.PongWait, 60*time.Second)
-	o.WriteWait = cmp.Or(o.WriteWait, 10*time.Second)
+	o.PingInterval = cmp.Or(o.PingInterval, ptyshell.DefaultPingInterval)
+	o.PongWait = cmp.Or(o.PongWait, ptyshell.DefaultPongWait)
+	o.WriteWait = cmp.Or(o.WriteWait, ptyshell.DefaultWriteWait)
 	c := &runner{conn: conn, o: o, done: make(chan struct{})}
 	defer func() { _ = conn.Close() }() // the session is over either way
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	conn.SetReadLimit(ReadLimit)
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(o.PongWait)) })
+	c.alive = keepAlive(conn, o.PongWait, o.WriteWait)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.ping()
+		pingUntil(conn, o.PingInterval, o.WriteWait, c.done)
 	}()
 	defer wg.Wait()
 	defer close(c.done)
@@ -55,26 +56,12 @@ func Run(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, std
 }
 
 type runner struct {
-	conn *websocket.Conn
-	o    RunOptions
-	done chan struct{} // closed when Run returns
+	conn  *websocket.Conn
+	o     RunOptions
+	done  chan struct{} // closed when Run returns
+	alive func()        // moves the read deadline: a message arrived
 
 	wmu sync.Mutex // one writer of messages at a time
-}
-
-func (c *runner) ping() {
-	t := time.NewTicker(c.o.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-			if c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.o.WriteWait)) != nil {
-				return
-			}
-		}
-	}
 }
 
 // pumpStdin sends stdin in frames, then close(0). A read error other than
@@ -103,25 +90,14 @@ func (c *runner) send(ch byte, p []byte) error {
 		return errSealed
 	default:
 	}
-	_ = c.conn.SetWriteDeadline(time.Now().Add(c.o.WriteWait))
-	w, err := c.conn.NextWriter(websocket.BinaryMessage)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write([]byte{ch}); err != nil {
-		return err
-	}
-	if _, err := w.Write(p); err != nil {
-		return err
-	}
-	return w.Close()
+	return writeFrame(c.conn, c.o.WriteWait, ch, p)
 }
 
 // receive reads frames until the status, then closes.
 func (c *runner) receive(stdout, stderr io.Writer) (Status, error) {
 	buf := make([]byte, MaxDataPayload)
 	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(c.o.PongWait))
+		c.alive()
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
 			return Status{}, fmt.Errorf("%w: %w", ErrConnectionLost, err)
@@ -180,12 +156,7 @@ func readStatus(r io.Reader) (Status, error) {
 func (c *runner) closeAfter() {
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
 	_ = c.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.o.WriteWait))
-	_ = c.conn.SetReadDeadline(time.Now().Add(closeWait))
-	for {
-		if _, _, err := c.conn.NextReader(); err != nil {
-			return
-		}
-	}
+	awaitPeerClose(c.conn)
 }
 
 // abort closes the session from our side: the server ends the command.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // ServeOptions shape one session; zero durations take the defaults.
@@ -30,13 +32,13 @@ type ServeOptions struct {
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
-	o.MaxLifetime = cmp.Or(o.MaxLifetime, 8*time.Hour)
-	o.OpenTimeout = cmp.Or(o.OpenTimeout, 30*time.Second)
-	o.PingInterval = cmp.Or(o.PingInterval, 20*time.Second)
-	o.PongWait = cmp.Or(o.PongWait, 60*time.Second)
-	o.WriteWait = cmp.Or(o.WriteWait, 10*time.Second)
+	o.MaxLifetime = cmp.Or(o.MaxLifetime, ptyshell.DefaultMaxLifetime)
+	o.OpenTimeout = cmp.Or(o.OpenTimeout, ptyshell.DefaultOpenTimeout)
+	o.PingInterval = cmp.Or(o.PingInterval, ptyshell.DefaultPingInterval)
+	o.PongWait = cmp.Or(o.PongWait, ptyshell.DefaultPongWait)
+	o.WriteWait = cmp.Or(o.WriteWait, ptyshell.DefaultWriteWait)
 	o.StopTimeout = cmp.Or(o.StopTimeout, 13*time.Second)
-	o.DrainTimeout = cmp.Or(o.DrainTimeout, 2*time.Second)
+	o.DrainTimeout = cmp.Or(o.DrainTimeout, ptyshell.DefaultDrainTimeout)
 	if o.Starting == nil {
 		o.Starting = func(context.Context) error { return nil }
 	}
@@ -54,8 +56,8 @@ type ServeResult struct {
 	Err      error // what failed, for reason error
 }
 
-// closeWait bounds the wait for the client's close frame after ours.
-const closeWait = 2 * time.Second
+// closeWait bounds the wait for the peer's close frame after ours.
+const closeWait = ptyshell.DefaultCloseWait
 
 // errSealed is what a write gets once the status has been sent.
 var errSealed = errors.New("wsexec: session ended")
@@ -66,6 +68,7 @@ type session struct {
 	proc Process
 	o    ServeOptions
 
+	alive  func()     // moves the read deadline: a message arrived
 	wmu    sync.Mutex // one writer of data frames at a time
 	sealed bool       // guarded by wmu: the status went, nothing follows
 
@@ -122,10 +125,7 @@ func Serve(ctx context.Context, conn *websocket.Conn, proc Process, o ServeOptio
 
 // run starts the command and the pumps and ends the session.
 func (s *session) run(ctx, wctx context.Context, wg *sync.WaitGroup) ServeResult {
-	s.conn.SetReadLimit(ReadLimit)
-	s.conn.SetPongHandler(func(string) error {
-		return s.conn.SetReadDeadline(time.Now().Add(s.o.PongWait))
-	})
+	s.alive = keepAlive(s.conn, s.o.PongWait, s.o.WriteWait)
 	if res, ok := s.start(ctx); !ok {
 		s.finish(res)
 		return res
@@ -173,19 +173,31 @@ func failed(message string, err error) ServeResult {
 // ping pings the client every interval until the returned func is called.
 func (s *session) ping(wg *sync.WaitGroup) func() {
 	done := make(chan struct{})
-	spawn(wg, func() {
-		t := time.NewTicker(s.o.PingInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
+	spawn(wg, func() { pingUntil(s.conn, s.o.PingInterval, s.o.WriteWait, done) })
+	return func() { close(done) }
+}
+
+// keepAlive sets what both ends read under: the read limit and the
+// shell's keepalive (ptyshell.KeepAlive). It returns what moves the read
+// deadline, for every message read.
+func keepAlive(conn *websocket.Conn, pongWait, writeWait time.Duration) (alive func()) {
+	conn.SetReadLimit(ReadLimit)
+	return ptyshell.KeepAlive(conn, pongWait, writeWait)
+}
+
+// pingUntil pings the peer every interval until done is closed or a ping
+// fails: the reader then sees the peer gone. Both ends ping.
+func pingUntil(conn *websocket.Conn, interval, writeWait time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return
-			case <-t.C:
-				if s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.o.WriteWait)) != nil {
-					return // the reader sees the client gone
-				}
 			}
 		}
-	})
-	return func() { close(done) }
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // protocolError is a client that broke the frame rules; code is the close
@@ -55,7 +57,7 @@ func (s *session) exited(w waitResult) ServeResult {
 	if w.err != nil {
 		return failed("the command's exit status could not be read", w.err)
 	}
-	return ServeResult{Reason: w.st.reason(), ExitCode: w.st.Code}
+	return ServeResult{Reason: endedBy(w.st), ExitCode: w.st.Code}
 }
 
 // drain waits, at most the drain timeout, for the output to end, so that
@@ -109,12 +111,7 @@ func (s *session) clientEnded(err error) ServeResult {
 		s.closeCode = pe.code
 		return ServeResult{Reason: ReasonProtocolError, ExitCode: code, Err: pe}
 	}
-	reason := ReasonClientGone
-	// gorilla reports a connection cut without a close frame as 1006.
-	if ce, ok := errors.AsType[*websocket.CloseError](err); ok && ce.Code != websocket.CloseAbnormalClosure {
-		reason = ReasonClientClosed
-	}
-	return ServeResult{Reason: reason, ExitCode: code, Err: err}
+	return ServeResult{Reason: ptyshell.ClientLeft(err), ExitCode: code, Err: err}
 }
 
 // finish tears the process down, then sends the status and the close
@@ -129,7 +126,7 @@ func (s *session) finish(res ServeResult) {
 	if err := s.seal(st); err != nil {
 		return // the client is gone; nothing follows
 	}
-	code := res.Reason.closeCode()
+	code := res.Reason.CloseCode()
 	if s.closeCode != 0 {
 		code = s.closeCode
 	}
@@ -176,12 +173,8 @@ func (s *session) awaitClose() {
 		return
 	}
 	if !s.reading {
-		_ = s.conn.SetReadDeadline(time.Now().Add(closeWait))
-		for {
-			if _, _, err := s.conn.NextReader(); err != nil {
-				return
-			}
-		}
+		awaitPeerClose(s.conn)
+		return
 	}
 	t := time.NewTimer(closeWait)
 	defer t.Stop()
@@ -189,5 +182,19 @@ func (s *session) awaitClose() {
 	case err := <-s.readerr:
 		s.o.Logger.Debug("exec client closed", "err", err)
 	case <-t.C:
+	}
+}
+
+// awaitPeerClose reads, for at most closeWait, until the peer's close
+// frame or the connection's end; the caller is the only reader. Pings no
+// longer move the deadline: the wait stays bounded.
+func awaitPeerClose(conn *websocket.Conn) {
+	conn.SetPingHandler(nil)
+	conn.SetPongHandler(nil)
+	_ = conn.SetReadDeadline(time.Now().Add(closeWait))
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			return
+		}
 	}
 }

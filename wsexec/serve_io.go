@@ -18,7 +18,7 @@ func (s *session) read() error {
 	buf := make([]byte, ReadLimit)
 	in := stdinState{open: true}
 	for {
-		_ = s.conn.SetReadDeadline(time.Now().Add(s.o.PongWait))
+		s.alive()
 		mt, r, err := s.conn.NextReader()
 		if err != nil {
 			return err
@@ -113,10 +113,14 @@ func (s *session) send(ch byte, p []byte) error {
 	return nil
 }
 
-// write writes one message under the write deadline; the caller holds wmu.
-func (s *session) write(ch byte, p []byte) error {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.o.WriteWait))
-	w, err := s.conn.NextWriter(websocket.BinaryMessage)
+// write writes one message; the caller holds wmu.
+func (s *session) write(ch byte, p []byte) error { return writeFrame(s.conn, s.o.WriteWait, ch, p) }
+
+// writeFrame writes one message, the channel byte then p, under the write
+// deadline; one writer at a time.
+func writeFrame(conn *websocket.Conn, writeWait time.Duration, ch byte, p []byte) error {
+	_ = conn.SetWriteDeadline(time.Now().Add(writeWait)) // a failure shows in the write
+	w, err := conn.NextWriter(websocket.BinaryMessage)
 	if err != nil {
 		return err
 	}

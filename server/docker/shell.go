@@ -101,23 +101,52 @@ func (s *Shells) CheckImage(ctx context.Context) error {
 }
 
 // CreateShell creates the container of spec, named spec.Name, not started,
-// and returns its terminal (PTYSHELL.md §7.3 step 1). Like the sidecars' create it runs
-// detached from ctx: cut short, the engine could still make a container we
-// would never learn the ID of.
+// and returns its terminal.
 func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
-	name := spec.Name
+	cfg := s.sessionConfig(sessionMeta{kind: KindShell, idLabel: LabelShell, idEnv: "CAIRN_SHELL_ID", id: spec.ShellID,
+		workspaceID: spec.WorkspaceID, workspaceName: spec.WorkspaceName, tokenName: spec.TokenName, expires: spec.Expires},
+		s.shellArgv(), []string{"TERM=" + spec.Term})
+	cfg.Tty = true
+	// Set on the container: the SDK drops ContainerStop's own signal
+	// below API 1.42.
+	cfg.StopSignal = "SIGHUP"
+	hc := s.hostConfig(spec.VolumeName)
+	hc.ConsoleSize = [2]uint{uint(spec.Rows), uint(spec.Cols)}
+	a, err := s.createContainer(ctx, KindShell, spec.Name, cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &shellStream{attachment: a}, nil
+}
+
+// shellArgv is the shell the container runs: the configured one, or bash
+// if the image has it, else sh, under Umask.
+func (s *Shells) shellArgv() []string {
+	if len(s.cfg.Entrypoint) > 0 {
+		return s.cfg.Entrypoint
+	}
+	return []string{"/bin/sh", "-c", "umask " + s.cfg.Umask +
+		"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+}
+
+// createContainer creates a session container (kind KindShell or
+// KindExec), not started, and returns its attachment. Like the sidecars'
+// create it runs detached from ctx: cut short, the engine could still
+// make a container we would never learn the ID of. A request gone
+// meanwhile removes it at once.
+func (s *Shells) createContainer(ctx context.Context, kind, name string, cfg *container.Config, hc *container.HostConfig) (*attachment, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	resp, err := s.cli.ContainerCreate(cctx, s.containerConfig(spec), s.hostConfig(spec), nil, nil, name)
+	resp, err := s.cli.ContainerCreate(cctx, cfg, hc, nil, nil, name)
 	if err != nil {
 		return nil, s.createError(cctx, err)
 	}
-	st := newShellStream(s, resp.ID, name)
+	a := newAttachment(s, kind, resp.ID, name)
 	if err := ctx.Err(); err != nil {
-		_ = st.Close() // the request is gone; Close logs nothing itself
-		return nil, unavailable("create the shell container", err)
+		_ = a.teardown(cleanupTimeout, nil) // the request is gone; the teardown logs nothing itself
+		return nil, unavailable("create the "+kind+" container", err)
 	}
-	return st, nil
+	return a, nil
 }
 
 // createError names the failure: a missing image is the operator's to fix,
@@ -133,54 +162,56 @@ func (s *Shells) createError(ctx context.Context, err error) error {
 	return unavailable("create the shell container", err)
 }
 
-func (s *Shells) containerConfig(spec service.ShellSpec) *container.Config {
-	argv := s.cfg.Entrypoint
-	if len(argv) == 0 {
-		argv = []string{"/bin/sh", "-c", "umask " + s.cfg.Umask +
-			"; if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
-	}
-	env := []string{
-		"TERM=" + spec.Term, "LANG=C.UTF-8", "HOME=" + ShellHome,
-		"CAIRN_WORKSPACE_ID=" + spec.WorkspaceID, "CAIRN_WORKSPACE_NAME=" + spec.WorkspaceName,
-		"CAIRN_SHELL_ID=" + spec.ShellID,
-	}
+// sessionMeta is what names a session container: its kind, the label and
+// the variable that hold its ID, its workspace, who opened it and when it
+// counts as leaked.
+type sessionMeta struct {
+	kind, idLabel, idEnv, id   string
+	workspaceID, workspaceName string
+	tokenName                  string
+	expires                    time.Time
+}
+
+// sessionConfig is the container a shell and an exec share: the shell
+// image, argv run as given (the image's own entrypoint replaced), env
+// then cairn's variables then the operator's, the workspace as working
+// directory, the user, stdin and both outputs attached, the stop timeout
+// and the labels.
+func (s *Shells) sessionConfig(m sessionMeta, argv, env []string) *container.Config {
+	env = append(env, "LANG=C.UTF-8", "HOME="+ShellHome, "CAIRN_WORKSPACE_ID="+m.workspaceID,
+		"CAIRN_WORKSPACE_NAME="+m.workspaceName, m.idEnv+"="+m.id)
 	stop := s.cfg.StopSecs
 	return &container.Config{
-		Image: s.cfg.Image,
-		// The image's own entrypoint is replaced, so the argv runs as given.
+		Image:        s.cfg.Image,
 		Entrypoint:   argv[:1],
 		Cmd:          argv[1:],
 		Env:          append(env, s.cfg.Env...),
 		WorkingDir:   cairn.MountPath,
 		User:         s.cfg.User,
-		Tty:          true,
 		OpenStdin:    true,
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
-		// Set on the container: the SDK drops ContainerStop's own signal
-		// below API 1.42.
-		StopSignal:  "SIGHUP",
-		StopTimeout: &stop,
+		StopTimeout:  &stop,
 		Labels: map[string]string{
-			LabelApp: s.cfg.AppName, LabelKind: KindShell, LabelRole: KindShell,
-			LabelShell: spec.ShellID, LabelWorkspace: spec.WorkspaceID,
-			LabelInstance: s.cfg.Instance, LabelToken: spec.TokenName,
-			LabelExpires: strconv.FormatInt(spec.Expires.Unix(), 10),
+			LabelApp: s.cfg.AppName, LabelKind: m.kind, LabelRole: m.kind,
+			m.idLabel: m.id, LabelWorkspace: m.workspaceID,
+			LabelInstance: s.cfg.Instance, LabelToken: m.tokenName,
+			LabelExpires: strconv.FormatInt(m.expires.Unix(), 10),
 		},
 	}
 }
 
-// hostConfig is the shell's hardened posture (PTYSHELL.md §7.2): the one
+// hostConfig is the hardened posture of a session container: the one
 // volume, an init as PID 1, a read-only root with tmpfs scratch and home,
 // DAC_OVERRIDE only, no new privileges, bounded memory, CPU, pids and files,
 // and no log driver (with a TTY it would store every keystroke).
-func (s *Shells) hostConfig(spec service.ShellSpec) *container.HostConfig {
+func (s *Shells) hostConfig(volumeName string) *container.HostConfig {
 	init, pids := true, s.cfg.Pids
 	mem := s.cfg.MemoryMiB << 20
 	tmpfs := fmt.Sprintf("rw,nosuid,nodev,size=%dm,mode=1777", s.cfg.TmpfsMiB)
 	return &container.HostConfig{
-		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
+		Mounts:         []mount.Mount{workspaceMount(volumeName)},
 		Init:           &init,
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": tmpfs, ShellHome: tmpfs},
@@ -192,9 +223,8 @@ func (s *Shells) hostConfig(spec service.ShellSpec) *container.HostConfig {
 			Memory: mem, MemorySwap: mem, NanoCPUs: int64(math.Round(s.cfg.CPUs * 1e9)), PidsLimit: &pids,
 			Ulimits: []*container.Ulimit{{Name: "nofile", Soft: s.cfg.Nofile, Hard: s.cfg.Nofile}},
 		},
-		LogConfig:   container.LogConfig{Type: "none"},
-		ConsoleSize: [2]uint{uint(spec.Rows), uint(spec.Cols)},
-		AutoRemove:  false,
+		LogConfig:  container.LogConfig{Type: "none"},
+		AutoRemove: false,
 	}
 }
 

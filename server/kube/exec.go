@@ -1,16 +1,12 @@
 package kube
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/cairn-dev/cairn/server/service"
@@ -26,26 +22,19 @@ const (
 	AnnotationExec = "cairn.exec"
 )
 
-// CreateExec creates the pod of one command (ARCHITECTURE §11.6) with the
-// shell's posture and waits until it runs; Start runs the argv as given in
-// it, without a TTY, stdout and stderr apart (session). Reasons:
-// shell_image_missing, docker_unavailable, internal.
+// CreateExec creates the pod of one command with the shell's posture and
+// waits until it runs; Start runs the argv as given in it, without a TTY,
+// stdout and stderr apart (session). Reasons: those of runPod.
 func (s *Shells) CreateExec(ctx context.Context, spec service.ExecSpec) (wsexec.Process, error) {
 	pod, err := s.execPod(spec)
 	if err != nil {
 		return nil, err
 	}
-	made, err := s.createPod(ctx, pod, "the exec pod")
+	name, err := s.runPod(ctx, pod, "the exec pod")
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
-	defer cancel()
-	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
-		s.deletePod(ctx, made.Name, 0)
-		return nil, s.startError(err)
-	}
-	return newExecProc(s, made.Name, spec.Argv), nil
+	return newExecProc(s, name, spec.Argv), nil
 }
 
 func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
@@ -63,34 +52,14 @@ func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
 	pod.Annotations[AnnotationExpires] = strconv.FormatInt(spec.Expires.Unix(), 10)
 	c := &pod.Spec.Containers[0]
 	c.Name, c.Lifecycle = KindExec, nil
-	env := []corev1.EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: ShellHome},
-		{Name: "CAIRN_WORKSPACE_ID", Value: spec.WorkspaceID}, {Name: "CAIRN_WORKSPACE_NAME", Value: spec.WorkspaceName},
-		{Name: "CAIRN_EXEC_ID", Value: spec.ExecID}}
-	for _, kv := range s.opts.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, corev1.EnvVar{Name: k, Value: v})
-	}
-	c.Env = env
+	c.Env = s.sessionEnv(nil, spec.WorkspaceID, spec.WorkspaceName, "CAIRN_EXEC_ID", spec.ExecID)
 	return pod, nil
 }
 
 // ListExecs lists every exec pod of the app, in any phase; ShellID is the
 // exec's ID.
 func (s *Shells) ListExecs(ctx context.Context) ([]service.ShellContainer, error) {
-	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
-	defer cancel()
-	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindExec}).String()
-	list, err := s.api.pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, unavailable("list exec pods", err)
-	}
-	out := make([]service.ShellContainer, 0, len(list.Items))
-	for i := range list.Items {
-		sc := shellContainer(&list.Items[i])
-		sc.ShellID = cmp.Or(list.Items[i].Annotations[AnnotationExec], sc.ShellID)
-		out = append(out, sc)
-	}
-	return out, nil
+	return s.listSessions(ctx, KindExec, AnnotationExec)
 }
 
 // execProc is one exec pod's streams and life: wsexec.Process over an

@@ -85,25 +85,36 @@ func parseUser(user string) (uid, gid int64, err error) {
 }
 
 // CreateShell creates the pod of spec and waits for it to run; Start runs
-// the shell in it. Like the sidecars' create it runs detached from ctx. An image the node lacks is
-// shell_image_missing. Reasons: shell_image_missing, docker_unavailable,
-// internal.
+// the shell in it. Reasons: those of runPod.
 func (s *Shells) CreateShell(ctx context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
 	pod, err := s.shellPod(spec)
 	if err != nil {
 		return nil, err
 	}
-	made, err := s.createPod(ctx, pod, "the shell pod")
+	name, err := s.runPod(ctx, pod, "the shell pod")
 	if err != nil {
 		return nil, err
+	}
+	return newShellStream(s, name), nil
+}
+
+// runPod creates a session's pod (a shell's, an exec's: what names it)
+// and waits until it runs, and returns its name. Like the sidecars'
+// create it runs detached from ctx. A pod that cannot start is deleted;
+// an image the node lacks is shell_image_missing. Reasons:
+// shell_image_missing, docker_unavailable, internal.
+func (s *Shells) runPod(ctx context.Context, pod *corev1.Pod, what string) (string, error) {
+	made, err := s.createPod(ctx, pod, what)
+	if err != nil {
+		return "", err
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
 	defer cancel()
 	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
 		s.deletePod(ctx, made.Name, 0)
-		return nil, s.startError(err)
+		return "", s.startError(err)
 	}
-	return newShellStream(s, made.Name), nil
+	return made.Name, nil
 }
 
 func (s *Shells) startError(err error) error {
@@ -155,15 +166,8 @@ func (s *Shells) scratch(name string) corev1.Volume {
 }
 
 func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
-	env := []corev1.EnvVar{
-		{Name: "TERM", Value: spec.Term}, {Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: ShellHome},
-		{Name: "CAIRN_WORKSPACE_ID", Value: spec.WorkspaceID}, {Name: "CAIRN_WORKSPACE_NAME", Value: spec.WorkspaceName},
-		{Name: "CAIRN_SHELL_ID", Value: spec.ShellID},
-	}
-	for _, kv := range s.opts.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, corev1.EnvVar{Name: k, Value: v})
-	}
+	env := s.sessionEnv([]corev1.EnvVar{{Name: "TERM", Value: spec.Term}}, spec.WorkspaceID, spec.WorkspaceName,
+		"CAIRN_SHELL_ID", spec.ShellID)
 	mem := resource.NewQuantity(s.opts.MemoryMiB<<20, resource.BinarySI)
 	cpu := resource.NewMilliQuantity(int64(s.opts.CPUs*1000), resource.DecimalSI)
 	return corev1.Container{
@@ -181,6 +185,19 @@ func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
 	}
 }
 
+// sessionEnv is a session container's environment: lead, then cairn's
+// variables (idEnv holds the session's ID), then the operator's.
+func (s *Shells) sessionEnv(lead []corev1.EnvVar, workspaceID, workspaceName, idEnv, id string) []corev1.EnvVar {
+	env := append(lead, corev1.EnvVar{Name: "LANG", Value: "C.UTF-8"}, corev1.EnvVar{Name: "HOME", Value: ShellHome},
+		corev1.EnvVar{Name: "CAIRN_WORKSPACE_ID", Value: workspaceID},
+		corev1.EnvVar{Name: "CAIRN_WORKSPACE_NAME", Value: workspaceName}, corev1.EnvVar{Name: idEnv, Value: id})
+	for _, kv := range s.opts.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	return env
+}
+
 // shellArgv is the shell the session runs: the configured one, or the
 // default of §10, bash if the image has it, else sh, under Umask.
 func (s *Shells) shellArgv() []string {
@@ -193,26 +210,32 @@ func (s *Shells) shellArgv() []string {
 
 // ListShells lists every shell pod of the app, in any phase.
 func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, error) {
+	return s.listSessions(ctx, KindShell, AnnotationShell)
+}
+
+// listSessions lists every session pod of the app of one kind, in any
+// phase; idAnnotation holds the session's ID.
+func (s *Shells) listSessions(ctx context.Context, kind, idAnnotation string) ([]service.ShellContainer, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: KindShell}).String()
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: s.cfg.AppName, LabelKind: kind}).String()
 	list, err := s.api.pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, unavailable("list shell pods", err)
+		return nil, unavailable("list "+kind+" pods", err)
 	}
 	out := make([]service.ShellContainer, 0, len(list.Items))
 	for i := range list.Items {
-		out = append(out, shellContainer(&list.Items[i]))
+		out = append(out, sessionContainer(&list.Items[i], idAnnotation))
 	}
 	return out, nil
 }
 
-// shellContainer describes a shell pod in Docker's terms: its phase as a
-// container state, its end as FinishedAt.
-func shellContainer(p *corev1.Pod) service.ShellContainer {
+// sessionContainer describes a session pod in Docker's terms: its phase as
+// a container state, its end as FinishedAt; ShellID is the session's ID.
+func sessionContainer(p *corev1.Pod, idAnnotation string) service.ShellContainer {
 	sc := service.ShellContainer{
 		ContainerID: p.Name, Name: cmp.Or(p.Annotations[AnnotationName], p.Name),
-		ShellID: p.Annotations[AnnotationShell], WorkspaceID: p.Labels[LabelWorkspace],
+		ShellID: p.Annotations[idAnnotation], WorkspaceID: p.Labels[LabelWorkspace],
 		Instance: p.Annotations[AnnotationInstance], TokenName: p.Annotations[AnnotationToken],
 		State: podState(p), Created: p.CreationTimestamp.Time,
 	}

@@ -3,10 +3,6 @@ package rest
 import (
 	"context"
 	"net/http"
-	"slices"
-	"strings"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/route"
@@ -25,8 +21,7 @@ type ExecConfig struct {
 
 // ExecService is the exec rules as the route calls them.
 type ExecService interface {
-	// Admit answers shell_disabled and server_shutting_down.
-	Admit() error
+	Admitter
 	// OpenExec checks the workspace and the caps and creates the
 	// command's container. Reasons: those of Admit, invalid_parameters,
 	// workspace_not_found, too_many_shells, volume_not_ready,
@@ -36,12 +31,7 @@ type ExecService interface {
 }
 
 // ExecSession is an opened exec whose container exists, not started.
-type ExecSession interface {
-	// Run serves the session with serve and records its end.
-	Run(serve func(ctx context.Context, proc wsexec.Process, opts wsexec.ServeOptions) wsexec.ServeResult)
-	// Abort tears the session down when the upgrade failed.
-	Abort()
-}
+type ExecSession = Session[wsexec.Process, wsexec.ServeOptions, wsexec.ServeResult]
 
 // execRoutes is the one exec route, scope shell; never an MCP tool.
 func (a *API) execRoutes() []route.Route {
@@ -70,42 +60,9 @@ func (a *API) execHandshake(w http.ResponseWriter, r *http.Request, id string) i
 	if err != nil {
 		return a.refuseExec(w, r, id, err)
 	}
-	conn, err := a.execUpgrader(id).Upgrade(hijacker(w), r, http.Header{a.cfg.RequestIDHeader: {id}})
-	if err != nil {
-		sess.Abort() // the upgrader has answered
-		return http.StatusBadRequest
-	}
-	sess.Run(func(ctx context.Context, proc wsexec.Process, opts wsexec.ServeOptions) wsexec.ServeResult {
-		return wsexec.Serve(ctx, conn, proc, opts)
-	})
-	return http.StatusSwitchingProtocols
-}
-
-// execUpgrader upgrades with the subprotocol, no compression, the Origin
-// rule and the envelope for a handshake gorilla refuses itself.
-func (a *API) execUpgrader(id string) *websocket.Upgrader {
-	return &websocket.Upgrader{
-		HandshakeTimeout: wsexec.HandshakeTimeout,
-		ReadBufferSize:   wsexec.MaxDataPayload + 64,
-		WriteBufferSize:  wsexec.MaxDataPayload + 64,
-		Subprotocols:     []string{wsexec.Subprotocol},
-		CheckOrigin: func(r *http.Request) bool {
-			origin := r.Header.Get("Origin")
-			return origin == "" || slices.ContainsFunc(a.cfg.Exec.AllowedOrigins, func(o string) bool {
-				return strings.EqualFold(o, origin)
-			})
-		},
-		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
-			err := &cairn.Error{Reason: cairn.ReasonWebsocketRequired, Detail: "malformed websocket handshake: " + reason.Error()}
-			switch status {
-			case http.StatusForbidden:
-				err = &cairn.Error{Reason: cairn.ReasonOriginNotAllowed, Detail: "Origin not allowed"}
-			case http.StatusInternalServerError:
-				err = cairn.Internal("the connection cannot be upgraded", reason)
-			}
-			a.refuseExec(w, r, id, err)
-		},
-	}
+	up := upgrader(wsexec.Subprotocol, wsexec.MaxDataPayload+64, wsexec.MaxDataPayload+64, a.cfg.Exec.AllowedOrigins,
+		func(w http.ResponseWriter, r *http.Request, err error) int { return a.refuseExec(w, r, id, err) })
+	return serveUpgraded(w, r, up, http.Header{a.cfg.RequestIDHeader: {id}}, sess, wsexec.Serve)
 }
 
 // refuseExec answers a refused handshake with the envelope and returns

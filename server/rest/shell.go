@@ -4,9 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gorilla/websocket"
 
@@ -30,31 +28,18 @@ type ShellConfig struct {
 // ShellService is the shell rules as the routes call them.
 type ShellService interface {
 	cairn.ShellService
-	// Admit answers §3.2 rows 5 and 6. Reasons: shell_disabled,
-	// server_shutting_down.
-	Admit() error
+	Admitter
 	// OpenShell answers rows 10–16 and creates the container. Reasons:
 	// those of rows 5–16, workspace_busy.
 	OpenShell(ctx context.Context, o cairn.ShellOpen) (ShellSession, error)
 }
 
-// ShellSession is an opened shell whose container exists, not started.
-type ShellSession interface {
-	// Run serves the session with serve and records its end.
-	Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult)
-	// Abort tears the session down when the upgrade failed.
-	Abort()
-}
+// ShellSession is an opened shell (or a v2 shell lent to a connection)
+// whose container exists, not started.
+type ShellSession = Session[ptyshell.Stream, ptyshell.ServeOptions, ptyshell.ServeResult]
 
 // shellSendBuffer bounds the kernel's send buffer of a shell connection.
 const shellSendBuffer = 128 << 10
-
-// shellStatuses are the shell routes' own statuses where they depart from
-// the one table (cairn.Reason.HTTPStatus): a workspace without a volume is a
-// conflict with its state here, not a malformed transfer request.
-var shellStatuses = map[cairn.Reason]int{
-	cairn.ReasonVolumeNotReady: http.StatusConflict,
-}
 
 func (a *API) shellRoutes() []route.Route {
 	return append([]route.Route{
@@ -91,53 +76,25 @@ func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		return a.refuseShell(w, r, id, err)
 	}
-	up := a.shellUpgrader(id)
-	conn, err := up.Upgrade(hijacker(w), r, http.Header{a.cfg.RequestIDHeader: {id}})
-	if err != nil {
-		sess.Abort() // the upgrader has answered
-		return http.StatusBadRequest
-	}
+	return serveUpgraded(w, r, a.shellUpgrader(id, ptyshell.Subprotocol), http.Header{a.cfg.RequestIDHeader: {id}},
+		sess, serveShell)
+}
+
+// serveShell is ptyshell.Serve on a connection whose kernel send buffer is
+// bounded: left to autotuning the kernel buffers megabytes of a flood on
+// loopback, which Ctrl-C then waits behind.
+func serveShell(ctx context.Context, conn *websocket.Conn, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
 	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
-		// Left to autotuning the kernel buffers megabytes of a flood on
-		// loopback, which Ctrl-C then waits behind (§6.4).
 		_ = tcp.SetWriteBuffer(shellSendBuffer) // only a bound; the default works too
 	}
-	sess.Run(func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
-		return ptyshell.Serve(ctx, conn, stream, opts)
-	})
-	return http.StatusSwitchingProtocols
+	return ptyshell.Serve(ctx, conn, stream, opts)
 }
 
-// shellUpgrader upgrades with the subprotocol, no compression (§6.3), the
-// Origin rule of row 1 (never a blanket yes) and the envelope for a
-// handshake gorilla refuses itself.
-func (a *API) shellUpgrader(id string) *websocket.Upgrader {
-	return &websocket.Upgrader{
-		HandshakeTimeout: ptyshell.HandshakeTimeout,
-		ReadBufferSize:   4 << 10,
-		WriteBufferSize:  ptyshell.MaxDataPayload + 64,
-		Subprotocols:     []string{ptyshell.Subprotocol},
-		CheckOrigin:      a.shellOriginAllowed,
-		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
-			err := &cairn.Error{Reason: cairn.ReasonWebsocketRequired, Detail: "malformed websocket handshake: " + reason.Error()}
-			switch status {
-			case http.StatusForbidden:
-				err = &cairn.Error{Reason: cairn.ReasonOriginNotAllowed, Detail: "Origin not allowed"}
-			case http.StatusInternalServerError:
-				err = cairn.Internal("the connection cannot be upgraded", reason)
-			}
-			a.refuseShell(w, r, id, err)
-		},
-	}
-}
-
-// shellOriginAllowed is §3.2 row 1: no Origin (the Go client sends none),
-// or one listed in api.cors.allowedOrigins.
-func (a *API) shellOriginAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	return origin == "" || slices.ContainsFunc(a.cfg.Shell.AllowedOrigins, func(o string) bool {
-		return strings.EqualFold(o, origin)
-	})
+// shellUpgrader upgrades a shell connection offering sub (v1 or v2), with
+// the Origin rule of row 1.
+func (a *API) shellUpgrader(id, sub string) *websocket.Upgrader {
+	return upgrader(sub, 4<<10, ptyshell.MaxDataPayload+64, a.cfg.Shell.AllowedOrigins,
+		func(w http.ResponseWriter, r *http.Request, err error) int { return a.refuseShell(w, r, id, err) })
 }
 
 // refuseShell answers a refused handshake with the envelope (its detail
@@ -161,22 +118,6 @@ func (a *API) killShell(r *http.Request) (any, error) {
 		return nil, failed(err, "Failed to end the shell")
 	}
 	return nil, nil
-}
-
-// hijacker finds the http.Hijacker under decorators that wrap the
-// ResponseWriter (the HTTP metrics recorder offers only Unwrap), since
-// gorilla's upgrader asks w itself.
-func hijacker(w http.ResponseWriter) http.ResponseWriter {
-	for {
-		if _, ok := w.(http.Hijacker); ok {
-			return w
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return w
-		}
-		w = u.Unwrap()
-	}
 }
 
 // recordQuery reads the v1 handshake's optional record=true|false, which

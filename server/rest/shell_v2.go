@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"time"
 
@@ -108,18 +107,6 @@ func (a *API) attachHandshake(w http.ResponseWriter, r *http.Request, id, role s
 	if err != nil {
 		return a.refuseShell(w, r, id, err)
 	}
-	up := a.shellUpgrader(id)
-	up.Subprotocols = []string{ptyshell.SubprotocolV2}
-	conn, err := up.Upgrade(hijacker(w), r, http.Header{a.cfg.RequestIDHeader: {id}})
-	if err != nil {
-		sess.Abort() // the upgrader has answered
-		return http.StatusBadRequest
-	}
-	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
-		_ = tcp.SetWriteBuffer(shellSendBuffer) // only a bound, as for v1
-	}
-	sess.Run(func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult {
-		return ptyshell.Serve(ctx, conn, stream, opts)
-	})
-	return http.StatusSwitchingProtocols
+	return serveUpgraded(w, r, a.shellUpgrader(id, ptyshell.SubprotocolV2), http.Header{a.cfg.RequestIDHeader: {id}},
+		sess, serveShell)
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -14,41 +13,12 @@ const execGrace = 60 * time.Second
 // containers that carry this server's instance but are not in its
 // registry (a predecessor's leftovers, a teardown that failed), and any
 // of this stack's whose cairn.expires passed a minute ago (a server that
-// never came back). It counts them. An exec enters the registry before
-// its container exists, so an opening one is never taken.
+// never came back). It counts them. An opening exec is never taken.
 func (x *Execs) Reap(ctx context.Context) (int, error) {
-	list, err := x.rt.ListExecs(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	var errs []error
 	now := x.svc.now()
-	for _, c := range list {
-		own := c.Instance == x.cfg.Instance
-		if own && x.known(c.ShellID) {
-			continue
-		}
-		expired := !c.Expires.IsZero() && now.After(c.Expires.Add(execGrace)) && x.ours(ctx, c.WorkspaceID)
-		if !own && !expired {
-			continue
-		}
-		if err := x.rt.RemoveContainer(ctx, c.ContainerID); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		n++
-		x.log.Warn("removed a leftover exec container", "exec_id", c.ShellID, "workspace_id", c.WorkspaceID,
-			"container", c.Name, "instance", c.Instance)
-	}
-	return n, errors.Join(errs...)
-}
-
-func (x *Execs) known(id string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	_, ok := x.entries[id]
-	return ok
+	return x.reap(ctx, func(ctx context.Context, c ShellContainer) bool {
+		return !c.Expires.IsZero() && now.After(c.Expires.Add(execGrace)) && x.ours(ctx, c.WorkspaceID)
+	})
 }
 
 // ours reports a workspace of this stack's database: another stack on the
@@ -63,17 +33,4 @@ func (x *Execs) ours(ctx context.Context, workspaceID string) bool {
 
 // RunReaper reaps at once, then every reap interval, until ctx is done;
 // failures are logged and the loop goes on. It returns nil.
-func (x *Execs) RunReaper(ctx context.Context) error {
-	t := time.NewTicker(x.cfg.ReapInterval)
-	defer t.Stop()
-	for {
-		if _, err := x.Reap(ctx); err != nil && ctx.Err() == nil {
-			x.log.Error("exec reaper failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
+func (x *Execs) RunReaper(ctx context.Context) error { return x.reapEvery(ctx, x.Reap) }

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -13,11 +11,9 @@ import (
 // ExecSession is one opened exec whose container exists but has not
 // started: Run serves it, or Abort tears it down.
 type ExecSession struct {
-	x        *Execs
-	e        *execEntry
-	ws       *cairn.Workspace
-	proc     wsexec.Process
-	openedAt time.Time
+	x    *Execs
+	e    *execEntry
+	proc wsexec.Process
 	// life is the session's context, detached from the request; Shutdown
 	// cancels it with wsexec.ErrServerShutdown.
 	life    context.Context
@@ -37,17 +33,10 @@ func (es *ExecSession) Run(serve func(ctx context.Context, proc wsexec.Process, 
 }
 
 // Abort tears down a session whose upgrade failed; no row was written.
-func (es *ExecSession) Abort() {
-	if err := es.proc.Close(); err != nil {
-		es.x.log.Error("exec teardown failed", "exec_id", es.e.id, "err", err)
-	}
-	es.x.remove(es.e)
-	close(es.e.done)
-	es.e.cancel(errors.New("upgrade failed"))
-}
+func (es *ExecSession) Abort() { es.x.abort(&es.e.registration, es.proc.Close) }
 
 func (es *ExecSession) options() wsexec.ServeOptions {
-	c := es.x.cfg
+	c := es.x.config
 	return wsexec.ServeOptions{
 		MaxLifetime: c.MaxLifetime, OpenTimeout: c.OpenTimeout, PingInterval: c.PingInterval,
 		PongWait: c.PongWait, WriteWait: c.WriteWait, StopTimeout: c.StopTimeout + 10*time.Second,
@@ -59,15 +48,10 @@ func (es *ExecSession) options() wsexec.ServeOptions {
 // command that cannot be audited does not run. argv[0] is recorded, never
 // the rest of the argv, which may hold secrets.
 func (es *ExecSession) starting(ctx context.Context) error {
-	actx, cancel := context.WithTimeout(ctx, auditTimeout)
-	defer cancel()
-	err := es.x.svc.audit(actx, es.x.svc.store, cairn.AuditExecStarted, map[string]any{
-		"workspace_id": es.ws.ID, "workspace_name": es.ws.Name, "exec_id": es.e.id,
-		"container": es.e.container, "token_name": es.e.tokenName, "client_addr": es.e.clientAddr,
+	err := es.x.auditStart(ctx, cairn.AuditExecStarted, &es.e.registration, map[string]any{
 		"argv0": es.e.argv0, "argc": es.e.argc,
 	})
 	if err != nil {
-		es.x.log.Error("exec audit failed; the command does not run", "exec_id", es.e.id, "err", err)
 		return err
 	}
 	es.audited = true
@@ -77,32 +61,17 @@ func (es *ExecSession) starting(ctx context.Context) error {
 
 // attrs identify the session in its log lines; no argv value is logged.
 func (es *ExecSession) attrs() []any {
-	return []any{"exec_id", es.e.id, "workspace_id", es.ws.ID, "token_name", es.e.tokenName,
-		"client_addr", es.e.clientAddr, "argc", es.e.argc}
+	return append(es.x.attrs(&es.e.registration), "argc", es.e.argc)
 }
 
-// finish records the end of a served session.
+// finish records the end of a served session; without an EXEC_STARTED
+// row there is no EXEC_ENDED either.
 func (es *ExecSession) finish(res wsexec.ServeResult) {
-	es.x.remove(es.e)
 	defer close(es.e.done)
-	es.e.cancel(errExecEnded)
-	took := time.Since(es.openedAt)
-	actx, cancel := context.WithTimeout(context.WithoutCancel(es.life), auditTimeout)
-	defer cancel()
-	if es.audited {
-		meta := map[string]any{
-			"workspace_id": es.ws.ID, "workspace_name": es.ws.Name, "exec_id": es.e.id,
-			"container": es.e.container, "argv0": es.e.argv0, "reason": string(res.Reason),
-			"exit_code": res.ExitCode, "duration_s": took.Seconds(), "bytes_in": res.BytesIn, "bytes_out": res.BytesOut,
-		}
-		if err := es.x.svc.audit(actx, es.x.svc.store, cairn.AuditExecEnded, meta); err != nil {
-			es.x.log.Error("exec audit failed", "exec_id", es.e.id, "err", err)
-		}
+	typ := cairn.AuditExecEnded
+	if !es.audited {
+		typ = ""
 	}
-	attrs := append(es.attrs(), "reason", string(res.Reason), "exit_code", res.ExitCode,
-		"duration", took, "bytes_in", res.BytesIn, "bytes_out", res.BytesOut)
-	if res.Err != nil && res.Reason == wsexec.ReasonError {
-		attrs = append(attrs, "err", res.Err)
-	}
-	es.x.log.Log(actx, slog.LevelInfo, "exec ended", attrs...)
+	end := sessionEnd{reason: res.Reason, exitCode: res.ExitCode, bytesIn: res.BytesIn, bytesOut: res.BytesOut, err: res.Err}
+	es.x.recordEnd(es.life, &es.e.registration, end, typ, map[string]any{"argv0": es.e.argv0}, es.attrs())
 }

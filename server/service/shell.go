@@ -1,13 +1,8 @@
 package service
 
 import (
-	"cmp"
 	"context"
-	"log/slog"
-	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
@@ -15,26 +10,13 @@ import (
 
 var _ cairn.ShellService = (*Shells)(nil)
 
-// ShellConfig holds the shell rules' settings (shell.* of PTYSHELL.md §9);
-// zero values take its defaults, except IdleTimeout, where zero disables
-// the idle end.
+// ShellConfig holds the shell rules' settings (shell.*): those of every
+// container session, and the shell's own. Zero values take the defaults,
+// except IdleTimeout, where zero disables the idle end.
 type ShellConfig struct {
-	Enabled bool
-	// Instance is this server's cairn.instance (shell.instanceName): the
-	// server-side reaper takes only containers carrying it.
-	Instance                string
-	MaxSessions             int           // per process; default 16
-	MaxSessionsPerWorkspace int           // per process; default 4
-	OpenTimeout             time.Duration // request → running; default 30 s
-	IdleTimeout             time.Duration // no INPUT this long ends a shell; 0: never
-	IdleWarning             time.Duration // default 60 s
-	MaxLifetime             time.Duration // from running; default 8 h
-	PingInterval            time.Duration // default 20 s
-	PongWait                time.Duration // default 60 s
-	WriteWait               time.Duration // default 10 s
-	StopTimeout             time.Duration // stopSecs; default 3 s
-	DrainTimeout            time.Duration // default 2 s
-	ReapInterval            time.Duration // default 60 s
+	SessionConfig
+	IdleTimeout time.Duration // no INPUT this long ends a shell; 0: never
+	IdleWarning time.Duration // default 60 s
 	// Detached ends a v2 shell this long after its writer left
 	// (shell.timeouts.detachedSecs; default 300 s).
 	Detached time.Duration
@@ -44,7 +26,6 @@ type ShellConfig struct {
 	NewScreen func(cols, rows int) ptyshell.Screen
 	// Record is shell.record: the asciicast recording of v2 shells.
 	Record ShellRecording
-	Logger *slog.Logger
 	// Seams for metrics; nil hooks are skipped. OnOpen sees every open:
 	// "ok" once running (took is request → running), else the reason it
 	// was refused or failed. OnEnd sees every end with its reason and
@@ -54,31 +35,19 @@ type ShellConfig struct {
 	OnReap func(by string, n int)
 }
 
-// Shells holds the shell rules (PTYSHELL.md §3.2 rows 5–16, §7): the
-// workspace checks, the shared volume lock until the container exists, the
-// caps, the registry of this process's live shells, audit, list and kill,
-// shutdown and the server-side reaper.
+// Shells holds the shell rules: those every container session shares
+// (containerSessions), and the shell's own — its runtime, v2's attach and
+// watch, list and kill, recordings.
 type Shells struct {
-	svc *Service
+	containerSessions[*shellEntry]
 	rt  ShellRuntime
 	cfg ShellConfig
-	log *slog.Logger
-
-	mu      sync.Mutex
-	entries map[string]*shellEntry
-	perWS   map[string]int
-	closing bool
 }
 
 // shellEntry is one live shell in the registry, from the open's checks
 // until its teardown's audit row is written.
 type shellEntry struct {
-	id, workspaceID, container string
-	tokenName, clientAddr      string
-	startedAt                  time.Time
-	// cancel ends the session: the cause selects the reason (§7.4).
-	cancel context.CancelCauseFunc
-	done   chan struct{} // closed once the end is recorded
+	registration
 
 	// Guarded by Shells.mu.
 	lastInput time.Time
@@ -87,16 +56,18 @@ type shellEntry struct {
 	sess *ShellSession
 }
 
+// shellKind names the shell in the rules it shares with exec.
+var shellKind = sessionKind{name: "shell", plural: "shells", idKey: "shell_id",
+	disabled:  "the shell is disabled on this server; an operator enables it with shell.enable",
+	retry:     "open the shell again shortly",
+	freeSlot:  "close one first",
+	unaudited: "ending the shell"}
+
 // NewShells returns the shell rules over svc's store and runtime and the
 // shell runtime rt; svc's volume teardown then names the open shells that
 // block it.
 func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
-	cfg.MaxSessions = cmp.Or(cfg.MaxSessions, 16)
-	cfg.MaxSessionsPerWorkspace = cmp.Or(cfg.MaxSessionsPerWorkspace, 4)
-	cfg.OpenTimeout = cmp.Or(cfg.OpenTimeout, ptyshell.DefaultOpenTimeout)
-	cfg.MaxLifetime = cmp.Or(cfg.MaxLifetime, ptyshell.DefaultMaxLifetime)
-	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, 3*time.Second)
-	cfg.ReapInterval = cmp.Or(cfg.ReapInterval, 60*time.Second)
+	cfg.SessionConfig = cfg.withDefaults()
 	if cfg.OnOpen == nil {
 		cfg.OnOpen = func(string, time.Duration) {}
 	}
@@ -107,10 +78,9 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 		cfg.OnReap = func(string, int) {}
 	}
 	s := &Shells{
-		svc: svc, rt: rt, cfg: cfg,
-		log:     cmp.Or(cfg.Logger, svc.log),
-		entries: map[string]*shellEntry{},
-		perWS:   map[string]int{},
+		containerSessions: newContainerSessions[*shellEntry](svc, shellKind, cfg.SessionConfig,
+			rt.ListShells, rt.RemoveContainer),
+		rt: rt, cfg: cfg,
 	}
 	svc.openShells = s.shellsOf
 	return s
@@ -118,28 +88,6 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 
 // Enabled reports shell.enable.
 func (s *Shells) Enabled() bool { return s.cfg.Enabled }
-
-// Live counts this process's shells, opening ones included.
-func (s *Shells) Live() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.entries)
-}
-
-// Admit answers the checks that come before the handshake's own (§3.2 rows
-// 5 and 6). Reasons: shell_disabled, server_shutting_down.
-func (s *Shells) Admit() error {
-	if !s.cfg.Enabled {
-		return cairn.Errorf(cairn.ReasonShellDisabled,
-			"the shell is disabled on this server; an operator enables it with shell.enable")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return cairn.Errorf(cairn.ReasonServerShuttingDown, "the server is shutting down; open the shell again shortly")
-	}
-	return nil
-}
 
 // OpenShell runs the checks of §3.2 rows 5 and 6 and 9–16 and creates the
 // shell's container, not started (§7.3 step 1). The returned session is in
@@ -149,8 +97,7 @@ func (s *Shells) Admit() error {
 // volume_missing, workspace_busy, docker_unavailable, shell_image_missing,
 // internal.
 func (s *Shells) OpenShell(ctx context.Context, o cairn.ShellOpen) (*ShellSession, error) {
-	openedAt := time.Now()
-	sess, err := s.open(ctx, o, openedAt)
+	sess, err := s.open(ctx, o, time.Now())
 	if err != nil {
 		s.cfg.OnOpen(string(cairn.ErrorReason(err)), 0)
 		return nil, err
@@ -165,109 +112,21 @@ func (s *Shells) open(ctx context.Context, o cairn.ShellOpen, openedAt time.Time
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	ws, err := s.svc.store.FindWorkspace(ctx, o.WorkspaceID)
-	if err != nil {
-		return nil, err
-	}
-	token := ""
-	if a := cairn.ActorFrom(ctx); a != nil {
-		token = *a
-	}
-	// The session outlives the request that opened it; it keeps the
-	// request's values (the actor) for its audit rows.
-	life, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	id := ulid.Make().String()
-	e := &shellEntry{
-		id: id, workspaceID: ws.ID, tokenName: token, clientAddr: o.ClientAddr,
-		// The sidecars' naming scheme (§7.2): a leftover never collides
-		// with a new shell.
-		container: s.svc.appName + ".shell." + ws.ID + "." + id,
-		startedAt: s.svc.now(), cancel: cancel, done: make(chan struct{}),
-	}
-	if err := s.reserve(e); err != nil {
-		cancel(err)
-		return nil, err
-	}
-	stream, ws, err := s.create(ctx, e, o)
-	if err != nil {
-		s.remove(e)
-		close(e.done)
-		cancel(err)
-		return nil, err
-	}
-	return &ShellSession{s: s, e: e, ws: ws, open: o, stream: stream, openedAt: openedAt, life: life}, nil
-}
-
-// reserve enters e in the registry in state opening, taking its cap slots
-// atomically with the check (§7.6). Reasons: too_many_shells,
-// server_shutting_down.
-func (s *Shells) reserve(e *shellEntry) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.closing:
-		return cairn.Errorf(cairn.ReasonServerShuttingDown, "the server is shutting down; open the shell again shortly")
-	case len(s.entries) >= s.cfg.MaxSessions:
-		return cairn.Errorf(cairn.ReasonTooManyShells,
-			"this server already runs %d shells, its limit (shell.limits.maxSessions); close one first", len(s.entries))
-	case s.perWS[e.workspaceID] >= s.cfg.MaxSessionsPerWorkspace:
-		return cairn.Errorf(cairn.ReasonTooManyShells,
-			"workspace %s already has %d shells on this server, its limit (shell.limits.maxSessionsPerWorkspace); close one first",
-			e.workspaceID, s.perWS[e.workspaceID])
-	}
-	s.entries[e.id] = e
-	s.perWS[e.workspaceID]++
-	return nil
-}
-
-// remove takes e out of the registry and frees its slots.
-func (s *Shells) remove(e *shellEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.entries[e.id]; !ok {
-		return
-	}
-	delete(s.entries, e.id)
-	if s.perWS[e.workspaceID]--; s.perWS[e.workspaceID] <= 0 {
-		delete(s.perWS, e.workspaceID)
-	}
-}
-
-// create runs rows 12–16 under the workspace's shared lock, from the READY
-// check until the container exists: a volume teardown (exclusive) landing
-// in between would let Docker re-create the volume empty. Once the
-// container mounts it, Docker itself refuses the removal.
-func (s *Shells) create(ctx context.Context, e *shellEntry, o cairn.ShellOpen) (ptyshell.Stream, *cairn.Workspace, error) {
-	lctx, cancel := context.WithTimeout(ctx, s.cfg.OpenTimeout)
-	defer cancel()
-	release, err := s.svc.store.LockWorkspace(lctx, e.workspaceID, LockShared)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release()
-	ws, err := s.svc.store.FindWorkspace(lctx, e.workspaceID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ws.VolumeState != cairn.VolumeReady {
-		return nil, nil, cairn.Errorf(cairn.ReasonVolumeNotReady,
-			"workspace %s has no volume (volume state '%s'); set it up first", ws.Name, ws.VolumeState)
-	}
-	exists, err := s.svc.runtime.VolumeExists(lctx, ws.VolumeName)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !exists {
-		return nil, nil, cairn.Errorf(cairn.ReasonVolumeMissing,
-			"the volume of workspace %s is missing in Docker; set the volume up again", ws.Name)
-	}
-	stream, err := s.rt.CreateShell(lctx, ShellSpec{
-		Name: e.container, ShellID: e.id, WorkspaceID: ws.ID, WorkspaceName: ws.Name, VolumeName: ws.VolumeName,
-		TokenName: e.tokenName, Term: o.Term, Cols: o.Cols, Rows: o.Rows,
-		Expires: s.svc.now().Add(s.cfg.MaxLifetime),
+	e, life, err := s.enter(ctx, o.WorkspaceID, o.ClientAddr, openedAt, func(r registration) *shellEntry {
+		return &shellEntry{registration: r}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return stream, ws, nil
+	stream, err := createOnReady(ctx, &s.containerSessions, e, func(ctx context.Context, ws *cairn.Workspace) (ptyshell.Stream, error) {
+		return s.rt.CreateShell(ctx, ShellSpec{
+			Name: e.container, ShellID: e.id, WorkspaceID: ws.ID, WorkspaceName: ws.Name, VolumeName: ws.VolumeName,
+			TokenName: e.tokenName, Term: o.Term, Cols: o.Cols, Rows: o.Rows,
+			Expires: s.svc.now().Add(s.cfg.MaxLifetime),
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ShellSession{s: s, e: e, open: o, stream: stream, life: life}, nil
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,10 +60,7 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 // force-removed; its server, if alive, sees it vanish and ends the session
 // the same way. Reasons: shell_not_found, docker_unavailable.
 func (s *Shells) KillShell(ctx context.Context, id string) error {
-	by := ""
-	if a := cairn.ActorFrom(ctx); a != nil {
-		by = *a
-	}
+	by := actorName(ctx)
 	s.mu.Lock()
 	e, local := s.entries[id]
 	if local {
@@ -115,95 +111,25 @@ func (s *Shells) await(ctx context.Context, e *shellEntry) {
 	}
 }
 
-// Shutdown ends every shell of this process (§7.8): new ones are refused
-// with server_shutting_down, every live session ends in parallel with
-// reason "server_shutdown" (stop, drain, EXIT, close 1001), and once they
-// are recorded, or ctx is done, the containers of whatever is left are
-// force-removed. net/http's Shutdown does neither: it does not track
-// hijacked connections.
-func (s *Shells) Shutdown(ctx context.Context) {
-	s.mu.Lock()
-	s.closing = true
-	live := make([]*shellEntry, 0, len(s.entries))
-	for _, e := range s.entries {
-		live = append(live, e)
-	}
-	s.mu.Unlock()
-	for _, e := range live {
-		e.cancel(ptyshell.ErrServerShutdown)
-	}
-	for _, e := range live {
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-		}
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout+10*time.Second)
-	defer cancel()
-	for _, e := range live {
-		select {
-		case <-e.done:
-			continue
-		default:
-		}
-		if err := s.rt.RemoveContainer(rctx, e.container); err != nil {
-			s.log.Error("remove shell container at shutdown", "shell_id", e.id, "err", err)
-		}
-	}
-}
-
 // Reap is one pass of the server-side reaper (§7.7): it removes the
 // app's shell containers that carry this server's instance but are not in
 // its registry — a predecessor's leftovers, or a teardown that failed — and
-// counts them. A shell enters the registry before its container exists, so
-// an opening shell is never taken.
+// counts them. An opening shell is never taken.
 func (s *Shells) Reap(ctx context.Context) (int, error) {
-	list, err := s.rt.ListShells(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	var errs []error
-	for _, c := range list {
-		if c.Instance != s.cfg.Instance || s.known(c.ShellID) {
-			continue
-		}
-		if err := s.rt.RemoveContainer(ctx, c.ContainerID); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		n++
-		s.log.Warn("removed a leftover shell container", "shell_id", c.ShellID, "workspace_id", c.WorkspaceID,
-			"container", c.Name)
-	}
+	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false })
 	s.cfg.OnReap("server", n)
-	return n, errors.Join(errs...)
-}
-
-func (s *Shells) known(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.entries[id]
-	return ok
+	return n, err
 }
 
 // RunReaper reaps at once, then every reap interval, until ctx is done;
 // failures are logged and the loop goes on. Each pass also removes the
 // recordings a crashed server left behind. It returns nil.
 func (s *Shells) RunReaper(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.ReapInterval)
-	defer t.Stop()
-	for {
-		if _, err := s.Reap(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("shell reaper failed", "err", err)
-		}
+	return s.reapEvery(ctx, func(ctx context.Context) (int, error) {
+		n, err := s.Reap(ctx)
 		SweepRecordings(s.cfg.Record.Dir, s.log)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return n, err
+	})
 }
 
 // nameShells adds the workspace's open shells to a volume_in_use refusal of

@@ -183,7 +183,7 @@ func (ss *ShellSession) keepRecording(reason ptyshell.Reason) {
 		ctx = cairn.WithActor(ctx, ss.e.tokenName)
 	}
 	desc := recordingDescription(r.start, end, reason, size, r.rec.Truncated())
-	a, err := ss.s.svc.storeHeld(ctx, ss.ws.ID, recordingName(ss.e.id), &desc, held{body: r.f, size: size, sha256: sum, mimeType: cast.MIME})
+	a, err := ss.s.svc.storeHeld(ctx, ss.e.ws.ID, recordingName(ss.e.id), &desc, held{body: r.f, size: size, sha256: sum, mimeType: cast.MIME})
 	if err != nil {
 		ss.s.log.Warn("shell recording not stored", append(ss.attrs(), "reason", string(cairn.ErrorReason(err)), "err", err)...)
 		return

@@ -247,7 +247,7 @@ func TestShellV1RecordingStoredAsArtifact(t *testing.T) {
 	dir := t.TempDir()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true, Record: service.ShellRecording{Dir: dir}}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}, Record: service.ShellRecording{Dir: dir}}, ws)
 	b := recordingStore(f, nil)
 	o := open(ws)
 	o.Record = true // the v1 handshake's record=true

@@ -3,26 +3,19 @@ package service
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// auditTimeout bounds the write of one shell audit row.
-const auditTimeout = 10 * time.Second
-
 // ShellSession is one opened shell whose container exists but has not
 // started: Run serves it, or Abort tears it down.
 type ShellSession struct {
-	s        *Shells
-	e        *shellEntry
-	ws       *cairn.Workspace
-	open     cairn.ShellOpen
-	stream   ptyshell.Stream
-	openedAt time.Time
+	s      *Shells
+	e      *shellEntry
+	open   cairn.ShellOpen
+	stream ptyshell.Stream
 	// life is the session's context from open to end, detached from the
 	// request that opened it; KillShell and Shutdown cancel it with a
 	// cause (ptyshell.ErrTerminated, ptyshell.ErrServerShutdown).
@@ -56,20 +49,15 @@ func (ss *ShellSession) Run(serve func(ctx context.Context, stream ptyshell.Stre
 // Abort tears down a session whose upgrade failed: there is nobody to
 // serve, and no SHELL_OPENED row was written.
 func (ss *ShellSession) Abort() {
-	if err := ss.stream.Close(); err != nil {
-		ss.s.log.Error("shell teardown failed", "shell_id", ss.e.id, "err", err)
-	}
-	ss.s.remove(ss.e)
-	close(ss.e.done)
-	ss.e.cancel(errors.New("upgrade failed"))
+	ss.s.abort(&ss.e.registration, ss.stream.Close)
 	ss.s.cfg.OnOpen("upgrade_failed", 0)
 }
 
 func (ss *ShellSession) options() ptyshell.ServeOptions {
 	c := ss.s.cfg
 	return ptyshell.ServeOptions{
-		Status: ptyshell.Status{ShellID: ss.e.id, Container: ss.e.container, WorkspaceID: ss.ws.ID,
-			WorkspaceName: ss.ws.Name},
+		Status: ptyshell.Status{ShellID: ss.e.id, Container: ss.e.container, WorkspaceID: ss.e.ws.ID,
+			WorkspaceName: ss.e.ws.Name},
 		Size:         ptyshell.Size{Cols: ss.open.Cols, Rows: ss.open.Rows},
 		IdleTimeout:  c.IdleTimeout,
 		IdleWarning:  c.IdleWarning,
@@ -78,7 +66,7 @@ func (ss *ShellSession) options() ptyshell.ServeOptions {
 		PongWait:     c.PongWait,
 		WriteWait:    c.WriteWait,
 		OpenTimeout:  c.OpenTimeout,
-		OpenedAt:     ss.openedAt,
+		OpenedAt:     ss.e.openedAt,
 		StopTimeout:  c.StopTimeout + 10*time.Second,
 		DrainTimeout: c.DrainTimeout,
 		Logger:       ss.s.log,
@@ -94,58 +82,33 @@ func (ss *ShellSession) options() ptyshell.ServeOptions {
 // running records a started shell (§7.3 step 6): the SHELL_OPENED row
 // first, since a shell that cannot be audited is not offered.
 func (ss *ShellSession) running(ctx context.Context) error {
-	actx, cancel := context.WithTimeout(ctx, auditTimeout)
-	defer cancel()
-	err := ss.s.svc.audit(actx, ss.s.svc.store, cairn.AuditShellOpened, map[string]any{
-		"workspace_id": ss.ws.ID, "workspace_name": ss.ws.Name, "shell_id": ss.e.id,
-		"container": ss.e.container, "token_name": ss.e.tokenName, "client_addr": ss.e.clientAddr,
+	err := ss.s.auditStart(ctx, cairn.AuditShellOpened, &ss.e.registration, map[string]any{
 		"cols": ss.open.Cols, "rows": ss.open.Rows, "term": ss.open.Term,
 	})
 	if err != nil {
-		ss.s.log.Error("shell audit failed; ending the shell", "shell_id", ss.e.id, "err", err)
 		return err
 	}
-	ss.s.cfg.OnOpen("ok", time.Since(ss.openedAt))
+	ss.s.cfg.OnOpen("ok", time.Since(ss.e.openedAt))
 	ss.s.log.Info("shell opened", ss.attrs()...)
 	return nil
 }
 
 // attrs are the identity of the session in its log lines; terminal
 // content is never logged.
-func (ss *ShellSession) attrs() []any {
-	return []any{"shell_id", ss.e.id, "workspace_id", ss.ws.ID, "token_name", ss.e.tokenName,
-		"client_addr", ss.e.clientAddr}
-}
+func (ss *ShellSession) attrs() []any { return ss.s.attrs(&ss.e.registration) }
 
-// finish records the end of a served session.
+// finish records the end of a served session: the SHELL_CLOSED row names
+// who killed it, the end is counted, and only then is it recorded (done).
 func (ss *ShellSession) finish(res ptyshell.ServeResult) {
-	ss.s.remove(ss.e)
 	defer close(ss.e.done)
-	ss.e.cancel(errors.New("shell ended"))
-	took := time.Since(ss.openedAt)
 	ss.s.mu.Lock()
 	killedBy := ss.e.killedBy
 	ss.s.mu.Unlock()
-
-	meta := map[string]any{
-		"workspace_id": ss.ws.ID, "workspace_name": ss.ws.Name, "shell_id": ss.e.id,
-		"container": ss.e.container, "reason": string(res.Reason), "exit_code": res.ExitCode,
-		"duration_s": took.Seconds(), "bytes_in": res.BytesIn, "bytes_out": res.BytesOut,
-	}
+	var own map[string]any
 	if res.Reason == ptyshell.ReasonTerminated && killedBy != "" {
-		meta["killed_by"] = killedBy
+		own = map[string]any{"killed_by": killedBy}
 	}
-	// The row outlives the session's context, which is cancelled by now.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ss.life), auditTimeout)
-	defer cancel()
-	if err := ss.s.svc.audit(actx, ss.s.svc.store, cairn.AuditShellClosed, meta); err != nil {
-		ss.s.log.Error("shell audit failed", "shell_id", ss.e.id, "err", err)
-	}
-	attrs := append(ss.attrs(), "reason", string(res.Reason), "exit_code", res.ExitCode,
-		"duration", took, "bytes_in", res.BytesIn, "bytes_out", res.BytesOut)
-	if res.Err != nil && res.Reason == ptyshell.ReasonError {
-		attrs = append(attrs, "err", res.Err)
-	}
-	ss.s.log.Log(actx, slog.LevelInfo, "shell ended", attrs...)
+	end := sessionEnd{reason: res.Reason, exitCode: res.ExitCode, bytesIn: res.BytesIn, bytesOut: res.BytesOut, err: res.Err}
+	ss.s.recordEnd(ss.life, &ss.e.registration, end, cairn.AuditShellClosed, own, ss.attrs())
 	ss.s.cfg.OnEnd(string(res.Reason), res.BytesIn, res.BytesOut)
 }

@@ -167,7 +167,7 @@ func TestShellOpenRefusals(t *testing.T) {
 			t.Parallel()
 			_, base := setup(t)
 			ws := base.newWorkspace(tc.state)
-			s, f := setupShells(t, service.ShellConfig{Enabled: tc.enabled}, ws)
+			s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: tc.enabled}}, ws)
 			o := open(ws)
 			if tc.edit != nil {
 				tc.edit(f, &o)
@@ -187,7 +187,7 @@ func TestShellOpenCreatesUnderTheSharedLock(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true, MaxLifetime: time.Hour}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true, MaxLifetime: time.Hour}}, ws)
 	ctx := cairn.WithActor(t.Context(), "ops")
 	sess, err := s.OpenShell(ctx, cairn.ShellOpen{WorkspaceID: ws.ID, Cols: 100, Rows: 30, Term: "vt100"})
 	require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestShellCapsAreReservedAtomically(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, _ := setupShells(t, service.ShellConfig{Enabled: true, MaxSessionsPerWorkspace: 1}, ws)
+	s, _ := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true, MaxSessionsPerWorkspace: 1}}, ws)
 	const opens = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, opens)
@@ -242,7 +242,7 @@ func TestShellCapsAreReservedAtomically(t *testing.T) {
 		t.Parallel()
 		_, base := setup(t)
 		ws := base.newWorkspace(cairn.VolumeReady)
-		s, _ := setupShells(t, service.ShellConfig{Enabled: true, MaxSessions: 2, MaxSessionsPerWorkspace: 5}, ws)
+		s, _ := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true, MaxSessions: 2, MaxSessionsPerWorkspace: 5}}, ws)
 		for range 2 {
 			sess, err := s.OpenShell(t.Context(), open(ws))
 			require.NoError(t, err)
@@ -257,7 +257,7 @@ func TestShellRunAuditsAndReleases(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
 	sess, done := runUntilCancelled(t, s, ws)
 
 	opened := f.audits(cairn.AuditShellOpened)
@@ -300,7 +300,7 @@ func TestShellAuditFailureEndsTheShell(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
 	f.store.InsertAuditFunc = func(context.Context, *cairn.AuditEvent) error { return errors.New("database down") }
 	sess, err := s.OpenShell(t.Context(), open(ws))
 	require.NoError(t, err)
@@ -316,7 +316,7 @@ func TestShellKillRemote(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
 	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
 		return []service.ShellContainer{{ContainerID: "c1", Name: "n1", ShellID: "sh1", WorkspaceID: ws.ID, Instance: "host-b:1"}}, nil
 	}
@@ -335,7 +335,7 @@ func TestShellShutdown(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
 	_, done1 := runUntilCancelled(t, s, ws)
 	_, done2 := runUntilCancelled(t, s, ws)
 	stuck, err := s.OpenShell(t.Context(), open(ws)) // opened, never served: its container must still go
@@ -359,7 +359,7 @@ func TestShellReap(t *testing.T) {
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
 	reaped := 0
-	s, f := setupShells(t, service.ShellConfig{Enabled: true, OnReap: func(by string, n int) {
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}, OnReap: func(by string, n int) {
 		require.Equal(t, "server", by)
 		reaped += n
 	}}, ws)
@@ -384,7 +384,7 @@ func TestFindShells(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
 	ws := base.newWorkspace(cairn.VolumeReady)
-	s, f := setupShells(t, service.ShellConfig{Enabled: true}, ws)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
 		return []service.ShellContainer{

@@ -55,7 +55,7 @@ func (s *Shells) CreateShell(ctx context.Context, o cairn.ShellOpen) (*cairn.She
 	s.mu.Lock()
 	ss.hub, ss.secret = hub, sum
 	s.mu.Unlock()
-	return &cairn.ShellSessionInfo{ShellID: ss.e.id, Secret: secret, WorkspaceID: ss.ws.ID, Container: ss.e.container,
+	return &cairn.ShellSessionInfo{ShellID: ss.e.id, Secret: secret, WorkspaceID: ss.e.ws.ID, Container: ss.e.container,
 		Instance: s.cfg.Instance, DetachedTimeoutSecs: int(ss.hubOptions().Detached / time.Second)}, nil
 }
 
@@ -164,12 +164,9 @@ func (s *Shells) WatchShell(ctx context.Context, id, clientAddr string) (*ShellA
 func (s *Shells) auditLend(ctx context.Context, typ cairn.AuditType, ss *ShellSession, clientAddr string) (string, error) {
 	actx, cancel := context.WithTimeout(ctx, auditTimeout)
 	defer cancel()
-	who := ""
-	if a := cairn.ActorFrom(ctx); a != nil {
-		who = *a
-	}
+	who := actorName(ctx)
 	return who, s.svc.audit(actx, s.svc.store, typ, map[string]any{
-		"workspace_id": ss.ws.ID, "shell_id": ss.e.id, "container": ss.e.container,
+		"workspace_id": ss.e.ws.ID, "shell_id": ss.e.id, "container": ss.e.container,
 		"token_name": who, "client_addr": clientAddr,
 	})
 }
@@ -240,6 +237,3 @@ func (a *ShellAttachment) Writer() bool {
 // Context is cancelled, with the cause, when the connection must end
 // (taken over, the shell's end).
 func (a *ShellAttachment) Context() context.Context { return a.tap.Context() }
-
-// Known reports whether id is in this process's registry.
-func (s *Shells) Known(id string) bool { return s.known(id) }

@@ -292,7 +292,7 @@ func TestShellV2OtherReplica(t *testing.T) {
 	rtB.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
 		return []service.ShellContainer{{ShellID: info.ShellID, WorkspaceID: ws.ID, Instance: shellInstance}}, nil
 	}
-	b := service.NewShells(svcB, &rtB, service.ShellConfig{Enabled: true, Instance: "host-b:1"})
+	b := service.NewShells(svcB, &rtB, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true, Instance: "host-b:1"}})
 	_, err := b.AttachShell(t.Context(), info.ShellID, info.Secret, ptyshell.Size{}, "x")
 	require.Equal(t, cairn.ReasonShellOnOtherReplica, cairn.ErrorReason(err))
 	require.Contains(t, err.Error(), shellInstance)
