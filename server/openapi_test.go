@@ -170,8 +170,11 @@ func checkOperationReasons(t *testing.T, table map[string]int, key string, op *o
 		require.Contains(t, reasons, g, "%s: every route behind the guard answers %s", key, g)
 	}
 	if overrides, ok := op.Extensions["x-cairn-status-overrides"].(map[string]any); ok {
-		for reason := range overrides {
+		for reason, status := range overrides {
 			require.Contains(t, reasons, reason, "%s overrides the status of a reason it does not answer", key)
+			want, own := cairn.Reason(reason).VolumeRouteStatus()
+			require.True(t, own, "%s overrides %s, which keeps the table's status on every route", key, reason)
+			require.Equal(t, want, asInt(t, status, key+" x-cairn-status-overrides."+reason), "%s: the override of %s", key, reason)
 		}
 	}
 	statuses := map[int]bool{}
