@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkEventBurst10k applies one coalesced batch to a model showing
-// 10 000 artifacts at 160×50 and renders it: TUI.md §8 budgets 16 ms for
+// 10 000 artifacts at 160×50 and renders it, against budgets of 16 ms for
 // 100 events and 100 ms for 10 000.
 func BenchmarkEventBurst10k(b *testing.B) {
 	for _, n := range []int{100, 10000} {
@@ -78,8 +78,8 @@ func burst(arts []*cairn.Artifact, n, round int) live.Batch {
 // (tui/screens/artifacts) on the model showing 10 000 artifacts at 160×50
 // while two transfers report progress: before every key press a hub
 // batch brings a sample of each, as the 100 ms callbacks would. It
-// reports the key press's Update + View at p50 and p99 against TUI.md
-// §8's 16 ms, and the progress batch's.
+// reports the key press's Update + View at p50 and p99 against the 16 ms
+// budget, and the progress batch's.
 func BenchmarkKeypress10kWithTransfers(b *testing.B) {
 	h, _ := burstModel(b)
 	ws := h.m.Store().Workspaces()[0].ID

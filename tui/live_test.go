@@ -235,7 +235,7 @@ func TestConnectionStates(t *testing.T) {
 		h.size(120, 40)
 		h.conn(live.Conn{Kind: live.ConnStopped, Err: &cairn.Error{Reason: cairn.ReasonUnauthenticated, Status: 401}})
 		require.Contains(t, h.header(), "✕ token rejected")
-		require.NotContains(t, h.header(), "offline", "a rejected token is its own state (TUI.md §2.7)")
+		require.NotContains(t, h.header(), "offline", "a rejected token is its own state")
 		require.Equal(t, "✕ error: token rejected — check CAIRN_TOKEN or the config file", h.statusLine())
 		h.clock.Advance(5 * time.Minute)
 		h.send(tickMsg{gen: h.m.tick.gen, now: h.clock.Now()})

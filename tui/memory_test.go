@@ -11,8 +11,8 @@ import (
 	"github.com/cairn-dev/cairn/client/clienttest"
 )
 
-// heapBudget is TUI.md §8's: the live heap with 10 000 artifacts listed
-// through the real client.
+// heapBudget bounds the live heap with 10 000 artifacts listed through
+// the real client.
 const heapBudget = 60 << 20
 
 // TestMemory10k lists 10 000 artifacts through the real client from

@@ -192,7 +192,7 @@ func TestTeardown(t *testing.T) {
 		require.Contains(t, log, "volume is mounted by running containers")
 		entries := h.m.notes.Toasts().Log()
 		require.Equal(t, "req-7f3a", entries[len(entries)-1].RequestID)
-		require.Contains(t, log, "server: volume in use: shells 4f3c2a1e, 9b77d0c2 mount it", "the log keeps the message and detail (TUI.md §3.3)")
+		require.Contains(t, log, "server: volume in use: shells 4f3c2a1e, 9b77d0c2 mount it", "the log keeps the message and detail")
 	})
 }
 

@@ -152,7 +152,7 @@ func restTimers(h *harness) int { return h.fire(named("artifacts.headRestMsg")) 
 
 // TestDetailShowsTheFirstLines: after the cursor rests on a small text
 // artifact, the detail pane shows its first lines, escaped, read once per
-// content (TUI.md §1.3); MISSING, binary or large ones read nothing.
+// content; MISSING, binary or large ones read nothing.
 func TestDetailShowsTheFirstLines(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

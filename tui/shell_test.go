@@ -215,7 +215,7 @@ func TestShellReturnResyncsAndSizes(t *testing.T) {
 
 // TestCancelledDialClosesOutsideUpdate: a session that arrives after its
 // dial was cancelled is closed by a Cmd, never inside Update, where Close
-// could wait a second for the server (TUI.md §4.5).
+// could wait a second for the server.
 func TestCancelledDialClosesOutsideUpdate(t *testing.T) {
 	t.Parallel()
 	s := clienttest.New(t)

@@ -144,7 +144,7 @@ func TestUploadPhasesFromSamples(t *testing.T) {
 	samples(h, live.Sample{Transfer: tr.ID, Hashing: true, Done: 500, Total: 1000, At: at.Add(2 * time.Second)})
 	require.Equal(t, transfer.PhaseHashing, tr.Phase)
 	hashETA, ok := tr.ETA()
-	require.True(t, ok, "hashing has its own ETA (TUI.md §3.7)")
+	require.True(t, ok, "hashing has its own ETA")
 	require.Equal(t, 2*time.Second, hashETA, "500 bytes left at 250 B/s")
 	v := h.view()
 	require.Contains(t, v, "hashing")
@@ -460,7 +460,7 @@ func TestCompletionInTheForm(t *testing.T) {
 }
 
 // TestTabReachesTheTray walks list → detail → tray → list with tab, and
-// cancels a transfer from the tray (TUI.md §1.5, §3.2).
+// cancels a transfer from the tray.
 func TestTabReachesTheTray(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -494,7 +494,7 @@ func TestTabReachesTheTray(t *testing.T) {
 }
 
 // TestDownloadHonoursPresignTTL: transfer.presign_ttl reaches the
-// presigned GET's ttl (TUI.md §3.8), and a rate limit reaches both ways.
+// presigned GET's ttl, and a rate limit reaches both ways.
 func TestDownloadHonoursPresignTTL(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.PresignTTL = 42 * time.Second; c.RateLimit = 1 << 20 })

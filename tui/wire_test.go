@@ -24,8 +24,8 @@ import (
 )
 
 // wire runs the model as Run wires it, over a real *client.Client against
-// clienttest's in-memory server (TUI.md §7.3), in a teatest program at
-// 120×40 with real timers and the real event pump.
+// clienttest's in-memory server, in a teatest program at 120×40 with real
+// timers and the real event pump.
 type wire struct {
 	t  *testing.T
 	tm *teatest.TestModel

@@ -16,10 +16,10 @@ import (
 )
 
 // BenchmarkRealBinary measures the built cairn-tui in tmux against a real
-// server holding 1 000 workspaces, one of them with 10 000 artifacts
-// (TUI.md §8, ARCHITECTURE §10): launch to a drawn list, peak RSS after
-// opening, scrolling and filtering the big workspace, and the CPU an idle
-// TUI uses over 60 s with the events socket open and nothing changing.
+// server holding 1 000 workspaces, one of them with 10 000 artifacts:
+// launch to a drawn list, peak RSS after opening, scrolling and filtering
+// the big workspace, and the CPU an idle TUI uses over 60 s with the
+// events socket open and nothing changing.
 // Run once per invocation; the numbers are reported as metrics.
 func BenchmarkRealBinary(b *testing.B) {
 	srv := stacktest.StartServer(b, stacktest.ServerOptions{})

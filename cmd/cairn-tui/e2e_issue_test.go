@@ -62,10 +62,10 @@ func lastLines(screen string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// TestRealTerminalStoreUnreachable is TUI.md §3.3's presigned-URL row: a
-// server whose artifact.s3.presignEndpoint is a closed loopback port hands
-// out PUT URLs nobody answers; the upload's failure names the object store
-// and the setting, not the server, while the header stays live.
+// TestRealTerminalStoreUnreachable: a server whose
+// artifact.s3.presignEndpoint is a closed loopback port hands out PUT URLs
+// nobody answers; the upload's failure names the object store and the
+// setting, not the server, while the header stays live.
 //
 // At 120 columns the status line ("✕ error: " and the sentence, 126
 // columns with a 5-digit port) cannot hold the whole sentence: it shows it
@@ -109,13 +109,12 @@ func TestRealTerminalStoreUnreachable(t *testing.T) {
 	require.Contains(t, strings.SplitN(screen, "\n", 2)[0], "● live", "the header still says live")
 }
 
-// TestRealTerminalTokenRejected is TUI.md §2.7's 401 while running. The
-// server reads its tokens only at start (auth.tokens and auth.tokensFile
-// alike, API.md §16.11), so the token is revoked by restarting the server
-// on the same port without it; the TUI keeps running, redials and is
-// refused. The header says token rejected — at no point offline — and
-// the status line says what to check; once the token is back, r
-// reconnects.
+// TestRealTerminalTokenRejected is a 401 while the TUI runs. The server
+// reads its tokens only at start (auth.tokens and auth.tokensFile alike),
+// so the token is revoked by restarting the server on the same port
+// without it; the TUI keeps running, redials and is refused. The header
+// says token rejected — at no point offline — and the status line says
+// what to check; once the token is back, r reconnects.
 func TestRealTerminalTokenRejected(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{})
 	api, err := client.New(srv.URL, client.WithToken(srv.Token))
@@ -171,8 +170,8 @@ func TestRealTerminalTrayAndHashing(t *testing.T) {
 		require.Empty(t, arts, "a cancelled upload creates no artifact")
 	}
 
-	// TUI.md §1.5, §3.2: tab goes list → detail → tray; x there cancels
-	// the transfer under the tray's cursor.
+	// tab goes list → detail → tray; x there cancels the transfer under
+	// the tray's cursor.
 	t.Run("tab into the tray and cancel", func(t *testing.T) {
 		p := open(t)
 		big := filepath.Join(t.TempDir(), "big.bin")
@@ -204,7 +203,7 @@ func TestRealTerminalTrayAndHashing(t *testing.T) {
 	// A file above 64 MiB goes up in parts from the start: each part is
 	// hashed as it is sent and the whole by the server at register, so
 	// there is no hash pass of the whole file first (the single-PUT
-	// upload's, TUI.md §3.7); the tray counts the parts beside the bytes.
+	// upload's); the tray counts the parts beside the bytes.
 	t.Run("a 2 GiB file goes up in parts at once", func(t *testing.T) {
 		p := open(t)
 		huge := filepath.Join(t.TempDir(), "huge.bin")

@@ -122,13 +122,13 @@ func lineWith(screen, text string) string {
 	return ""
 }
 
-// TestRealTerminalTransfersAndShell is TUI.md §7.4 items 3 and 4 and
-// PTYSHELL.md §14.6 with the real binary: a rate-limited 64 MiB upload
-// shows its progress, then RECORDED, and its bytes come back intact; s
-// opens a shell into the workspace, a resize reaches it, its exit status
-// comes back to the TUI, whose next key is acted on; ctrl+] leaves a
-// second shell running on the server, as the toast says; the file written
-// in the shell is saved from the volume as an artifact.
+// TestRealTerminalTransfersAndShell drives an upload and a shell through
+// the real binary: a rate-limited 64 MiB upload shows its progress, then
+// RECORDED, and its bytes come back intact; s opens a shell into the
+// workspace, a resize reaches it, its exit status comes back to the TUI,
+// whose next key is acted on; ctrl+] leaves a second shell running on the
+// server, as the toast says; the file written in the shell is saved from
+// the volume as an artifact.
 func TestRealTerminalTransfersAndShell(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{
 		Config: "shell: {enable: true, image: " + stacktest.Shell(t) + "}\n"})

@@ -83,11 +83,10 @@ func text(shown string) string {
 	return strings.ReplaceAll(controls.ReplaceAllString(shown, ""), "\r\r\n", "\r\n")
 }
 
-// TestCommandLines runs the production Command on a real PTY and compares
-// its lines with PTYSHELL.md §12.3 (which wins over TUI.md §3.10): the
-// banner naming the configured abandon key, "starting container…" until
-// the container runs, one summary line, then the pause of
-// shell.pause_on_exit.
+// TestCommandLines runs the production Command on a real PTY and checks
+// the lines it prints: the banner naming the configured abandon key,
+// "starting container…" until the container runs, one summary line, then
+// the pause of shell.pause_on_exit.
 func TestCommandLines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

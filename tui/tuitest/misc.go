@@ -79,8 +79,8 @@ func Theme(ascii bool) *theme.Theme {
 // Size is a terminal size.
 type Size struct{ W, H int }
 
-// Sizes are the golden sizes of TUI.md §7.2: the three layouts, below the
-// minimum, and before the first WindowSizeMsg.
+// Sizes are the terminal sizes the view goldens are drawn at: the three
+// layouts, below the minimum, and before the first WindowSizeMsg.
 func Sizes() []Size { return []Size{{60, 16}, {100, 30}, {160, 50}, {59, 15}, {0, 0}} }
 
 // Layouts are the sizes that draw a screen (the minimum and up).

@@ -17,7 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/tuitest"
 )
 
-// budget is TUI.md §8's: Update + View for a key press under 16 ms at p99.
+// budget bounds Update + View for a key press: under 16 ms at p99.
 const budget = 16 * time.Millisecond
 
 // seed10k makes a workspace of 10 000 realistic artifacts: 20 % described,
@@ -103,9 +103,9 @@ func BenchmarkKeypress10k(b *testing.B) {
 		modeltest.Millis(p50), modeltest.Millis(p99), float64(p99)/float64(budget))
 }
 
-// TestKeypressBudget10k is §8's budget: the key mix 500 times over 10 000
-// artifacts, failing at a p99 of 16 ms or more (×10 under -race, whose
-// instrumentation slows every access).
+// TestKeypressBudget10k holds a key press to budget: the key mix 500 times
+// over 10 000 artifacts, failing at a p99 of 16 ms or more (×10 under
+// -race, whose instrumentation slows every access).
 func TestKeypressBudget10k(t *testing.T) {
 	m := open10k(t)
 	keys := modeltest.KeyMix()

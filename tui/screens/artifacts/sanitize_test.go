@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { screentest.Main(m) }
 // Untrusted text reaches the terminal as visible escapes: the name, MIME
 // type and the description's first line in a row; the name, MIME type,
 // object key and every description line in the detail pane; the
-// workspace's name in the crumbs (TUI.md §1.4).
+// workspace's name in the crumbs.
 func TestSanitisedText(t *testing.T) {
 	c, d := screentest.New(t)
 	h, shown := screentest.Hostile, screentest.HostileShown

@@ -152,7 +152,7 @@ func TestForbidden(t *testing.T) {
 
 // Untrusted text reaches the terminal as visible escapes: the type, actor,
 // workspace name, request ID and summary in a row; every metadata key and
-// value in the detail pane (TUI.md §1.4).
+// value in the detail pane.
 func TestSanitisedText(t *testing.T) {
 	h, shown := screentest.Hostile, screentest.HostileShown
 	c, d := screentest.New(t)

@@ -52,7 +52,7 @@ func open(t *testing.T, entries ...cairn.FileEntry) (*Screen, *deps.Deps) {
 
 // Untrusted text reaches the terminal as visible escapes: a name and a
 // link target in a row; the name, path, target and mode in the detail
-// pane; the name in a key's reason (TUI.md §1.4).
+// pane; the name in a key's reason.
 func TestSanitisedText(t *testing.T) {
 	h, shown := screentest.Hostile, screentest.HostileShown
 	target := "t/" + h

@@ -11,7 +11,7 @@ import (
 )
 
 // The artifact's name and MIME type reach the terminal as visible escapes
-// in every state of the screen and in its crumbs (TUI.md §1.4).
+// in every state of the screen and in its crumbs.
 func TestSanitisedNames(t *testing.T) {
 	t.Parallel()
 	h, shown := screentest.Hostile, screentest.HostileShown

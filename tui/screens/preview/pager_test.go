@@ -70,7 +70,7 @@ func TestPagerKeys(t *testing.T) {
 		s := setup(t, nil)
 		for _, k := range []string{"u", "f", "b", " ", "l"} {
 			modeltest.Msg(modeltest.Press(s.Update, k))
-			require.Equal(t, "line 00", top(s), "%q pages nowhere (TUI.md §1.4)", k)
+			require.Equal(t, "line 00", top(s), "%q pages nowhere", k)
 		}
 		require.Equal(t, screen.ActionMsg{ID: keys.ArtDownload, WorkspaceID: "w1", ArtifactID: "a1"}, modeltest.Msg(modeltest.Press(s.Update, "d")), "d downloads")
 		require.Equal(t, "line 00", top(s))

@@ -188,7 +188,7 @@ func TestForbidden(t *testing.T) {
 // Untrusted text reaches the terminal as visible escapes: the workspace's
 // name, the shell ID, container, token and replica in a row; those and the
 // client address in the detail pane; the name in the crumbs and in the
-// kill confirmation's label (TUI.md §1.4).
+// kill confirmation's label.
 func TestSanitisedText(t *testing.T) {
 	h, shown := screentest.Hostile, screentest.HostileShown
 	c, d := screentest.New(t)

@@ -11,8 +11,7 @@ import (
 func TestMain(m *testing.M) { screentest.Main(m) }
 
 // Untrusted text reaches the terminal as visible escapes: the name and
-// local path in a row; the name, path and error in the detail pane (TUI.md
-// §1.4).
+// local path in a row; the name, path and error in the detail pane.
 func TestSanitisedText(t *testing.T) {
 	c, d := screentest.New(t)
 	h, shown := screentest.Hostile, screentest.HostileShown

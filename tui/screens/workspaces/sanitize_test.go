@@ -13,8 +13,7 @@ func TestMain(m *testing.M) { screentest.Main(m) }
 
 // Untrusted text reaches the terminal as visible escapes: the name and the
 // description's first line in a row; the name, volume name and every
-// description line in the detail pane; the name in a key's reason (TUI.md
-// §1.4).
+// description line in the detail pane; the name in a key's reason.
 func TestSanitisedText(t *testing.T) {
 	c, d := screentest.New(t)
 	h, shown := screentest.Hostile, screentest.HostileShown

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// nameField is the workspace name of TUI.md §3.5 as the root builds it:
+// nameField is the new-workspace form's name field as the root builds it:
 // the domain's rule ([A-Za-z0-9_-], 1–128 characters) and a warning for a
 // name a known row has.
 func nameField(known ...string) form.Field {

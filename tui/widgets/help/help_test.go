@@ -70,7 +70,7 @@ func TestScroll(t *testing.T) {
 		m := setup(t)
 		for _, k := range []string{"d", "u", "f", "b", " ", "l", "h"} {
 			m.Update(modeltest.Key(k))
-			require.Equal(t, 0, m.Offset(), "%q pages nowhere (TUI.md §3.2)", k)
+			require.Equal(t, 0, m.Offset(), "%q pages nowhere", k)
 		}
 	})
 	t.Run("ShortListShortBox", func(t *testing.T) {

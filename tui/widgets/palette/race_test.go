@@ -2,5 +2,5 @@
 
 package palette_test
 
-// raceFactor widens the key press budget under -race (TUI.md §8).
+// raceFactor widens the key press budget under -race.
 const raceFactor = 10
