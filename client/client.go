@@ -33,7 +33,7 @@ const (
 	DefaultTimeout = 60 * time.Second
 	// LongTimeout bounds a request that runs sidecars or a sweep on the
 	// server (volume transfers and setup, maintenance): the server allows
-	// two sidecar runs of 300 s plus slack (API.md §5.4).
+	// two sidecar runs of 300 s plus slack.
 	LongTimeout = 11 * time.Minute
 	// DefaultUserAgent is sent unless WithUserAgent says otherwise.
 	DefaultUserAgent = "cairn-go-client"

@@ -139,10 +139,10 @@ func retryable(err error) bool {
 
 // storeRefusal is the error of the object store's non-2xx answer to a
 // presigned request (op "upload" or "download"), classified as the server
-// classifies a sidecar's (API.md §5.5): a refused upload body is
-// source_changed, a missing object object_missing, anything else
-// store_unavailable. Only the store's error code is kept: its message may
-// name keys. Status stays 0, since cairn did not answer.
+// classifies a sidecar's failure: a refused upload body is source_changed,
+// a missing object object_missing, anything else store_unavailable. Only
+// the store's error code is kept: its message may name keys. Status stays
+// 0, since cairn did not answer.
 func storeRefusal(op string, resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes)) // what arrived is enough to classify
 	code := ""

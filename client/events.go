@@ -39,13 +39,13 @@ const (
 // given to Events is done.
 var ErrStreamClosed = errors.New("events: stream closed")
 
-// Events subscribes to the live events stream (API.md §14), filtered to
-// one workspace and its artifacts when f.WorkspaceID is set. It returns at
-// once; the first dial happens in the first Next. The stream ends when ctx
-// is done or Close is called. See cairn.EventStream for what Next returns
-// across lost connections: a *cairn.DisconnectedError once per loss, then,
-// on the next successful dial, the server's hello and a resync frame. A
-// 401 or 403 is a *cairn.Error returned by every later call.
+// Events subscribes to the live events stream, filtered to one workspace
+// and its artifacts when f.WorkspaceID is set. It returns at once; the
+// first dial happens in the first Next. The stream ends when ctx is done or
+// Close is called. See cairn.EventStream for what Next returns across lost
+// connections: a *cairn.DisconnectedError once per loss, then, on the next
+// successful dial, the server's hello and a resync frame. A 401 or 403 is a
+// *cairn.Error returned by every later call.
 func (c *Client) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error) {
 	q := url.Values{}
 	if f.WorkspaceID != "" {
@@ -193,8 +193,8 @@ func (s *stream) connect(ctx context.Context) error {
 }
 
 // disconnect drops the current connection, if any, schedules the next dial
-// on termkit.Redial's schedule (TUI.md §2.7: 250 ms doubling to 30 s, ±20 %,
-// started over by a hello) and returns the error Next reports once.
+// on termkit.Redial's schedule (250 ms doubling to 30 s, ±20 %, started
+// over by a hello) and returns the error Next reports once.
 func (s *stream) disconnect(err error) error {
 	if s.conn != nil {
 		s.conn.close()

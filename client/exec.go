@@ -12,18 +12,18 @@ import (
 )
 
 // Exec runs argv in a fresh container that mounts the workspace's volume
-// (an ID: resolve names first), as `cairn exec` does (ARCHITECTURE §11.6,
-// package wsexec): no TTY, stdin streamed to its end of file and then
-// half-closed (nil: none), stdout and stderr copied apart as they come.
-// It returns the command's status: its ExitCode, and a Reason other than
-// "exited" when the command did not end by itself (max_lifetime,
-// terminated, server_shutdown, oom_killed, error). The token goes in the
-// Authorization header, never in the URL; the argv in a header of its
-// own. A refusal before the command started is a *cairn.Error with the
-// answer's status, reason and message; a connection that ends without a
-// status is wsexec.ErrConnectionLost, never status 0; a server without the
-// subprotocol, wsexec.ErrUnsupportedProtocol. A read of stdin still
-// blocked when Exec returns is left to finish in its goroutine.
+// (an ID: resolve names first), as `cairn exec` does (package wsexec): no
+// TTY, stdin streamed to its end of file and then half-closed (nil: none),
+// stdout and stderr copied apart as they come. It returns the command's
+// status: its ExitCode, and a Reason other than "exited" when the command
+// did not end by itself (max_lifetime, terminated, server_shutdown,
+// oom_killed, error). The token goes in the Authorization header, never in
+// the URL; the argv in a header of its own. A refusal before the command
+// started is a *cairn.Error with the answer's status, reason and message; a
+// connection that ends without a status is wsexec.ErrConnectionLost, never
+// status 0; a server without the subprotocol,
+// wsexec.ErrUnsupportedProtocol. A read of stdin still blocked when Exec
+// returns is left to finish in its goroutine.
 func (c *Client) Exec(ctx context.Context, workspaceID string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (wsexec.Status, error) {
 	conn, err := c.dialExec(ctx, workspaceID, argv)
 	if err != nil {

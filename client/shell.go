@@ -13,12 +13,12 @@ var _ cairn.ShellService = (*Client)(nil)
 
 // Shell opens an interactive shell in the workspace (an ID: resolve names
 // first) with the terminal's size and TERM ("" for the server's default),
-// and returns the session over it (PTYSHELL.md §12.1). It sends the token
-// in the Authorization header, never in the URL, and no Origin. A refused
-// upgrade is a *cairn.Error with the answer's status, reason and message;
-// a server that answers without the shell subprotocol is refused with an
-// error matching ptyshell.ErrUnsupportedProtocol; no answer at all is
-// unreachable (IsUnreachable).
+// and returns the session over it. It sends the token in the Authorization
+// header, never in the URL, and no Origin. A refused upgrade is a
+// *cairn.Error with the answer's status, reason and message; a server that
+// answers without the shell subprotocol is refused with an error matching
+// ptyshell.ErrUnsupportedProtocol; no answer at all is unreachable
+// (IsUnreachable).
 func (c *Client) Shell(ctx context.Context, workspaceID string, size ptyshell.Size, term string) (*ptyshell.Session, error) {
 	q := ptyshell.Handshake{Size: size, Term: term}.Query()
 	// websocketURL escapes the path itself; IDs are UUIDs, one segment.

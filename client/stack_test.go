@@ -222,7 +222,7 @@ func (b *backend) putObject(t testing.TB, key string, body []byte) {
 }
 
 // putStaged uploads body to a presigned staging PUT with plain net/http,
-// exactly as API.md §4.1 asks a client to.
+// exactly as docs/api.md#the-staging-flow asks a client to.
 func putStaged(t testing.TB, st *cairn.Staging, body []byte, checksum string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -12,8 +12,8 @@ import (
 
 // BenchmarkEchoRoundTrip types single-byte INPUT frames through Session and
 // Serve to an echoing in-memory stream and times each echo on loopback: the
-// protocol's own share of the keystroke echo of §13 (target p99 < 5 ms end
-// to end, Docker included).
+// protocol's own share of the keystroke echo, whose target is p99 < 5 ms
+// end to end, Docker included.
 func BenchmarkEchoRoundTrip(b *testing.B) {
 	stream := ptyshelltest.NewStream()
 	stream.Echo = true

@@ -1,5 +1,5 @@
-// Package ptyshell is the interactive shell's wire protocol (PTYSHELL.md
-// §4–§6) and its two halves.
+// Package ptyshell is the interactive shell's wire protocol (described in
+// docs/protocols.md) and its two halves.
 //
 //   - The frame codec: one binary websocket message is one type byte and a
 //     payload; I/O payloads are raw bytes, control payloads a JSON object of

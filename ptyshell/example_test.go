@@ -21,7 +21,7 @@ func Example_server() {
 	upgrader := websocket.Upgrader{
 		Subprotocols:     []string{ptyshell.Subprotocol},
 		HandshakeTimeout: ptyshell.HandshakeTimeout,
-		CheckOrigin:      func(r *http.Request) bool { return r.Header.Get("Origin") == "" }, // the real rule: row 1 of §3.2
+		CheckOrigin:      func(r *http.Request) bool { return r.Header.Get("Origin") == "" }, // the real rule: no Origin, or one in api.cors.allowedOrigins
 	}
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		if !ptyshell.Offered(r) {

@@ -9,10 +9,10 @@ import (
 )
 
 // Subprotocol is the websocket subprotocol of v1. A client offers it in
-// Sec-WebSocket-Protocol and the server's 101 must name it (§3.3).
+// Sec-WebSocket-Protocol and the server's 101 must name it.
 const Subprotocol = "cairn.ptyshell.v1"
 
-// Size limits of §6.3.
+// Size limits of payloads and messages.
 const (
 	// MaxDataPayload bounds an INPUT or OUTPUT payload.
 	MaxDataPayload = 32 << 10
@@ -29,7 +29,7 @@ const (
 // two directions: 0x00 is INPUT from the client and OUTPUT from the server.
 type FrameType byte
 
-// Client → server (§4.2).
+// Client → server frames.
 const (
 	FrameInput  FrameType = 0x00
 	FrameResize FrameType = 0x01
@@ -37,7 +37,7 @@ const (
 	FrameSignal FrameType = 0x02
 )
 
-// Server → client (§4.3).
+// Server → client frames.
 const (
 	FrameOutput FrameType = 0x00
 	FrameStatus FrameType = 0x01
@@ -112,7 +112,7 @@ type Size struct {
 	Rows int `json:"rows"`
 }
 
-// Size bounds (§3.1, §4.2).
+// Bounds of a terminal dimension, in the handshake and in RESIZE.
 const (
 	MinDimension = 1
 	MaxDimension = 1000
@@ -145,7 +145,7 @@ func ParseResize(payload []byte) (Size, error) {
 	return Size{Cols: *raw.Cols, Rows: *raw.Rows}, nil
 }
 
-// Status states (§4.3).
+// States of a STATUS frame.
 const (
 	StateStarting = "starting"
 	StateRunning  = "running"
@@ -175,7 +175,8 @@ type Exit struct {
 	Message string `json:"message"`
 }
 
-// ERROR codes (§4.3). Only ErrorResizeFailed is not fatal.
+// v1's ERROR codes. Only ErrorResizeFailed is not fatal; v2 adds
+// ErrorReadOnly, which is not fatal either.
 const (
 	ErrorResizeFailed     = "resize_failed"
 	ErrorRuntime          = "runtime_error"
@@ -191,7 +192,7 @@ type ErrorInfo struct {
 	Fatal   bool   `json:"fatal"`
 }
 
-// NOTICE codes (§4.3).
+// NOTICE codes.
 const (
 	NoticeIdleWarning     = "idle_warning"
 	NoticeLifetimeWarning = "lifetime_warning"

@@ -16,12 +16,12 @@ import (
 // DefaultTerm is TERM in the container when the handshake names none.
 const DefaultTerm = "xterm-256color"
 
-// HandshakeTimeout bounds the dial and the upgrade (§6.1).
+// HandshakeTimeout bounds the dial and the upgrade.
 const HandshakeTimeout = 10 * time.Second
 
 var termPattern = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
 
-// Handshake is what the shell request carries in its query (§3.1).
+// Handshake is what the shell request carries in its query.
 type Handshake struct {
 	Size Size
 	Term string
@@ -42,8 +42,7 @@ func (h Handshake) Query() url.Values {
 // ParseHandshake reads and validates the query of a shell request: cols
 // and rows are required integers within 1–1000; term is optional, must
 // match [A-Za-z0-9._+-]{1,64} and defaults to DefaultTerm. An error is the
-// refusal `invalid_terminal` of §3.2 (row 9); its text names the bad
-// parameter.
+// 400 refusal `invalid_terminal`; its text names the bad parameter.
 func ParseHandshake(q url.Values) (Handshake, error) {
 	dim := func(name string) (int, error) {
 		v := q.Get(name)
@@ -75,7 +74,8 @@ func ParseHandshake(q url.Values) (Handshake, error) {
 }
 
 // Offered reports whether the request offers Subprotocol in
-// Sec-WebSocket-Protocol, possibly among others (§3.2, row 8).
+// Sec-WebSocket-Protocol, possibly among others; a request that
+// does not is refused with 400 `subprotocol_required`.
 func Offered(r *http.Request) bool {
 	return slices.Contains(websocket.Subprotocols(r), Subprotocol)
 }

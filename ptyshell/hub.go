@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// HubOptions configures a Hub. Zero durations take the defaults of
-// PTYSHELL.md §9, except IdleTimeout, where zero disables the idle end.
+// HubOptions configures a Hub. Zero durations take the Default*
+// constants, except IdleTimeout, where zero disables the idle end.
 type HubOptions struct {
 	// Size is the terminal size the shell starts with.
 	Size Size
@@ -171,7 +171,7 @@ func (h *Hub) spawn(f func()) {
 }
 
 // firstResize applies the start size, retrying while the process is being
-// set up, as Serve does (§7.3 step 5).
+// set up, as Serve does.
 func (h *Hub) firstResize(ctx context.Context) {
 	for try := 1; try <= resizeTries; try++ {
 		if h.stream.Resize(ctx, h.size) == nil {
@@ -247,8 +247,8 @@ func (h *Hub) outputLoop() {
 
 // deliver feeds chunk to the screen and every watcher under the lock, then
 // to the writer outside it. A watcher whose queue is full is dropped
-// (watcher_lagged); the writer's queue is waited for — lossless, bounded,
-// the back-pressure of §6.4 — until it leaves or is taken over. A writer
+// (watcher_lagged); the writer's queue is waited for — lossless and bounded,
+// pushing back on the process — until it leaves or is taken over. A writer
 // that attaches meanwhile has chunk in its render already.
 func (h *Hub) deliver(chunk []byte) {
 	h.mu.Lock()

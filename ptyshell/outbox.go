@@ -11,9 +11,9 @@ type outFrame struct {
 	closeText string
 }
 
-// outbox is the single path to the socket (§4.4, §6.4): a bounded queue
-// read by the one writer goroutine. Once sealed, nothing but the final
-// frames handed to seal can enter it, so nothing ever follows EXIT.
+// outbox is the single path to the socket: a bounded queue read by the one
+// writer goroutine. Once sealed, nothing but the final frames handed to
+// seal can enter it, so nothing ever follows EXIT.
 type outbox struct {
 	q       chan outFrame
 	sealing chan struct{} // closed when seal begins; wakes blocked puts

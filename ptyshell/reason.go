@@ -8,8 +8,9 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// Reason says why a session ended: the EXIT frame's "reason" (§5.1), plus
-// the two audit-only reasons of an ending without EXIT (§5.3).
+// Reason says why a session ended: the EXIT frame's "reason", plus the
+// two audit-only reasons of an ending without EXIT (see
+// docs/protocols.md#exit-reasons-and-close-codes).
 type Reason string
 
 // Reasons carried by EXIT.
@@ -45,7 +46,7 @@ func ClientLeft(readErr error) Reason {
 	return ReasonClientGone
 }
 
-// Close codes of §5.1 beyond RFC 6455's.
+// Close codes of the EXIT reasons beyond RFC 6455's.
 const (
 	CloseIdleTimeout = 4000
 	CloseMaxLifetime = 4001
@@ -77,7 +78,7 @@ func (r Reason) CloseCode() int {
 	return websocket.CloseNormalClosure
 }
 
-// Exit codes used when the process's own status is unknown (§5.1, §5.2).
+// Exit codes used when the process's own status is unknown.
 const (
 	// ExitCodeRuntime is docker run's code for a failure of Docker's.
 	ExitCodeRuntime = 125
@@ -86,8 +87,8 @@ const (
 )
 
 // Causes that select the reason when the context passed to Serve is
-// cancelled with context.WithCancelCause (§7.4). Any other cause is treated
-// as ErrServerShutdown.
+// cancelled with context.WithCancelCause. Any other cause is treated as
+// ErrServerShutdown.
 var (
 	// ErrTerminated ends a session with reason "terminated" (close 4002):
 	// DELETE /v1/shells/{id}.

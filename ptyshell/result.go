@@ -17,7 +17,7 @@ const (
 	// EndExit: EXIT arrived; Result.Exit says how the shell ended.
 	EndExit
 	// EndLost: the connection ended without EXIT; Result.Err says how.
-	// Never status 0 (§5.3).
+	// Never status 0.
 	EndLost
 	// EndDetach: the client left (the detach key, Session.Close); the
 	// server ends the shell.
@@ -57,7 +57,7 @@ type Result struct {
 	Notices []Notice
 }
 
-// Exit statuses of `cairn shell` (§12.8).
+// Exit statuses of `cairn shell`.
 const (
 	ExitStatusLost = 255
 )
@@ -79,7 +79,7 @@ func (r Result) ExitStatus() int {
 	return ExitStatusLost
 }
 
-// Summary is the line printed after the shell (§12.3 step 7), such as
+// Summary is the line printed after the shell, such as
 // "[cairn: shell exited with status 3]".
 func (r Result) Summary() string {
 	switch r.Ending {

@@ -14,8 +14,8 @@ import (
 )
 
 // ServeOptions configures one server session. Zero durations take the
-// defaults of PTYSHELL.md §9 (except IdleTimeout, where zero disables the
-// idle end).
+// Default* constants (except IdleTimeout, where zero disables the idle
+// end).
 type ServeOptions struct {
 	// Status is the template of both STATUS frames (shell_id, container,
 	// workspace_id, workspace_name). Serve fills in the state, the two
@@ -62,8 +62,8 @@ type ServeOptions struct {
 	// failed teardown. Terminal content is never logged.
 	Logger *slog.Logger
 
-	// Running, if set, is called once the shell is running (§7.3 step 6:
-	// mark the registry entry, write the SHELL_OPENED audit row). An error
+	// Running, if set, is called once the shell is running (to mark
+	// the registry entry and write the SHELL_OPENED audit row). An error
 	// ends the session with fatal ERROR audit_unavailable and EXIT "error".
 	// ctx is cancelled when the session ends.
 	Running func(ctx context.Context) error
@@ -87,7 +87,7 @@ type ServeOptions struct {
 	StartedAt time.Time
 }
 
-// Defaults of PTYSHELL.md §9.
+// Defaults of the durations of ServeOptions, HubOptions and SessionOptions.
 const (
 	DefaultIdleWarning     = 60 * time.Second
 	DefaultMaxLifetime     = 8 * time.Hour
@@ -105,7 +105,7 @@ const (
 )
 
 // Queue sizes: the server's output queue bounds a session's memory to about
-// outQueueFrames × 32 KiB (§6.4).
+// outQueueFrames × 32 KiB.
 const (
 	outQueueFrames   = 64
 	inputQueueFrames = 16
@@ -165,10 +165,10 @@ type ServeResult struct {
 // Serve runs one shell session over conn, an upgraded websocket whose
 // subprotocol is Subprotocol, bridging it to stream, a created but not yet
 // started process. It sends STATUS "starting", starts the stream, sends
-// STATUS "running" and then pumps both ways until the session ends (§7.3,
-// §7.4), sends exactly one EXIT where one is due and the close frame, and
-// closes both conn and stream (stream.Close exactly once, on every path)
-// before returning.
+// STATUS "running" and then pumps both ways until the session ends,
+// sends exactly one EXIT where one is due and the close frame, and closes
+// both conn and stream (stream.Close exactly once, on every path) before
+// returning.
 //
 // Cancelling ctx ends the session: with context.WithCancelCause, a cause of
 // ErrTerminated selects reason "terminated" and anything else
@@ -231,7 +231,7 @@ func newServer(ctx context.Context, conn *websocket.Conn, stream Stream, opts Se
 	}
 	s.out = newOutbox(outQueueFrames, s.writerDone)
 	// The stream's calls outlive a cancelled request: the stop and drain
-	// still have to happen (§7.5).
+	// still have to happen.
 	s.sessCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	return s
 }
@@ -246,7 +246,7 @@ const (
 	evStopped                       // Stop returned
 	evReaderEnded                   // the socket read failed or a close arrived
 	evWriterFailed                  // a write or ping failed
-	evProtocol                      // the client broke §4
+	evProtocol                      // the client broke the frame rules
 )
 
 type event struct {
@@ -408,8 +408,8 @@ func (s *server) handle(e *ending, ev event) {
 }
 
 // enterRunning follows a successful Start: timers, STATUS running, then the
-// pumps (§7.3 step 5). The timers are armed before STATUS running is
-// enqueued, so a client that has seen "running" knows they are counting.
+// pumps. The timers are armed before STATUS running is enqueued, so a
+// client that has seen "running" knows they are counting.
 func (s *server) enterRunning(e *ending) {
 	if e.phase != phaseStarting || e.reason != "" {
 		return

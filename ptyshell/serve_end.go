@@ -31,7 +31,7 @@ func (s *server) fail(e *ending, code, message string, err error) {
 // end forces the session to end for reason: the first trigger wins, and a
 // process that has already exited keeps its natural ending. A running
 // process is stopped; its status and remaining output are then drained as
-// for a natural exit (§7.4).
+// for a natural exit.
 func (s *server) end(e *ending, reason Reason, closeCode int, message string, fatal *ErrorInfo, err error) {
 	if e.reason != "" || e.gone || e.gotWait {
 		return
@@ -171,7 +171,7 @@ func (s *server) finish(e *ending) ServeResult {
 
 // sendFinal enqueues [fatal ERROR], EXIT and the close frame behind
 // everything already queued, waits for the writer to send them, then waits
-// up to CloseWait for the client's close frame (§7.4).
+// up to CloseWait for the client's close frame.
 func (s *server) sendFinal(exit Exit, closeCode int, fatal *ErrorInfo) {
 	var final []outFrame
 	if fatal != nil {

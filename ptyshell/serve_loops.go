@@ -9,9 +9,9 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// writeLoop is the one goroutine that writes data frames to the socket
-// (§6.4). It ends after the close frame, when the queue is closed, or on the
-// first failed write.
+// writeLoop is the one goroutine that writes data frames to the socket.
+// It ends after the close frame, when the queue is closed, or on the first
+// failed write.
 func (s *server) writeLoop() {
 	defer close(s.writerDone)
 	for f := range s.out.q {
@@ -101,7 +101,7 @@ func (s *server) readLoop() {
 			}
 			s.sizes.put(size.Clamp())
 		case FrameSignal:
-			// Reserved; a v1 server ignores it (§4.2).
+			// Reserved; a v1 server ignores it.
 		default:
 			s.unknown.Add(1)
 		}
@@ -170,7 +170,7 @@ func (s *server) inputLoop() {
 
 // outputLoop copies the stream's output into OUTPUT frames, one read per
 // frame, until EOF. It blocks while the queue is full, which blocks the
-// process once its terminal buffer fills: bounded and lossless (§6.4).
+// process once its terminal buffer fills: bounded and lossless.
 func (s *server) outputLoop() {
 	buf := make([]byte, MaxDataPayload)
 	for {
@@ -195,7 +195,7 @@ func (s *server) outputLoop() {
 
 // resizeLoop applies sizes: first the latest RESIZE or the handshake's,
 // with retries, then each later RESIZE at most once per ResizeInterval,
-// latest wins (§6.5).
+// latest wins.
 func (s *server) resizeLoop() {
 	select {
 	case <-s.started:
@@ -236,7 +236,7 @@ func (s *server) resizeLoop() {
 
 // firstResize applies the first size, retrying while the process is being
 // set up: up to resizeTries tries, 10 ms × the try number apart, stopping
-// once the process has exited (§7.3 step 5).
+// once the process has exited.
 func (s *server) firstResize() (Size, bool) {
 	size, ok := s.sizes.get()
 	if !ok {

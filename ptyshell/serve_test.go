@@ -174,7 +174,7 @@ func TestServeEchoAndExitCode(t *testing.T) {
 	})
 	s.running(t)
 	s.echo(t, "echo hello\r")
-	raw := []byte{0xff, 0x00, 0x1b, '[', 'A', 0x03, 0xc3} // bytes are bytes (§4.5)
+	raw := []byte{0xff, 0x00, 0x1b, '[', 'A', 0x03, 0xc3} // any bytes, not only UTF-8, pass unchanged
 	require.NoError(t, s.conn.SendInput(raw))
 	got, err := s.conn.ReadOutput(string(raw))
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func TestServeEchoAndExitCode(t *testing.T) {
 }
 
 // TestServeEndings walks every ending that sends EXIT: exactly one EXIT,
-// the close code and reason of §5.1, one teardown.
+// the reason and close code of that ending, one teardown.
 func TestServeEndings(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")

@@ -14,12 +14,12 @@ import (
 )
 
 // ErrUnsupportedProtocol is what NewSession returns when the server's 101
-// names no subprotocol or another one than Subprotocol (§3.3).
+// names no subprotocol or another one than Subprotocol.
 var ErrUnsupportedProtocol = errors.New("ptyshell: the server speaks an unsupported shell protocol")
 
 // ErrConnectionLost is matched (errors.Is) by the error of a session that
 // ended without an EXIT frame: whatever the close code, it never means
-// status 0 (§5.3).
+// status 0.
 var ErrConnectionLost = errors.New("ptyshell: connection lost")
 
 // ErrSessionClosed is what Write and Resize return after Close.
@@ -39,7 +39,7 @@ func (e *LostError) Error() string {
 func (e *LostError) Unwrap() []error { return []error{ErrConnectionLost, e.Err} }
 
 // SessionOptions configures the client half. Zero values take the defaults
-// of §6.1.
+// noted beside each field.
 type SessionOptions struct {
 	PingInterval time.Duration // 20 s
 	PongWait     time.Duration // 60 s: a server silent this long is gone
@@ -217,7 +217,7 @@ func (s *Session) Result() Result {
 func (s *Session) UnknownFrames() int64 { return s.unknown.Load() }
 
 // Close ends the session from the client side: it sends close 1000 and
-// stops reading (§5.3). If EXIT had not arrived, the result is EndDetach.
+// stops reading. If EXIT had not arrived, the result is EndDetach.
 // It waits up to CloseWait for the server's close, closes the connection
 // and waits for the session's goroutines. It is idempotent and returns nil.
 func (s *Session) Close() error {
@@ -354,8 +354,8 @@ func (s *Session) record(m Message) {
 	}
 }
 
-// protocolFailure ends a session whose server broke §4: the session is
-// lost, and the connection closes with 1002.
+// protocolFailure ends a session whose server broke the frame rules: the
+// session is lost, and the connection closes with 1002.
 func (s *Session) protocolFailure(err error) {
 	s.end(fmt.Errorf("protocol error: %w", err))
 	// Best effort: the connection is dropped right after.

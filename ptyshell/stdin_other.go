@@ -11,7 +11,7 @@ import (
 var errCanceled = errors.New("ptyshell: stdin read cancelled")
 
 // stdinReader is not available without poll(2): a Terminal needs a Unix
-// terminal in v1 (§12.7).
+// terminal in v1.
 type stdinReader struct{}
 
 func newStdinReader(uintptr) (*stdinReader, error) {

@@ -17,9 +17,9 @@ import (
 var errCanceled = errors.New("ptyshell: stdin read cancelled")
 
 // stdinReader reads a terminal descriptor so that a pending Read can be
-// cancelled without consuming a byte (§12.5): it polls the descriptor
-// together with a pipe that Cancel writes to, prefers the pipe, and reads
-// only what poll reported ready.
+// cancelled without consuming a byte: it polls the descriptor together with
+// a pipe that Cancel writes to, prefers the pipe, and reads only what poll
+// reported ready.
 type stdinReader struct {
 	fd       int
 	pr, pw   *os.File
@@ -85,5 +85,5 @@ func (r *stdinReader) Close() error {
 // notifyResize delivers SIGWINCH to ch.
 func notifyResize(ch chan<- os.Signal) { signal.Notify(ch, syscall.SIGWINCH) }
 
-// notifyLeave delivers the signals that make a Terminal leave (§12.3).
+// notifyLeave delivers the signals that make a Terminal leave.
 func notifyLeave(ch chan<- os.Signal) { signal.Notify(ch, syscall.SIGTERM, syscall.SIGHUP) }

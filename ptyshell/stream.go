@@ -15,7 +15,8 @@ import "context"
 // unblock.
 type Stream interface {
 	// Start attaches to the terminal, registers the wait and starts the
-	// process (§7.3 steps 3–5, without the resize, which Serve applies).
+	// process, in that order, so that neither its first output nor an
+	// immediate exit is missed; the resize is Serve's.
 	// Output written by the process from its first instant must reach Read.
 	// ctx carries the open deadline. An error ends the session with a fatal
 	// ERROR (runtime_error, or open_timeout when ctx's deadline passed) and
@@ -48,12 +49,12 @@ type Stream interface {
 	Stop(ctx context.Context) error
 
 	// Close is the teardown: it closes the attach stream, stops and removes
-	// the process, and unblocks every pending call. It takes no context:
-	// it runs on its own, detached from the request, with its own deadline
-	// (stopSecs + 10 s, §7.5). Serve calls it exactly once, after the last
-	// frame was sent or the client was found gone; Serve's result then says
-	// how the session ended, for the audit row. An error is logged by Serve
-	// and left to the reapers.
+	// the process, and unblocks every pending call. It takes no context: it
+	// runs on its own, detached from the request, with its own deadline
+	// (stopSecs + 10 s). Serve calls it exactly once, after the last frame
+	// was sent or the client was found gone; Serve's result then says how
+	// the session ended, for the audit row. An error is logged by Serve and
+	// left to the reapers.
 	Close() error
 }
 

@@ -28,7 +28,7 @@ type TerminalOptions struct {
 	// it: "" for Ctrl-], "none" for no key.
 	DetachKey string
 	// PauseOnExit waits for Enter after a non-zero status or a lost
-	// connection, so the last screen stays readable (§12.3 step 8).
+	// connection, so the last screen stays readable.
 	PauseOnExit bool
 	// Sizes, if set, replaces SIGWINCH and term.GetSize as the source of
 	// terminal sizes (tests).
@@ -52,10 +52,10 @@ type fdFile interface {
 }
 
 // Terminal binds a Session to the local terminal: raw mode, resize, the
-// detach key, and the terminal restored on every path (§12.3–§12.7). It has
-// the four methods of Bubble Tea's ExecCommand, so the TUI passes it to
-// tea.Exec; `cairn shell` calls Run directly. A Terminal runs once and owns
-// its Session: Run closes it.
+// detach key, and the terminal restored on every path. It has the four
+// methods of Bubble Tea's ExecCommand, so the TUI passes it to tea.Exec;
+// `cairn shell` calls Run directly. A Terminal runs once and owns its
+// Session: Run closes it.
 type Terminal struct {
 	session   *Session
 	opts      TerminalOptions
@@ -204,9 +204,9 @@ const (
 	endPanic                  // a goroutine panicked
 )
 
-// pump runs the goroutines of §12.3 step 4 until the first one ends, then
-// stops all of them and waits: the stdin reader is cancelled, the session
-// closed.
+// pump runs the stdin reader, the output writer, the size watcher and the
+// signal watch until the first one ends, then stops all of them and waits:
+// the stdin reader is cancelled, the session closed.
 func (t *Terminal) pump(reader *stdinReader, outFd int, signals <-chan os.Signal) endEvent {
 	ends := make(chan endEvent, 4) // each goroutine sends at most once
 	stop := make(chan struct{})
@@ -254,7 +254,7 @@ func nonZero(e endEvent) (endEvent, bool) { return e, e.kind >= 0 }
 
 // readStdin forwards keys as INPUT, one read (up to 32 KiB) per frame. A
 // read that is exactly the detach key ends the session; the same byte in a
-// longer read, such as a paste, is data (§12.6).
+// longer read, such as a paste, is data.
 func (t *Terminal) readStdin(reader *stdinReader) endEvent {
 	buf := make([]byte, MaxDataPayload)
 	for {
@@ -275,9 +275,8 @@ func (t *Terminal) readStdin(reader *stdinReader) endEvent {
 }
 
 // writeOutput writes OUTPUT straight to the terminal, so a slow terminal
-// slows the reading (§6.4), erases the Starting line once the container
-// runs, rings the bell on NOTICE and ends on EXIT or when the connection
-// does.
+// slows the reading, erases the Starting line once the container runs,
+// rings the bell on NOTICE and ends on EXIT or when the connection does.
 func (t *Terminal) writeOutput(ctx context.Context) endEvent {
 	starting := true
 	for {
@@ -306,7 +305,7 @@ func (t *Terminal) writeOutput(ctx context.Context) endEvent {
 }
 
 // watchSize sends RESIZE on every size change, at most once per
-// ResizeInterval, latest size wins (§6.5, §12.7).
+// ResizeInterval, latest size wins.
 func (t *Terminal) watchSize(stop <-chan struct{}, outFd int) {
 	sizes := t.opts.Sizes
 	var winch chan os.Signal
@@ -382,17 +381,17 @@ func (t *Terminal) finalErr(e endEvent) error {
 	return err
 }
 
-// modeResets undo what a remote full-screen program may have switched on
-// (§12.4); each is harmless when the mode is already off: leave the
-// alternate screen, show the cursor, mouse tracking (X10, normal, button,
-// any-event, UTF-8, SGR, urxvt, SGR-pixel) off, focus reporting off,
-// bracketed paste off, kitty keyboard flags to 0, modifyOtherKeys off,
-// normal cursor keys and keypad, default colours and attributes.
+// modeResets undo what a remote full-screen program may have switched on;
+// each is harmless when the mode is already off: leave the alternate
+// screen, show the cursor, mouse tracking (X10, normal, button, any-event,
+// UTF-8, SGR, urxvt, SGR-pixel) off, focus reporting off, bracketed paste
+// off, kitty keyboard flags to 0, modifyOtherKeys off, normal cursor keys
+// and keypad, default colours and attributes.
 const modeResets = "\x1b[?1049l\x1b[?25h" +
 	"\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" +
 	"\x1b[?1004l\x1b[?2004l\x1b[=0;1u\x1b[>4;0m\x1b[?1l\x1b>\x1b[0m"
 
-// leave restores the terminal and prints the summary (§12.3 step 7, §12.4).
+// leave restores the terminal and prints the summary.
 // After a panic in a pump it only restores, then re-raises the panic: the
 // output may be what failed.
 func (t *Terminal) leave(fd int, state *term.State, end endEvent) {
@@ -402,7 +401,7 @@ func (t *Terminal) leave(fd int, state *term.State, end endEvent) {
 	}
 	res := t.Result()
 	// Best effort: the terminal may be gone. The summary is the one end
-	// line (§12.3 step 7); the server's message stays in Result.
+	// line; the server's message stays in Result.
 	_, _ = io.WriteString(t.stdout, modeResets+"\r\n"+t.summary(res)+"\r\n")
 	if t.opts.PauseOnExit && (res.Ending == EndLost || (res.Ending == EndExit && res.Exit.ExitCode != 0)) {
 		_, _ = io.WriteString(t.stdout, "Press Enter to return.")

@@ -475,7 +475,7 @@ func screenText(shown string) string {
 	return strings.ReplaceAll(csi.ReplaceAllString(shown, ""), "\r\r\n", "\r\n")
 }
 
-// TestTerminalLines: the exact lines of PTYSHELL.md §12.3 — the banner,
+// TestTerminalLines: the exact lines a shell prints — the banner,
 // then "starting container…" until STATUS running erases it, the shell's
 // own output, then one summary line.
 func TestTerminalLines(t *testing.T) {

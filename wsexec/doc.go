@@ -1,11 +1,11 @@
-// Package wsexec is the wire protocol of `cairn exec` (ARCHITECTURE §11.6):
-// one non-interactive command in a fresh container that mounts a
-// workspace's volume, over one websocket, with no TTY, stdout and stderr
-// kept apart, stdin streamed to its end of file and the command's exit
-// status. It is anchored on Kubernetes' v5 exec protocol
-// (v5.channel.k8s.io): one channel byte per message and a close signal
-// that half-closes a stream. The package holds the codec, [Serve] (the
-// server half, over a [Process]) and [Run] (the client half).
+// Package wsexec is the wire protocol of `cairn exec`: one non-interactive
+// command in a fresh container that mounts a workspace's volume, over one
+// websocket, with no TTY, stdout and stderr kept apart, stdin streamed to
+// its end of file and the command's exit status. It is anchored on
+// Kubernetes' v5 exec protocol (v5.channel.k8s.io): one channel byte per
+// message and a close signal that half-closes a stream. The package holds
+// the codec, [Serve] (the server half, over a [Process]) and [Run] (the
+// client half).
 //
 // # Handshake
 //
@@ -18,10 +18,10 @@
 // The argv travels in a header, not the query, because a URL is logged by
 // proxies and an argv may hold secrets; and not in a first message, so that
 // every refusal (a bad argv included) is an ordinary HTTP answer with the
-// JSON envelope, before the upgrade, as for the shell (PTYSHELL.md §3.2).
-// The argv is 1–256 strings of valid UTF-8 without NUL, argv[0] not empty,
-// at most 64 KiB of JSON; it runs as given, with no shell in between. The
-// 101 must name cairn.exec.v1; a client refuses any other answer.
+// JSON envelope, before the upgrade, as for the shell. The argv is 1–256
+// strings of valid UTF-8 without NUL, argv[0] not empty, at most 64 KiB of
+// JSON; it runs as given, with no shell in between. The 101 must name
+// cairn.exec.v1; a client refuses any other answer.
 //
 // # Frames
 //
