@@ -19,7 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/server/service"
 )
 
-// openShells applies the shell's start-up rules (PTYSHELL.md §9) and builds
+// openShells applies the shell's start-up rules and builds
 // the shell runtime, which the maintainer's sweep uses too, and — in a
 // process serving the API — the shell rules. A missing image is refused
 // only with the shell enabled.
@@ -183,7 +183,7 @@ func (s *Server) shutdownShells(ctx context.Context) {
 	}
 }
 
-// shellMetrics are the shell's metrics (PTYSHELL.md §7.6).
+// shellMetrics are the shell's metrics.
 type shellMetrics struct {
 	reg      prometheus.Registerer
 	opens    *prometheus.CounterVec
@@ -211,8 +211,8 @@ func newShellMetrics(reg prometheus.Registerer) *shellMetrics {
 	return m
 }
 
-// live registers the gauges of live sessions: cairn_shell_sessions
-// (PTYSHELL.md) and cairn_shells_live (API.md), the same count.
+// live registers the gauges of live sessions: cairn_shell_sessions and
+// cairn_shells_live, one count under the two names docs/operations.md lists.
 func (m *shellMetrics) live(count func() int) {
 	for _, name := range []string{"cairn_shell_sessions", "cairn_shells_live"} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name,

@@ -25,7 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// Browse containers (ARCHITECTURE §11.1). A workspace being browsed has one
+// Browse containers. A workspace being browsed has one
 // warm `serve` sidecar mounting its volume read-only, driven over its
 // attached stdin and stdout: one JSON line per request, one per reply, a
 // read's bytes raw after its reply. A docker exec would be cheaper to write but cannot be killed through the

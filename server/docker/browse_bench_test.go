@@ -20,8 +20,8 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// BenchmarkBrowse measures the browse container against what it replaces
-// (ARCHITECTURE §11.1), both sides timed in the same iteration: a
+// BenchmarkBrowse measures the browse container against what it replaces,
+// both sides timed in the same iteration: a
 // 1 000-entry listing warm against `docker exec … ls -la` in a running
 // container, cold (no warm container) against `docker run --rm … ls -la`,
 // and a 1 MiB read warm against `docker exec … cat`. Targets: warm ≤ 3×

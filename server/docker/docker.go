@@ -33,7 +33,7 @@ type Config struct {
 	ExtraHosts    []string          // "host:address", transfer sidecars only
 	ExtraEnv      map[string]string // transfer sidecars only; never CAIRN_*
 	MaxConcurrent int               // sidecars at once; default 8
-	// MaxBrowsers bounds the warm browse containers (ARCHITECTURE §11.1);
+	// MaxBrowsers bounds the warm browse containers;
 	// when all are taken, the least recently used idle one is stopped.
 	// Default 16.
 	MaxBrowsers int

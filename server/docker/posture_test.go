@@ -55,8 +55,7 @@ func caps(list []string) []string {
 func TestSidecarPosture(t *testing.T) {
 	t.Parallel()
 
-	// requireCommon checks what every sidecar has, whatever its command
-	// (API.md §8.6).
+	// requireCommon checks what every sidecar has, whatever its command.
 	requireCommon := func(t *testing.T, r *Runtime, app string, spec service.SidecarSpec, info container.InspectResponse) {
 		t.Helper()
 		cfg, hc := info.Config, info.HostConfig

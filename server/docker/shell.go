@@ -25,7 +25,7 @@ import (
 var _ service.ShellRuntime = (*Shells)(nil)
 
 // Labels of shell containers beside LabelApp, LabelWorkspace and
-// LabelInstance (PTYSHELL.md §7.2).
+// LabelInstance.
 const (
 	LabelKind    = "cairn.kind"
 	LabelShell   = "cairn.shell"
@@ -38,13 +38,13 @@ const (
 // ShellHome is $HOME in a shell container, a tmpfs like /tmp.
 const ShellHome = "/home/cairn"
 
-// ShellConfig holds the shell containers' settings (shell.* of PTYSHELL.md
-// §9); zero values take its defaults.
+// ShellConfig holds the shell containers' settings (the shell.* keys of
+// docs/configuration.md); zero values take their defaults.
 type ShellConfig struct {
 	AppName  string // default "cairn"
 	Instance string // the cairn.instance label: shell.instanceName
 	Image    string // default "cairn-shell:latest"; never pulled
-	// Entrypoint is the argv of the shell; empty means the default of §10,
+	// Entrypoint is the argv of the shell; empty means the default:
 	// bash if the image has it, else sh, under Umask.
 	Entrypoint  []string
 	Umask       string   // default "0000"

@@ -20,7 +20,7 @@ import (
 const removedWait = time.Second
 
 // shellStream is one shell container's terminal and life: ptyshell.Stream
-// over the engine (PTYSHELL.md §7.3–§7.5).
+// over the engine.
 type shellStream struct {
 	*attachment
 	stopping atomic.Bool // Stop or Close asked the container to end

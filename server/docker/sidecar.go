@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// Sidecar container limits (API.md §8.6), plus a pids limit so a sidecar
+// Sidecar container limits, plus a pids limit so a sidecar
 // can never fork-bomb the host.
 const (
 	sidecarMemory            = 128 << 20
@@ -151,7 +151,7 @@ func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
 	return hc
 }
 
-// sidecarResources bounds a sidecar's memory and pids (API.md §8.6).
+// sidecarResources bounds a sidecar's memory and pids.
 func sidecarResources() container.Resources {
 	pids := int64(sidecarPids)
 	return container.Resources{Memory: sidecarMemory, MemoryReservation: sidecarMemoryReservation, PidsLimit: &pids}

@@ -23,7 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// prepSpec is the spec the service runs on volume setup (API.md §8.7).
+// prepSpec is the spec the service runs on volume setup.
 func prepSpec(b *testBundle) service.SidecarSpec {
 	return service.SidecarSpec{
 		Command:     sidecar.CommandPrep,
@@ -59,7 +59,7 @@ func TestRunSidecarPrep(t *testing.T) {
 
 	t.Run("PrepFailedOnForeignOwner", func(t *testing.T) {
 		t.Parallel()
-		// Prep has no capabilities (API.md §8.6): chown to root of a root
+		// Prep has no capabilities: chown to root of a root
 		// owned by another user is refused, and the sidecar says so.
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()

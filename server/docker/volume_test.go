@@ -71,7 +71,7 @@ func TestRemoveVolume(t *testing.T) {
 		var cerr *cairn.Error
 		require.ErrorAs(t, err, &cerr)
 		require.Equal(t, cairn.ReasonVolumeInUse, cairn.ErrorReason(err))
-		// API.md §9: the error does not list the mounting containers.
+		// The error does not list the mounting containers.
 		require.NotContains(t, cerr.Detail, holders[0].ID[:12])
 		ok, err := r.VolumeExists(ctx, b.volume)
 		require.NoError(t, err)

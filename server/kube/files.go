@@ -19,7 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// Browse pods (ARCHITECTURE §11.1 on Kubernetes). A workspace being
+// Browse pods, Kubernetes' browse containers. A workspace being
 // browsed has one warm pod of the sidecar image mounting its claim
 // read-only; each request is an exec of `serve` in it with the request
 // line on stdin, answered on stdout, the process ending at stdin's end. An

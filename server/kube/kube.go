@@ -1,11 +1,10 @@
-// Package kube is the Kubernetes adapter of the runtime ports
-// (K8S.md §1): workspace volumes as PersistentVolumeClaims, sidecars as
-// hardened pods run to completion, shells and execs as execs into pods
-// held by an idle process (no attach: the kubelet logs what a TTY
-// container writes, so every echoed keystroke would land in the node's
-// logs). It reaches the API through api.go's two REST clients, not
-// client-go's Clientset. API errors are translated here; nothing Kubernetes-specific leaves the
-// package.
+// Package kube is the Kubernetes adapter of the runtime ports: workspace
+// volumes as PersistentVolumeClaims, sidecars as hardened pods run to
+// completion, shells and execs as execs into pods held by an idle process
+// (no attach: the kubelet logs what a TTY container writes, so every
+// echoed keystroke would land in the node's logs). It reaches the API
+// through api.go's two REST clients, not client-go's Clientset. API errors
+// are translated here; nothing Kubernetes-specific leaves the package.
 package kube
 
 import (
@@ -58,8 +57,7 @@ type Config struct {
 	Timeout time.Duration // per sidecar run; default 300 s
 	// TransferHostNetwork runs transfer sidecars on the node's network, as
 	// the Docker dev stack runs them on the host's: the way a local
-	// cluster without Services reaches a store on loopback (K8S.md §2
-	// item 7).
+	// cluster without Services reaches a store on loopback.
 	TransferHostNetwork bool
 	ExtraEnv            map[string]string // transfer sidecars only; never CAIRN_*
 	MaxConcurrent       int               // sidecars at once; default 8

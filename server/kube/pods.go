@@ -222,10 +222,9 @@ func started(pod *corev1.Pod) (bool, error) {
 	return false, nil
 }
 
-// hardened is the container security context every cairn pod has
-// (API.md §8.6, PTYSHELL.md §7.2): the given user, a read-only root, no
-// capabilities but add, no privilege escalation, the runtime's seccomp
-// profile.
+// hardened is the container security context every cairn pod has: the
+// given user, a read-only root, no capabilities but add, no privilege
+// escalation, the runtime's seccomp profile.
 func hardened(uid, gid int64, add []string) *corev1.SecurityContext {
 	no, yes, nonRoot := false, true, uid != 0
 	caps := make([]corev1.Capability, len(add))

@@ -29,12 +29,13 @@ const ShellHome = "/home/cairn"
 // the pod name holds lower-cased.
 const AnnotationName = "cairn.name"
 
-// ShellConfig holds the shell pods' settings (shell.* of PTYSHELL.md §9);
-// zero values take its defaults. Docker's pids and nofile limits have no
-// per-pod equivalent: the node's podPidsLimit bounds pids.
+// ShellConfig holds the shell pods' settings (the shell.* keys of
+// docs/configuration.md); zero values take their defaults. Docker's pids
+// and nofile limits have no per-pod equivalent: the node's podPidsLimit
+// bounds pids.
 type ShellConfig struct {
 	Image string // default "cairn-shell:latest"; never pulled
-	// Entrypoint is the argv of the shell; empty means the default of §10,
+	// Entrypoint is the argv of the shell; empty means the default:
 	// bash if the image has it, else sh, under Umask.
 	Entrypoint []string
 	Umask      string   // default "0000"
@@ -129,7 +130,7 @@ func (s *Shells) startError(err error) error {
 	return unavailable("start the shell pod", err)
 }
 
-// shellPod is the shell's hardened pod (PTYSHELL.md §7.2): the one
+// shellPod is the shell's hardened pod: the one
 // volume, the pause container as PID 1 (a shared process namespace, the
 // Docker init's part), a read-only root with memory-backed /tmp and home,
 // DAC_OVERRIDE only, bounded memory and CPU. Its main process only holds
@@ -199,7 +200,7 @@ func (s *Shells) sessionEnv(lead []corev1.EnvVar, workspaceID, workspaceName, id
 }
 
 // shellArgv is the shell the session runs: the configured one, or the
-// default of §10, bash if the image has it, else sh, under Umask.
+// default: bash if the image has it, else sh, under Umask.
 func (s *Shells) shellArgv() []string {
 	if len(s.opts.Entrypoint) > 0 {
 		return s.opts.Entrypoint

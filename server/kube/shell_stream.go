@@ -12,7 +12,7 @@ import (
 )
 
 // shellStream is one shell pod's terminal and life: ptyshell.Stream over
-// an attach (PTYSHELL.md §7.3–§7.5).
+// an attach.
 type shellStream struct {
 	*session
 	argv   []string
@@ -76,7 +76,7 @@ func (st *shellStream) Wait(ctx context.Context) (ptyshell.ExitStatus, error) {
 // ended.
 func (st *shellStream) Stop(ctx context.Context) error { return st.stop(ctx) }
 
-// Close is the one teardown (§7.5): it ends the streams, then deletes
+// Close is the one teardown: it ends the streams, then deletes
 // the pod and waits until it is gone (session.close).
 func (st *shellStream) Close() error {
 	return st.close(func() {

@@ -17,7 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
-// Sidecar pod limits (API.md §8.6), as on Docker. Pids are bounded by the
+// Sidecar pod limits, as on Docker. Pids are bounded by the
 // node (the kubelet's podPidsLimit), not per pod.
 const sidecarGrace = 5 // seconds between SIGTERM and SIGKILL
 

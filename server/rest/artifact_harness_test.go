@@ -175,8 +175,7 @@ func (h *artHarness) failsArt(t testing.TB, r *response, status int, reason stri
 var internalsRe = regexp.MustCompile(`\b(artifacts|workspaces|released_objects|audit_system_events)_\w*(key|idx|fkey)\b`)
 
 // requireClean checks that a body carries no SQL, driver, Go or SDK error
-// text, and none of the store's bucket, endpoint, keys or presigned URLs
-// (API.md §1.5).
+// text, and none of the store's bucket, endpoint, keys or presigned URLs.
 func (h *artHarness) requireClean(t testing.TB, body []byte) {
 	t.Helper()
 	s := string(body)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestArtifactFlow walks the staging flow of API.md §4 end to end through
+// TestArtifactFlow walks the staging flow end to end through
 // plain net/http: mint, PUT exactly the signed headers, register, presign,
 // download; then looks in the bucket.
 func TestArtifactFlow(t *testing.T) {
@@ -156,7 +156,7 @@ func TestArtifactFlow(t *testing.T) {
 }
 
 // TestArtifactNames checks the name rule and uniqueness on register and
-// rename (API.md §3.5, §3.6, §4.2).
+// rename.
 func TestArtifactNames(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})
@@ -325,7 +325,7 @@ func TestArtifactNames(t *testing.T) {
 	})
 }
 
-// TestListArtifacts checks GET /v1/workspaces/{id}/artifacts (API.md §3.5).
+// TestListArtifacts checks GET /v1/workspaces/{id}/artifacts.
 func TestListArtifacts(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})
@@ -423,7 +423,7 @@ func TestListArtifacts(t *testing.T) {
 	})
 }
 
-// TestDeleteArtifact checks DELETE /v1/artifacts/{id} (API.md §3.6, §7.1).
+// TestDeleteArtifact checks DELETE /v1/artifacts/{id}.
 func TestDeleteArtifact(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})
@@ -549,7 +549,7 @@ func TestArtifactDescription(t *testing.T) {
 }
 
 // TestGetArtifactQuery checks the presign and ttl parameters of
-// GET /v1/artifacts/{id} (API.md §3.6, §4.4).
+// GET /v1/artifacts/{id}.
 func TestGetArtifactQuery(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})

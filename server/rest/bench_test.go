@@ -45,9 +45,9 @@ const (
 )
 
 // BenchmarkMetadata measures the metadata API under concurrent load against
-// the same queries run directly over pgx in the same run (ARCHITECTURE.md
-// §10: target ≥ 0.5× direct, p99 < 10 ms). Each sub-benchmark runs b.N
-// requests through the real HTTP server (real service, real Postgres, real
+// the same queries run directly over pgx in the same run (target:
+// ≥ 0.5× direct, p99 < 10 ms). Each sub-benchmark runs b.N requests
+// through the real HTTP server (real service, real Postgres, real
 // Docker), then b.N direct queries, and reports requests/s of both, their
 // ratio http/direct, and the p99 latency of each side; ns/op is the HTTP
 // side's.

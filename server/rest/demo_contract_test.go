@@ -10,7 +10,7 @@ import (
 )
 
 // TestDemoClientCalls replays, byte for byte, the artifact calls the first
-// cairn's demo client makes (API.md §15) — the staging sequence S with only
+// cairn's demo client makes — the staging sequence S with only
 // its two headers, create artifact, R2 over both states, a presigned get,
 // update artifact, and a size-omitted empty upload — reading only the
 // fields it reads. Register no longer copies; none of this may notice.

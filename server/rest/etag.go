@@ -30,8 +30,8 @@ type listQuery struct {
 
 // listTag is the entity tag of a list at version v for query q: the
 // version in clear, so that two versions never share a tag, and a hash of
-// the query, so that two queries never do. It is weak (RFC 9110 §8.8.1):
-// equal tags promise the same rows, not the same bytes, since every
+// the query, so that two queries never do. It is weak (RFC 9110, section
+// 8.8.1): equal tags promise the same rows, not the same bytes, since every
 // envelope carries its own request ID.
 func listTag(v int64, q listQuery) string {
 	q.Format = listFormat
@@ -45,8 +45,8 @@ func normalized(set []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(set)))
 }
 
-// ifNoneMatch is a request's If-None-Match (RFC 9110 §13.1.2): "*", or
-// the entity tags it lists.
+// ifNoneMatch is a request's If-None-Match (RFC 9110, section 13.1.2):
+// "*", or the entity tags it lists.
 type ifNoneMatch struct {
 	any  bool
 	tags []string // opaque tags, quotes kept, W/ dropped

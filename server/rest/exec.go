@@ -9,7 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/wsexec"
 )
 
-// ExecConfig is what the exec route needs (ARCHITECTURE §11.6, package
+// ExecConfig is what the exec route needs (its protocol is package
 // wsexec).
 type ExecConfig struct {
 	// Service runs commands; nil leaves the route unmounted.

@@ -209,7 +209,7 @@ func fails(t testing.TB, r *response, status int, reason string) *errorInfo {
 }
 
 // requireNoInternals checks that an error body carries no SQL, driver or
-// Go error-chain text (API.md §1.5).
+// Go error-chain text.
 func requireNoInternals(t testing.TB, body []byte) {
 	t.Helper()
 	for _, bad := range []string{"SQLSTATE", "pgx", "pgconn", "duplicate key", "violates",

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRegisterKeys checks the two key generations register accepts
-// (ARCHITECTURE §11.3): a key minted today is the artifact's object where
+// TestRegisterKeys checks the two key generations register accepts:
+// a key minted today is the artifact's object where
 // it lies; one minted under the staging prefix before the upgrade is still
 // copied to a final key and its staging object deleted.
 func TestRegisterKeys(t *testing.T) {

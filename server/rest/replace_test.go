@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReplaceContent checks PUT /v1/artifacts/{id}/content (API.md §3.6,
-// §4.3): a new key, the old one released but still served through a URL
-// minted before, and MISSING_OBJECT repaired.
+// TestReplaceContent checks PUT /v1/artifacts/{id}/content: a new key, the
+// old one released but still served through a URL minted before, and
+// MISSING_OBJECT repaired.
 func TestReplaceContent(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})
@@ -155,7 +155,7 @@ func TestReplaceContent(t *testing.T) {
 }
 
 // TestConcurrentReplace sends 20 content replacements of one artifact at
-// once, each with its own upload. Last writer wins (API.md §4.3), but no
+// once, each with its own upload. Last writer wins, but no
 // key may be lost: every key a successful call wrote is either the row's
 // or released, exactly once, and so is the original.
 func TestConcurrentReplace(t *testing.T) {

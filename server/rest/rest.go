@@ -67,9 +67,10 @@ func New(svc Services, cfg Config) *API {
 	}
 }
 
-// Routes declares every REST route with the scope it needs (the last
-// column of API.md §3.1; where the coarse rules overlap, the specific
-// assignment of §1.6 wins). server/auth mounts them.
+// Routes declares every REST route with the one scope it needs, as the
+// route tables of docs/api.md give it: where the coarse rules overlap, the
+// specific assignment wins (GET /v1/audit is admin, not read; deleting a
+// workspace is admin, not write). server/auth mounts them.
 func (a *API) Routes() []route.Route {
 	rs := []route.Route{
 		a.health("GET /liveness/alive", a.alive),

@@ -17,7 +17,7 @@ import (
 )
 
 // requireUnknownRoute checks the standard library's plain 404: no
-// envelope and no request ID (API.md §1.1).
+// envelope and no request ID.
 func requireUnknownRoute(t *testing.T, r *response) {
 	t.Helper()
 	require.Equal(t, http.StatusNotFound, r.status, "body: %s", r.body)

@@ -13,13 +13,13 @@ import (
 	"github.com/cairn-dev/cairn/server/route"
 )
 
-// ShellConfig is what the shell routes need (PTYSHELL.md §3, §8).
+// ShellConfig is what the shell routes need.
 type ShellConfig struct {
 	// Service opens, lists and ends shells; nil leaves the three shell
 	// routes unmounted.
 	Service ShellService
 	// AllowedOrigins is api.cors.allowedOrigins. server/auth has refused
-	// any other Origin already; the upgrade checks again (§3.2 row 1).
+	// any other Origin already; the upgrade checks again.
 	AllowedOrigins []string
 	// V2, if set, mounts the v2 routes (create, attach, watch).
 	V2 ShellV2Service
@@ -29,8 +29,11 @@ type ShellConfig struct {
 type ShellService interface {
 	cairn.ShellService
 	Admitter
-	// OpenShell answers rows 10–16 and creates the container. Reasons:
-	// those of rows 5–16, workspace_busy.
+	// OpenShell answers the refusals from workspace_not_found on and
+	// creates the container. Reasons: shell_disabled, server_shutting_down,
+	// invalid_terminal, workspace_not_found, too_many_shells,
+	// volume_not_ready, volume_missing, workspace_busy, docker_unavailable,
+	// shell_image_missing, internal.
 	OpenShell(ctx context.Context, o cairn.ShellOpen) (ShellSession, error)
 }
 
@@ -51,10 +54,11 @@ func (a *API) shellRoutes() []route.Route {
 }
 
 // shellHandshake serves GET /v1/workspaces/{workspaceID}/shell: every
-// refusal of §3.2 rows 5–16 in order, as an envelope before any upgrade
-// (rows 1–4 are server/auth's), then the upgrade, then the session, which
-// runs to its end inside it. It is not wrapped by serve: once upgraded the
-// connection belongs to the session, and nothing may write an HTTP answer.
+// refusal in the order docs/protocols.md lists them, as an envelope before
+// any upgrade (origin, host, token and scope are server/auth's), then the
+// upgrade, then the session, which runs to its end inside it. It is not
+// wrapped by serve: once upgraded the connection belongs to the session,
+// and nothing may write an HTTP answer.
 func (a *API) shellHandshake(w http.ResponseWriter, r *http.Request, id string) int {
 	svc := a.cfg.Shell.Service
 	if err := upgradeRefusal(r, svc.Admit, "the shell", ptyshell.Subprotocol, ptyshell.Offered); err != nil {
@@ -91,7 +95,7 @@ func serveShell(ctx context.Context, conn *websocket.Conn, stream ptyshell.Strea
 }
 
 // shellUpgrader upgrades a shell connection offering sub (v1 or v2), with
-// the Origin rule of row 1.
+// api.cors.allowedOrigins checked again.
 func (a *API) shellUpgrader(id, sub string) *websocket.Upgrader {
 	return upgrader(sub, 4<<10, ptyshell.MaxDataPayload+64, a.cfg.Shell.AllowedOrigins,
 		func(w http.ResponseWriter, r *http.Request, err error) int { return a.refuseShell(w, r, id, err) })
@@ -103,7 +107,7 @@ func (a *API) refuseShell(w http.ResponseWriter, r *http.Request, id string, err
 	return a.refuseUpgrade(w, r, id, err, "Cannot open a shell", "shell open failed")
 }
 
-// listShells serves GET /v1/shells[?workspace_id=ID] (§8.1).
+// listShells serves GET /v1/shells[?workspace_id=ID].
 func (a *API) listShells(r *http.Request) (any, error) {
 	list, err := a.cfg.Shell.Service.FindShells(r.Context(), r.URL.Query().Get("workspace_id"))
 	if err != nil {
@@ -112,7 +116,7 @@ func (a *API) listShells(r *http.Request) (any, error) {
 	return list, nil
 }
 
-// killShell serves DELETE /v1/shells/{shellID} (§8.2).
+// killShell serves DELETE /v1/shells/{shellID}.
 func (a *API) killShell(r *http.Request) (any, error) {
 	if err := a.cfg.Shell.Service.KillShell(r.Context(), r.PathValue("shellID")); err != nil {
 		return nil, failed(err, "Failed to end the shell")

@@ -11,7 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/server/route"
 )
 
-// ShellV2Service is the v2 shell (PTYSHELL.md §15.1) as its routes call it:
+// ShellV2Service is the v2 shell as its routes call it:
 // a shell created apart from any connection, attached with its secret,
 // watched read-only.
 type ShellV2Service interface {
@@ -45,7 +45,7 @@ func (a *API) shellV2Routes() []route.Route {
 
 // createShell serves POST /v1/workspaces/{workspaceID}/shells: the body's
 // size and TERM; the answer carries the shell's ID and its secret, which
-// nothing logs. Refusals use the shell's statuses (§3.2: volume_not_ready
+// nothing logs. Refusals use the shell's statuses (volume_not_ready
 // is 409), as the v1 route does.
 func (a *API) createShell(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -78,9 +78,10 @@ func (a *API) newShell(r *http.Request) (*cairn.ShellSessionInfo, error) {
 }
 
 // shellV2Handler serves attach (a writer) or watch: the refusals before the
-// upgrade in v1's order (rows 5–9 of §3.2, with cairn.ptyshell.v2 as the
-// required subprotocol), then the shell's own (secret, replica), then the
-// upgrade and the connection.
+// upgrade in v1's order (shell disabled, shutting down, not a websocket,
+// subprotocol not offered — cairn.ptyshell.v2 here — bad terminal size),
+// then the shell's own (secret, replica), then the upgrade and the
+// connection.
 func (a *API) shellV2Handler(role string) http.HandlerFunc {
 	return a.websocketRoute(func(w http.ResponseWriter, r *http.Request, id string) int {
 		return a.attachHandshake(w, r, id, role)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestStagingRefusedByStore checks that the store binds what the mint
-// signed (API.md §4.1): every PUT that differs is refused there, and
+// signed: every PUT that differs is refused there, and
 // registering the key afterwards is 400 staging_not_found with no row, no
 // audit and no final object.
 func TestStagingRefusedByStore(t *testing.T) {
@@ -135,8 +135,7 @@ func contentTypeOf(st *staging) []string {
 }
 
 // TestObjectSizeCap checks artifact.store.maxObjectSize at mint (declared)
-// and at register and replace (actual), API.md §4.1–4.3, with a 16-byte
-// cap.
+// and at register and replace (actual), with a 16-byte cap.
 func TestObjectSizeCap(t *testing.T) {
 	t.Parallel()
 	const maxSize = 16
@@ -195,9 +194,9 @@ func TestObjectSizeCap(t *testing.T) {
 	})
 }
 
-// TestStagingValidation checks the mint's body rules (API.md §3.5, §4.1)
-// and the register's key-shape rule (§4.2 step 2) on both register and
-// replace.
+// TestStagingValidation checks the mint's body rules and the register's
+// key-shape rule (a key this server minted for this workspace) on both
+// register and replace.
 func TestStagingValidation(t *testing.T) {
 	t.Parallel()
 	h := setupArtifacts(t, artConfig{})

@@ -71,8 +71,8 @@ func (a *API) loadInVolume(r *http.Request) (any, error) {
 	return nil, nil
 }
 
-// workspaceOf names an artifact's workspace for a failure message (API.md
-// §3.6: "… workspace <wsid> volume"). The failed call found the artifact,
+// workspaceOf names an artifact's workspace for a failure message
+// ("… workspace <wsid> volume"). The failed call found the artifact,
 // so this lookup normally succeeds; if it does not, the message stays
 // truthful without the ID.
 func (a *API) workspaceOf(r *http.Request, artifactID string) string {

@@ -38,7 +38,7 @@ const (
 )
 
 // BenchmarkVolumeTransfer measures volume transfers against their floors,
-// side by side in one run (ARCHITECTURE.md §10), through the real server,
+// side by side in one run, through the real server,
 // Docker and store:
 //
 //   - Latency1KiB: artifact-from-volume of a 1 KiB file vs the floor, two
@@ -47,7 +47,7 @@ const (
 //     net/http. Reports latency-ms and floor-ms (medians) and their ratio
 //     (target ≤ 1.25); ns/op is the API call's.
 //   - Throughput512MiB: 512 MiB volume → store (artifact-from-volume, one
-//     put sidecar) vs its floor (ARCHITECTURE.md §11.4): one bare container
+//     put sidecar) vs its floor: one bare container
 //     run (docker run --rm of the sidecar image) plus curl -T of the same
 //     file from the host through a PUT presigned the way the sidecar's is
 //     (no length, checksum or type bound). Reports the medians of four

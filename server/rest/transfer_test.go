@@ -278,9 +278,10 @@ func outsideDetail(resolved string) string {
 	return "source path resolves to '" + resolved + "', which is outside the workspace volume mounted at '" + volRoot + "'"
 }
 
-// TestTransferSourcePaths walks every row of the source table (API.md §5.4)
-// and the server's lexical checks (§5.1) through artifact-from-volume and
-// update-from-volume.
+// TestTransferSourcePaths walks every kind of source the sidecar tells
+// apart (missing, directory, FIFO, link loop, links out of the mount) and
+// the server's lexical checks (absolute, under the mount root, not the root
+// itself) through artifact-from-volume and update-from-volume.
 func TestTransferSourcePaths(t *testing.T) {
 	t.Parallel()
 	// Should a put hang (a FIFO opened for reading blocks until a writer
@@ -385,7 +386,7 @@ func TestTransferSourcePaths(t *testing.T) {
 	})
 }
 
-// TestTransferTargetPaths walks every row of the target table (API.md §5.3)
+// TestTransferTargetPaths walks every kind of target path
 // through load-in-volume, looking at the result from a tool container.
 func TestTransferTargetPaths(t *testing.T) {
 	t.Parallel()
@@ -740,7 +741,7 @@ func TestTransferSidecarTimeout(t *testing.T) {
 	require.Empty(t, h.objectsOf(t, ws.ID))
 }
 
-// TestTransferFailureClasses checks the classes of §5.5 that are not the
+// TestTransferFailureClasses checks the failure classes that are not the
 // caller's: a store the sidecars cannot reach is 502 store_unavailable, a
 // Docker failure (the sidecar image is missing) 503 docker_unavailable.
 // Neither answer names the store's address.

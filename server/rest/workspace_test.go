@@ -38,7 +38,7 @@ func TestCreateWorkspace(t *testing.T) {
 		require.ElementsMatch(t, []string{"success", "request_id", "workspace"}, keys(top))
 
 		// The create answer equals what is read back later, timestamps
-		// included (API.md §1.8).
+		// included (UTC, microseconds, as stored).
 		got, mounts := get(t, u, b, ws.ID)
 		require.Equal(t, ws.raw, got.raw)
 		require.Equal(t, -1, mounts)
@@ -446,7 +446,7 @@ func TestDeleteWorkspace(t *testing.T) {
 		ws := create(t, u, b, `{"name":"doomed"}`)
 		other := create(t, u, b, `{"name":"kept"}`)
 		// An artifact row cascades, and its object key is released for the
-		// reaper (API.md §3.3).
+		// reaper.
 		b.exec(t, `INSERT INTO artifacts (id, workspace_id, name, object_key, mime_type, size,
 			content_written_at, created_at, updated_at)
 			VALUES ('01JTESTARTIFACT0000000000A', $1, 'a', 'store/'||$1||'/01JTESTARTIFACT0000000000A',
@@ -517,7 +517,7 @@ func TestUnknownWorkspace(t *testing.T) {
 		}
 	}
 
-	// Decoding and validation come before the lookup (API.md §1.5).
+	// Decoding and validation come before the lookup.
 	id := uuid.NewString()
 	for _, tc := range []struct {
 		method, path, body, reason string

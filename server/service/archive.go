@@ -14,7 +14,7 @@ import (
 // container. 10 000 parts make 160 GiB, past any archive cairn keeps.
 const packPartSize = 16 << 20
 
-// UnpackLimits bound what one unpack may write (ARCHITECTURE §11.2).
+// UnpackLimits bound what one unpack may write.
 type UnpackLimits struct {
 	MaxEntries int   // default 10 000
 	MaxBytes   int64 // unpacked, default 10 GiB
@@ -195,7 +195,7 @@ func (p *packer) discard(ctx context.Context) {
 // UnpackArtifact unpacks a RECORDED archive artifact into the new directory
 // targetDir of its workspace volume: an unpack sidecar reads it through a
 // presigned GET and writes a fresh directory beside the target, renamed
-// into place only once every entry passed every check (ARCHITECTURE §11.2).
+// into place only once every entry passed every check.
 func (s *Service) UnpackArtifact(ctx context.Context, artifactID, targetDir string) (*cairn.UnpackResult, error) {
 	if err := cairn.RequireParam("target_dir", targetDir); err != nil {
 		return nil, err

@@ -7,9 +7,9 @@ import (
 	"github.com/cairn-dev/cairn/wsexec"
 )
 
-// ExecRuntime is the container engine as `cairn exec` needs it
-// (ARCHITECTURE §11.6). The containers have the shell's hardened posture,
-// image, user and limits; server/docker.Shells is one.
+// ExecRuntime is the container engine as `cairn exec` needs it. The
+// containers have the shell's hardened posture, image, user and limits;
+// server/docker.Shells is one.
 type ExecRuntime interface {
 	// CreateExec creates, without starting, the container of one command:
 	// no TTY, stdin open once, the argv run as given. Start attaches,

@@ -13,7 +13,7 @@ import (
 var _ cairn.FileService = (*Service)(nil)
 
 // ListFiles lists one page of a directory of the workspace volume in the
-// workspace's browse container (ARCHITECTURE §11.1).
+// workspace's browse container.
 func (s *Service) ListFiles(ctx context.Context, workspaceID string, p cairn.FileListParams) (*cairn.FileListing, error) {
 	if err := cairn.ValidateListPath(p.Path); err != nil {
 		return nil, err

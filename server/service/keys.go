@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// KeyPrefixes are the object-key prefixes of the bucket (API.md §7.4):
+// KeyPrefixes are the object-key prefixes of the bucket:
 // keys are [<base>/]<staging>/<workspace>/<ULID> and
 // [<base>/]<store>/<workspace>/<ULID>.
 type KeyPrefixes struct {

@@ -117,7 +117,7 @@ type Runtime interface {
 	RunSidecar(ctx context.Context, spec SidecarSpec) (*SidecarRun, error)
 	// Browse answers one read-only request about a workspace volume's files
 	// in that workspace's browse container, started on first use and kept
-	// warm for a while (ARCHITECTURE §11.1). A reply with OK false is the
+	// warm for a while. A reply with OK false is the
 	// sidecar's refusal, not an error. Reasons: docker_unavailable,
 	// sidecar_busy, sidecar_timeout.
 	Browse(ctx context.Context, target BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
@@ -133,7 +133,7 @@ type BrowseTarget struct {
 }
 
 // SidecarSpec describes one sidecar run; the runtime adds the hardened
-// posture (API.md §8.6).
+// posture.
 type SidecarSpec struct {
 	Command     string            // prep, put, download
 	Role        string            // name part: volume-prep, cairn-upload, …

@@ -89,10 +89,11 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 // Enabled reports shell.enable.
 func (s *Shells) Enabled() bool { return s.cfg.Enabled }
 
-// OpenShell runs the checks of §3.2 rows 5 and 6 and 9–16 and creates the
-// shell's container, not started (§7.3 step 1). The returned session is in
-// the registry and holds a cap slot; Run serves it, or Abort tears it down
-// when the upgrade fails. Reasons: shell_disabled, server_shutting_down,
+// OpenShell runs the pre-upgrade checks that are not the websocket's own,
+// in the order of the reasons below, and creates the shell's container,
+// not started, before the upgrade. The returned session is in the registry
+// and holds a cap slot; Run serves it, or Abort tears it down when the
+// upgrade fails. Reasons: shell_disabled, server_shutting_down,
 // invalid_terminal, workspace_not_found, too_many_shells, volume_not_ready,
 // volume_missing, workspace_busy, docker_unavailable, shell_image_missing,
 // internal.

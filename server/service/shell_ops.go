@@ -14,7 +14,7 @@ import (
 
 // FindShells lists the app's shell containers from Docker, so every
 // replica sharing the daemon sees all of them, with the local registry's
-// details added (PTYSHELL.md §8.1).
+// details added.
 func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error) {
 	list, err := s.rt.ListShells(ctx)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 	return &cairn.ShellList{Enabled: s.cfg.Enabled, Shells: out}, nil
 }
 
-// KillShell ends the shell id (§8.2). A session of this process ends with
+// KillShell ends the shell id. A session of this process ends with
 // reason "terminated" and KillShell returns once its end is recorded (or
 // after the stop timeout plus a margin). Any other container of the app
 // with that cairn.shell label (another replica's shell, a leftover) is
@@ -111,7 +111,7 @@ func (s *Shells) await(ctx context.Context, e *shellEntry) {
 	}
 }
 
-// Reap is one pass of the server-side reaper (§7.7): it removes the
+// Reap is one pass of the server-side reaper: it removes the
 // app's shell containers that carry this server's instance but are not in
 // its registry — a predecessor's leftovers, or a teardown that failed — and
 // counts them. An opening shell is never taken.
@@ -133,7 +133,7 @@ func (s *Shells) RunReaper(ctx context.Context) error {
 }
 
 // nameShells adds the workspace's open shells to a volume_in_use refusal of
-// its teardown (PTYSHELL.md §7.9): Docker refuses while a shell mounts the
+// its teardown: Docker refuses while a shell mounts the
 // volume, and the operator needs to know which to end.
 func (s *Service) nameShells(ctx context.Context, ws *cairn.Workspace, err error) error {
 	if cairn.ErrorReason(err) != cairn.ReasonVolumeInUse || s.openShells == nil {

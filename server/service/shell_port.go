@@ -7,12 +7,12 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// ShellRuntime is the container engine as the shell needs it (PTYSHELL.md
-// §7). The volume's existence comes from Runtime.VolumeExists. Failures of
-// the engine itself are docker_unavailable.
+// ShellRuntime is the container engine as the shell needs it. The volume's
+// existence comes from Runtime.VolumeExists. Failures of the engine itself
+// are docker_unavailable.
 type ShellRuntime interface {
 	// CreateShell creates, without starting, the container of one shell
-	// with the hardened posture and labels of §7.2, and returns its
+	// with the shell's hardened posture and labels, and returns its
 	// terminal: Start attaches, registers the wait and starts; Close is the
 	// one teardown (stop, force remove). The create runs detached from ctx,
 	// so a cancelled request never leaves a container it cannot name.

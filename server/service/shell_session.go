@@ -36,7 +36,7 @@ func (ss *ShellSession) ID() string { return ss.e.id }
 // Run serves the session with serve — ptyshell.Serve bound to the upgraded
 // connection — which closes the stream (the teardown) before it returns,
 // then records the end: the registry entry and its cap slot go, the
-// SHELL_CLOSED audit row is written, the end is logged and counted (§7.5).
+// SHELL_CLOSED audit row is written, the end is logged and counted.
 // ctx, as serve receives it, is cancelled with a cause by KillShell and
 // Shutdown.
 func (ss *ShellSession) Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult) {
@@ -79,7 +79,7 @@ func (ss *ShellSession) options() ptyshell.ServeOptions {
 	}
 }
 
-// running records a started shell (§7.3 step 6): the SHELL_OPENED row
+// running records a started shell: the SHELL_OPENED row
 // first, since a shell that cannot be audited is not offered.
 func (ss *ShellSession) running(ctx context.Context) error {
 	err := ss.s.auditStart(ctx, cairn.AuditShellOpened, &ss.e.registration, map[string]any{

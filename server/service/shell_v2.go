@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// CreateShell creates and starts a v2 shell (PTYSHELL.md §15.1): one that
+// CreateShell creates and starts a v2 shell: one that
 // outlives its connections. It runs the checks of OpenShell, starts the
 // container at once — its output feeds the screen from the first byte —
 // writes SHELL_OPENED, and returns the shell's ID and its resume secret.

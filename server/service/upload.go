@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-// Multipart uploads (ARCHITECTURE §11.3). The server keeps no state for
+// Multipart uploads. The server keeps no state for
 // them: the store holds the upload and its parts, the client holds the
 // key, the upload ID and its plan, and every call names all three.
 

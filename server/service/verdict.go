@@ -26,7 +26,7 @@ func transferVerdict(command string, res *sidecar.Result, run *SidecarRun, urls 
 	return classify(res.ReasonText(), res.ErrorText(), urls...)
 }
 
-// classify maps a sidecar's failure reason to the API's (API.md §5.5): the
+// classify maps a sidecar's failure reason to the API's: the
 // caller's mistakes keep their reason, store trouble is store_unavailable,
 // a vanished object is object_missing, the rest is the sidecar failing.
 func classify(reason, message string, urls ...string) error {

@@ -12,7 +12,7 @@ import (
 )
 
 // uploadFromVolume stores a volume file under a new final key in one
-// container and one read of the file (ARCHITECTURE §11.4): a put sidecar
+// container and one read of the file: a put sidecar
 // checks the source, streams it to a PUT presigned without a length or
 // digest, and reports the size, SHA-256, MD5 and head of the bytes it
 // sent. Before any row exists the object must be exactly those bytes: its
