@@ -228,7 +228,6 @@ func designDocs() []string {
 // names a tracked Markdown file, and no line names one of the design
 // documents unless the repository tracks a file of that name.
 func TestNoCitationOfMissingDocuments(t *testing.T) {
-	t.Skip("citation rewrite pending")
 	t.Parallel()
 	files := trackedFiles(t)
 	trackedNames := map[string]bool{}
@@ -280,7 +279,6 @@ func namesAny(line string, md []string) bool {
 // TestHelpCitesNoSection: the --help of every cairn command is free of
 // section citations: a user has no design document to look them up in.
 func TestHelpCitesNoSection(t *testing.T) {
-	t.Skip("citation rewrite pending")
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "cairn")
 	out, err := exec.Command("go", "build", "-o", bin, "./cmd/cairn").CombinedOutput()
