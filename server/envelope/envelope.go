@@ -105,3 +105,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client went away
 }
+
+// Hijacker finds the http.Hijacker under decorators that wrap the
+// ResponseWriter (the HTTP metrics recorder offers only Unwrap): a
+// websocket route answers 101 by taking the connection over, and gorilla's
+// upgrader asks the writer it is given.
+func Hijacker(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		if _, ok := w.(http.Hijacker); ok {
+			return w
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}

@@ -39,7 +39,7 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.hub.done(sub)
-	conn, err := e.upgrader.Upgrade(hijacker(w), r, nil)
+	conn, err := e.upgrader.Upgrade(envelope.Hijacker(w), r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
@@ -163,20 +163,4 @@ func (e *Events) refuse(w http.ResponseWriter, r *http.Request, message string, 
 	id := envelope.RequestID(r.Header.Get(e.cfg.RequestIDHeader))
 	w.Header().Set(e.cfg.RequestIDHeader, id)
 	envelope.WriteRefusal(w, id, message, err)
-}
-
-// hijacker finds the http.Hijacker under decorators that wrap the
-// ResponseWriter (the HTTP metrics recorder offers only Unwrap), since
-// gorilla's upgrader asks w itself.
-func hijacker(w http.ResponseWriter) http.ResponseWriter {
-	for {
-		if _, ok := w.(http.Hijacker); ok {
-			return w
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return w
-		}
-		w = u.Unwrap()
-	}
 }

@@ -101,29 +101,13 @@ func upgrader(sub string, readBuffer, writeBuffer int, origins []string, refuse 
 // upgrader has answered). It returns the status for the log.
 func serveUpgraded[P, O, R any](w http.ResponseWriter, r *http.Request, up *websocket.Upgrader, h http.Header,
 	sess Session[P, O, R], serve func(context.Context, *websocket.Conn, P, O) R) int {
-	conn, err := up.Upgrade(hijacker(w), r, h)
+	conn, err := up.Upgrade(envelope.Hijacker(w), r, h)
 	if err != nil {
 		sess.Abort()
 		return http.StatusBadRequest
 	}
 	sess.Run(func(ctx context.Context, p P, opts O) R { return serve(ctx, conn, p, opts) })
 	return http.StatusSwitchingProtocols
-}
-
-// hijacker finds the http.Hijacker under decorators that wrap the
-// ResponseWriter (the HTTP metrics recorder offers only Unwrap), since
-// gorilla's upgrader asks w itself.
-func hijacker(w http.ResponseWriter) http.ResponseWriter {
-	for {
-		if _, ok := w.(http.Hijacker); ok {
-			return w
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return w
-		}
-		w = u.Unwrap()
-	}
 }
 
 // refuseUpgrade answers a refused handshake with the envelope, titled
