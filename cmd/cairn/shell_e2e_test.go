@@ -337,10 +337,14 @@ func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) 
 	})
 
 	t.Run("13WriteTimeoutDoesNotCut", func(t *testing.T) {
-		short := st.start(t, shellServerOpts{writeTimeout: 2})
+		// A request's own bound is the write timeout less 5 s (at least
+		// 1 s), and a v2 shell is created by a request: 10 s leaves its
+		// container 5 s to start on a loaded engine (2 s left 1 s, and CI
+		// hit it). The shell then outlives the write timeout.
+		short := st.start(t, shellServerOpts{writeTimeout: 10})
 		ws := a.readyWorkspace(t)
 		conn, _ := short.dialAs(t, p, ws.ID, size)
-		require.NoError(t, conn.SendInput([]byte("sleep 5; echo slept-\"\"ok\r")))
+		require.NoError(t, conn.SendInput([]byte("sleep 12; echo slept-\"\"ok\r")))
 		_, err := conn.ReadOutput("slept-ok")
 		require.NoError(t, err)
 		require.NoError(t, conn.SendInput([]byte("echo still-\"\"here\r")))
