@@ -12,6 +12,12 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
+// dialTimeout bounds a websocket dial. A v1 shell's or an exec's server
+// creates the session's container before it answers 101, and may take its
+// open timeout for that (a pod on a busy node takes seconds), so the dial
+// waits that long plus the handshake itself.
+const dialTimeout = ptyshell.DefaultOpenTimeout + ptyshell.HandshakeTimeout
+
 // dialWebsocket dials a websocket route (a shell, an exec) offering the
 // subprotocol proto, with read and write buffers of buffer bytes: a
 // refused upgrade is a *cairn.Error with the answer's status, reason and
@@ -21,7 +27,7 @@ func (c *Client) dialWebsocket(ctx context.Context, path string, q url.Values, h
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  c.tlsConfig(),
-		HandshakeTimeout: ptyshell.HandshakeTimeout,
+		HandshakeTimeout: dialTimeout,
 		Subprotocols:     []string{proto},
 		ReadBufferSize:   buffer,
 		WriteBufferSize:  buffer,
