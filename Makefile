@@ -46,11 +46,11 @@ run: up ## install, start the local stack if it is not up, and open cairn-tui on
 .PHONY: lint
 lint: ## go vet, gofmt, golangci-lint (.golangci.yml) and the go.mod tidiness check
 	$(GO) vet ./...
-	$(GO) vet -tags kube ./...
+	$(GO) vet -tags kube,chaos ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	$(BIN)/golangci-lint run ./...
-	$(BIN)/golangci-lint run --build-tags kube ./...
+	$(BIN)/golangci-lint run --build-tags kube,chaos ./...
 
 .PHONY: docs
 docs: ## regenerate the generated docs (docs/configuration.md, tui/keys/keys.md): go generate ./...
@@ -66,7 +66,12 @@ test: deps build lint ## every test, against real Postgres, versitygw, Docker an
 	CI=$${CI:-true} $(GO) test -count=1 -timeout 30m -skip '$(BUDGET)' ./...
 	CI=$${CI:-true} $(GO) test -count=1 -p 1 -run '$(BUDGET)' -v ./tui/ ./tui/screens/artifacts/ ./tui/widgets/palette/
 	@scripts/smoke.sh
+	@$(MAKE) --no-print-directory chaos
 	@scripts/k8s-test.sh
+
+.PHONY: chaos
+chaos: deps build ## the fault suite: kill, restart and cut the real stack's parts under load, check nothing acknowledged is lost or leaked
+	CI=$${CI:-true} $(GO) test -count=1 -p 1 -tags chaos -timeout 20m -v ./internal/chaos/
 
 .PHONY: bench
 bench: deps build ## benchmarks against the real stack, printed as ratios

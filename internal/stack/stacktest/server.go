@@ -273,6 +273,30 @@ func (s *Server) Output() string { return s.out.String() }
 // PID is the running server process's ID, to weigh its memory.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
+// Kill ends the server process with SIGKILL, as a crash or the OOM killer
+// would, and reaps it; Restart then starts a new one in its place.
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	if s.cmd.ProcessState != nil {
+		t.Fatal("stacktest: Kill of a server that is not running")
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait() // killed: the exit status says so and nothing more
+}
+
+// Terminate sends SIGTERM, as an orchestrator stopping a pod would, waits
+// for the process to exit and returns its exit code.
+func (s *Server) Terminate(t testing.TB) int {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait() // the exit code below is the answer
+	return s.cmd.ProcessState.ExitCode()
+}
+
 func (s *Server) stop() {
 	if s.cmd.ProcessState != nil {
 		return
