@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -134,27 +133,31 @@ func (g *Guard) protect(rt route.Route) http.Handler {
 		if !ok {
 			return
 		}
-		r.Body = boundBody(w, r)
-		rt.Handler.ServeHTTP(w, r.WithContext(ctx))
+		if r.ContentLength > MaxBodyBytes {
+			g.refuseDeclaredBody(w, r)
+			return
+		}
+		// The body is bounded on the route's own copy of the request: the
+		// server reads the original's type to decide how to finish a
+		// connection whose body was not read.
+		routed := r.WithContext(ctx)
+		routed.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		rt.Handler.ServeHTTP(w, routed)
 	})
 }
 
-// boundBody bounds the request body at MaxBodyBytes. A body declared
-// larger is refused before a byte of it is read: its reads fail at once
-// with the *http.MaxBytesError each front door answers 413 to, in its own
-// words, and the server is told the limit was hit, so that it closes the
-// connection gracefully after the answer — neither reading on while a
-// client trickles the body, nor resetting the connection under a client
-// still writing it.
-func boundBody(w http.ResponseWriter, r *http.Request) io.ReadCloser {
-	if r.ContentLength <= MaxBodyBytes {
-		return http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	}
-	// One byte that is not the body's trips the limit of a zero-byte
-	// reader: that is what tells the server.
-	tripped := http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0)
-	_, _ = tripped.Read(make([]byte, 1))
-	return tripped
+// refuseDeclaredBody answers a request whose declared body is over
+// MaxBodyBytes — no route takes one — before a byte of it is read, on every
+// route alike, and closes the connection after the answer: with
+// "Connection: close" the server neither drains the body first (it would
+// wait for a client that trickles it, up to the read timeout) nor resets
+// the connection under a client still writing it (it half-closes and
+// lingers). The header, rather than http.MaxBytesReader's own signal to
+// the server, because that signal does not pass through a ResponseWriter
+// wrapper such as the metrics recorder.
+func (g *Guard) refuseDeclaredBody(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
+	g.refuse(w, r, fmt.Sprintf("Request body too large: the bound is %d bytes", MaxBodyBytes), cairn.ReasonBodyTooLarge)
 }
 
 // admit authenticates the request for scope and returns the context the

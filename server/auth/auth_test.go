@@ -251,14 +251,32 @@ func TestAuthContextFailsClosed(t *testing.T) {
 func TestAuthBoundsBodies(t *testing.T) {
 	t.Parallel()
 	var readErr error
-	reader := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, readErr = io.Copy(io.Discard, r.Body) })
+	reached := false
+	reader := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		reached = true
+		_, readErr = io.Copy(io.Discard, r.Body)
+	})
 	g, err := New(Config{})
 	require.NoError(t, err)
 	h, err := g.Mount("", []route.Route{{Method: "POST", Path: "/x", Scope: route.Write, Handler: reader}})
 	require.NoError(t, err)
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(strings.Repeat("a", MaxBodyBytes+1))))
+	big := strings.Repeat("a", MaxBodyBytes+1)
+
+	// A body of unknown length is cut at the bound as the route reads it.
+	chunked := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(big))
+	chunked.ContentLength = -1
+	h.ServeHTTP(httptest.NewRecorder(), chunked)
 	_, tooBig := errors.AsType[*http.MaxBytesError](readErr)
 	require.True(t, tooBig, "read error: %v", readErr)
+
+	// One declared over the bound never reaches the route.
+	reached = false
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(big)))
+	require.False(t, reached)
+	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+	require.Contains(t, rec.Body.String(), `"reason":"body_too_large"`)
+	require.Equal(t, "close", rec.Header().Get("Connection"))
 }
 
 func TestAuthNoTokensNoAuthentication(t *testing.T) {

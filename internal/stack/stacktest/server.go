@@ -123,6 +123,10 @@ type ServerOptions struct {
 	// empty: a server with no tokens on loopback runs without
 	// authentication.)
 	Tokens []string
+	// NoAuth runs the server without authentication (no auth block; it
+	// listens on loopback only), as `cairn dev --no-auth` does; Tokens is
+	// then ignored.
+	NoAuth bool
 	// Binary runs this cairn binary instead of the one built from the
 	// current source: a server of another commit, for side-by-side
 	// benchmarks.
@@ -183,11 +187,17 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 	if tokens == nil {
 		tokens = []string{AdminToken}
 	}
-	if len(tokens) == 0 {
+	if len(tokens) == 0 && !o.NoAuth {
 		t.Fatal("stacktest: ServerOptions.Tokens is empty; the server would run without authentication")
 	}
-	s.Token = tokens[0]
 	var auth strings.Builder
+	if o.NoAuth {
+		tokens = nil
+		s.Token = ""
+	} else {
+		s.Token = tokens[0]
+		auth.WriteString("auth:\n  tokens:\n")
+	}
 	for i, tok := range tokens {
 		sum := sha256.Sum256([]byte(tok))
 		fmt.Fprintf(&auth, "    - {name: token%d, sha256: %s, scopes: [read, write, admin, shell, mcp]}\n", i, hex.EncodeToString(sum[:]))
@@ -221,8 +231,6 @@ artifact:
   s3: {endpoint: "%s", useTLS: false, region: us-east-1%s}
   store: {bucket: %s%s}
   sidecar: {image: %s, networkMode: host}
-auth:
-  tokens:
 %s%s`, s.App, s.pg.Port, db, s.pg.User, s.port, mcp, s.S3.Endpoint, presign, s.Bucket, maxSize, Image(t), auth.String(), o.Config)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
