@@ -72,6 +72,16 @@ func volumeName(app string) (name, workspaceID string) {
 // provision creates a volume and preps it, as volume setup does.
 func provision(t *testing.T, s *Subject) (volume, workspaceID string) {
 	t.Helper()
+	volume, workspaceID = createVolume(t, s)
+	res := runOK(t, s.Runtime, prepSpec(volume, workspaceID))
+	require.Equal(t, cairn.MountPath, res.PreparedPath)
+	return volume, workspaceID
+}
+
+// createVolume creates a volume for a workspace of the app, removed when
+// the test ends, and leaves it unprepared.
+func createVolume(t *testing.T, s *Subject) (volume, workspaceID string) {
+	t.Helper()
 	volume, workspaceID = volumeName(s.AppName)
 	ctx := t.Context()
 	require.NoError(t, s.Runtime.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}))
@@ -82,8 +92,6 @@ func provision(t *testing.T, s *Subject) (volume, workspaceID string) {
 			t.Logf("remove volume %s: %v", volume, err)
 		}
 	})
-	res := runOK(t, s.Runtime, prepSpec(volume, workspaceID))
-	require.Equal(t, cairn.MountPath, res.PreparedPath)
 	return volume, workspaceID
 }
 

@@ -72,7 +72,9 @@ func testSidecar(t *testing.T, h Harness) {
 	t.Run("ErrSidecarTimeoutAndRemoved", func(t *testing.T) {
 		t.Parallel()
 		s := h.New(t, 3*time.Second)
-		volume, id := provision(t, s)
+		// Unprepared: the short timeout holds every sidecar of the
+		// subject, and a prep sidecar on a loaded node may take longer.
+		volume, id := createVolume(t, s)
 		st := newStore(t, nil)
 		began := time.Now()
 		out, err := s.Runtime.RunSidecar(t.Context(), downloadSpec(volume, id, st.URL+"/hang", cairn.MountPath+"/never"))
