@@ -49,6 +49,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	user.ok(t, "ws", "create", "term-"+srv.App, "-o", "json").json(t, &ws)
 	api, err := client.New(srv.URL, client.WithToken(srv.Token))
 	require.NoError(t, err)
+	require.NoError(t, api.SetupVolume(t.Context(), ws.Workspace.ID))
 
 	shell := attachShell(t, api, ws.Workspace.ID)
 	exec := startExec(t, api, ws.Workspace.ID)
