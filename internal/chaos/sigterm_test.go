@@ -20,8 +20,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/wsexec"
 )
 
