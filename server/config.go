@@ -34,6 +34,8 @@ type Config struct {
 	// The API listener: the REST API, the MCP endpoint and the websockets
 	// (events, shells, exec), and the guards in front of them.
 	API APIConfig `yaml:"api"`
+	// The process itself: how it stops.
+	Server ServerConfig `yaml:"server"`
 	// Bearer tokens. With none at all there is no authentication, which
 	// the server allows only when every listener is on a loopback address,
 	// unless `auth.insecureNoAuth` is set.
@@ -176,6 +178,19 @@ type Timeouts struct {
 	Write int `yaml:"write"`
 	// Seconds a kept-alive connection may wait for its next request.
 	Idle int `yaml:"idle"`
+}
+
+// ServerConfig is `server`.
+type ServerConfig struct {
+	// Seconds a stopping server (SIGTERM or Ctrl-C) gives the requests in
+	// flight to finish. It stops accepting connections at once (with the
+	// SSH workbench on, once its sessions have ended); shells and
+	// execs end straight away with reason `server_shutdown`; a request
+	// still running when the grace is over has its connection closed, and
+	// the process still exits 0. Keep it under the orchestrator's own
+	// grace (Kubernetes' `terminationGracePeriodSeconds`, 30 s by
+	// default), which ends the process with SIGKILL.
+	ShutdownGraceSecs int `yaml:"shutdownGraceSecs"`
 }
 
 // APIConfig is `api`.
@@ -512,6 +527,9 @@ const (
 	// putURLGraceSecs is how long after the PUT URL expires an upload may
 	// still be registered before the reconciler may reap it.
 	putURLGraceSecs = 60
+	// maxShutdownGraceSecs bounds server.shutdownGraceSecs: a stop that
+	// takes longer is a hang to whoever waits for it.
+	maxShutdownGraceSecs = 600
 )
 
 // DefaultConfig returns every default of the configuration. Only
@@ -551,6 +569,7 @@ func DefaultConfig() Config {
 				MCP: MCPConfig{EnableDNSRebindGuard: true},
 			},
 		},
+		Server:    ServerConfig{ShutdownGraceSecs: 15},
 		Workspace: WorkspaceConfig{VolumeType: "docker"},
 		Artifact: ArtifactConfig{
 			S3: S3Config{UseTLS: true, ClientTTL: 3600},

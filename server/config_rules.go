@@ -79,6 +79,7 @@ var configRules = map[string]KeyRule{
 	"api.service.timeoutSecs.idle":           positive,
 	"api.apis.requestLogging.logLevel":       logLevels,
 	"api.apis.requestLogging.healthLogLevel": logLevels,
+	"server.shutdownGraceSecs":               between(1, maxShutdownGraceSecs),
 	"auth.tokens[].scopes":                   tokenScopes,
 	"workspace.volumeType":                   oneOf("docker", "kubernetes"),
 	"artifact.s3.clientTTL":                  atLeast(minClientTTL),

@@ -24,6 +24,7 @@ func (c *Config) Validate() error {
 	c.Persistence.SQL.App.validate(&p)
 	c.Metrics.validate(&p)
 	c.API.validate(&p)
+	inRange(&p, "server.shutdownGraceSecs", c.Server.ShutdownGraceSecs)
 	c.Auth.validate(&p)
 	switch volumeTypes := configRules["workspace.volumeType"]; {
 	case !volumeTypes.allows(c.Workspace.VolumeType):

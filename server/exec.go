@@ -35,7 +35,7 @@ func (s *Server) runExecs(ctx context.Context) error {
 		return nil
 	}
 	err := s.execs.RunReaper(ctx)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.shutdownGrace())
 	defer cancel()
 	s.execs.Shutdown(sctx)
 	return err

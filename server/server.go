@@ -34,9 +34,6 @@ import (
 	"github.com/cairn-dev/cairn/server/sshui"
 )
 
-// shutdownTimeout bounds the graceful HTTP shutdown.
-const shutdownTimeout = 15 * time.Second
-
 // Secrets are the credentials that never live in the config file.
 type Secrets struct {
 	SQLPassword string
@@ -371,25 +368,63 @@ func (s *Server) Serve(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		var sshErr error
-		if s.ssh != nil {
-			// First: the sessions' programs talk to the API until they end.
-			sshErr = s.ssh.Shutdown(sctx)
-		}
-		s.shutdownShells(sctx)
-		var apiErr error
-		if s.api != nil {
-			apiErr = s.api.Shutdown(sctx)
-		}
-		// After the API: no request is left to start a browse container.
-		if err := s.runtime.CloseBrowsers(sctx); err != nil {
-			s.log.Warn("remove the browse containers", "err", err)
-		}
-		return errors.Join(sshErr, apiErr, s.metrics.Shutdown(sctx))
+		return s.shutdown(context.WithoutCancel(ctx))
 	})
 	return g.Wait()
+}
+
+// browseCloseTimeout bounds the removal of the browse containers at
+// shutdown, after the grace.
+const browseCloseTimeout = 30 * time.Second
+
+// shutdownGrace is server.shutdownGraceSecs: what a stop gives the work in
+// flight.
+func (s *Server) shutdownGrace() time.Duration {
+	return time.Duration(s.cfg.Server.ShutdownGraceSecs) * time.Second
+}
+
+// shutdown stops the front doors within the grace. The API stops
+// accepting connections at once, while the shells end: a request that
+// arrives during the stop is refused rather than served by a process on
+// its way out. Only the SSH sessions come first, since their programs
+// talk to the API until they end. A request still running when the
+// grace is over has its connection closed: the stop is still orderly,
+// so it is logged, not returned.
+func (s *Server) shutdown(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, s.shutdownGrace())
+	defer cancel()
+	var sshErr error
+	if s.ssh != nil {
+		sshErr = s.ssh.Shutdown(sctx)
+	}
+	apiDone := make(chan struct{})
+	go func() {
+		defer close(apiDone)
+		s.stopAPI(sctx)
+	}()
+	s.shutdownShells(sctx)
+	<-apiDone
+	// After the API: no request is left to start a browse container. Its
+	// own bound: a grace spent on requests must not leave them behind.
+	bctx, bcancel := context.WithTimeout(ctx, browseCloseTimeout)
+	defer bcancel()
+	if err := s.runtime.CloseBrowsers(bctx); err != nil {
+		s.log.Warn("remove the browse containers", "err", err)
+	}
+	return errors.Join(sshErr, s.metrics.Shutdown(sctx))
+}
+
+// stopAPI shuts the API listener and waits for the requests in flight
+// until ctx is done, then closes the connections of those left.
+func (s *Server) stopAPI(ctx context.Context) {
+	if s.api == nil {
+		return
+	}
+	if err := s.api.Shutdown(ctx); err != nil {
+		s.log.Warn("requests still running when the shutdown grace ended; their connections are closed",
+			"grace", s.shutdownGrace(), "err", err)
+		_ = s.api.Close() // the warning above is the account
+	}
 }
 
 // Close releases the dependencies. Call it after Serve returned.

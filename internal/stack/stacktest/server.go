@@ -118,6 +118,10 @@ type ServerOptions struct {
 	// (256 MiB, 64 MiB).
 	MultipartThreshold int64
 	PartSize           int64
+	// PutURLTTLSecs is artifact.store.putUrlTTLSecs; 0 leaves the
+	// server's default (360 s). maintenance.objAgeOutSec must exceed it
+	// by a minute, so a short one lets a test wait out the age-out.
+	PutURLTTLSecs int
 	// Tokens are the bearer tokens the server accepts, each with every
 	// scope; nil means AdminToken alone. Server.Token is the first. (Not
 	// empty: a server with no tokens on loopback runs without
@@ -215,6 +219,9 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 	}
 	if o.PartSize != 0 {
 		maxSize += fmt.Sprintf(", partSize: %d", o.PartSize)
+	}
+	if o.PutURLTTLSecs != 0 {
+		maxSize += fmt.Sprintf(", putUrlTTLSecs: %d", o.PutURLTTLSecs)
 	}
 	mcp := ""
 	if o.MCP {

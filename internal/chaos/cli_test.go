@@ -1,0 +1,139 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+)
+
+// cliUser runs the built `cairn` CLI against a server as one user would:
+// the server's URL and token in the environment and state and config
+// directories of its own, kept across runs so that a command run again
+// finds what the interrupted run left.
+type cliUser struct {
+	bin   string
+	srv   *stacktest.Server
+	state string // XDG_STATE_HOME
+	home  string
+}
+
+func newCLIUser(t *testing.T, srv *stacktest.Server) *cliUser {
+	t.Helper()
+	return &cliUser{bin: stacktest.Binary(t, "cairn"), srv: srv, state: t.TempDir(), home: t.TempDir()}
+}
+
+// run is one CLI process, started by start.
+type run struct {
+	args           []string
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	done           chan struct{} // closed once it ended
+	code           int           // its exit code, once done
+}
+
+// start starts the CLI with args; it ends on its own (or with the test).
+func (u *cliUser) start(t *testing.T, args ...string) *run {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), u.bin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.home, "CAIRN_URL=" + u.srv.URL,
+		"CAIRN_TOKEN=" + u.srv.Token, "XDG_STATE_HOME=" + u.state, "XDG_CONFIG_HOME=" + filepath.Join(u.home, "config")}
+	r := &run{args: args, cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	require.NoError(t, cmd.Start())
+	go func() {
+		defer close(r.done)
+		_ = cmd.Wait() // the exit code is the answer
+		r.code = cmd.ProcessState.ExitCode()
+	}()
+	return r
+}
+
+// wait waits for the run to end and returns its exit code.
+func (r *run) wait() int {
+	<-r.done
+	return r.code
+}
+
+// running reports whether the process has not ended yet.
+func (r *run) running() bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ok runs the CLI to its end and requires exit 0; it returns the run.
+func (u *cliUser) ok(t *testing.T, args ...string) *run {
+	t.Helper()
+	r := u.start(t, args...)
+	require.Equal(t, 0, r.wait(), "cairn %v: stdout: %s stderr: %s", args, r.stdout, r.stderr)
+	return r
+}
+
+// json decodes the one JSON document a run printed (-o json).
+func (r *run) json(t *testing.T, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.stdout.String()))
+	require.NoError(t, dec.Decode(v), "cairn %v: stdout: %s", r.args, r.stdout)
+	require.False(t, dec.More(), "one document")
+}
+
+// lockedBuffer is a process's output, safe to read while it writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// randomFile writes n pseudo-random bytes of the given seed to path and
+// returns the standard base64 of their SHA-256.
+func randomFile(t *testing.T, path string, seed byte, n int64) string {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(rand.NewChaCha8([32]byte{seed, 0xc4}), n))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// fileSHA256 is the standard base64 of a file's SHA-256.
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
