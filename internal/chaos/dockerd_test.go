@@ -40,8 +40,11 @@ func TestDockerdRestart(t *testing.T) {
 	eng := startPrivateDocker(t)
 	eng.loadImages(t)
 	t.Setenv("DOCKER_HOST", eng.Host()) // the server finds its engine in the environment
+	// A browse container idle for 2 s is retired, so that a warm one is
+	// not mistaken for a leftover at the end.
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{Config: fmt.Sprintf(
-		"shell: {enable: true, image: %s, instanceName: chaos-%s, reapIntervalSecs: 1}\n", stacktest.ShellImage, "dockerd")})
+		"shell: {enable: true, image: %s, instanceName: chaos-dockerd, reapIntervalSecs: 1}\nfiles: {browse: {idleSecs: 2}}\n",
+		stacktest.ShellImage)})
 	cl, err := client.New(srv.URL, client.WithToken(srv.Token))
 	require.NoError(t, err)
 	ws, err := cl.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "dockerd-restart"})

@@ -27,16 +27,19 @@ import (
 )
 
 // privateDocker is a Docker Engine of the test's own — its data root,
-// exec root, pidfile and socket under one temporary directory, no bridge
-// and no iptables rules — so that a scenario can kill and restart an
-// engine without touching the one the machine's other tests run on.
+// exec root, pidfile and socket under one temporary directory, a bridge
+// of its own and no iptables rules — so that a scenario can kill and
+// restart an engine without touching the one the machine's other tests
+// run on. Not --bridge=none: a dockerd so started deletes the host's
+// docker0, the shared engine's bridge.
 type privateDocker struct {
-	base string // every path of the engine is under it
-	cmd  *exec.Cmd
+	base   string // every path of the engine is under it
+	bridge string // its bridge interface, made for it
+	cmd    *exec.Cmd
 	// exited is closed once the running dockerd has exited and was reaped.
 	exited chan struct{}
 	log    *os.File
-	cli  *client.Client
+	cli    *client.Client
 }
 
 // startPrivateDocker starts a private dockerd and waits until it answers.
@@ -52,6 +55,7 @@ func startPrivateDocker(t *testing.T) *privateDocker {
 	require.NoError(t, err)
 	d := &privateDocker{base: base}
 	t.Cleanup(func() { d.teardown(t) })
+	d.makeBridge(t)
 	require.NoError(t, os.WriteFile(d.path("daemon.json"), []byte("{}\n"), 0o600))
 	d.log, err = os.Create(d.path("dockerd.log"))
 	require.NoError(t, err)
@@ -80,7 +84,7 @@ func (d *privateDocker) start(t *testing.T) {
 			"--exec-root", d.path("exec"),
 			"--pidfile", d.path("dockerd.pid"),
 			"-H", d.Host(),
-			"--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false", "--ip-forward=false",
+			"--bridge="+d.bridge, "--iptables=false", "--ip6tables=false", "--ip-masq=false", "--ip-forward=false",
 			"--userland-proxy=false", "--log-level=warn")
 		d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 		require.NoError(t, d.cmd.Start())
@@ -95,6 +99,24 @@ func (d *privateDocker) start(t *testing.T) {
 			t.Fatalf("the private dockerd did not answer: %v; its log:\n%s", err, d.logTail())
 		}
 		t.Logf("the private dockerd exited before it answered (%v); starting it again", err)
+	}
+}
+
+// makeBridge makes the engine's bridge: a name and a /24 of 10.231.0.0/16
+// of its own (the base directory's random suffix picks them).
+func (d *privateDocker) makeBridge(t *testing.T) {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d.base), "cairn-dockerd-"))
+	require.NoError(t, err)
+	d.bridge = fmt.Sprintf("cairnc%d", n%100000)
+	for _, args := range [][]string{
+		{"link", "add", d.bridge, "type", "bridge"},
+		{"addr", "add", fmt.Sprintf("10.231.%d.1/24", n%250), "dev", d.bridge},
+		{"link", "set", d.bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil { //nolint:noctx // a quick netlink call
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
 	}
 }
 
@@ -207,6 +229,11 @@ func (d *privateDocker) teardown(t *testing.T) {
 	for _, m := range d.mounts() {
 		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("unmount %s: %v", m, err)
+		}
+	}
+	if d.bridge != "" {
+		if out, err := exec.Command("ip", "link", "del", d.bridge).CombinedOutput(); err != nil { //nolint:noctx // a quick netlink call
+			t.Errorf("remove the private dockerd's bridge %s: %v: %s", d.bridge, err, out)
 		}
 	}
 	if err := os.RemoveAll(d.base); err != nil {
