@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -166,9 +165,22 @@ func (s *session) start(ctx context.Context) (ServeResult, bool) {
 	return ServeResult{}, true
 }
 
-func failed(message string, err error) ServeResult {
-	return ServeResult{Reason: ReasonError, ExitCode: ExitCodeRuntime, Err: fmt.Errorf("%s: %w", message, err)}
+// failed is an end by a failure under the command. Its client reads the
+// sentence alone, as a shell's would: the cause is the runtime's own text
+// (an engine's names the host's socket and paths) and goes to the log.
+func failed(sentence string, err error) ServeResult {
+	return ServeResult{Reason: ReasonError, ExitCode: ExitCodeRuntime, Err: &failure{sentence: sentence, cause: err}}
 }
+
+// failure is a runtime failure: a sentence for the client, a cause for the
+// log.
+type failure struct {
+	sentence string
+	cause    error
+}
+
+func (f *failure) Error() string { return f.sentence + ": " + f.cause.Error() }
+func (f *failure) Unwrap() error { return f.cause }
 
 // ping pings the client every interval until the returned func is called.
 func (s *session) ping(wg *sync.WaitGroup) func() {

@@ -148,6 +148,9 @@ func message(res ServeResult) string {
 			return "the command's container was removed"
 		}
 	}
+	if f, ok := errors.AsType[*failure](res.Err); ok {
+		return f.sentence
+	}
 	if res.Err == nil {
 		return string(res.Reason)
 	}

@@ -315,3 +315,23 @@ func TestArgv(t *testing.T) {
 		})
 	}
 }
+
+// lostEngine is a command whose runtime dies under it: its wait fails with
+// the engine client's own text, which names the host's socket.
+type lostEngine struct{ *catProcess }
+
+func (p lostEngine) Wait(context.Context) (wsexec.ExitStatus, error) {
+	p.end()
+	return wsexec.ExitStatus{}, errors.New(`wait: Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.41/containers/x/json": connection reset by peer`)
+}
+
+func TestServeRuntimeFailureKeepsItsCauseFromTheClient(t *testing.T) {
+	t.Parallel()
+	url, results := serve(t, lostEngine{newCat(0)}, wsexec.ServeOptions{})
+	st, err := wsexec.Run(t.Context(), dial(t, url), nil, io.Discard, io.Discard, wsexec.RunOptions{})
+	require.NoError(t, err)
+	require.Equal(t, wsexec.Status{ExitCode: wsexec.ExitCodeRuntime, Reason: wsexec.ReasonError,
+		Message: "the command's exit status could not be read"}, st)
+	res := result(t, results)
+	require.ErrorContains(t, res.Err, "docker.sock", "the cause stays in the result, for the log")
+}

@@ -544,7 +544,8 @@ func (r *Runtime) removeAndWait(id string) {
 	results, errs := r.cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
 	if err := r.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true}); err != nil &&
 		!isGoneOrGoing(err) {
-		r.log.Warn("remove browse container", "container", id, "err", err)
+		r.log.Warn("remove browse container; retrying", "container", id, "err", err)
+		r.removeLater(id)
 		return
 	}
 	select {

@@ -60,6 +60,8 @@ type Runtime struct {
 	log    *slog.Logger
 	browse *browsers
 	now    func() time.Time
+	// leftovers are the containers whose removal failed, retried.
+	leftovers leftovers
 }
 
 // Connect returns an engine client from the standard Docker environment,

@@ -220,12 +220,12 @@ func (r *Runtime) logs(ctx context.Context, id string) ([]byte, error) {
 }
 
 // removeContainer force-removes a container even when the request was
-// cancelled; a failure is only logged (the reconciler sweeps leftovers by
-// label).
+// cancelled; on a failure the removal is retried (leftovers.go).
 func (r *Runtime) removeContainer(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := r.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true}); err != nil {
-		r.log.Warn("remove sidecar", "container", id, "err", err)
+	if err := r.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true}); err != nil && !isGoneOrGoing(err) {
+		r.log.Warn("remove sidecar; retrying", "container", id, "err", err)
+		r.removeLater(id)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/gabriel-vasile/mimetype"
 
@@ -45,12 +46,30 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 	}
 	if err != nil {
 		if mayHaveStored(res) {
-			s.deleteObject(ctx, key, "object of a failed volume upload")
+			s.discardPut(ctx, key, ws.ID, res == nil)
 		}
 		return nil, err
 	}
 	s.onTransfer("volume_to_store", obj.size)
 	return obj, nil
+}
+
+// discardPut deletes what a failed put may have stored. A put that gave
+// no result may still run — the engine failed under it and its container
+// lives on — and its PUT can land after this delete while its URL is
+// valid: the key is then released too, so that an object landing late is
+// accounted for and the storage sweep deletes it once the release's grace
+// is over.
+func (s *Service) discardPut(ctx context.Context, key, workspaceID string, mayStillRun bool) {
+	s.deleteObject(ctx, key, "object of a failed volume upload")
+	if !mayStillRun {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.store.ReleaseObject(ctx, key, workspaceID, s.now()); err != nil {
+		s.log.WarnContext(ctx, "release the key of a volume upload that may still land", "object_key", key, "err", err)
+	}
 }
 
 // mayHaveStored reports whether a failed put may have left an object
