@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, api.SetupVolume(t.Context(), ws.Workspace.ID))
 
-	shell := attachShell(t, api, ws.Workspace.ID)
+	shell := openShell(t, api, ws.Workspace.ID).sess
 	exec := startExec(t, api, ws.Workspace.ID)
 	src := filepath.Join(t.TempDir(), "big.bin")
 	digest := randomFile(t, src, 0x7e, termFile)
@@ -73,9 +72,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	res := shell.Result()
 	require.Equal(t, ptyshell.EndExit, res.Ending, "the shell's client got its EXIT: %+v", res)
 	require.Equal(t, ptyshell.ReasonServerShutdown, res.Exit.Reason)
-	st := <-exec.done
-	require.NoError(t, st.err, "the exec's client got its status frame")
-	require.Equal(t, wsexec.ReasonServerShutdown, st.status.Reason)
+	require.Equal(t, wsexec.ReasonServerShutdown, exec.end(t).Reason)
 	require.Equal(t, 0, upload.wait(), "the register in flight finished within the grace: %s", upload.stderr)
 	var out struct{ Artifact cairn.Artifact }
 	upload.json(t, &out)
@@ -89,58 +86,6 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	leaked := leaks(t, srv)
 	record(t, Row{Fault: "SIGTERM server (shell, exec, upload)", InFlight: 3, Acknowledged: 1,
 		Lost: lost, Leaked: containers + leaked, Recovery: recovery})
-}
-
-// attachShell creates a v2 shell, attaches as its writer and waits until
-// it runs a command.
-func attachShell(t *testing.T, api *client.Client, wsID string) *ptyshell.Session {
-	t.Helper()
-	size := ptyshell.Size{Cols: 80, Rows: 24}
-	info, err := api.CreateShell(t.Context(), wsID, size, "")
-	require.NoError(t, err)
-	s, err := api.AttachShell(t.Context(), info.ShellID, info.Secret, size)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	_, err = s.Write([]byte("echo up-$((6*7))\n"))
-	require.NoError(t, err)
-	var seen strings.Builder
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	for !strings.Contains(seen.String(), "up-42") {
-		m, err := s.Next(ctx)
-		require.NoError(t, err, "the shell answers; so far: %q", seen.String())
-		seen.Write(m.Output)
-	}
-	return s
-}
-
-// execRun is an exec under way and, once it ended, its status.
-type execRun struct {
-	done chan execEnd
-}
-
-type execEnd struct {
-	status wsexec.Status
-	err    error
-}
-
-// startExec runs a long command in the workspace and waits until it has
-// started.
-func startExec(t *testing.T, api *client.Client, wsID string) *execRun {
-	t.Helper()
-	stdout, w := io.Pipe()
-	r := &execRun{done: make(chan execEnd, 1)}
-	go func() {
-		st, err := api.Exec(t.Context(), wsID, []string{"sh", "-c", "echo started; exec sleep 600"}, nil, w, io.Discard)
-		_ = w.Close()
-		r.done <- execEnd{st, err}
-	}()
-	line := make([]byte, len("started"))
-	_, err := io.ReadFull(stdout, line)
-	require.NoError(t, err)
-	require.Equal(t, "started", string(line))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the rest, if any
-	return r
 }
 
 // waitRegistering waits until the upload's parts are all stored and the
