@@ -341,7 +341,7 @@ func TestDownloadVolumeFull(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) }) //nolint:errcheck // best effort
 
 	st := startStore(t, &store{status: http.StatusOK, body: objectData})
-	for _, name := range []string{"new", "old"} {
+	for _, name := range []string{"old", "new"} {
 		target := filepath.Join(ws, name)
 		if name == "old" {
 			require.NoError(t, os.WriteFile(target, helloData, 0o640))
@@ -352,10 +352,10 @@ func TestDownloadVolumeFull(t *testing.T) {
 		if name == "old" {
 			require.Equal(t, helloData, readFile(t, target), "the target keeps its old bytes")
 			requireMode(t, target, 0o640)
-			requireOnly(t, ws, "old")
 		} else {
-			requireOnly(t, ws)
+			requireAbsent(t, target)
 		}
+		requireOnly(t, ws, "old")
 	}
 }
 
