@@ -42,6 +42,10 @@ const (
 	ReasonTargetDirMissing  Reason = "target_dir_missing"
 	ReasonTargetIsDirectory Reason = "target_is_directory"
 	ReasonWriteFailed       Reason = "write_failed"
+	// ReasonVolumeFull: the workspace volume (or the user's quota on it)
+	// has no room for what a load or an unpack writes; nothing of the
+	// failed write is left behind.
+	ReasonVolumeFull        Reason = "volume_full"
 	ReasonSidecarRejected   Reason = "sidecar_rejected"
 	ReasonUnauthenticated   Reason = "unauthenticated"
 	ReasonForbidden         Reason = "forbidden"

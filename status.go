@@ -92,6 +92,8 @@ var reasonStatus = map[Reason]int{
 
 	ReasonStoreUnavailable: http.StatusBadGateway,
 
+	ReasonVolumeFull: http.StatusInsufficientStorage,
+
 	ReasonDockerUnavailable:   http.StatusServiceUnavailable,
 	ReasonDatabaseUnavailable: http.StatusServiceUnavailable,
 	ReasonWorkspaceBusy:       http.StatusServiceUnavailable,

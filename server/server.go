@@ -142,7 +142,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if err := svc.PinKeyPrefixes(pinCtx); err != nil {
 		s.log.Warn("could not pin the key prefixes; puts may race deletes on file-backed stores", "err", err)
 	}
-	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), s.reconcileConfig())
+	rc := s.reconcileConfig()
+	rc.Leftovers = svc.Leftovers()
+	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), rc)
 	s.maintain = opts.Maintainer || opts.MaintainerOnly
 	s.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "cairn_reconcile_leader", Help: "Whether this process holds the maintainer's leader lock (1) or not (0).",

@@ -71,7 +71,7 @@ func newStage(parent *os.Root, parentDir *os.File, display string) (*stage, *fai
 	_, _ = rand.Read(random[:]) // never fails on Linux
 	s.name = stagingPrefix + hex.EncodeToString(random[:])
 	if err := parent.Mkdir(s.name, stagingMode); err != nil {
-		return nil, fail(ReasonWriteFailed, "cannot create a directory in '%s' to unpack into: %s", display, errno(err))
+		return nil, writeFailure(err, "cannot create a directory in '%s' to unpack into: %s", display, errno(err))
 	}
 	if s.root, err = parent.OpenRoot(s.name); err != nil {
 		_ = parent.Remove(s.name)
@@ -81,7 +81,7 @@ func newStage(parent *os.Root, parentDir *os.File, display string) (*stage, *fai
 }
 
 func writeFailed(name string, err error) *failure {
-	return fail(ReasonWriteFailed, "failed to unpack %s: %s", quoteName(name), errno(err))
+	return writeFailure(err, "failed to unpack %s: %s", quoteName(name), errno(err))
 }
 
 // mkdirs creates directories the archive implies (parents of later
@@ -247,7 +247,7 @@ func (s *stage) commit(base, display string) *failure {
 	case errors.Is(err, syscall.EEXIST), errors.Is(err, syscall.ENOTEMPTY):
 		return targetExists(display)
 	}
-	return fail(ReasonWriteFailed, "failed to move the unpacked tree to '%s': %s", display, errno(err))
+	return writeFailure(err, "failed to move the unpacked tree to '%s': %s", display, errno(err))
 }
 
 // renameOntoEmpty is the exclusive rename where the filesystem has no

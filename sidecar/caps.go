@@ -4,14 +4,17 @@ package sidecar
 // otherwise powerless root; every runtime grants these and no others. Prep
 // adds none (owning what it changes suffices for chown to itself and
 // chmod). Unpack restores the owners and modes an archive records, of files
-// it does not own: DAC_OVERRIDE, CHOWN and FOWNER. The others read or write
-// files of other users: DAC_OVERRIDE.
+// it does not own: DAC_OVERRIDE, CHOWN and FOWNER. Download replaces a file
+// by a new one that keeps the old one's owner: DAC_OVERRIDE and CHOWN. The
+// others read or write files of other users: DAC_OVERRIDE.
 func Capabilities(command string) []string {
 	switch command {
 	case CommandPrep:
 		return nil
 	case CommandUnpack:
 		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
+	case CommandDownload:
+		return []string{"DAC_OVERRIDE", "CHOWN"}
 	default:
 		return []string{"DAC_OVERRIDE"}
 	}

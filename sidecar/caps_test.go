@@ -12,7 +12,7 @@ func TestCapabilities(t *testing.T) {
 	for command, want := range map[string][]string{
 		CommandPrep:     nil,
 		CommandPut:      {"DAC_OVERRIDE"},
-		CommandDownload: {"DAC_OVERRIDE"},
+		CommandDownload: {"DAC_OVERRIDE", "CHOWN"},
 		CommandPack:     {"DAC_OVERRIDE"},
 		CommandUnpack:   {"DAC_OVERRIDE", "CHOWN", "FOWNER"},
 	} {

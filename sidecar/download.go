@@ -2,6 +2,8 @@ package sidecar
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -92,10 +94,14 @@ func (m *mount) resolveTarget(p string) (parentRel, base string, f *failure) {
 	return rel, base, nil
 }
 
-// writeTarget opens the target inside its (contained) parent directory with
-// O_NOFOLLOW and streams body into it. A new file is mode 0666 whatever the
-// umask, so tool containers of any UID can rewrite it; an existing regular
-// file keeps its owner and mode; a symlink is unlinked and replaced.
+// writeTarget streams body into a fresh temporary file beside the target,
+// inside its (contained) parent directory, and renames it over the target
+// only once every byte is written and flushed: a download that fails
+// midway — the store gone, the volume full — leaves the target as it was
+// and nothing beside it. A new file is mode 0666 whatever the umask, so
+// tool containers of any UID can rewrite it; an existing regular file is
+// replaced by one with its owner and mode (its other hard links keep the
+// old bytes); a symlink is replaced, never followed.
 func (m *mount) writeTarget(p, parentRel, base string, body io.Reader) (int64, *failure) {
 	// O_DIRECTORY: a FIFO in the parent's place fails at once instead of
 	// blocking the open.
@@ -107,19 +113,112 @@ func (m *mount) writeTarget(p, parentRel, base string, body io.Reader) (int64, *
 		return 0, fail(ReasonTargetDirMissing, "destination directory '%s' does not exist; create it before downloading into it", filepath.Dir(p))
 	}
 	defer dir.Close()
-	file, f := openTarget(int(dir.Fd()), p, base, filepath.Join(m.real, parentRel, base))
+	dirfd := int(dir.Fd())
+	keep, f := m.existingTarget(p, filepath.Join(parentRel, base))
 	if f != nil {
 		return 0, f
 	}
+	file, temp, f := createTemp(dirfd, p)
+	if f != nil {
+		return 0, f
+	}
+	n, f := fill(file, body, p, keep)
+	if f == nil {
+		f = replace(dirfd, temp, base, p)
+	}
+	if f != nil {
+		_ = syscall.Unlinkat(dirfd, temp) // the failure is the one to report
+		return n, f
+	}
+	return n, nil
+}
+
+// loadPrefix starts the name of the temporary file a download writes
+// beside its target.
+const loadPrefix = ".cairn-load-"
+
+// existingTarget looks at what the target's name holds now, without
+// following a symlink: the owner and mode a regular file there hands on to
+// its replacement, nil for nothing (or a symlink, which is replaced like
+// nothing), or the refusal of a directory or a special file.
+func (m *mount) existingTarget(p, rel string) (*syscall.Stat_t, *failure) {
+	fi, err := m.root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, targetError(p, err)
+	}
+	switch mode := fi.Mode(); {
+	case mode.IsRegular():
+		return fi.Sys().(*syscall.Stat_t), nil
+	case mode.IsDir():
+		return nil, fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
+	case mode&fs.ModeSymlink != 0:
+		// Only to tell a link to a directory: the link itself is replaced.
+		if fi, err := os.Stat(filepath.Join(m.real, rel)); err == nil && fi.IsDir() {
+			return nil, fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
+		}
+		return nil, nil
+	}
+	return nil, fail(ReasonWriteFailed, "failed to write destination file '%s': it is not a regular file", p)
+}
+
+// createTemp creates the temporary file, private until it is complete.
+func createTemp(dirfd int, p string) (*os.File, string, *failure) {
+	var random [8]byte
+	_, _ = rand.Read(random[:]) // never fails on Linux
+	name := loadPrefix + hex.EncodeToString(random[:])
+	const flags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	fd, err := syscall.Openat(dirfd, name, flags, 0o600)
+	if err != nil {
+		return nil, "", writeFailure(err, "failed to write destination file '%s': %v", p, err)
+	}
+	return os.NewFile(uintptr(fd), p), name, nil
+}
+
+// fill copies body into file, gives it the mode and owner it will have
+// (keep's, or 0666 and the sidecar's user) and flushes it to disk, so
+// that the rename publishes only bytes that are there. The chmod comes
+// before the chown, so it needs no CAP_FOWNER.
+func fill(file *os.File, body io.Reader, p string, keep *syscall.Stat_t) (int64, *failure) {
 	defer file.Close()
 	n, err := io.CopyBuffer(file, body, make([]byte, chunk))
+	if err == nil {
+		err = settleTarget(file, keep)
+	}
+	if err == nil {
+		err = file.Sync()
+	}
 	if err == nil {
 		err = file.Close()
 	}
 	if err != nil {
-		return n, fail(ReasonWriteFailed, "failed to write destination file '%s': %s", p, errno(err))
+		return n, writeFailure(err, "failed to write destination file '%s': %s", p, errno(err))
 	}
 	return n, nil
+}
+
+func settleTarget(file *os.File, keep *syscall.Stat_t) error {
+	if keep == nil {
+		return file.Chmod(0o666)
+	}
+	if err := file.Chmod(fs.FileMode(keep.Mode & 0o777)); err != nil {
+		return err
+	}
+	return file.Chown(int(keep.Uid), int(keep.Gid))
+}
+
+// replace renames the complete temporary file over the target.
+func replace(dirfd int, temp, base, p string) *failure {
+	err := syscall.Renameat(dirfd, temp, dirfd, base)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		return fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
+	}
+	return writeFailure(err, "failed to write destination file '%s': %v", p, err)
 }
 
 // bodyReader remembers a failure of the response body, so that a download
@@ -144,62 +243,6 @@ func brokeOff(err error) *failure {
 	return fail(ReasonStoreUnreachable, "the download from the object store broke off: %s", networkKind(err))
 }
 
-// openTarget creates or truncates base in the directory dirfd, never
-// through a symlink. A few rounds cover a symlink being replaced.
-// real is the target's path on this side of the mount, used only to tell
-// what a symlink there points at.
-func openTarget(dirfd int, p, base, real string) (*os.File, *failure) {
-	const flags = syscall.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC | syscall.O_NONBLOCK
-	for range 3 {
-		fd, err := syscall.Openat(dirfd, base, flags|syscall.O_CREAT|syscall.O_EXCL, 0o666)
-		if err == nil {
-			if err := syscall.Fchmod(fd, 0o666); err != nil {
-				syscall.Close(fd)
-				return nil, fail(ReasonWriteFailed, "failed to write destination file '%s': %v", p, err)
-			}
-			return os.NewFile(uintptr(fd), p), nil
-		}
-		if !errors.Is(err, syscall.EEXIST) {
-			return nil, targetError(p, err)
-		}
-		fd, err = syscall.Openat(dirfd, base, flags|syscall.O_TRUNC, 0)
-		switch {
-		case err == nil:
-			return regularTarget(fd, p)
-		case errors.Is(err, syscall.ELOOP):
-			if f := replaceSymlink(dirfd, p, base, real); f != nil {
-				return nil, f
-			}
-		default:
-			return nil, targetError(p, err)
-		}
-	}
-	return nil, fail(ReasonWriteFailed, "failed to write destination file '%s': it keeps changing", p)
-}
-
-// regularTarget refuses anything but a regular file (a FIFO or device
-// opened without blocking).
-func regularTarget(fd int, p string) (*os.File, *failure) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		syscall.Close(fd)
-		return nil, fail(ReasonWriteFailed, "failed to write destination file '%s': it is not a regular file", p)
-	}
-	return os.NewFile(uintptr(fd), p), nil
-}
-
-// replaceSymlink unlinks the symlink at base, unless it leads to a
-// directory, which is refused like a directory.
-func replaceSymlink(dirfd int, p, base, real string) *failure {
-	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
-		return fail(ReasonTargetIsDirectory, "destination path '%s' is a directory, not a file to write", p)
-	}
-	if err := syscall.Unlinkat(dirfd, base); err != nil && !errors.Is(err, syscall.ENOENT) {
-		return fail(ReasonWriteFailed, "failed to write destination file '%s': %v", p, err)
-	}
-	return nil
-}
-
 func targetError(p string, err error) *failure {
 	switch {
 	case errors.Is(err, syscall.EISDIR):
@@ -207,6 +250,6 @@ func targetError(p string, err error) *failure {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return fail(ReasonTargetDirMissing, "destination directory '%s' does not exist; create it before downloading into it", filepath.Dir(p))
 	default:
-		return fail(ReasonWriteFailed, "failed to write destination file '%s': %v", p, err)
+		return writeFailure(err, "failed to write destination file '%s': %v", p, err)
 	}
 }

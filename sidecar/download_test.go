@@ -328,7 +328,9 @@ func TestDownload(t *testing.T) {
 	})
 }
 
-// A full volume is simulated with a 64 KiB tmpfs mounted as the mount root.
+// A full volume is simulated with a 64 KiB tmpfs mounted as the mount
+// root: the download is volume_full, the target keeps its old bytes and
+// nothing is left beside it.
 func TestDownloadVolumeFull(t *testing.T) {
 	t.Parallel()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -339,13 +341,52 @@ func TestDownloadVolumeFull(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) }) //nolint:errcheck // best effort
 
 	st := startStore(t, &store{status: http.StatusOK, body: objectData})
-	target := filepath.Join(ws, "big")
-	line, code := runLine(t, []string{CommandDownload}, map[string]string{EnvMountRoot: ws, EnvTargetPath: target, EnvURL: st.url()})
+	for _, name := range []string{"old", "new"} {
+		target := filepath.Join(ws, name)
+		if name == "old" {
+			require.NoError(t, os.WriteFile(target, helloData, 0o640))
+		}
+		line, code := runLine(t, []string{CommandDownload}, map[string]string{EnvMountRoot: ws, EnvTargetPath: target, EnvURL: st.url()})
+		require.Equal(t, ExitFailure, code)
+		require.Equal(t, failureLine(ReasonVolumeFull, "failed to write destination file '"+target+"': no space left on device", 0), line)
+		if name == "old" {
+			require.Equal(t, helloData, readFile(t, target), "the target keeps its old bytes")
+			requireMode(t, target, 0o640)
+		} else {
+			requireAbsent(t, target)
+		}
+		requireOnly(t, ws, "old")
+	}
+}
+
+// A store that breaks off midway leaves the existing target as it was and
+// no temporary file beside it.
+func TestDownloadBrokenOffKeepsTarget(t *testing.T) {
+	t.Parallel()
+	v := newVolume(t)
+	v.write(t, "keep", helloData, 0o640)
+	breaking := startStore(t, &store{answer: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(objectData)))
+		w.Write(objectData[:chunk+10]) //nolint:errcheck // the point is to stop short
+	}})
+	line, code := runDownload(t, v, v.at("keep"), breaking.url())
 	require.Equal(t, ExitFailure, code)
-	require.Equal(t, failureLine(ReasonWriteFailed, "failed to write destination file '"+target+"': no space left on device", 0), line)
-	fi, err := os.Stat(target)
-	require.NoError(t, err, "a partially written file is left in place")
-	require.Less(t, fi.Size(), int64(len(objectData)))
+	require.Equal(t, ReasonStoreUnreachable, decodeResult(t, line).ReasonText())
+	require.Equal(t, helloData, readFile(t, v.at("keep")))
+	requireMode(t, v.at("keep"), 0o640)
+	requireOnly(t, v.ws, "keep")
+}
+
+// requireOnly requires dir to hold exactly the entries names.
+func requireOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	require.ElementsMatch(t, names, got, "what %s holds", dir)
 }
 
 func decodeResult(t *testing.T, line string) Result {

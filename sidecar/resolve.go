@@ -20,6 +20,7 @@ const (
 	ReasonTargetDirMissing  = "target_dir_missing"
 	ReasonTargetIsDirectory = "target_is_directory"
 	ReasonWriteFailed       = "write_failed"
+	ReasonVolumeFull        = "volume_full"
 )
 
 // failure is a command's refusal: a reason and a message for the caller.
@@ -32,6 +33,17 @@ func (f *failure) Error() string { return f.message }
 
 func fail(reason, format string, args ...any) *failure {
 	return &failure{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// writeFailure is the failure of a write into the volume that err ended:
+// volume_full when the filesystem, or the writer's quota on it, has no
+// room left (a caller can free space and retry), write_failed otherwise.
+func writeFailure(err error, format string, args ...any) *failure {
+	reason := ReasonWriteFailed
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		reason = ReasonVolumeFull
+	}
+	return fail(reason, format, args...)
 }
 
 // mount is the workspace volume: the path the caller knows it by and the

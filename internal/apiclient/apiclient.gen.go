@@ -205,6 +205,7 @@ const (
 	Unauthenticated     Reason = "unauthenticated"
 	UploadIncomplete    Reason = "upload_incomplete"
 	VolumeExists        Reason = "volume_exists"
+	VolumeFull          Reason = "volume_full"
 	VolumeInUse         Reason = "volume_in_use"
 	VolumeMissing       Reason = "volume_missing"
 	VolumeNotReady      Reason = "volume_not_ready"
@@ -347,6 +348,8 @@ func (e Reason) Valid() bool {
 	case UploadIncomplete:
 		return true
 	case VolumeExists:
+		return true
+	case VolumeFull:
 		return true
 	case VolumeInUse:
 		return true
@@ -1927,9 +1930,12 @@ type ClientInterface interface {
 
 	// LoadArtifactInVolumeWithBody Write an artifact's content to a volume file
 	//
-	// A `download` sidecar writes the content to `target_path`. The parent
-	// directory must exist; a new file is mode 0666, an existing file
-	// keeps its owner and mode, a symlink at the target is replaced.
+	// A `download` sidecar writes the content to a temporary file beside
+	// `target_path` and renames it into place once complete, so a failed
+	// load (the store gone, the volume full: `volume_full`) leaves the
+	// target as it was. The parent directory must exist; a new file is
+	// mode 0666, an existing file keeps its owner and mode, a symlink at
+	// the target is replaced.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1938,9 +1944,12 @@ type ClientInterface interface {
 
 	// LoadArtifactInVolume Write an artifact's content to a volume file
 	//
-	// A `download` sidecar writes the content to `target_path`. The parent
-	// directory must exist; a new file is mode 0666, an existing file
-	// keeps its owner and mode, a symlink at the target is replaced.
+	// A `download` sidecar writes the content to a temporary file beside
+	// `target_path` and renames it into place once complete, so a failed
+	// load (the store gone, the volume full: `volume_full`) leaves the
+	// target as it was. The parent directory must exist; a new file is
+	// mode 0666, an existing file keeps its owner and mode, a symlink at
+	// the target is replaced.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2486,9 +2495,12 @@ func (c *Client) DescribeArtifact(ctx context.Context, artifactID ArtifactID, pa
 
 // LoadArtifactInVolumeWithBody Write an artifact's content to a volume file
 //
-// A `download` sidecar writes the content to `target_path`. The parent
-// directory must exist; a new file is mode 0666, an existing file
-// keeps its owner and mode, a symlink at the target is replaced.
+// A `download` sidecar writes the content to a temporary file beside
+// `target_path` and renames it into place once complete, so a failed
+// load (the store gone, the volume full: `volume_full`) leaves the
+// target as it was. The parent directory must exist; a new file is
+// mode 0666, an existing file keeps its owner and mode, a symlink at
+// the target is replaced.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2507,9 +2519,12 @@ func (c *Client) LoadArtifactInVolumeWithBody(ctx context.Context, artifactID Ar
 
 // LoadArtifactInVolume Write an artifact's content to a volume file
 //
-// A `download` sidecar writes the content to `target_path`. The parent
-// directory must exist; a new file is mode 0666, an existing file
-// keeps its owner and mode, a symlink at the target is replaced.
+// A `download` sidecar writes the content to a temporary file beside
+// `target_path` and renames it into place once complete, so a failed
+// load (the store gone, the volume full: `volume_full`) leaves the
+// target as it was. The parent directory must exist; a new file is
+// mode 0666, an existing file keeps its owner and mode, a symlink at
+// the target is replaced.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5655,9 +5670,12 @@ type ClientWithResponsesInterface interface {
 
 	// LoadArtifactInVolumeWithBodyWithResponse Write an artifact's content to a volume file
 	//
-	// A `download` sidecar writes the content to `target_path`. The parent
-	// directory must exist; a new file is mode 0666, an existing file
-	// keeps its owner and mode, a symlink at the target is replaced.
+	// A `download` sidecar writes the content to a temporary file beside
+	// `target_path` and renames it into place once complete, so a failed
+	// load (the store gone, the volume full: `volume_full`) leaves the
+	// target as it was. The parent directory must exist; a new file is
+	// mode 0666, an existing file keeps its owner and mode, a symlink at
+	// the target is replaced.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5666,9 +5684,12 @@ type ClientWithResponsesInterface interface {
 
 	// LoadArtifactInVolumeWithResponse Write an artifact's content to a volume file
 	//
-	// A `download` sidecar writes the content to `target_path`. The parent
-	// directory must exist; a new file is mode 0666, an existing file
-	// keeps its owner and mode, a symlink at the target is replaced.
+	// A `download` sidecar writes the content to a temporary file beside
+	// `target_path` and renames it into place once complete, so a failed
+	// load (the store gone, the volume full: `volume_full`) leaves the
+	// target as it was. The parent directory must exist; a new file is
+	// mode 0666, an existing file keeps its owner and mode, a symlink at
+	// the target is replaced.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6873,6 +6894,11 @@ type LoadArtifactInVolumeResponse504Headers struct {
 	XRequestID *string
 }
 
+// LoadArtifactInVolumeResponse507Headers the declared response headers of an HTTP 507 response for LoadArtifactInVolume
+type LoadArtifactInVolumeResponse507Headers struct {
+	XRequestID *string
+}
+
 type LoadArtifactInVolumeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6898,6 +6924,8 @@ type LoadArtifactInVolumeResponse struct {
 	JSON503 *Failure
 	// JSON504 the response for an HTTP 504 `application/json` response
 	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoadArtifactInVolumeResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6920,6 +6948,8 @@ type LoadArtifactInVolumeResponse struct {
 	Headers503 *LoadArtifactInVolumeResponse503Headers
 	// Headers504 the parsed response headers for an HTTP 504 response
 	Headers504 *LoadArtifactInVolumeResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *LoadArtifactInVolumeResponse507Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6975,6 +7005,11 @@ func (r LoadArtifactInVolumeResponse) GetJSON503() *Failure {
 // GetJSON504 returns the response for an HTTP 504 `application/json` response
 func (r LoadArtifactInVolumeResponse) GetJSON504() *Failure {
 	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r LoadArtifactInVolumeResponse) GetJSON507() *Failure {
+	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -7207,6 +7242,11 @@ type UnpackArtifactInVolumeResponse504Headers struct {
 	XRequestID *string
 }
 
+// UnpackArtifactInVolumeResponse507Headers the declared response headers of an HTTP 507 response for UnpackArtifactInVolume
+type UnpackArtifactInVolumeResponse507Headers struct {
+	XRequestID *string
+}
+
 type UnpackArtifactInVolumeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7238,6 +7278,8 @@ type UnpackArtifactInVolumeResponse struct {
 	JSON503 *Failure
 	// JSON504 the response for an HTTP 504 `application/json` response
 	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UnpackArtifactInVolumeResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7260,6 +7302,8 @@ type UnpackArtifactInVolumeResponse struct {
 	Headers503 *UnpackArtifactInVolumeResponse503Headers
 	// Headers504 the parsed response headers for an HTTP 504 response
 	Headers504 *UnpackArtifactInVolumeResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *UnpackArtifactInVolumeResponse507Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7321,6 +7365,11 @@ func (r UnpackArtifactInVolumeResponse) GetJSON503() *Failure {
 // GetJSON504 returns the response for an HTTP 504 `application/json` response
 func (r UnpackArtifactInVolumeResponse) GetJSON504() *Failure {
 	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r UnpackArtifactInVolumeResponse) GetJSON507() *Failure {
+	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -11093,9 +11142,12 @@ func (c *ClientWithResponses) DescribeArtifactWithResponse(ctx context.Context, 
 
 // LoadArtifactInVolumeWithBodyWithResponse Write an artifact's content to a volume file
 //
-// A `download` sidecar writes the content to `target_path`. The parent
-// directory must exist; a new file is mode 0666, an existing file
-// keeps its owner and mode, a symlink at the target is replaced.
+// A `download` sidecar writes the content to a temporary file beside
+// `target_path` and renames it into place once complete, so a failed
+// load (the store gone, the volume full: `volume_full`) leaves the
+// target as it was. The parent directory must exist; a new file is
+// mode 0666, an existing file keeps its owner and mode, a symlink at
+// the target is replaced.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11110,9 +11162,12 @@ func (c *ClientWithResponses) LoadArtifactInVolumeWithBodyWithResponse(ctx conte
 
 // LoadArtifactInVolumeWithResponse Write an artifact's content to a volume file
 //
-// A `download` sidecar writes the content to `target_path`. The parent
-// directory must exist; a new file is mode 0666, an existing file
-// keeps its owner and mode, a symlink at the target is replaced.
+// A `download` sidecar writes the content to a temporary file beside
+// `target_path` and renames it into place once complete, so a failed
+// load (the store gone, the volume full: `volume_full`) leaves the
+// target as it was. The parent directory must exist; a new file is
+// mode 0666, an existing file keeps its owner and mode, a symlink at
+// the target is replaced.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12608,6 +12663,13 @@ func ParseLoadArtifactInVolumeResponse(rsp *http.Response) (*LoadArtifactInVolum
 		}
 		response.JSON504 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
 	}
 
 	switch {
@@ -12721,6 +12783,16 @@ func ParseLoadArtifactInVolumeResponse(rsp *http.Response) (*LoadArtifactInVolum
 			headers.XRequestID = &value
 		}
 		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers LoadArtifactInVolumeResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
 	}
 
 	return response, nil
@@ -12981,6 +13053,13 @@ func ParseUnpackArtifactInVolumeResponse(rsp *http.Response) (*UnpackArtifactInV
 		}
 		response.JSON504 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
 	}
 
 	switch {
@@ -13094,6 +13173,16 @@ func ParseUnpackArtifactInVolumeResponse(rsp *http.Response) (*UnpackArtifactInV
 			headers.XRequestID = &value
 		}
 		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers UnpackArtifactInVolumeResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
 	}
 
 	return response, nil

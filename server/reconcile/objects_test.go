@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,4 +298,56 @@ func (b *busyUpload) ListParts(ctx context.Context, key, uploadID string) ([]ser
 		return []service.Part{{Number: 1, Size: 1, LastModified: b.now()}}, nil
 	}
 	return b.Objects.ListParts(ctx, key, uploadID)
+}
+
+// What the service failed to discard while the store was down goes on the
+// next full pass, within the age-out grace; a key a row names is left,
+// and what the store refuses again is kept for the pass after.
+func TestLeftovers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	left := &service.Leftovers{}
+	ws := e.workspace(t, cairn.VolumeNone)
+	key := func() string { return "store/" + ws.ID + "/" + ulid.Make().String() }
+	upload, object, named := key(), key(), key()
+	uploadID, err := e.store.CreateUpload(ctx, upload)
+	require.NoError(t, err)
+	e.put(t, object)
+	e.put(t, named)
+	e.artifact(t, ws, named)
+	left.Add(service.Leftover{Key: upload, UploadID: uploadID})
+	left.Add(service.Leftover{Key: object})
+	left.Add(service.Leftover{Key: named})
+
+	refusing := &refusingDeletes{Objects: e.store}
+	r := e.reconcilerWith(refusing, reconcile.Config{Leftovers: left})
+	res := pass(t, r)
+	require.Equal(t, 1, res.UploadsAborted)
+	require.Zero(t, res.StorageDeleted)
+	require.NotEmpty(t, res.Errors)
+	_, err = e.store.ListParts(ctx, upload, uploadID)
+	require.ErrorIs(t, err, service.ErrUploadNotFound, "within the grace, at once")
+	require.True(t, e.exists(t, object), "the store refused")
+
+	refusing.fixed.Store(true)
+	res = pass(t, r)
+	require.Empty(t, res.Errors)
+	require.Equal(t, 1, res.StorageDeleted, "kept for the next pass")
+	require.False(t, e.exists(t, object))
+	require.True(t, e.exists(t, named), "a key a row names is never a leftover's to delete")
+	require.Empty(t, left.Take())
+}
+
+// refusingDeletes is the store failing its bulk deletes until fixed.
+type refusingDeletes struct {
+	reconcile.Objects
+	fixed atomic.Bool
+}
+
+func (r *refusingDeletes) DeleteMany(ctx context.Context, keys []string) ([]string, error) {
+	if !r.fixed.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return r.Objects.DeleteMany(ctx, keys)
 }

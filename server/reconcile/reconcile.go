@@ -26,6 +26,7 @@ const (
 	sweepStorage    = "storage-objects"
 	sweepContainers = "containers"
 	sweepUploads    = "multipart-uploads"
+	sweepLeftovers  = "leftovers"
 )
 
 // defaultPageSize is the listing and row page of every sweep.
@@ -49,6 +50,9 @@ type Config struct {
 	// containers too; ShellOpenTimeout is shell.timeouts.openSecs.
 	Shells           ShellContainers
 	ShellOpenTimeout time.Duration
+	// Leftovers, when set, are the discards the service of this process
+	// failed (the store was down); every full pass retries them first.
+	Leftovers *service.Leftovers
 }
 
 // Reconciler runs reconciliation passes. It implements
@@ -268,6 +272,11 @@ type pass struct {
 func (p *pass) run(ctx context.Context) error {
 	if err := p.sweepVolumes(ctx); err != nil {
 		return err
+	}
+	if p.ws == nil {
+		if err := p.sweepLeftovers(ctx); err != nil {
+			return err
+		}
 	}
 	p.sweepStaging(ctx)
 	p.sweepUploads(ctx)

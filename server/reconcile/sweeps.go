@@ -325,3 +325,81 @@ func shortID(id string) string { return id[:min(12, len(id))] }
 // isMarker reports a directory marker (see service.ObjectStore.Pin): cairn
 // never issues a key ending in "/", and the marker must outlive the sweeps.
 func isMarker(key string) bool { return strings.HasSuffix(key, "/") }
+
+// sweepLeftovers retries what the service of this process failed to
+// discard while the store was down — a failed pack's multipart upload, an
+// object no row came to name — so that they go as soon as the store is
+// back rather than at the age-out. A key a row (or a release) names after
+// all is left to the other sweeps; what fails again is kept for the next
+// pass. Only the database lookup's error stops the pass.
+func (p *pass) sweepLeftovers(ctx context.Context) error {
+	left := p.r.cfg.Leftovers
+	if left == nil {
+		return nil
+	}
+	items := left.Take()
+	if len(items) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(items))
+	for _, it := range items {
+		keys = append(keys, it.Key)
+	}
+	referenced, released, err := p.r.store.ObjectRefs(ctx, keys)
+	if err != nil {
+		for _, it := range items {
+			left.Add(it)
+		}
+		return err
+	}
+	var objects []service.Leftover
+	for _, it := range items {
+		_, held := released[it.Key]
+		switch {
+		case referenced[it.Key] || held:
+		case it.UploadID != "":
+			p.abortLeftover(ctx, it)
+		default:
+			objects = append(objects, it)
+		}
+	}
+	p.deleteLeftovers(ctx, objects)
+	return nil
+}
+
+// abortLeftover aborts a leftover upload, keeping it when that fails.
+func (p *pass) abortLeftover(ctx context.Context, it service.Leftover) {
+	if err := p.r.objects.AbortUpload(ctx, it.Key, it.UploadID); err != nil {
+		p.fail(sweepLeftovers, "abort failed", err)
+		p.r.cfg.Leftovers.Add(it)
+		return
+	}
+	p.res.UploadsAborted++
+}
+
+// deleteLeftovers deletes leftover objects in one call, keeping those
+// that did not go.
+func (p *pass) deleteLeftovers(ctx context.Context, objects []service.Leftover) {
+	if len(objects) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(objects))
+	for _, it := range objects {
+		keys = append(keys, it.Key)
+	}
+	failed, err := p.r.objects.DeleteMany(ctx, keys)
+	if err != nil {
+		p.fail(sweepLeftovers, "bulk delete failed", err)
+		failed = keys
+	}
+	kept := make(map[string]bool, len(failed))
+	for _, k := range failed {
+		kept[k] = true
+		p.r.cfg.Leftovers.Add(service.Leftover{Key: k})
+	}
+	for _, k := range keys {
+		if !kept[k] {
+			p.res.StorageDeleted++
+		}
+	}
+}

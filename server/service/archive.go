@@ -182,11 +182,13 @@ func (p *packer) complete(ctx context.Context, size int64) error {
 }
 
 // discard removes what a failed pack may have stored, best-effort: what it
-// misses is never referenced, and the reapers take it by age.
+// misses is never referenced; the next full pass of this process retries
+// it (the store may have been down), and the reapers take it by age.
 func (p *packer) discard(ctx context.Context) {
 	if p.uploadID != "" {
 		if err := p.s.objects.AbortUpload(context.WithoutCancel(ctx), p.key, p.uploadID); err != nil {
-			p.s.log.Warn("abort the upload of a failed pack", "err", err)
+			p.s.log.Warn("abort the upload of a failed pack; the next pass retries", "err", err)
+			p.s.leftovers.Add(Leftover{Key: p.key, UploadID: p.uploadID})
 		}
 	}
 	p.s.deleteObject(ctx, p.key, "object of a failed pack")

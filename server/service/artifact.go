@@ -283,12 +283,14 @@ func (o *object) digest() *string {
 	return &d
 }
 
-// deleteObject removes an object best-effort; the reaper takes what is
-// left, so a failure is only logged.
+// deleteObject removes an object best-effort: a failure is logged and
+// remembered for the next full pass of this process; the reaper takes by
+// age what that misses.
 func (s *Service) deleteObject(ctx context.Context, key, what string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := s.objects.Delete(ctx, key); err != nil {
-		s.log.WarnContext(ctx, "delete "+what, "object_key", key, "err", err)
+		s.log.WarnContext(ctx, "delete "+what+"; the next pass retries", "object_key", key, "err", err)
+		s.leftovers.Add(Leftover{Key: key})
 	}
 }

@@ -79,6 +79,8 @@ type Service struct {
 	// openShells names a workspace's open shells for a volume_in_use
 	// refusal; set by NewShells, nil without the shell.
 	openShells func(ctx context.Context, workspaceID string) []string
+	// leftovers are the discards that failed, for the next pass.
+	leftovers Leftovers
 }
 
 // New returns a Service over the given adapters.

@@ -37,7 +37,7 @@ func classify(reason, message string, urls ...string) error {
 		sidecar.ReasonPathIsMountRoot, sidecar.ReasonTargetDirMissing, sidecar.ReasonTargetIsDirectory,
 		sidecar.ReasonWriteFailed, sidecar.ReasonSourceNotDir, sidecar.ReasonTargetExists,
 		sidecar.ReasonArchiveInvalid, sidecar.ReasonArchiveUnsafePath, sidecar.ReasonArchiveTooLarge,
-		sidecar.ReasonArchiveRatio, sidecar.ReasonSidecarRejected:
+		sidecar.ReasonArchiveRatio, sidecar.ReasonSidecarRejected, sidecar.ReasonVolumeFull:
 		return cairn.Errorf(cairn.Reason(reason), "%s", detail)
 	case sidecar.ReasonObjectNotFound:
 		return cairn.Errorf(cairn.ReasonObjectMissing, "%s", detail)

@@ -140,6 +140,7 @@ func volumeText(r cairn.Reason) (string, bool) {
 		cairn.ReasonTargetDirMissing:  "its directory does not exist in the volume — create it first (a shell can)",
 		cairn.ReasonTargetIsDirectory: "that is a directory — name a file",
 		cairn.ReasonWriteFailed:       "the file could not be written (is the volume full?)",
+		cairn.ReasonVolumeFull:        "the volume is full — free some room and retry; nothing was changed",
 		cairn.ReasonPathNotFound:      "no such file or directory in the volume",
 		cairn.ReasonPathIsDirectory:   "that is a directory — name a file",
 		cairn.ReasonPathIsSymlink:     "that is a symlink — cairn never follows links; name its target",

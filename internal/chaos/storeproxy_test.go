@@ -1,0 +1,161 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// storeProxy is a TCP proxy in front of the object store, made the
+// server's presign endpoint so that every presigned PUT and GET — the
+// client's and the sidecars' — passes through it. It counts the bytes
+// each way, and a trip armed with killAt runs the fault at a real point of
+// a transfer: when the bytes one way reach a mark, before the chunk that
+// reaches it goes on.
+type storeProxy struct {
+	ln       net.Listener
+	upstream string
+	up, down atomic.Int64 // to the store (requests, bodies); from it
+
+	trip atomic.Pointer[trip]
+
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+// trip is a fault armed on one direction's count.
+type trip struct {
+	count *atomic.Int64
+	mark  int64
+	fault func()
+	once  sync.Once
+	fired chan struct{} // closed once fault has returned
+}
+
+func startStoreProxy(t *testing.T, upstream string) *storeProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &storeProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
+	p.wg.Go(p.accept)
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *storeProxy) addr() string { return p.ln.Addr().String() }
+
+// killAt zeroes the counts and arms fault to run once the bytes sent to
+// the store (up) or from it (!up) reach mark; the channel is closed once
+// the fault has run.
+func (p *storeProxy) killAt(up bool, mark int64, fault func()) <-chan struct{} {
+	p.up.Store(0)
+	p.down.Store(0)
+	tr := &trip{count: &p.down, mark: mark, fault: fault, fired: make(chan struct{})}
+	if up {
+		tr.count = &p.up
+	}
+	p.trip.Store(tr)
+	return tr.fired
+}
+
+// disarm drops the armed trip, whether it fired or not.
+func (p *storeProxy) disarm() { p.trip.Store(nil) }
+
+func (p *storeProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		p.wg.Go(func() { p.serve(c) })
+	}
+}
+
+// serve relays one connection, counting, until either side ends. A store
+// that is down refuses the dial, and the client sees its connection
+// closed.
+func (p *storeProxy) serve(c net.Conn) {
+	u, err := net.Dial("tcp", p.upstream)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.track(c, u)
+	defer p.untrack(c, u)
+	var both sync.WaitGroup
+	both.Add(2)
+	go p.relay(&both, u, c, &p.up)
+	go p.relay(&both, c, u, &p.down)
+	both.Wait()
+}
+
+func (p *storeProxy) relay(both *sync.WaitGroup, dst, src net.Conn, n *atomic.Int64) {
+	defer both.Done()
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			p.pass(n, int64(k))
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	_ = dst.(*net.TCPConn).CloseWrite()
+	if n == &p.down {
+		// The store's side ended: a connection the store dropped must not
+		// stay half-open towards the client, who waits for the rest.
+		_ = src.Close()
+		_ = dst.Close()
+	}
+}
+
+// pass counts k bytes one way and runs the armed fault when they reach
+// its mark.
+func (p *storeProxy) pass(n *atomic.Int64, k int64) {
+	total := n.Add(k)
+	tr := p.trip.Load()
+	if tr == nil || tr.count != n || total < tr.mark {
+		return
+	}
+	tr.once.Do(func() {
+		tr.fault()
+		close(tr.fired)
+	})
+}
+
+func (p *storeProxy) track(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		p.conns[c] = struct{}{}
+	}
+}
+
+func (p *storeProxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+func (p *storeProxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
