@@ -485,9 +485,19 @@ func DatabaseURL(c SQLAppConfig, password string) string {
 		Host:   net.JoinHostPort(c.Host, fmt.Sprint(c.Port)),
 		Path:   "/" + c.DB,
 	}
-	if c.SSL.Enabled {
-		u.RawQuery = url.Values{"sslmode": {"verify-full"}, "sslrootcert": {c.SSL.CAFile}}.Encode()
+	q := url.Values{}
+	if len(c.Hosts) > 0 {
+		// pgx tries the hosts in order and keeps the first that takes
+		// writes; every new connection asks again, so after a failover the
+		// pools find the promoted standby.
+		u.Host = strings.Join(c.Hosts, ",")
+		q.Set("target_session_attrs", "read-write")
 	}
+	if c.SSL.Enabled {
+		q.Set("sslmode", "verify-full")
+		q.Set("sslrootcert", c.SSL.CAFile)
+	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 
