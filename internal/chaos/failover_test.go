@@ -89,14 +89,15 @@ func TestPostgresFailover(t *testing.T) {
 	}
 	t.Logf("%d creates, %d acknowledged, %d answered 503, window %s", len(answers), len(acked),
 		len(answers)-len(acked), window.Round(time.Millisecond))
+	lost := missingWorkspaces(t, srv, pair.Standby.Port, acked) +
+		lostArtifacts(t, srv, map[string]string{kept.ID: *kept.SHA256B64})
 	record(t, Row{
 		Fault:        "kill -9 Postgres primary, promote standby",
 		InFlight:     inFlight,
 		Acknowledged: inFlightAcked,
-		Lost: missingWorkspaces(t, srv, pair.Standby.Port, acked) +
-			lostArtifacts(t, srv, map[string]string{kept.ID: *kept.SHA256B64}),
-		Leaked:   leaks(t, srv),
-		Recovery: window,
+		Lost:         lost,
+		Leaked:       leaks(t, srv),
+		Recovery:     window,
 	})
 }
 
