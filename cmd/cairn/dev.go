@@ -94,7 +94,7 @@ func (d *devStack) stop() {
 	}
 	switch {
 	case d.pair != nil:
-		d.pair.Stop()
+		_ = d.pair.Stop() // on the way out: the processes end either way
 	case d.pg != nil:
 		d.pg.Stop()
 	}
