@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
@@ -479,15 +480,16 @@ func TestDatabaseURL(t *testing.T) {
 
 	c.Hosts = []string{"db-a:5432", "[::1]:5433"}
 	dsn := DatabaseURL(c, "pw")
-	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?target_session_attrs=read-write", dsn)
+	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?connect_timeout=5&target_session_attrs=read-write", dsn)
 	cfg, err := pgconn.ParseConfig(dsn)
 	require.NoError(t, err)
 	require.Equal(t, "db-a", cfg.Host, "host and port give way to hosts")
 	require.Equal(t, "::1", cfg.Fallbacks[len(cfg.Fallbacks)-1].Host)
 	require.Equal(t, uint16(5433), cfg.Fallbacks[len(cfg.Fallbacks)-1].Port)
 	require.NotNil(t, cfg.ValidateConnect, "a read-only server is passed over")
+	require.Equal(t, 5*time.Second, cfg.ConnectTimeout, "a silent host is given up on")
 
 	c.SSL = SSLConfig{true, "/etc/ca.pem"}
-	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&target_session_attrs=read-write",
+	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?connect_timeout=5&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&target_session_attrs=read-write",
 		DatabaseURL(c, "pw"))
 }
