@@ -121,6 +121,17 @@ type SQLAppConfig struct {
 	DB string `yaml:"db"`
 	// Database user.
 	User string `yaml:"user"`
+	// The database servers as `host:port`, a primary and its standbys in
+	// any order, for a server that rides out a failover: it connects to
+	// whichever of them takes writes, and when that one is lost it answers
+	// 503 `database_unavailable` until a standby is promoted, then
+	// reconnects to it without a restart. Each new connection tries them
+	// in order, giving one that does not answer 5 s, so list the usual
+	// primary first. When set, `host` and `port` are not used. Run the
+	// standbys synchronous (`synchronous_standby_names`,
+	// with `synchronous_commit` on) or a promotion may lose writes the
+	// primary acknowledged.
+	Hosts []string `yaml:"hosts"`
 	// Accepted for compatibility; has no effect.
 	DebugLog bool      `yaml:"debugLog"`
 	SSL      SSLConfig `yaml:"ssl"`

@@ -68,6 +68,7 @@ var (
 var configRules = map[string]KeyRule{
 	"appName":                                matching(appNamePattern),
 	"persistence.sql.app.port":               realPort,
+	"persistence.sql.app.hosts":              relation("each `host:port`, the port " + realPort.Range() + ", each at most once"),
 	"metrics.maxRequests":                    positive,
 	"metrics.service.appPort":                anyPort,
 	"metrics.service.timeoutSecs.read":       positive,

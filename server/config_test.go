@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 )
 
@@ -207,6 +209,10 @@ func TestConfigValidate(t *testing.T) {
 		"SQLPortZero":             {func(c *Config) { c.Persistence.SQL.App.Port = 0 }, "persistence.sql.app.port"},
 		"SQLDB":                   {func(c *Config) { c.Persistence.SQL.App.DB = "" }, "persistence.sql.app.db"},
 		"SQLUser":                 {func(c *Config) { c.Persistence.SQL.App.User = "" }, "persistence.sql.app.user"},
+		"SQLHostsNoPort":          {func(c *Config) { c.Persistence.SQL.App.Hosts = []string{"db-a"} }, "persistence.sql.app.hosts[0]"},
+		"SQLHostsPortZero":        {func(c *Config) { c.Persistence.SQL.App.Hosts = []string{"db-a:0"} }, "persistence.sql.app.hosts[0]"},
+		"SQLHostsNoHost":          {func(c *Config) { c.Persistence.SQL.App.Hosts = []string{":5432"} }, "persistence.sql.app.hosts[0]"},
+		"SQLHostsTwice":           {func(c *Config) { c.Persistence.SQL.App.Hosts = []string{"a:1", "a:1"} }, "persistence.sql.app.hosts[1]"},
 		"SSLWithoutCAFile":        {func(c *Config) { c.Persistence.SQL.App.SSL.Enabled = true }, "persistence.sql.app.ssl.caFile"},
 		"SSLCAFileMissing":        {func(c *Config) { c.Persistence.SQL.App.SSL = SSLConfig{true, missingFile} }, "persistence.sql.app.ssl.caFile"},
 		"SSLCAFileIsDir":          {func(c *Config) { c.Persistence.SQL.App.SSL = SSLConfig{true, os.TempDir()} }, "persistence.sql.app.ssl.caFile"},
@@ -298,6 +304,7 @@ func TestConfigValidateAccepts(t *testing.T) {
 		"LocalhostAPI": func(c *Config) { c.API.Service.ListenOn = "localhost" },
 		"IPv6":         func(c *Config) { c.API.Service.ListenOn, c.Metrics.Service.ListenOn = "::1", "::" },
 		"SSL":          func(c *Config) { c.Persistence.SQL.App.SSL = SSLConfig{true, caFile} },
+		"SQLHosts":     func(c *Config) { c.Persistence.SQL.App.Hosts = []string{"db-a:5432", "10.0.0.2:5433", "[::1]:5432"} },
 		"SchemeEndpoints": func(c *Config) {
 			c.Artifact.S3.Endpoint, c.Artifact.S3.PresignEndpoint = "http://store:7070", "https://s3.example/"
 		},
@@ -464,4 +471,25 @@ func TestConfigAddresses(t *testing.T) {
 			require.Equal(t, tc.want, c.Loopback(), name)
 		}
 	})
+}
+
+func TestDatabaseURL(t *testing.T) {
+	t.Parallel()
+	c := SQLAppConfig{Host: "db", Port: 5432, DB: "cairn", User: "cairn"}
+	require.Equal(t, "postgres://cairn:p%40ss@db:5432/cairn", DatabaseURL(c, "p@ss"))
+
+	c.Hosts = []string{"db-a:5432", "[::1]:5433"}
+	dsn := DatabaseURL(c, "pw")
+	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?connect_timeout=5&target_session_attrs=read-write", dsn)
+	cfg, err := pgconn.ParseConfig(dsn)
+	require.NoError(t, err)
+	require.Equal(t, "db-a", cfg.Host, "host and port give way to hosts")
+	require.Equal(t, "::1", cfg.Fallbacks[len(cfg.Fallbacks)-1].Host)
+	require.Equal(t, uint16(5433), cfg.Fallbacks[len(cfg.Fallbacks)-1].Port)
+	require.NotNil(t, cfg.ValidateConnect, "a read-only server is passed over")
+	require.Equal(t, 5*time.Second, cfg.ConnectTimeout, "a silent host is given up on")
+
+	c.SSL = SSLConfig{true, "/etc/ca.pem"}
+	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?connect_timeout=5&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&target_session_attrs=read-write",
+		DatabaseURL(c, "pw"))
 }

@@ -57,6 +57,14 @@ func (s SQLAppConfig) validate(p *configProblems) {
 	inRange(p, key+".port", s.Port)
 	p.required(key+".db", s.DB)
 	p.required(key+".user", s.User)
+	seen := make(map[string]int, len(s.Hosts))
+	for i, h := range s.Hosts {
+		if j, dup := seen[h]; dup {
+			p.add(fmt.Sprintf("%s.hosts[%d]", key, i), "%q is already hosts[%d]", h, j)
+		}
+		seen[h] = i
+		p.hostPort(fmt.Sprintf("%s.hosts[%d]", key, i), h)
+	}
 	if s.SSL.Enabled && s.SSL.CAFile == "" {
 		p.add(key+".ssl.caFile", "required when ssl.enabled is true")
 	}
@@ -214,6 +222,15 @@ var appNamePattern = fmt.Sprintf("^[A-Za-z0-9][A-Za-z0-9_-]{0,%d}$", cairn.MaxNa
 func (p *configProblems) appName(key, v string) {
 	if cairn.ValidateName("app", v) != nil || v[0] == '-' || v[0] == '_' {
 		p.add(key, "must match %s, got %q", appNamePattern, v)
+	}
+}
+
+// hostPort checks host:port with a host and a real port (realPort).
+func (p *configProblems) hostPort(key, v string) {
+	host, port, err := net.SplitHostPort(v)
+	n, perr := strconv.ParseInt(port, 10, 64)
+	if err != nil || perr != nil || host == "" || n < realPort.min || n > realPort.max {
+		p.add(key, "must be host:port with a port %s, got %q", realPort.Range(), v)
 	}
 }
 

@@ -513,6 +513,10 @@ func (s *Server) loopbackAPIURL() string {
 	return "http://" + host + strings.TrimSuffix(s.cfg.API.APIs.EndPoint.PathPrefix, "/")
 }
 
+// hostConnectTimeoutSecs bounds one connection attempt to one of
+// persistence.sql.app.hosts.
+const hostConnectTimeoutSecs = 5
+
 // DatabaseURL builds the connection URL; the password is escaped, never
 // logged.
 func DatabaseURL(c SQLAppConfig, password string) string {
@@ -522,9 +526,22 @@ func DatabaseURL(c SQLAppConfig, password string) string {
 		Host:   net.JoinHostPort(c.Host, fmt.Sprint(c.Port)),
 		Path:   "/" + c.DB,
 	}
-	if c.SSL.Enabled {
-		u.RawQuery = url.Values{"sslmode": {"verify-full"}, "sslrootcert": {c.SSL.CAFile}}.Encode()
+	q := url.Values{}
+	if len(c.Hosts) > 0 {
+		// pgx tries the hosts in order and keeps the first that takes
+		// writes; every new connection asks again, so after a failover the
+		// pools find the promoted standby. A host that does not answer at
+		// all (its machine gone, rather than its port closed) holds each
+		// new connection up for the timeout before the next is tried.
+		u.Host = strings.Join(c.Hosts, ",")
+		q.Set("target_session_attrs", "read-write")
+		q.Set("connect_timeout", strconv.Itoa(hostConnectTimeoutSecs))
 	}
+	if c.SSL.Enabled {
+		q.Set("sslmode", "verify-full")
+		q.Set("sslrootcert", c.SSL.CAFile)
+	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 

@@ -32,6 +32,7 @@ type devOptions struct {
 	noAuth     bool
 	runtime    string // docker or kubernetes
 	kubeconfig string
+	ha         bool // a synchronous standby beside the primary
 }
 
 func newDevCommand(g *globals) *cobra.Command {
@@ -41,7 +42,10 @@ func newDevCommand(g *globals) *cobra.Command {
 		Short: "Run the whole local stack: Postgres, an S3 store, the images and the server",
 		Long: `dev starts a private PostgreSQL cluster, a versitygw S3 store with its bucket,
 builds the sidecar image if it is missing or stale, and runs the server on
---listen with the schema applied. Everything it creates lives in --state-dir,
+--listen with the schema applied. With --ha, Postgres is a primary and a
+synchronous streaming standby, and the server is given both: kill the
+primary, promote the standby (SELECT pg_promote() on its port) and the
+server carries on without a restart. Everything it creates lives in --state-dir,
 so two stacks with different state dirs and ports run side by side, and a
 restart keeps the data. -c FILE overrides the dev server's config keys.
 Ctrl-C stops everything; 'cairn dev purge' then removes the state and the
@@ -57,6 +61,7 @@ stack's containers and volumes.`,
 	}
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:44123", "API listen address")
 	cmd.Flags().BoolVar(&o.noAuth, "no-auth", false, "run without authentication (loopback listeners only)")
+	cmd.Flags().BoolVar(&o.ha, "ha", false, "run Postgres as a primary and a synchronous standby, the server connected to both")
 	cmd.Flags().StringVar(&o.runtime, "runtime", "docker", "where workspaces, sidecars and shells run: docker or kubernetes")
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "",
 		"with --runtime kubernetes: the cluster's kubeconfig (default: $CAIRN_K8S_STATE/admin.kubeconfig, the cluster of 'make k8s-up', else $KUBECONFIG)")
@@ -76,7 +81,8 @@ func defaultStateDir() string {
 
 // devStack is what runDev started, stopped in reverse order.
 type devStack struct {
-	pg     *stack.Postgres
+	pg     *stack.Postgres   // the primary
+	pair   *stack.Replicated // with --ha: pg and its standby
 	s3     *stack.S3
 	docker *client.Client
 	logs   *os.File
@@ -86,7 +92,10 @@ func (d *devStack) stop() {
 	if d.s3 != nil {
 		d.s3.Stop()
 	}
-	if d.pg != nil {
+	switch {
+	case d.pair != nil:
+		_ = d.pair.Stop() // on the way out: the processes end either way
+	case d.pg != nil:
 		d.pg.Stop()
 	}
 	if d.docker != nil {
@@ -102,7 +111,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
-	st, err := startDevServices(ctx, dir)
+	st, err := startDevServices(ctx, dir, o.ha)
 	defer st.stop()
 	if err != nil {
 		return err
@@ -148,6 +157,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	cfg.Shell.InstanceName = cmp.Or(cfg.Shell.InstanceName, instance)
 	cfg.Persistence.SQL.App.Host, cfg.Persistence.SQL.App.Port = st.pg.Host, st.pg.Port
 	cfg.Persistence.SQL.App.User, cfg.Persistence.SQL.App.DB = st.pg.User, st.pg.Database
+	if st.pair != nil {
+		cfg.Persistence.SQL.App.Hosts = st.pair.Hosts()
+	}
 	secrets := server.Secrets{SQLPassword: st.pg.Password, S3AccessKey: st.s3.AccessKey, S3SecretKey: st.s3.SecretKey}
 	srv, err := server.Open(ctx, cfg, secrets, server.Options{Migrate: true, Maintainer: true, Version: version,
 		Instance: instance, Logger: log})
@@ -162,6 +174,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	}
 	fmt.Fprintf(out, "cairn dev stack is up (state in %s)\n", dir)
 	fmt.Fprintf(out, "  postgres   127.0.0.1:%d database %s\n", st.pg.Port, st.pg.Database)
+	if st.pair != nil {
+		fmt.Fprintf(out, "  standby    127.0.0.1:%d, synchronous (promote: SELECT pg_promote())\n", st.pair.Standby.Port)
+	}
 	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
 	fmt.Fprintf(out, "  server     %s\n", url)
 	if k := cfg.Kubernetes; cfg.Workspace.VolumeType == "kubernetes" {
@@ -179,9 +194,10 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	return srv.Serve(ctx)
 }
 
-// startDevServices starts Postgres, the store and its bucket, and connects
-// to Docker. Whatever started is in the returned stack even on error.
-func startDevServices(ctx context.Context, dir string) (*devStack, error) {
+// startDevServices starts Postgres (with ha, a primary and its standby),
+// the store and its bucket, and connects to Docker. Whatever started is in
+// the returned stack even on error.
+func startDevServices(ctx context.Context, dir string, ha bool) (*devStack, error) {
 	st := &devStack{}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, err
@@ -191,7 +207,7 @@ func startDevServices(ctx context.Context, dir string) (*devStack, error) {
 		return st, err
 	}
 	st.logs = logs
-	if st.pg, err = stack.StartPostgres(ctx, filepath.Join(dir, "postgres"), logs); err != nil {
+	if err := startDevPostgres(ctx, st, dir, ha); err != nil {
 		return st, err
 	}
 	bin, err := stack.FindVersitygw()
@@ -206,6 +222,30 @@ func startDevServices(ctx context.Context, dir string) (*devStack, error) {
 	}
 	st.docker, err = stack.DockerClient(ctx)
 	return st, err
+}
+
+// The stack's Postgres directories; the standby's exists only after a run
+// with --ha.
+const (
+	devPostgresDir = "postgres"
+	devStandbyDir  = "postgres-standby"
+)
+
+// startDevPostgres starts the stack's Postgres, a primary and its standby
+// with ha, into st.
+func startDevPostgres(ctx context.Context, st *devStack, dir string, ha bool) error {
+	primary := filepath.Join(dir, devPostgresDir)
+	if !ha {
+		pg, err := stack.StartPostgres(ctx, primary, st.logs)
+		st.pg = pg
+		return err
+	}
+	pair, err := stack.StartReplicated(ctx, primary, filepath.Join(dir, devStandbyDir), st.logs)
+	if err != nil {
+		return err
+	}
+	st.pair, st.pg = pair, pair.Primary
+	return nil
 }
 
 // devMaxObjectSize is the local stack's artifact cap: the 5 TiB of S3.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
@@ -136,8 +138,17 @@ func (d *devStackProcess) purge(t *testing.T) string {
 	return string(out)
 }
 
-// call sends one JSON request and decodes the envelope.
+// call sends one JSON request and decodes the envelope, which must say
+// success.
 func (d *devStackProcess) call(t *testing.T, method, path, body string) map[string]any {
+	t.Helper()
+	status, env := d.try(t, method, path, body)
+	require.Equal(t, true, env["success"], "%s %s: %d %v", method, path, status, env)
+	return env
+}
+
+// try sends one JSON request and returns the status and the envelope.
+func (d *devStackProcess) try(t *testing.T, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -149,8 +160,7 @@ func (d *devStackProcess) call(t *testing.T, method, path, body string) map[stri
 	require.NoError(t, err)
 	var env map[string]any
 	require.NoError(t, json.Unmarshal(raw, &env), "%s", raw)
-	require.Equal(t, true, env["success"], "%s %s: %s", method, path, raw)
-	return env
+	return resp.StatusCode, env
 }
 
 // processesUsing lists the PIDs whose command line mentions dir.
@@ -333,4 +343,47 @@ func TestDevConfigSweepsEveryMinute(t *testing.T) {
 	cfg, err = devConfig("127.0.0.1:0", s3, "cairn-dev-test", overrides)
 	require.NoError(t, err)
 	require.Equal(t, 5, cfg.Maintenance.SweepIntSec)
+}
+
+// TestDevHA runs `cairn dev --ha`, kills its primary database with SIGKILL
+// and promotes the standby by hand: the same server takes writes again and
+// still has what it acknowledged before, and purge finds the volumes of
+// workspaces made after the failover.
+func TestDevHA(t *testing.T) {
+	d := startDevWith(t, []string{"--ha"})
+	standby := regexp.MustCompile(`standby    127\.0\.0\.1:(\d+), synchronous`).FindStringSubmatch(d.output.String())
+	require.Len(t, standby, 2, "cairn dev --ha prints its standby; output:\n%s", d.output)
+	before := d.call(t, "POST", "/v1/workspaces", `{"name":"before"}`)["workspace"].(map[string]any)
+
+	primary := processesUsing(t, filepath.Join(d.stateDir, devPostgresDir, "pgdata"))
+	require.Len(t, primary, 1, "one postmaster of the primary: %v", primary)
+	pid, err := strconv.Atoi(primary[0][:strings.Index(primary[0], ":")])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	password, err := os.ReadFile(filepath.Join(d.stateDir, devPostgresDir, "pg-password"))
+	require.NoError(t, err)
+	conn, err := pgx.Connect(t.Context(), fmt.Sprintf("postgres://cairn:%s@127.0.0.1:%s/postgres?sslmode=disable",
+		strings.TrimSpace(string(password)), standby[1]))
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), "SELECT pg_promote()")
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(t.Context()))
+
+	var after map[string]any
+	require.Eventually(t, func() bool {
+		status, env := d.try(t, "POST", "/v1/workspaces", `{"name":"after"}`)
+		if status == http.StatusOK {
+			after = env["workspace"].(map[string]any)
+			return true
+		}
+		require.Equal(t, http.StatusServiceUnavailable, status, "while the primary is gone: %v", env)
+		return false
+	}, 30*time.Second, 100*time.Millisecond, "the server takes writes on the promoted standby")
+	require.Equal(t, "before", d.call(t, "GET", "/v1/workspaces/"+before["id"].(string), "")["workspace"].(map[string]any)["name"])
+	id := after["id"].(string)
+	d.call(t, "POST", "/v1/workspaces/"+id+"/volume", "")
+
+	d.stop(t)
+	require.Contains(t, d.purge(t), d.app+"-"+id, "purge reads the promoted standby")
 }

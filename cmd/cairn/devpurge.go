@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -111,9 +112,23 @@ func removeInstanceContainers(ctx context.Context, cli *client.Client, instance 
 }
 
 // devVolumes starts the stack's own Postgres long enough to read the volume
-// names its workspaces carry: those, and only those, are the stack's.
+// names its workspaces carry: those, and only those, are the stack's. A
+// standby of --ha is read too: promoted, it may hold newer workspaces.
 func devVolumes(ctx context.Context, dir string) ([]string, error) {
-	pgDir := filepath.Join(dir, "postgres")
+	var names []string
+	for _, sub := range []string{devPostgresDir, devStandbyDir} {
+		more, err := devVolumesIn(ctx, filepath.Join(dir, sub))
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, more...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// devVolumesIn reads the volume names of the cluster in pgDir, if any.
+func devVolumesIn(ctx context.Context, pgDir string) ([]string, error) {
 	if _, err := os.Stat(pgDir); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -36,10 +36,18 @@ type PostgresOption func(*postgresConfig)
 
 type postgresConfig struct {
 	fsync bool
+	// syncStandby is the application name of the standby whose flush
+	// every commit waits for (synchronous_standby_names); "" for none.
+	syncStandby string
+	// name is cluster_name, which a standby's WAL receiver also gives the
+	// primary as its application name.
+	name string
 }
 
-// WithoutFsync runs the server with fsync, full-page writes and synchronous
-// commit off: fast, and unsafe against a machine crash. For tests.
+// WithoutFsync runs the server with fsync, full-page writes and (unless it
+// has a synchronous standby) synchronous commit off: fast, and unsafe
+// against a machine crash, though not against a killed server, whose
+// writes the kernel still holds. For tests.
 func WithoutFsync() PostgresOption {
 	return func(c *postgresConfig) { c.fsync = false }
 }
@@ -107,8 +115,22 @@ func (pg *Postgres) start(ctx context.Context, bin string, cfg postgresConfig, c
 		"-c", "unix_socket_directories=" + data, // only postgres and root can reach it
 		"-c", "max_connections=200", // parallel test packages each hold a pool
 	}
+	if cfg.name != "" {
+		args = append(args, "-c", "cluster_name="+cfg.name)
+	}
+	if cfg.syncStandby != "" {
+		// Replication (wal_level and WAL senders) is on by default; naming
+		// the standby makes it synchronous.
+		args = append(args, "-c", "wal_level=replica", "-c", "max_wal_senders=4",
+			"-c", "synchronous_standby_names="+cfg.syncStandby)
+	}
 	if !cfg.fsync {
-		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off")
+		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
+		if cfg.syncStandby == "" {
+			// With a synchronous standby, commits keep waiting for it: what
+			// an acknowledgement promises is the point of having one.
+			args = append(args, "-c", "synchronous_commit=off")
+		}
 	}
 	// The server outlives this call: Stop ends it, not ctx.
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), filepath.Join(bin, "postgres"), args...)
@@ -172,6 +194,15 @@ func (pg *Postgres) Stop() error {
 	return pg.proc.stop(syscall.SIGINT, stopGrace)
 }
 
+// Kill ends the server with SIGKILL, as a crash or the OOM killer would,
+// and waits for it. Its backends notice and drop their clients. Stop is a
+// no-op afterwards.
+func (pg *Postgres) Kill() {
+	if pg.proc != nil {
+		pg.proc.kill()
+	}
+}
+
 // CreateDatabase creates database name as a copy of template ("" means the
 // server's default, template1). The template must have no open connections.
 // It fails if name exists.
@@ -214,6 +245,11 @@ func ensureDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
 	}
 	if exists {
 		return nil
+	}
+	// A primary started for a standby that does not exist yet would wait
+	// for it forever: this one commit needs only the local disk.
+	if _, err := conn.Exec(ctx, "SET synchronous_commit TO local"); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return fmt.Errorf("create database %s: %w", name, err)

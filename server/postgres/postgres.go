@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -61,8 +63,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to database %s on %s:%d: %w",
-			cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+		return nil, fmt.Errorf("connect to database %s on %s: %w", cfg.ConnConfig.Database, hosts(cfg.ConnConfig), err)
 	}
 	held, err := pgxpool.NewWithConfig(ctx, heldCfg)
 	if err != nil {
@@ -70,6 +71,18 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open database pool: %w", err)
 	}
 	return &DB{pool: pool, held: held, q: pool}, nil
+}
+
+// hosts names the servers a connection may go to, the first and its
+// fallbacks (several with a multi-host URL).
+func hosts(cfg *pgx.ConnConfig) string {
+	names := []string{net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
+	for _, f := range cfg.Fallbacks {
+		if name := net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port))); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // Close closes every connection.

@@ -135,6 +135,10 @@ type ServerOptions struct {
 	// current source: a server of another commit, for side-by-side
 	// benchmarks.
 	Binary string
+	// Replicated runs the server on database cairn of this pair (see
+	// Replicated), naming both servers in persistence.sql.app.hosts,
+	// instead of on a fresh database of the shared cluster.
+	Replicated *stack.Replicated
 }
 
 // Server is a real `cairn server` process of the built binary on its own
@@ -147,12 +151,13 @@ type Server struct {
 	Database string // the database's URL, to look behind the server's back
 	S3       *stack.S3
 
-	port int
-	pg   *stack.Postgres
-	dir  string // where its config files are written
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	runs int // processes started so far
+	port  int
+	pg    *stack.Postgres
+	hosts []string // persistence.sql.app.hosts, if set
+	dir   string   // where its config files are written
+	cmd   *exec.Cmd
+	out   *syncBuffer
+	runs  int // processes started so far
 }
 
 // StartServer runs `cairn server` on a free loopback port until the test
@@ -160,13 +165,18 @@ type Server struct {
 func StartServer(t testing.TB, o ServerOptions) *Server {
 	t.Helper()
 	Binary(t, "cairn")
-	pg := Postgres(t)
 	port, err := stack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), App: AppName(t),
-		Bucket: Bucket(t), Database: Database(t), S3: S3(t), port: port, pg: pg, dir: t.TempDir(), out: &syncBuffer{}}
+		Bucket: Bucket(t), S3: S3(t), port: port, dir: t.TempDir(), out: &syncBuffer{}}
+	if pair := o.Replicated; pair != nil {
+		// The URL names both servers: it reaches the promoted standby too.
+		s.pg, s.hosts, s.Database = pair.Primary, pair.Hosts(), pair.DSN(pair.Primary.Database)
+	} else {
+		s.pg, s.Database = Postgres(t), Database(t)
+	}
 	s.launch(t, o)
 	t.Cleanup(s.stop)
 	return s
@@ -228,6 +238,9 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 		mcp = ", apis: {mcp: {enable: true}}"
 	}
 	db := s.Database[strings.LastIndex(s.Database, "/")+1 : strings.Index(s.Database, "?")]
+	if len(s.hosts) > 0 {
+		db += fmt.Sprintf(", hosts: [%s]", strings.Join(s.hosts, ", "))
+	}
 	s.runs++
 	cfg := filepath.Join(s.dir, fmt.Sprintf("server-%d.yaml", s.runs))
 	yaml := fmt.Sprintf(`appName: %s
