@@ -50,12 +50,20 @@ func startStoreProxy(t *testing.T, upstream string) *storeProxy {
 
 func (p *storeProxy) addr() string { return p.ln.Addr().String() }
 
+// moved is the bytes relayed both ways since the last reset.
+func (p *storeProxy) moved() int64 { return p.up.Load() + p.down.Load() }
+
+// reset zeroes the counts.
+func (p *storeProxy) reset() {
+	p.up.Store(0)
+	p.down.Store(0)
+}
+
 // killAt zeroes the counts and arms fault to run once the bytes sent to
 // the store (up) or from it (!up) reach mark; the channel is closed once
 // the fault has run.
 func (p *storeProxy) killAt(up bool, mark int64, fault func()) <-chan struct{} {
-	p.up.Store(0)
-	p.down.Store(0)
+	p.reset()
 	tr := &trip{count: &p.down, mark: mark, fault: fault, fired: make(chan struct{})}
 	if up {
 		tr.count = &p.up

@@ -3,6 +3,7 @@
 package chaos
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,10 +49,12 @@ func TestVolumeFull(t *testing.T) {
 	runInVolume(t, srv, vol, "mkdir /mnt/cairn/ws/in && printf old > /mnt/cairn/ws/in/target.bin")
 
 	acked := map[string]string{}
-	bigPath, _ := randomFile(t, "big.bin", volumeSize*3/2)
+	bigPath := filepath.Join(t.TempDir(), "big.bin")
+	randomFile(t, bigPath, 0xb1, volumeSize*3/2)
 	big := upload(t, c, ws.ID, bigPath, "big", acked)
 	bundle := upload(t, c, ws.ID, tarGzFile(t, "payload.bin", volumeSize*3/2), "bundle", acked)
-	smallPath, _ := randomFile(t, "small.bin", 64<<10)
+	smallPath := filepath.Join(t.TempDir(), "small.bin")
+	randomFile(t, smallPath, 0x51, 64<<10)
 	small := upload(t, c, ws.ID, smallPath, "small", acked)
 	before := listing(t, srv, vol, "/mnt/cairn/ws/in")
 

@@ -36,17 +36,6 @@ func apiClient(t *testing.T, srv *stacktest.Server) *client.Client {
 	return c
 }
 
-// randomFile writes size random bytes to a new file named name and
-// returns its path and SHA-256 (standard base64).
-func randomFile(t *testing.T, name string, size int) (string, string) {
-	t.Helper()
-	data := make([]byte, size)
-	_, _ = rand.Read(data) // never fails
-	path := filepath.Join(t.TempDir(), name)
-	require.NoError(t, os.WriteFile(path, data, 0o600))
-	return path, sha256B64(data)
-}
-
 func sha256B64(data []byte) string {
 	sum := sha256.Sum256(data)
 	return base64.StdEncoding.EncodeToString(sum[:])
@@ -70,6 +59,15 @@ func tarGzFile(t *testing.T, name string, size int) string {
 	require.NoError(t, tw.Close())
 	require.NoError(t, gz.Close())
 	require.NoError(t, f.Close())
+	return path
+}
+
+// smallFile writes a few bytes of CSV to a new file named name and returns
+// its path.
+func smallFile(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(name+"\na,b\n1,2\n"), 0o600))
 	return path
 }
 
