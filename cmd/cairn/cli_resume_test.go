@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,120 +19,19 @@ import (
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
-// storeProxy is a TCP proxy in front of the object store: the server's
-// presign endpoint, so that every presigned PUT and GET passes through it.
-// It counts the bytes each way: up (to the store: request bodies and
-// headers) and down (from the store).
-type storeProxy struct {
-	ln       net.Listener
-	upstream string
-	up, down atomic.Int64
-
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-}
-
-func startStoreProxy(t testing.TB, upstream string) *storeProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &storeProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *storeProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *storeProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return // closed
-		}
-		p.wg.Go(func() { p.serve(c) })
-	}
-}
-
-// serve relays one connection, counting, until either side ends.
-func (p *storeProxy) serve(c net.Conn) {
-	u, err := net.Dial("tcp", p.upstream)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.track(c, u)
-	defer p.untrack(c, u)
-	var both sync.WaitGroup
-	relay := func(dst, src net.Conn, n *atomic.Int64) {
-		defer both.Done()
-		_, _ = io.CopyBuffer(&countingWriter{dst, n}, src, make([]byte, 256<<10)) // ends when either side goes
-		_ = dst.(*net.TCPConn).CloseWrite()
-	}
-	both.Add(2)
-	go relay(u, c, &p.up)
-	go relay(c, u, &p.down)
-	both.Wait()
-}
-
-func (p *storeProxy) track(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		p.conns[c] = struct{}{}
-	}
-}
-
-func (p *storeProxy) untrack(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-func (p *storeProxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	for c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
-// reset zeroes the counts.
-func (p *storeProxy) reset() {
-	p.up.Store(0)
-	p.down.Store(0)
-}
-
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	k, err := c.w.Write(b)
-	c.n.Add(int64(k))
-	return k, err
-}
-
 // proxiedStack is a real server whose presigned URLs go through a
 // counting proxy, and the built CLI with a state directory of its own.
 type proxiedStack struct {
 	srv   *stacktest.Server
-	proxy *storeProxy
+	proxy *stacktest.StoreProxy
 	bin   string
 	state string // XDG_STATE_HOME
 }
 
 func startProxiedStack(t testing.TB, o stacktest.ServerOptions) *proxiedStack {
 	t.Helper()
-	proxy := startStoreProxy(t, stacktest.S3(t).Endpoint)
-	o.PresignEndpoint = proxy.addr()
+	proxy := stacktest.StartStoreProxy(t, stacktest.S3(t).Endpoint)
+	o.PresignEndpoint = proxy.Addr()
 	srv := stacktest.StartServer(t, o)
 	return &proxiedStack{srv: srv, proxy: proxy, bin: stacktest.Binary(t, "cairn"), state: t.TempDir()}
 }
@@ -282,7 +177,7 @@ func TestCLIResumeAfterKill(t *testing.T) {
 
 	// Upload: cut at half of the bytes through the proxy.
 	start := time.Now()
-	s.killWhen(t, s.proxy.up.Load, size/2, upload...)
+	s.killWhen(t, s.proxy.Up, size/2, upload...)
 	firstRun := time.Since(start)
 	st := s.pending(t)
 	require.Equal(t, 32, st.Parts, "64 MiB parts")
@@ -290,15 +185,15 @@ func TestCLIResumeAfterKill(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Positive(t, storedParts)
 	missing := int64(size) - stored
-	t.Logf("killed after %s with %d of 32 parts stored (%d MiB sent)", firstRun.Round(time.Millisecond), storedParts, s.proxy.up.Load()>>20)
+	t.Logf("killed after %s with %d of 32 parts stored (%d MiB sent)", firstRun.Round(time.Millisecond), storedParts, s.proxy.Up()>>20)
 
-	s.proxy.reset()
+	s.proxy.Reset()
 	start = time.Now()
 	r := s.ok(t, upload...)
 	t.Logf("resumed in %s: sent %d MiB for %d MiB missing; peak RSS %.1f MiB", time.Since(start).Round(time.Millisecond),
-		s.proxy.up.Load()>>20, missing>>20, float64(r.maxRSS)/(1<<20))
+		s.proxy.Up()>>20, missing>>20, float64(r.maxRSS)/(1<<20))
 	require.Regexp(t, regexp.MustCompile(`resumed: \d+ of 32 parts already stored`), r.stderr)
-	require.LessOrEqual(t, s.proxy.up.Load(), missing+st.PartSize+slack, "only the missing parts went up")
+	require.LessOrEqual(t, s.proxy.Up(), missing+st.PartSize+slack, "only the missing parts went up")
 	a := field[cairn.Artifact](t, decodeOne(t, r.stdout), "artifact")
 	require.Equal(t, sum, *a.SHA256B64, "the digest of the whole file")
 	require.Equal(t, int64(size), a.Size)
@@ -308,20 +203,20 @@ func TestCLIResumeAfterKill(t *testing.T) {
 	// Download: cut at half of the bytes back through the proxy.
 	dest := filepath.Join(dir, "back.bin")
 	download := []string{"art", "download", a.ID, dest, "-o", "json"}
-	s.proxy.reset()
-	s.killWhen(t, s.proxy.down.Load, size/2, download...)
+	s.proxy.Reset()
+	s.killWhen(t, s.proxy.Down, size/2, download...)
 	require.FileExists(t, dest+".part")
 	require.NoFileExists(t, dest)
 	have := rangesDone(t, dest+".part.json")
 	require.Positive(t, have)
 
-	s.proxy.reset()
+	s.proxy.Reset()
 	start = time.Now()
 	r = s.ok(t, download...)
 	t.Logf("download resumed in %s: received %d MiB for %d MiB missing; peak RSS %.1f MiB", time.Since(start).Round(time.Millisecond),
-		s.proxy.down.Load()>>20, (size-have)>>20, float64(r.maxRSS)/(1<<20))
+		s.proxy.Down()>>20, (size-have)>>20, float64(r.maxRSS)/(1<<20))
 	require.Regexp(t, regexp.MustCompile(`resumed: \d+ of 128 parts already downloaded`), r.stderr)
-	require.LessOrEqual(t, s.proxy.down.Load(), size-have+slack, "only the missing ranges came")
+	require.LessOrEqual(t, s.proxy.Down(), size-have+slack, "only the missing ranges came")
 	require.Less(t, r.maxRSS, int64(64<<20))
 	require.Equal(t, sum, fileSHA256(t, dest))
 	require.NoFileExists(t, dest+".part")
@@ -362,7 +257,7 @@ func TestCLIUploadSourceChanged(t *testing.T) {
 		"--multipart-above", "64MiB", "-o", "json"}
 	// Cut inside the second part's body: no part is in flight whole, so
 	// none completes behind the abort.
-	s.killWhen(t, s.proxy.up.Load, 80<<20, upload...)
+	s.killWhen(t, s.proxy.Up, 80<<20, upload...)
 	st := s.pending(t)
 
 	next, nextSum := randomFile(t, t.TempDir(), "next.bin", 150<<20)

@@ -49,8 +49,8 @@ type transfer struct {
 // be reaped, a sweep leaves no object, upload or container behind.
 func TestServerKillDuringTransfers(t *testing.T) {
 	began := time.Now()
-	proxy := startStoreProxy(t, stacktest.S3(t).Endpoint)
-	opts := stacktest.ServerOptions{PresignEndpoint: proxy.addr(), MultipartThreshold: killPart, PartSize: killPart,
+	proxy := stacktest.StartStoreProxy(t, stacktest.S3(t).Endpoint)
+	opts := stacktest.ServerOptions{PresignEndpoint: proxy.Addr(), MultipartThreshold: killPart, PartSize: killPart,
 		PutURLTTLSecs: killPutURLTTL, Config: fmt.Sprintf("maintenance: {objAgeOutSec: %d}\n", killObjAgeOut)}
 	srv := stacktest.StartServer(t, opts)
 	user := newCLIUser(t, srv)
@@ -73,7 +73,7 @@ func TestServerKillDuringTransfers(t *testing.T) {
 		dest := filepath.Join(dir, fmt.Sprintf("down-%02d.bin", i))
 		all = append(all, &transfer{digest: digests[i], dest: dest, args: []string{"art", "download", id, dest, "-o", "json"}})
 	}
-	proxy.reset()
+	proxy.Reset()
 	started := time.Now()
 	for _, tr := range all {
 		tr.first = user.start(t, tr.args...)
@@ -82,7 +82,7 @@ func TestServerKillDuringTransfers(t *testing.T) {
 	inFlight := killAt(t, srv, proxy, all, int64(len(all))*killFile/2)
 	killed := time.Now()
 	t.Logf("killed after %s with %d MiB moved and %d commands running", killed.Sub(started).Round(time.Millisecond),
-		proxy.moved()>>20, inFlight)
+		proxy.Moved()>>20, inFlight)
 
 	acknowledged := 0
 	for _, tr := range all {
@@ -99,9 +99,9 @@ func TestServerKillDuringTransfers(t *testing.T) {
 		recovery.Round(time.Millisecond))
 
 	pending := pendingUploads(t, user)
-	proxy.reset()
+	proxy.Reset()
 	resumed := rerunFailed(t, user, all)
-	t.Logf("the runs again sent %d MiB and received %d MiB", proxy.up.Load()>>20, proxy.down.Load()>>20)
+	t.Logf("the runs again sent %d MiB and received %d MiB", proxy.Up()>>20, proxy.Down()>>20)
 	acked := map[string]string{}
 	for i, id := range preloaded {
 		acked[id] = digests[i]
@@ -189,11 +189,11 @@ func preload(t *testing.T, user *cliUser, ws string, sources, digests []string) 
 
 // killAt kills the server once the proxy has relayed at bytes, and
 // returns how many of the commands were still running then.
-func killAt(t *testing.T, srv *stacktest.Server, proxy *storeProxy, all []*transfer, at int64) int {
+func killAt(t *testing.T, srv *stacktest.Server, proxy *stacktest.StoreProxy, all []*transfer, at int64) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
-	for proxy.moved() < at {
-		require.True(t, time.Now().Before(deadline), "only %d MiB of the %d MiB awaited moved", proxy.moved()>>20, at>>20)
+	for proxy.Moved() < at {
+		require.True(t, time.Now().Before(deadline), "only %d MiB of the %d MiB awaited moved", proxy.Moved()>>20, at>>20)
 		time.Sleep(10 * time.Millisecond) // polling a byte count: nothing else announces it
 	}
 	srv.Kill(t)

@@ -28,7 +28,7 @@ const transferSize = 24 << 20
 // was acknowledged so far.
 type storeChaos struct {
 	srv   *stacktest.Server
-	proxy *storeProxy
+	proxy *stacktest.StoreProxy
 	c     *client.Client
 	ws    *cairn.Workspace
 	acked map[string]string
@@ -64,8 +64,8 @@ func TestStoreKilled(t *testing.T) {
 func newStoreChaos(t *testing.T) *storeChaos {
 	t.Helper()
 	store := stacktest.S3(t)
-	proxy := startStoreProxy(t, store.Endpoint)
-	srv := stacktest.StartServer(t, stacktest.ServerOptions{PresignEndpoint: proxy.addr(),
+	proxy := stacktest.StartStoreProxy(t, store.Endpoint)
+	srv := stacktest.StartServer(t, stacktest.ServerOptions{PresignEndpoint: proxy.Addr(),
 		MultipartThreshold: 8 << 20, PartSize: 5 << 20})
 	s := &storeChaos{srv: srv, proxy: proxy, c: apiClient(t, srv), acked: map[string]string{}}
 	// The store is shared by the package's tests: whatever happens here,
@@ -86,7 +86,7 @@ func newStoreChaos(t *testing.T) *storeChaos {
 
 // kill arms the store's SIGKILL at mark bytes one way through the proxy.
 func (s *storeChaos) kill(up bool, mark int64) <-chan struct{} {
-	return s.proxy.killAt(up, mark, func() {
+	return s.proxy.At(up, mark, func() {
 		s.down.Store(true)
 		s.srv.S3.Kill()
 	})
@@ -101,7 +101,7 @@ func (s *storeChaos) restart(t *testing.T, fired <-chan struct{}) {
 	default:
 		t.Fatal("the transfer ended before the store was killed")
 	}
-	s.proxy.disarm()
+	s.proxy.Disarm()
 	require.NoError(t, s.srv.S3.Restart(t.Context()))
 	s.down.Store(false)
 }

@@ -1,6 +1,4 @@
-//go:build chaos
-
-package chaos
+package stacktest
 
 import (
 	"net"
@@ -11,16 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// storeProxy is a TCP proxy in front of the object store, made the
+// StoreProxy is a TCP proxy in front of the object store, made the
 // server's presign endpoint so that every presigned PUT and GET — the
 // client's and the sidecars' — passes through it. It counts the bytes
 // each way, and a trip armed with killAt runs the fault at a real point of
 // a transfer: when the bytes one way reach a mark, before the chunk that
 // reaches it goes on.
-type storeProxy struct {
+//
+// Its counts: Up is the bytes sent to the store (requests, bodies), Down
+// those from it.
+type StoreProxy struct {
 	ln       net.Listener
 	upstream string
-	up, down atomic.Int64 // to the store (requests, bodies); from it
+	up, down atomic.Int64
 
 	trip atomic.Pointer[trip]
 
@@ -38,32 +39,41 @@ type trip struct {
 	fired chan struct{} // closed once fault has returned
 }
 
-func startStoreProxy(t *testing.T, upstream string) *storeProxy {
+// StartStoreProxy listens on a free loopback port and relays each
+// connection to upstream until the test ends.
+func StartStoreProxy(t testing.TB, upstream string) *StoreProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &storeProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
+	p := &StoreProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
 	p.wg.Go(p.accept)
 	t.Cleanup(p.close)
 	return p
 }
 
-func (p *storeProxy) addr() string { return p.ln.Addr().String() }
+// Addr is the proxy's host:port, for ServerOptions.PresignEndpoint.
+func (p *StoreProxy) Addr() string { return p.ln.Addr().String() }
 
-// moved is the bytes relayed both ways since the last reset.
-func (p *storeProxy) moved() int64 { return p.up.Load() + p.down.Load() }
+// Up is the bytes relayed to the store since the last reset.
+func (p *StoreProxy) Up() int64 { return p.up.Load() }
 
-// reset zeroes the counts.
-func (p *storeProxy) reset() {
+// Down is the bytes relayed from the store since the last reset.
+func (p *StoreProxy) Down() int64 { return p.down.Load() }
+
+// Moved is the bytes relayed both ways since the last reset.
+func (p *StoreProxy) Moved() int64 { return p.up.Load() + p.down.Load() }
+
+// Reset zeroes the counts.
+func (p *StoreProxy) Reset() {
 	p.up.Store(0)
 	p.down.Store(0)
 }
 
-// killAt zeroes the counts and arms fault to run once the bytes sent to
+// At zeroes the counts and arms fault to run once the bytes sent to
 // the store (up) or from it (!up) reach mark; the channel is closed once
 // the fault has run.
-func (p *storeProxy) killAt(up bool, mark int64, fault func()) <-chan struct{} {
-	p.reset()
+func (p *StoreProxy) At(up bool, mark int64, fault func()) <-chan struct{} {
+	p.Reset()
 	tr := &trip{count: &p.down, mark: mark, fault: fault, fired: make(chan struct{})}
 	if up {
 		tr.count = &p.up
@@ -72,10 +82,10 @@ func (p *storeProxy) killAt(up bool, mark int64, fault func()) <-chan struct{} {
 	return tr.fired
 }
 
-// disarm drops the armed trip, whether it fired or not.
-func (p *storeProxy) disarm() { p.trip.Store(nil) }
+// Disarm drops the armed trip, whether it fired or not.
+func (p *StoreProxy) Disarm() { p.trip.Store(nil) }
 
-func (p *storeProxy) accept() {
+func (p *StoreProxy) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -88,7 +98,7 @@ func (p *storeProxy) accept() {
 // serve relays one connection, counting, until either side ends. A store
 // that is down refuses the dial, and the client sees its connection
 // closed.
-func (p *storeProxy) serve(c net.Conn) {
+func (p *StoreProxy) serve(c net.Conn) {
 	u, err := net.Dial("tcp", p.upstream)
 	if err != nil {
 		c.Close()
@@ -103,7 +113,7 @@ func (p *storeProxy) serve(c net.Conn) {
 	both.Wait()
 }
 
-func (p *storeProxy) relay(both *sync.WaitGroup, dst, src net.Conn, n *atomic.Int64) {
+func (p *StoreProxy) relay(both *sync.WaitGroup, dst, src net.Conn, n *atomic.Int64) {
 	defer both.Done()
 	buf := make([]byte, 64<<10)
 	for {
@@ -129,7 +139,7 @@ func (p *storeProxy) relay(both *sync.WaitGroup, dst, src net.Conn, n *atomic.In
 
 // pass counts k bytes one way and runs the armed fault when they reach
 // its mark.
-func (p *storeProxy) pass(n *atomic.Int64, k int64) {
+func (p *StoreProxy) pass(n *atomic.Int64, k int64) {
 	total := n.Add(k)
 	tr := p.trip.Load()
 	if tr == nil || tr.count != n || total < tr.mark {
@@ -141,7 +151,7 @@ func (p *storeProxy) pass(n *atomic.Int64, k int64) {
 	})
 }
 
-func (p *storeProxy) track(conns ...net.Conn) {
+func (p *StoreProxy) track(conns ...net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range conns {
@@ -149,7 +159,7 @@ func (p *storeProxy) track(conns ...net.Conn) {
 	}
 }
 
-func (p *storeProxy) untrack(conns ...net.Conn) {
+func (p *StoreProxy) untrack(conns ...net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range conns {
@@ -158,7 +168,7 @@ func (p *storeProxy) untrack(conns ...net.Conn) {
 	}
 }
 
-func (p *storeProxy) close() {
+func (p *StoreProxy) close() {
 	p.ln.Close()
 	p.mu.Lock()
 	for c := range p.conns {
