@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +39,7 @@ func newCLIUser(t *testing.T, srv *stacktest.Server) *cliUser {
 type run struct {
 	args           []string
 	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
+	stdout, stderr *stacktest.SyncBuffer
 	done           chan struct{} // closed once it ended
 	code           int           // its exit code, once done
 }
@@ -52,7 +50,7 @@ func (u *cliUser) start(t *testing.T, args ...string) *run {
 	cmd := exec.CommandContext(t.Context(), u.bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.home, "CAIRN_URL=" + u.srv.URL,
 		"CAIRN_TOKEN=" + u.srv.Token, "XDG_STATE_HOME=" + u.state, "XDG_CONFIG_HOME=" + filepath.Join(u.home, "config")}
-	r := &run{args: args, cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	r := &run{args: args, cmd: cmd, stdout: &stacktest.SyncBuffer{}, stderr: &stacktest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	require.NoError(t, cmd.Start())
 	go func() {
@@ -93,24 +91,6 @@ func (r *run) json(t *testing.T, v any) {
 	dec := json.NewDecoder(strings.NewReader(r.stdout.String()))
 	require.NoError(t, dec.Decode(v), "cairn %v: stdout: %s", r.args, r.stdout)
 	require.False(t, dec.More(), "one document")
-}
-
-// lockedBuffer is a process's output, safe to read while it writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // randomFile writes n pseudo-random bytes of the given seed to path and

@@ -268,39 +268,52 @@ func initCluster(ctx context.Context, bin, dir, password string, cred *syscall.C
 	if fileExists(data) {
 		return fmt.Errorf("init postgres cluster: %s exists but holds no cluster; remove it", data)
 	}
-	scratch := data + ".init"
 	pwfile := filepath.Join(dir, pgPassFile+".init")
 	defer os.Remove(pwfile)
-	if err := os.RemoveAll(scratch); err != nil {
-		return fmt.Errorf("init postgres cluster: %w", err)
-	}
-	// dir is root's; postgres gets only the directory it writes into.
-	if err := os.Mkdir(scratch, 0o700); err != nil {
-		return fmt.Errorf("init postgres cluster: %w", err)
-	}
-	if err := os.Chown(scratch, int(cred.Uid), int(cred.Gid)); err != nil {
-		return fmt.Errorf("init postgres cluster: %w", err)
-	}
 	if err := writeOwned(pwfile, password, cred); err != nil {
 		return fmt.Errorf("init postgres cluster: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
-		"-D", scratch, "-U", pgUser, "--pwfile="+pwfile, "--auth=scram-sha-256",
-		"-E", "UTF8", "--no-locale", "-N", "--no-instructions")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	proc, err := startProcess("initdb", cmd, log)
+	err := fillDataDir(ctx, data, cred, log, func(scratch string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
+			"-D", scratch, "-U", pgUser, "--pwfile="+pwfile, "--auth=scram-sha-256",
+			"-E", "UTF8", "--no-locale", "-N", "--no-instructions")
+		cmd.Dir = dir
+		return cmd
+	})
 	if err != nil {
 		return fmt.Errorf("init postgres cluster: %w", err)
 	}
+	return nil
+}
+
+// fillDataDir runs the command made by fill (initdb, pg_basebackup) as the
+// postgres user into a scratch directory beside data, renamed into place
+// when it succeeds, so an interrupted run never leaves a half-made cluster
+// behind. data's parent is root's; postgres gets only the directory it
+// writes into.
+func fillDataDir(ctx context.Context, data string, cred *syscall.Credential, log io.Writer, fill func(scratch string) *exec.Cmd) error {
+	scratch := data + ".init"
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(scratch, int(cred.Uid), int(cred.Gid)); err != nil {
+		return err
+	}
+	cmd := fill(scratch)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	name := filepath.Base(cmd.Path)
+	proc, err := startProcess(name, cmd, log)
+	if err != nil {
+		return err
+	}
 	<-proc.done
 	if proc.err != nil {
-		return fmt.Errorf("init postgres cluster: %w", proc.exitError())
+		return proc.exitError()
 	}
-	if err := os.Rename(scratch, data); err != nil {
-		return fmt.Errorf("init postgres cluster: %w", err)
-	}
-	return nil
+	return os.Rename(scratch, data)
 }
 
 // writeOwned writes a 0600 file that the user of cred owns.

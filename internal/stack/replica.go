@@ -92,38 +92,21 @@ func startStandby(ctx context.Context, primary *Postgres, dir string, log io.Wri
 
 // baseBackup copies the primary's cluster into data with pg_basebackup -R,
 // which also makes it a standby of the primary (standby.signal, and
-// primary_conninfo in postgresql.auto.conf). Like initCluster it writes
-// into a scratch directory renamed into place when it succeeds.
+// primary_conninfo in postgresql.auto.conf).
 func baseBackup(ctx context.Context, primary *Postgres, data string, cred *syscall.Credential, log io.Writer) error {
 	bin, err := postgresBinDir()
 	if err != nil {
 		return err
 	}
-	scratch := data + ".init"
-	if err := os.RemoveAll(scratch); err != nil {
-		return fmt.Errorf("copy the primary: %w", err)
-	}
-	if err := os.Mkdir(scratch, 0o700); err != nil {
-		return fmt.Errorf("copy the primary: %w", err)
-	}
-	if err := os.Chown(scratch, int(cred.Uid), int(cred.Gid)); err != nil {
-		return fmt.Errorf("copy the primary: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_basebackup"),
-		"-D", scratch, "-R", "-X", "stream", "--checkpoint=fast", "-w",
-		"-h", primary.Host, "-p", strconv.Itoa(primary.Port), "-U", primary.User)
-	cmd.Dir = filepath.Dir(data)
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+primary.Password)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	proc, err := startProcess("pg_basebackup", cmd, log)
+	err = fillDataDir(ctx, data, cred, log, func(scratch string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_basebackup"),
+			"-D", scratch, "-R", "-X", "stream", "--checkpoint=fast", "-w",
+			"-h", primary.Host, "-p", strconv.Itoa(primary.Port), "-U", primary.User)
+		cmd.Dir = filepath.Dir(data)
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+primary.Password)
+		return cmd
+	})
 	if err != nil {
-		return fmt.Errorf("copy the primary: %w", err)
-	}
-	<-proc.done
-	if proc.err != nil {
-		return fmt.Errorf("copy the primary: %w", proc.exitError())
-	}
-	if err := os.Rename(scratch, data); err != nil {
 		return fmt.Errorf("copy the primary: %w", err)
 	}
 	return nil

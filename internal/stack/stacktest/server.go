@@ -156,7 +156,7 @@ type Server struct {
 	hosts []string // persistence.sql.app.hosts, if set
 	dir   string   // where its config files are written
 	cmd   *exec.Cmd
-	out   *syncBuffer
+	out   *SyncBuffer
 	runs  int // processes started so far
 }
 
@@ -170,7 +170,7 @@ func StartServer(t testing.TB, o ServerOptions) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), App: AppName(t),
-		Bucket: Bucket(t), S3: S3(t), port: port, dir: t.TempDir(), out: &syncBuffer{}}
+		Bucket: Bucket(t), S3: S3(t), port: port, dir: t.TempDir(), out: &SyncBuffer{}}
 	if pair := o.Replicated; pair != nil {
 		// The URL names both servers: it reaches the promoted standby too.
 		s.pg, s.hosts, s.Database = pair.Primary, pair.Hosts(), pair.DSN(pair.Primary.Database)
@@ -333,20 +333,20 @@ func (s *Server) stop() {
 	_ = s.cmd.Wait() // an interrupted server may exit non-zero; the test has its answers
 }
 
-// syncBuffer is an output sink safe for a process's writers.
-type syncBuffer struct {
+// SyncBuffer is a process's output, safe to read while it writes.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf []byte
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
 	return len(p), nil
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
