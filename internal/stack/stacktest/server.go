@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cairn-dev/cairn/internal/stack"
 )
 
@@ -267,12 +269,21 @@ func (s *Server) waitReady(t testing.TB) {
 				return
 			}
 		}
-		if s.cmd.ProcessState != nil {
-			break
+		if s.exited() {
+			_ = s.cmd.Wait() // reaps it and copies the last of its output; the status is reported below
+			t.Fatalf("cairn server exited before it was ready (%s); output:\n%s", s.cmd.ProcessState, s.out)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a probe: nothing else announces readiness
 	}
 	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)
+}
+
+// exited reports whether the server process has ended, without reaping it:
+// ProcessState is set only by Wait, which Kill, Terminate and stop call.
+func (s *Server) exited() bool {
+	var info unix.Siginfo // zero: WNOHANG leaves it so while the process runs
+	err := unix.Waitid(unix.P_PID, s.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
 // Output is what the server printed so far.
