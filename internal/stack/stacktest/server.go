@@ -269,7 +269,7 @@ func (s *Server) waitReady(t testing.TB) {
 				return
 			}
 		}
-		if s.exited() {
+		if Exited(s.cmd.Process) {
 			_ = s.cmd.Wait() // reaps it and copies the last of its output; the status is reported below
 			t.Fatalf("cairn server exited before it was ready (%s); output:\n%s", s.cmd.ProcessState, s.out)
 		}
@@ -278,11 +278,12 @@ func (s *Server) waitReady(t testing.TB) {
 	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)
 }
 
-// exited reports whether the server process has ended, without reaping it:
-// ProcessState is set only by Wait, which Kill, Terminate and stop call.
-func (s *Server) exited() bool {
+// Exited reports whether a started child process has ended, without
+// reaping it: a readiness loop can stop waiting at once, while
+// exec.Cmd.ProcessState stays unset until Wait, which the caller still owes.
+func Exited(p *os.Process) bool {
 	var info unix.Siginfo // zero: WNOHANG leaves it so while the process runs
-	err := unix.Waitid(unix.P_PID, s.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	err := unix.Waitid(unix.P_PID, p.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
