@@ -102,6 +102,10 @@ func (s *cliServer) waitReady(t testing.TB) {
 				return
 			}
 		}
+		if stacktest.Exited(s.cmd.Process) {
+			_ = s.cmd.Wait() // reaps it and copies the last of its output
+			break
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)

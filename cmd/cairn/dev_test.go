@@ -105,7 +105,8 @@ func (d *devStackProcess) waitReady(t *testing.T) {
 				return
 			}
 		}
-		if d.cmd.ProcessState != nil {
+		if stacktest.Exited(d.cmd.Process) {
+			_ = d.cmd.Wait() // reaps it and copies the last of its output
 			break
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -263,7 +263,11 @@ func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) 
 	})
 
 	t.Run("10IdleAndLifetime", func(t *testing.T) {
-		tight := st.start(t, shellServerOpts{shell: "timeouts: {idleSecs: 2, idleWarningSecs: 1, maxLifetimeSecs: 3}"})
+		// Both clocks start once the container runs, before a v2 shell's
+		// creator has attached: 4 s of idle leaves a loaded machine room
+		// for the attach and the first keystroke, and the lifetime stays
+		// 2 s past it, so the typing shell cannot end idle first.
+		tight := st.start(t, shellServerOpts{shell: "timeouts: {idleSecs: 4, idleWarningSecs: 1, maxLifetimeSecs: 6}"})
 		idleWS, lifeWS := a.readyWorkspace(t), a.readyWorkspace(t)
 
 		idle, _ := tight.dialAs(t, p, idleWS.ID, size)

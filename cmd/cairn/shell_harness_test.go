@@ -185,7 +185,8 @@ func (s *shellServer) waitReady(t testing.TB) {
 				return
 			}
 		}
-		if s.cmd.ProcessState != nil {
+		if stacktest.Exited(s.cmd.Process) {
+			_ = s.cmd.Wait() // reaps it and copies the last of its output
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

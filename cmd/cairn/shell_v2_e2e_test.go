@@ -93,11 +93,13 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 	t.Run("RacingAttachesLeaveOneWriter", func(t *testing.T) { racingAttaches(t, st, a, size) })
 
 	t.Run("DetachedTimeoutLeavesNoContainer", func(t *testing.T) {
-		tight := st.start(t, shellServerOpts{shell: "timeouts: {detachedSecs: 2}"})
+		// 5 s: the container is counted after the create has answered,
+		// which a loaded engine may take a second or two to list.
+		tight := st.start(t, shellServerOpts{shell: "timeouts: {detachedSecs: 5}"})
 		ws := tight.readyWorkspace(t)
 		info, err := tight.admin.CreateShell(t.Context(), ws.ID, size, "")
 		require.NoError(t, err)
-		require.Equal(t, 2, info.DetachedTimeoutSecs)
+		require.Equal(t, 5, info.DetachedTimeoutSecs)
 		require.Equal(t, 1, st.count(t, "cairn.shell="+info.ShellID))
 		require.Eventually(t, func() bool { return st.count(t, "cairn.shell="+info.ShellID) == 0 },
 			20*time.Second, 50*time.Millisecond, "the detached shell ends")

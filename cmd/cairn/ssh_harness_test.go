@@ -56,9 +56,12 @@ type sshStack struct {
 	stranger sshKey // authorized nowhere
 }
 
+// startSSHStack runs a server with the SSH workbench and the shell's
+// default timeouts: the workbench creates a shell and then attaches, and a
+// short detached timeout would bound that step too.
 func startSSHStack(t testing.TB, extra string) *sshStack {
 	t.Helper()
-	return startSSHStackWith(t, "{detachedSecs: 3}", extra)
+	return startSSHStackWith(t, "{}", extra)
 }
 
 // startSSHStackWith is startSSHStack with the shell's timeouts (a YAML

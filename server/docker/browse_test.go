@@ -58,6 +58,14 @@ func newWorkspace(t *testing.T, r *Runtime, app, suffix string) service.BrowseTa
 	return target
 }
 
+// setBrowseTimeout changes r's browse timeout between requests, under the
+// lock the reaper reads it by.
+func setBrowseTimeout(r *Runtime, d time.Duration) {
+	r.browse.mu.Lock()
+	defer r.browse.mu.Unlock()
+	r.cfg.BrowseTimeout = d
+}
+
 // browsersOf lists app's browse containers, running or not, by workspace.
 func browsersOf(t *testing.T, cli *client.Client, app string) map[string]string {
 	t.Helper()
@@ -275,10 +283,12 @@ func TestBrowseLifecycle(t *testing.T) {
 
 	t.Run("ErrSidecarTimeoutWhenItDoesNotAnswer", func(t *testing.T) {
 		t.Parallel()
-		// The timeout bounds the warm-up's container start too: 8 s, not
-		// less, so a loaded engine still starts it in time (2 s failed so).
-		r, b := setupBrowse(t, Config{BrowseTimeout: 8 * time.Second})
+		// The warm-up starts the container under the default bound; only
+		// the frozen request is held to the short one, so a loaded engine
+		// slow to start a container cannot trip it.
+		r, b := setupBrowse(t, Config{})
 		list(t, r, b.target, cairn.MountPath)
+		setBrowseTimeout(r, 2*time.Second)
 		// Frozen: the request goes out and nothing comes back.
 		require.NoError(t, b.cli.ContainerPause(t.Context(), browsersOf(t, b.cli, b.app)[b.target.WorkspaceID]))
 

@@ -27,16 +27,16 @@ func (noStore) ArtifactsByID(context.Context, []string) ([]*cairn.Artifact, erro
 	return nil, errors.New("not loaded in this test")
 }
 
-// served is an Events with short timers behind a test server, its hub
-// published to directly.
-func served(t *testing.T) (*Events, string) {
+// served is an Events with the given timers (zero: the defaults) behind a
+// test server, its hub published to directly.
+func served(t *testing.T, pingInterval, writeTimeout time.Duration) (*Events, string) {
 	t.Helper()
 	e, err := New(Config{
 		Store:        noStore{},
 		Connect:      func(context.Context) (*pgx.Conn, error) { return nil, errors.New("no database in this test") },
 		Registerer:   prometheus.NewRegistry(),
-		PingInterval: 50 * time.Millisecond,
-		WriteTimeout: 50 * time.Millisecond,
+		PingInterval: pingInterval,
+		WriteTimeout: writeTimeout,
 	})
 	require.NoError(t, err)
 	srv := httptest.NewServer(e)
@@ -47,7 +47,9 @@ func served(t *testing.T) (*Events, string) {
 
 func TestPingsAndDropsASilentPeer(t *testing.T) {
 	t.Parallel()
-	e, url := served(t)
+	// Pinged often, dropped about 2 s after it falls silent: every write, the
+	// hello's too, has 2 s, which a loaded machine's stalls do not reach.
+	e, url := served(t, 50*time.Millisecond, 2*time.Second)
 	conn, resp, err := websocket.DefaultDialer.Dial(url, nil)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -79,7 +81,7 @@ func TestPingsAndDropsASilentPeer(t *testing.T) {
 
 func TestSeqCountsChangesOnly(t *testing.T) {
 	t.Parallel()
-	e, url := served(t)
+	e, url := served(t, 0, 0)
 	conn, resp, err := websocket.DefaultDialer.Dial(url, nil)
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -132,7 +132,9 @@ func TestReady(t *testing.T) {
 
 		start := time.Now()
 		err := svc.Ready(t.Context())
-		require.Less(t, time.Since(start), 3*time.Second, "the docker check is bounded by 2 s")
+		// Under the stub's own 5 s: a loaded machine may be late to wake
+		// the bounded check, but an unbounded one takes the full 5 s.
+		require.Less(t, time.Since(start), 4*time.Second, "the docker check is bounded by 2 s")
 		require.Equal(t, "docker", cairn.ErrorDetail(err))
 	})
 

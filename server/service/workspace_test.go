@@ -313,7 +313,9 @@ func TestInspectWorkspace(t *testing.T) {
 			start := time.Now()
 			detail, err := svc.InspectWorkspace(t.Context(), ws.ID)
 			require.NoError(t, err)
-			require.Less(t, time.Since(start), 3*time.Second, "mount_count is bounded by 2 s")
+			// Under the stub's own 5 s: a loaded machine may be late to wake
+			// the bounded call, but an unbounded one takes the full 5 s.
+			require.Less(t, time.Since(start), 4*time.Second, "mount_count is bounded by 2 s")
 			require.Equal(t, &ws, detail.Workspace)
 			require.Equal(t, tt.want, detail.MountCount)
 			mu.Lock()
@@ -385,7 +387,9 @@ func TestInspectWorkspace(t *testing.T) {
 		for i := 1; i < callers; i++ {
 			wg.Go(func() { got[i] = mustInspect(t, svc, wss[i].ID).MountCount })
 		}
-		require.Eventually(t, func() bool { return svc.MountCallersWaiting() == callers-1 }, time.Second, time.Millisecond)
+		// Goroutines joining a wait: quick, but a loaded machine may take
+		// its time to schedule them.
+		require.Eventually(t, func() bool { return svc.MountCallersWaiting() == callers-1 }, 10*time.Second, time.Millisecond)
 		free()
 		wg.Wait()
 

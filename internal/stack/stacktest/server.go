@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cairn-dev/cairn/internal/stack"
 )
 
@@ -287,12 +289,22 @@ func (s *Server) waitReady(t testing.TB) {
 				return
 			}
 		}
-		if s.cmd.ProcessState != nil {
-			break
+		if Exited(s.cmd.Process) {
+			_ = s.cmd.Wait() // reaps it and copies the last of its output; the status is reported below
+			t.Fatalf("cairn server exited before it was ready (%s); output:\n%s", s.cmd.ProcessState, s.out)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a probe: nothing else announces readiness
 	}
 	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)
+}
+
+// Exited reports whether a started child process has ended, without
+// reaping it: a readiness loop can stop waiting at once, while
+// exec.Cmd.ProcessState stays unset until Wait, which the caller still owes.
+func Exited(p *os.Process) bool {
+	var info unix.Siginfo // zero: WNOHANG leaves it so while the process runs
+	err := unix.Waitid(unix.P_PID, p.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
 // Output is what the server printed so far.

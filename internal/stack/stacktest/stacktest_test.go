@@ -2,8 +2,11 @@ package stacktest_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -52,4 +55,35 @@ func TestRunInVolume(t *testing.T) {
 	out, code := stacktest.RunInVolumeAs(t, app, app+"-vol", "1234:1234", "id -u; exit 3")
 	require.Equal(t, 3, code)
 	require.Equal(t, "1234", out)
+}
+
+// TestStartServerReportsAnEarlyExit: a server that refuses its config is
+// reported at once with its output, not after the minute a slow start may
+// take.
+func TestStartServerReportsAnEarlyExit(t *testing.T) {
+	t.Parallel()
+	stacktest.Binary(t, "cairn") // built before the clock starts
+	rec := &fatalRecorder{TB: t}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		stacktest.StartServer(rec, stacktest.ServerOptions{Config: "notAKey: 1\n"})
+	}()
+	<-done
+	require.Less(t, time.Since(start), 30*time.Second, "noticed before the readiness deadline")
+	require.Contains(t, rec.msg, "exited before it was ready")
+	require.Contains(t, rec.msg, `unknown key "notAKey"`, "with the server's output")
+}
+
+// fatalRecorder is a test whose Fatalf ends the calling goroutine and
+// keeps the message instead of failing.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }
