@@ -1,6 +1,7 @@
 package stacktest
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -43,7 +44,7 @@ type trip struct {
 // connection to upstream until the test ends.
 func StartStoreProxy(t testing.TB, upstream string) *StoreProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	p := &StoreProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
 	p.wg.Go(p.accept)
@@ -99,7 +100,7 @@ func (p *StoreProxy) accept() {
 // that is down refuses the dial, and the client sees its connection
 // closed.
 func (p *StoreProxy) serve(c net.Conn) {
-	u, err := net.Dial("tcp", p.upstream)
+	u, err := new(net.Dialer).DialContext(context.Background(), "tcp", p.upstream) // ends with the proxy, not a test
 	if err != nil {
 		c.Close()
 		return
