@@ -47,7 +47,7 @@ func (r *Report) Rows() []Row {
 
 // Write prints the table.
 func (r *Report) Write(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "fault\tin flight\tacknowledged\tresumed\tlost\tleaked after sweep\ttime to recover\t")
 	for _, row := range r.Rows() {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", row.Fault, row.InFlight, row.Acknowledged,
