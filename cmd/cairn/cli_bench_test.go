@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
 // benchSize is the file the transfer benchmark moves.
@@ -70,8 +71,8 @@ func BenchmarkCLITransfer(b *testing.B) {
 		getURL := field[string](b, s.rest(b, http.MethodGet, "/v1/artifacts/"+id+"?presign"), "get_url")
 		curled := filepath.Join(dir, "curl.out")
 		curlDown += curl("-o", curled, getURL)
-		require.Equal(b, sum, fileSHA256(b, out))
-		require.Equal(b, sum, fileSHA256(b, curled))
+		require.Equal(b, sum, stacktest.FileSHA256(b, out))
+		require.Equal(b, sum, stacktest.FileSHA256(b, curled))
 		hashing += hashOnce(b, src)
 		b.StartTimer()
 	}

@@ -44,7 +44,7 @@ func sixGiB(t *testing.B) {
 	require.True(t, ok)
 	out := filepath.Join(dir, "back")
 	down := s.ok(t, "art", "download", strings.TrimSpace(up.stdout), out)
-	require.Equal(t, sum, fileSHA256(t, out), "the recorded SHA-256 is the file's, and the download verified it")
+	require.Equal(t, sum, stacktest.FileSHA256(t, out), "the recorded SHA-256 is the file's, and the download verified it")
 
 	t.ReportMetric(mib(up.maxRSS), "cli-up-MiB")
 	t.ReportMetric(mib(down.maxRSS), "cli-down-MiB")

@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -42,7 +39,7 @@ type cliServer struct {
 	bucket string
 	gw     *stack.S3
 	cmd    *exec.Cmd
-	out    *lockedLog
+	out    *stacktest.SyncBuffer
 }
 
 // The server's tokens: every scope, and read only.
@@ -62,7 +59,7 @@ func startCLIServer(t testing.TB) *cliServer {
 	port, err := stack.FreePort()
 	require.NoError(t, err)
 	s := &cliServer{url: "http://127.0.0.1:" + strconv.Itoa(port), token: cliAdminToken, bin: filepath.Join(dir, "cairn"),
-		app: stacktest.AppName(t), bucket: stacktest.Bucket(t), gw: stacktest.S3(t), out: &lockedLog{}}
+		app: stacktest.AppName(t), bucket: stacktest.Bucket(t), gw: stacktest.S3(t), out: &stacktest.SyncBuffer{}}
 	hash := func(tok string) string { sum := sha256.Sum256([]byte(tok)); return hex.EncodeToString(sum[:]) }
 	cfg := filepath.Join(t.TempDir(), "server.yaml")
 	yaml := fmt.Sprintf(`appName: %s
@@ -325,42 +322,5 @@ func (s *cliServer) putObject(t testing.TB, key string, body []byte) {
 func randomFile(t testing.TB, dir, name string, n int64) (string, string) {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	h := sha256.New()
-	src := rand.NewChaCha8([32]byte{byte(n), byte(n >> 20), 7})
-	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(src, n))
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	return path, base64.StdEncoding.EncodeToString(h.Sum(nil))
-}
-
-// fileSHA256 is the standard base64 of a file's SHA-256.
-func fileSHA256(t testing.TB, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	require.NoError(t, err)
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
-}
-
-// lockedLog is a process's output, safe to read while it writes.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	return path, stacktest.RandomFile(t, path, byte(n>>20)^byte(n), n)
 }

@@ -80,7 +80,7 @@ func BenchmarkMultipartUpload(b *testing.B) {
 		s.ok(b, "art", "download", wsName+"/p4-"+fmt.Sprint(i), out, "--overwrite", "-o", "name")
 		cliDown += time.Since(start)
 		b.StopTimer()
-		require.Equal(b, sum, fileSHA256(b, out))
+		require.Equal(b, sum, stacktest.FileSHA256(b, out))
 		getURL := s.getURL(b, wsName+"/p4-"+fmt.Sprint(i))
 		curlDown += curl("-o", filepath.Join(dir, "curl.out"), getURL)
 		require.NoError(b, os.Remove(out))

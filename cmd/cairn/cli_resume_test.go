@@ -72,7 +72,7 @@ func (s *proxiedStack) ok(t testing.TB, args ...string) result {
 func (s *proxiedStack) killWhen(t testing.TB, moved func() int64, at int64, args ...string) string {
 	t.Helper()
 	cmd := s.command(t, args...)
-	out := &lockedLog{}
+	out := &stacktest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -218,7 +218,7 @@ func TestCLIResumeAfterKill(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`resumed: \d+ of 128 parts already downloaded`), r.stderr)
 	require.LessOrEqual(t, s.proxy.Down(), size-have+slack, "only the missing ranges came")
 	require.Less(t, r.maxRSS, int64(64<<20))
-	require.Equal(t, sum, fileSHA256(t, dest))
+	require.Equal(t, sum, stacktest.FileSHA256(t, dest))
 	require.NoFileExists(t, dest+".part")
 	require.NoFileExists(t, dest+".part.json")
 }

@@ -129,7 +129,7 @@ func TestCLIArtifacts(t *testing.T) {
 	out := filepath.Join(dir, "out.bin")
 	down := s.json(t, "art", "download", ref, out)
 	require.Equal(t, out, field[string](t, down, "path"))
-	require.Equal(t, sum, fileSHA256(t, out))
+	require.Equal(t, sum, stacktest.FileSHA256(t, out))
 	s.fails(t, 1, "art", "download", ref, out)
 	s.ok(t, "art", "download", ref, out, "--overwrite")
 	r := s.ok(t, "art", "download", a.ID, dir, "-o", "name")
@@ -138,7 +138,7 @@ func TestCLIArtifacts(t *testing.T) {
 	cwd := t.TempDir()
 	r = s.cliIn(t, cwd, "art", "download", ref, "-o", "name")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, sum, fileSHA256(t, filepath.Join(cwd, a.Name)), "no DEST: the name, here")
+	require.Equal(t, sum, stacktest.FileSHA256(t, filepath.Join(cwd, a.Name)), "no DEST: the name, here")
 	piped := s.ok(t, "art", "download", ref, "-", "--ttl", "2m")
 	require.Len(t, piped.stdout, int(a.Size), "DEST '-' is stdout")
 

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
 // A 100 MiB file goes up and comes back with the same SHA-256; without a
@@ -33,7 +34,7 @@ func TestCLIRoundTrip100MiB(t *testing.T) {
 	out := filepath.Join(dir, "back.bin")
 	down := s.ok(t, "art", "download", wsName+"/big_bin", out)
 	require.NotContains(t, down.stderr, "\r")
-	require.Equal(t, sum, fileSHA256(t, out))
+	require.Equal(t, sum, stacktest.FileSHA256(t, out))
 	require.NoFileExists(t, out+".part")
 }
 
@@ -111,7 +112,7 @@ func TestCLIInterrupt(t *testing.T) {
 // terminalRun is the CLI running with its stderr on a pseudo-terminal.
 type terminalRun struct {
 	cmd  *exec.Cmd
-	term *lockedLog
+	term *stacktest.SyncBuffer
 	done chan struct{} // closed when the terminal's output is drained
 }
 
@@ -124,7 +125,7 @@ func (s *cliServer) onTerminal(t *testing.T, args ...string) *terminalRun {
 	cmd.Stdout, cmd.Stderr = io.Discard, tty
 	require.NoError(t, cmd.Start())
 	require.NoError(t, tty.Close())
-	p := &terminalRun{cmd: cmd, term: &lockedLog{}, done: make(chan struct{})}
+	p := &terminalRun{cmd: cmd, term: &stacktest.SyncBuffer{}, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		_, _ = io.Copy(p.term, ptmx) // ends with EIO once the process closed the terminal
@@ -188,7 +189,7 @@ func TestCLIPeakRSS(t *testing.T) {
 	require.NoError(t, os.Remove(src)) // room on the disk
 	out := filepath.Join(dir, "back")
 	down := s.ok(t, "art", "download", strings.TrimSpace(up.stdout), out)
-	require.Equal(t, sum, fileSHA256(t, out))
+	require.Equal(t, sum, stacktest.FileSHA256(t, out))
 	t.Logf("peak RSS of the CLI: upload of 1 GiB %.1f MiB, download %.1f MiB (budget 64 MiB)",
 		float64(up.maxRSS)/(1<<20), float64(down.maxRSS)/(1<<20))
 	require.Less(t, up.maxRSS, int64(64<<20))

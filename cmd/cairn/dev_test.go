@@ -36,8 +36,8 @@ type devStackProcess struct {
 	configDir string
 	app       string
 	bin       string
-	output    *lockedLog // read while the process writes
-	token     string     // the stack's admin token, from the client config it wrote
+	output    *stacktest.SyncBuffer // read while the process writes
+	token     string                // the stack's admin token, from the client config it wrote
 }
 
 // startDev runs the real binary as `cairn dev` on a free port with its own
@@ -65,7 +65,7 @@ func startDevWith(t *testing.T, flags []string, overrides ...string) *devStackPr
 		configDir: t.TempDir(),
 		app:       "cairnd" + strings.ToLower(ulid.Make().String()[18:]),
 		bin:       filepath.Join(dir, "cairn"),
-		output:    &lockedLog{},
+		output:    &stacktest.SyncBuffer{},
 	}
 	override := filepath.Join(state, "override.yaml")
 	yaml := strings.Join(overrides, "\n")
@@ -231,7 +231,7 @@ func TestDevRestartKeepsData(t *testing.T) {
 	d.stop(t)
 
 	again := *d
-	again.output = &lockedLog{}
+	again.output = &stacktest.SyncBuffer{}
 	again.cmd = exec.Command(d.cmd.Path, d.cmd.Args[1:]...)
 	again.cmd.Env, again.cmd.Stdout, again.cmd.Stderr = d.cmd.Env, again.output, again.output
 	require.NoError(t, again.cmd.Start())

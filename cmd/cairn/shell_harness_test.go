@@ -101,7 +101,7 @@ type shellServer struct {
 	url      string
 	instance string
 	cmd      *exec.Cmd
-	out      *lockedLog
+	out      *stacktest.SyncBuffer
 	admin    *client.Client
 }
 
@@ -118,7 +118,7 @@ func (st *shellStack) start(t testing.TB, o shellServerOpts) *shellServer {
 	port, err := stack.FreePort()
 	require.NoError(t, err)
 	st.servers++
-	s := &shellServer{url: "http://127.0.0.1:" + strconv.Itoa(port), out: &lockedLog{},
+	s := &shellServer{url: "http://127.0.0.1:" + strconv.Itoa(port), out: &stacktest.SyncBuffer{},
 		instance: fmt.Sprintf("e2e-%d-%s", st.servers, st.app)}
 	write := ""
 	if o.writeTimeout > 0 {

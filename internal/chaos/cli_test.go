@@ -3,11 +3,7 @@
 package chaos
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,29 +87,4 @@ func (r *run) json(t *testing.T, v any) {
 	dec := json.NewDecoder(strings.NewReader(r.stdout.String()))
 	require.NoError(t, dec.Decode(v), "cairn %v: stdout: %s", r.args, r.stdout)
 	require.False(t, dec.More(), "one document")
-}
-
-// randomFile writes n pseudo-random bytes of the given seed to path and
-// returns the standard base64 of their SHA-256.
-func randomFile(t *testing.T, path string, seed byte, n int64) string {
-	t.Helper()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(rand.NewChaCha8([32]byte{seed, 0xc4}), n))
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
-}
-
-// fileSHA256 is the standard base64 of a file's SHA-256.
-func fileSHA256(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	require.NoError(t, err)
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }

@@ -109,7 +109,7 @@ func TestServerKillDuringTransfers(t *testing.T) {
 	for _, tr := range all {
 		last := tr.last()
 		if tr.dest != "" {
-			require.Equal(t, tr.digest, fileSHA256(t, tr.dest), "download %s hashes right", tr.dest)
+			require.Equal(t, tr.digest, stacktest.FileSHA256(t, tr.dest), "download %s hashes right", tr.dest)
 			require.NoFileExists(t, tr.dest+".part")
 			continue
 		}
@@ -161,7 +161,7 @@ func killSources(t *testing.T, dir string) ([]string, []string) {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			digests[i] = randomFile(t, paths[i], byte(i), killFile)
+			digests[i] = stacktest.RandomFile(t, paths[i], byte(i), killFile)
 		})
 	}
 	wg.Wait()

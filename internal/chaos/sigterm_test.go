@@ -53,7 +53,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	shell := openShell(t, api, ws.Workspace.ID).sess
 	exec := startExec(t, api, ws.Workspace.ID)
 	src := filepath.Join(t.TempDir(), "big.bin")
-	digest := randomFile(t, src, 0x7e, termFile)
+	digest := stacktest.RandomFile(t, src, 0x7e, termFile)
 	upload := user.start(t, "art", "upload", ws.Workspace.Name, src, "--name", "big", "--multipart-above", "256MiB", "-o", "json")
 	waitRegistering(t, srv, upload)
 

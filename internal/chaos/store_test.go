@@ -54,7 +54,7 @@ func TestStoreKilled(t *testing.T) {
 	s.unpack(t)
 
 	fresh := filepath.Join(t.TempDir(), "fresh.bin")
-	randomFile(t, fresh, 0xf5, 1<<20)
+	stacktest.RandomFile(t, fresh, 0xf5, 1<<20)
 	upload(t, s.c, s.ws.ID, fresh, "fresh", s.acked)
 	sweep(t, s.srv)
 	record(t, Row{Fault: "store SIGKILL mid-transfer (upload, ranged download, put, pack, unpack)", InFlight: 5,
@@ -128,7 +128,7 @@ func requireStoreTrouble(t *testing.T, err error) {
 // store is down; the same upload run again sends only the missing parts.
 func (s *storeChaos) clientUpload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "upload.bin")
-	sum := randomFile(t, path, 0x5d, transferSize)
+	sum := stacktest.RandomFile(t, path, 0x5d, transferSize)
 	// One part at a time: the kill finds two parts of 5 MiB acknowledged
 	// and the third on its way.
 	o := client.UploadOptions{Name: "upload", StateDir: t.TempDir(), MultipartAbove: 8 << 20, Parallel: 1}

@@ -50,11 +50,11 @@ func TestVolumeFull(t *testing.T) {
 
 	acked := map[string]string{}
 	bigPath := filepath.Join(t.TempDir(), "big.bin")
-	randomFile(t, bigPath, 0xb1, volumeSize*3/2)
+	stacktest.RandomFile(t, bigPath, 0xb1, volumeSize*3/2)
 	big := upload(t, c, ws.ID, bigPath, "big", acked)
 	bundle := upload(t, c, ws.ID, tarGzFile(t, "payload.bin", volumeSize*3/2), "bundle", acked)
 	smallPath := filepath.Join(t.TempDir(), "small.bin")
-	randomFile(t, smallPath, 0x51, 64<<10)
+	stacktest.RandomFile(t, smallPath, 0x51, 64<<10)
 	small := upload(t, c, ws.ID, smallPath, "small", acked)
 	before := listing(t, srv, vol, "/mnt/cairn/ws/in")
 
