@@ -21,6 +21,10 @@ const (
 	removalRetryMax = 30 * time.Second
 )
 
+// maxLeftovers bounds the set; past it a container is left to the
+// maintainer's sweep.
+const maxLeftovers = 1000
+
 // leftovers is the set of containers whose removal is to be retried.
 type leftovers struct {
 	mu       sync.Mutex
@@ -36,6 +40,9 @@ func (r *Runtime) removeLater(id string) {
 	defer l.mu.Unlock()
 	if l.ids == nil {
 		l.ids = map[string]struct{}{}
+	}
+	if len(l.ids) >= maxLeftovers {
+		return
 	}
 	l.ids[id] = struct{}{}
 	if !l.retrying {
