@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -133,31 +134,35 @@ func (g *Guard) protect(rt route.Route) http.Handler {
 		if !ok {
 			return
 		}
-		if r.ContentLength > MaxBodyBytes {
-			g.refuseDeclaredBody(w, r)
-			return
-		}
 		// The body is bounded on the route's own copy of the request: the
 		// server reads the original's type to decide how to finish a
 		// connection whose body was not read.
 		routed := r.WithContext(ctx)
-		routed.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		routed.Body = boundBody(w, r)
 		rt.Handler.ServeHTTP(w, routed)
 	})
 }
 
-// refuseDeclaredBody answers a request whose declared body is over
-// MaxBodyBytes — no route takes one — before a byte of it is read, on every
-// route alike, and closes the connection after the answer: with
-// "Connection: close" the server neither drains the body first (it would
-// wait for a client that trickles it, up to the read timeout) nor resets
-// the connection under a client still writing it (it half-closes and
-// lingers). The header, rather than http.MaxBytesReader's own signal to
-// the server, because that signal does not pass through a ResponseWriter
-// wrapper such as the metrics recorder.
-func (g *Guard) refuseDeclaredBody(w http.ResponseWriter, r *http.Request) {
+// boundBody bounds the request body at MaxBodyBytes. A body declared
+// larger is refused before a byte of it is read: its reads fail at once
+// with the *http.MaxBytesError each front door answers 413 to, in the
+// route's own words, and the answer carries "Connection: close", so that
+// the server closes the connection after it — neither draining the body
+// first (it would wait, up to the read timeout, for a client that sends
+// no more) nor resetting the connection under a client still writing it
+// (it half-closes and lingers on a body left unread). The header rather
+// than http.MaxBytesReader's own signal to the server, which does not pass
+// through a ResponseWriter wrapper such as the metrics recorder.
+func boundBody(w http.ResponseWriter, r *http.Request) io.ReadCloser {
+	if r.ContentLength <= MaxBodyBytes {
+		return http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
 	w.Header().Set("Connection", "close")
-	g.refuse(w, r, fmt.Sprintf("Request body too large: the bound is %d bytes", MaxBodyBytes), cairn.ReasonBodyTooLarge)
+	// One byte that is not the body's trips the limit of a zero-byte
+	// reader.
+	tripped := http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0)
+	_, _ = tripped.Read(make([]byte, 1))
+	return tripped
 }
 
 // admit authenticates the request for scope and returns the context the
