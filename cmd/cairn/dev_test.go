@@ -356,9 +356,11 @@ func TestDevHA(t *testing.T) {
 	require.Len(t, standby, 2, "cairn dev --ha prints its standby; output:\n%s", d.output)
 	before := d.call(t, "POST", "/v1/workspaces", `{"name":"before"}`)["workspace"].(map[string]any)
 
-	primary := processesUsing(t, filepath.Join(d.stateDir, devPostgresDir, "pgdata"))
-	require.Len(t, primary, 1, "one postmaster of the primary: %v", primary)
-	pid, err := strconv.Atoi(primary[0][:strings.Index(primary[0], ":")])
+	// The postmaster names itself on the first line of postmaster.pid (a
+	// backend just forked carries the same command line for a moment).
+	pidFile, err := os.ReadFile(filepath.Join(d.stateDir, devPostgresDir, "pgdata", "postmaster.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pidFile), "\n", 2)[0]))
 	require.NoError(t, err)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 

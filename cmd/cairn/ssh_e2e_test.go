@@ -197,7 +197,9 @@ func TestSshNextSessionReattaches(t *testing.T) {
 	next := dialWorkbench(t, s, s.admin)
 	mark = next.waitFrom(t, 0, "● live", sshSeen)
 	next.keys(t, "W")
-	mark = next.waitFrom(t, mark, "ws-alpha", sshSeen)
+	// The shell's row, not the workspace's name: that is on the screen
+	// before the shells list has loaded, and Enter would land on nothing.
+	mark = next.waitFrom(t, mark, "detached", sshSeen)
 	next.keys(t, "\r")
 	mark = next.waitFrom(t, mark, "before-21", sshSeen) // the server's render of the shell's screen
 	next.keys(t, "echo after-$((20+2))\r")

@@ -121,6 +121,10 @@ func (s *session) resize(cols, rows int) {
 func (s *session) chunks() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.chunksLocked()
+}
+
+func (s *session) chunksLocked() [][]byte {
 	var out [][]byte
 	from := 0
 	for _, at := range s.splits {
@@ -135,16 +139,20 @@ func (s *session) chunks() [][]byte {
 // of the same size, gives the same capture, attributes and modes.
 func (s *session) check(cols, rows int, sizes [][2]int, history bool) {
 	s.t.Helper()
-	ref := feedTmux(s.t, cols, rows, s.chunks(), func(p *refPane, i int) { p.resize(sizes[i][0], sizes[i][1]) })
-	st := s.live.State()
+	// One snapshot of the output and of the Screen fed exactly that
+	// output: a program still running (top) writes on meanwhile.
+	s.mu.Lock()
+	chunks, st, render, scrollback := s.chunksLocked(), s.live.State(), s.live.Render(), s.live.ScrollbackText()
+	c, r := s.live.Size()
+	s.mu.Unlock()
+	ref := feedTmux(s.t, cols, rows, chunks, func(p *refPane, i int) { p.resize(sizes[i][0], sizes[i][1]) })
 	if got, want := st.Text, ref.text(); got != want {
 		s.t.Fatalf("screen text differs from tmux:\n--- screen\n%s\n--- tmux\n%s", got, want)
 	}
 	if got, want := cursorOf(st), ref.cursor(); got != want {
 		s.t.Fatalf("cursor x,y,visible,alt: screen %s, tmux %s", got, want)
 	}
-	c, r := s.live.Size()
-	again := feedTmux(s.t, c, r, [][]byte{s.live.Render()}, nil)
+	again := feedTmux(s.t, c, r, [][]byte{render}, nil)
 	if got, want := again.text(), ref.text(); got != want {
 		s.t.Fatalf("render differs:\n--- render in tmux\n%s\n--- tmux\n%s", got, want)
 	}
@@ -158,14 +166,14 @@ func (s *session) check(cols, rows int, sizes [][2]int, history bool) {
 		s.t.Fatalf("render's cursor x,y,visible,alt: %s, tmux %s", got, want)
 	}
 	if history {
-		s.checkHistory(ref, again)
+		s.checkHistory(ref, again, scrollback)
 	}
 }
 
 // checkHistory compares the scrollback of the Screen, of tmux fed the
 // output and of tmux fed the render. tmux drops a tenth of its
 // history-limit at once when full, so the newest lines are compared.
-func (s *session) checkHistory(ref, again *refPane) {
+func (s *session) checkHistory(ref, again *refPane, scrollback []string) {
 	s.t.Helper()
 	want := strings.Split(ref.history(), "\n")
 	if len(want) < 900 {
@@ -173,7 +181,7 @@ func (s *session) checkHistory(ref, again *refPane) {
 	}
 	n := len(want) - 1
 	for name, got := range map[string][]string{
-		"screen":         s.live.ScrollbackText(),
+		"screen":         scrollback,
 		"render in tmux": strings.Split(again.history(), "\n"),
 	} {
 		if len(got) < n || strings.Join(got[len(got)-n:], "\n") != strings.Join(want[len(want)-n:], "\n") {
