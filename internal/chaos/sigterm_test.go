@@ -154,16 +154,27 @@ func probeDrain(t *testing.T, srv *stacktest.Server, exited chan int, shell *pty
 }
 
 // probe sends GET /v1/workspaces; it reports a refusal (a refused
-// connection or 503 server_shutting_down), or that it was served. Any
-// other outcome — a timeout above all — fails the test.
+// connection, a reset one, or 503 server_shutting_down), or that it was
+// served. A reset, or a connection closed with no answer, is a refusal
+// too: the kernel resets the connections still queued for accept when the
+// listener closes, and net/http closes unanswered a connection whose first
+// request it reads once its shutdown has begun — in neither case has a
+// handler seen the request. (A request a handler took would be answered:
+// these take milliseconds, and the grace is termGrace.) Any other outcome
+// — a timeout above all — fails the test.
 func probe(t *testing.T, hc *http.Client, srv *stacktest.Server) (string, bool) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/v1/workspaces", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+srv.Token)
 	resp, err := hc.Do(req)
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused", false
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset (queued as the listener closed)", false
+	case errors.Is(err, io.EOF):
+		return "connection closed unanswered (read as the shutdown began)", false
 	}
 	require.NoError(t, err, "a request during the stop neither hangs nor breaks off")
 	defer resp.Body.Close()
