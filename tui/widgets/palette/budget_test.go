@@ -52,15 +52,16 @@ func colourTheme() *theme.Theme {
 	return theme.NewFor(r, "dark", theme.Unicode())
 }
 
-// session times each key of queryKeys on a fresh palette at 120×40.
+// session times the work of each key of queryKeys (modeltest.WorkTime) on
+// a fresh palette at 120×40.
 func session(th *theme.Theme, src palette.Source, into []time.Duration) []time.Duration {
 	m := palette.New(th, palette.NewHistory(0), src)
 	m.SetSize(120, 40)
 	for _, k := range queryKeys() {
-		start := time.Now()
-		m.Update(k)
-		_ = m.View()
-		into = append(into, time.Since(start))
+		into = append(into, modeltest.WorkTime(func() {
+			m.Update(k)
+			_ = m.View()
+		}))
 	}
 	return into
 }
