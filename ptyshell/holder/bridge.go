@@ -1,0 +1,106 @@
+package holder
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/cairn-dev/cairn/ptyshell"
+)
+
+// BridgeResult says how a bridged connection ended.
+type BridgeResult struct {
+	// ShellClosed is true when the holder ended the connection (its Serve
+	// sent EXIT and a close frame); false when the client left or a stream
+	// broke.
+	ShellClosed bool
+	// Code is the close code that ended it, or 1006 (abnormal) when there
+	// was none.
+	Code int
+	// BytesIn and BytesOut count the payloads relayed each way.
+	BytesIn, BytesOut int64
+}
+
+// Bridge relays a client's connection to the holder's, message by message
+// and in both directions, until either ends; writeWait bounds each write.
+// The holder serves the client as ptyshell.Serve does, so the server adds
+// nothing: its pings and the client's pongs are forwarded too, which keeps
+// the holder's keepalive end to end, and a close frame of either side is
+// passed on with its code. When a side ends without one, the other's
+// stream is cut, so the holder sees a client gone (and the shell detaches)
+// and the client sees an abnormal close (and reattaches).
+func Bridge(client, shell *websocket.Conn, writeWait time.Duration) BridgeResult {
+	client.SetReadLimit(ptyshell.ServerReadLimit)
+	shell.SetReadLimit(ptyshell.ClientReadLimit)
+	deadline := func() time.Time { return time.Now().Add(writeWait) }
+	shell.SetPingHandler(func(data string) error {
+		_ = client.WriteControl(websocket.PingMessage, []byte(data), deadline()) // a lost ping is the holder's to time out
+		return nil
+	})
+	client.SetPongHandler(func(data string) error {
+		_ = shell.WriteControl(websocket.PongMessage, []byte(data), deadline()) // as above
+		return nil
+	})
+	var once sync.Once
+	cut := func() {
+		once.Do(func() {
+			_ = client.NetConn().Close() // both streams end here; nothing is left to flush
+			_ = shell.NetConn().Close()
+		})
+	}
+	var in inbound
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		in.n, in.code, in.closed = pump(client, shell, deadline)
+		if !in.closed {
+			cut()
+			return
+		}
+		// The holder answers a client's close and ends its side; it gets
+		// as long as a write to finish.
+		_ = shell.SetReadDeadline(deadline())
+	}()
+	out, code, closed := pump(shell, client, deadline)
+	cut()
+	<-done
+	res := BridgeResult{ShellClosed: closed, Code: code, BytesIn: in.n, BytesOut: out}
+	if !closed {
+		res.Code = in.code
+	}
+	if res.Code == 0 {
+		res.Code = websocket.CloseAbnormalClosure
+	}
+	return res
+}
+
+// inbound is what the client-to-holder pump reports.
+type inbound struct {
+	n      int64
+	code   int
+	closed bool
+}
+
+// pump copies messages from src to dst until src ends. A close frame from
+// src is passed on to dst (closed true, with its code); any other end is
+// not.
+func pump(src, dst *websocket.Conn, deadline func() time.Time) (n int64, code int, closed bool) {
+	for {
+		typ, msg, err := src.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) {
+				return n, 0, false
+			}
+			_ = dst.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(ce.Code, ce.Text), deadline())
+			return n, ce.Code, true
+		}
+		_ = dst.SetWriteDeadline(deadline())
+		if err := dst.WriteMessage(typ, msg); err != nil {
+			return n, 0, false
+		}
+		n += int64(len(msg))
+	}
+}
