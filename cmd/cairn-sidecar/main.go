@@ -1,14 +1,45 @@
 // Command cairn-sidecar is the in-container helper of cairn. It takes its
 // command as the only argument and everything else from CAIRN_* environment
 // variables, and prints exactly one JSON result line.
+//
+// Two commands keep a shell instead (package ptyshell/holder): "hold" runs
+// as a shell container's main process, and "relay [SOCKET]" joins stdin and
+// stdout to the holder's socket, which is how a server reaches it. They
+// live in this binary so the one image that every runtime already has
+// carries them too.
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 	"github.com/cairn-dev/cairn/sidecar"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case holder.CommandHold:
+			exit(holder.Main(context.Background()))
+		case holder.CommandRelay:
+			socket := holder.DefaultSocket
+			if len(os.Args) > 2 {
+				socket = os.Args[2]
+			}
+			exit(holder.Relay(socket, os.Stdin, os.Stdout))
+		}
+	}
 	os.Exit(sidecar.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout))
+}
+
+// exit ends a holder command: its own failure only, never a byte of the
+// session.
+func exit(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cairn-sidecar:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }

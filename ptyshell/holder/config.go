@@ -19,6 +19,12 @@ const (
 	EnvKey    = "CAIRN_HOLDER_KEY"
 )
 
+// The holder's commands of the cairn-sidecar binary.
+const (
+	CommandHold  = "hold"
+	CommandRelay = "relay"
+)
+
 // DefaultSocket is where the holder listens, on a private tmpfs of the
 // container (mode 0700) that the runtime mounts at DefaultRunDir.
 const (
@@ -53,8 +59,8 @@ type Config struct {
 	// end (and recording) before the holder exits anyway.
 	Collect time.Duration `json:"collect"`
 
-	Record         bool  `json:"record"`
-	RecordMaxBytes int64 `json:"record_max_bytes"`
+	Record         bool   `json:"record"`
+	RecordMaxBytes int64  `json:"record_max_bytes"`
 	Term           string `json:"term"`
 
 	Socket string `json:"socket,omitempty"` // DefaultSocket when empty

@@ -118,4 +118,3 @@ type relayAddr struct{}
 
 func (relayAddr) Network() string { return "relay" }
 func (relayAddr) String() string  { return "holder-relay" }
-

@@ -25,7 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
 )
 
-// holderBin is the cairn-holder binary the tests run, built once.
+// holderBin is the cairn-sidecar binary the tests run, built once.
 var holderBin string
 
 func TestMain(m *testing.M) {
@@ -33,8 +33,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	holderBin = filepath.Join(dir, "cairn-holder")
-	build := exec.Command("go", "build", "-o", holderBin, "github.com/cairn-dev/cairn/cmd/cairn-holder")
+	holderBin = filepath.Join(dir, "cairn-sidecar")
+	build := exec.Command("go", "build", "-o", holderBin, "github.com/cairn-dev/cairn/cmd/cairn-sidecar")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		panic(err)
@@ -70,7 +70,7 @@ func startHolder(t *testing.T, cfg holder.Config) *running {
 	key := sha256.Sum256([]byte("the shell's secret"))
 	env, err := holder.Env(cfg, key[:])
 	require.NoError(t, err)
-	cmd := exec.Command(holderBin)
+	cmd := exec.Command(holderBin, holder.CommandHold)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "PS1=$ ", "TERM=" + cfg.Term}, env...)
 	stderr := &bytes.Buffer{}
 	cmd.Stderr = stderr
@@ -91,7 +91,7 @@ func startHolder(t *testing.T, cfg holder.Config) *running {
 // relayDial runs "cairn-holder relay" per connection and joins its stdio.
 func (r *running) relayDial(t *testing.T) holder.Dial {
 	return func(ctx context.Context) (net.Conn, error) {
-		relay := exec.Command(holderBin, "relay", r.socket)
+		relay := exec.Command(holderBin, holder.CommandRelay, r.socket)
 		in, err := relay.StdinPipe()
 		if err != nil {
 			return nil, err

@@ -58,14 +58,18 @@ type ShellConfig struct {
 	Nofile      int64    // default 1024
 	TmpfsMiB    int64    // default 64, each of /tmp and $HOME
 	StopSecs    int      // default 3: SIGHUP, then SIGKILL
-	Logger      *slog.Logger
+	// SidecarImage carries the holder of v2 shells (default
+	// "cairn-sidecar:latest"; never pulled).
+	SidecarImage string
+	Logger       *slog.Logger
 }
 
 // Shells creates, lists and removes shell containers on one engine.
 type Shells struct {
-	cli *client.Client
-	cfg ShellConfig
-	log *slog.Logger
+	cli     *client.Client
+	cfg     ShellConfig
+	log     *slog.Logger
+	holders holderVolumes
 }
 
 // NewShells returns the shell runtime over cli.
@@ -82,6 +86,7 @@ func NewShells(cli *client.Client, cfg ShellConfig) *Shells {
 	cfg.Nofile = cmp.Or(cfg.Nofile, 1024)
 	cfg.TmpfsMiB = cmp.Or(cfg.TmpfsMiB, 64)
 	cfg.StopSecs = cmp.Or(cfg.StopSecs, 3)
+	cfg.SidecarImage = cmp.Or(cfg.SidecarImage, "cairn-sidecar:latest")
 	return &Shells{cli: cli, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
 }
 
