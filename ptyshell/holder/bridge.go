@@ -1,6 +1,7 @@
 package holder
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -23,18 +24,25 @@ type BridgeResult struct {
 	BytesIn, BytesOut int64
 }
 
+// BridgeOptions tune a Bridge.
+type BridgeOptions struct {
+	// WriteWait bounds each write to either side.
+	WriteWait time.Duration
+}
+
 // Bridge relays a client's connection to the holder's, message by message
-// and in both directions, until either ends; writeWait bounds each write.
+// and in both directions, until either ends or ctx is done (which cuts
+// both, as a lost connection would).
 // The holder serves the client as ptyshell.Serve does, so the server adds
 // nothing: its pings and the client's pongs are forwarded too, which keeps
 // the holder's keepalive end to end, and a close frame of either side is
 // passed on with its code. When a side ends without one, the other's
 // stream is cut, so the holder sees a client gone (and the shell detaches)
 // and the client sees an abnormal close (and reattaches).
-func Bridge(client, shell *websocket.Conn, writeWait time.Duration) BridgeResult {
+func Bridge(ctx context.Context, client, shell *websocket.Conn, opts BridgeOptions) BridgeResult {
 	client.SetReadLimit(ptyshell.ServerReadLimit)
 	shell.SetReadLimit(ptyshell.ClientReadLimit)
-	deadline := func() time.Time { return time.Now().Add(writeWait) }
+	deadline := func() time.Time { return time.Now().Add(opts.WriteWait) }
 	shell.SetPingHandler(func(data string) error {
 		_ = client.WriteControl(websocket.PingMessage, []byte(data), deadline()) // a lost ping is the holder's to time out
 		return nil
@@ -50,6 +58,8 @@ func Bridge(client, shell *websocket.Conn, writeWait time.Duration) BridgeResult
 			_ = shell.NetConn().Close()
 		})
 	}
+	stop := context.AfterFunc(ctx, cut)
+	defer stop()
 	var in inbound
 	done := make(chan struct{})
 	go func() {

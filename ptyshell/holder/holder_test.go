@@ -259,7 +259,7 @@ func TestBridgeRelaysAClientToTheHolder(t *testing.T) {
 			_ = shell.Close()
 			return
 		}
-		results <- holder.Bridge(client, shell, 10*time.Second)
+		results <- holder.Bridge(context.Background(), client, shell, holder.BridgeOptions{WriteWait: 10 * time.Second})
 	}))
 	defer srv.Close()
 	c := ptyshelltest.DialV2(t, "ws"+strings.TrimPrefix(srv.URL, "http"))

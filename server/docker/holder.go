@@ -43,19 +43,24 @@ type holderVolumes struct {
 // and recording, and no TTY — the holder makes the PTY, so the engine never
 // sees a byte of the session. The create runs detached from ctx, like
 // every create. Reasons: shell_image_missing, docker_unavailable, internal.
-func (s *Shells) StartHolder(ctx context.Context, spec service.ShellSpec, env []string) (string, error) {
+func (s *Shells) StartHolder(ctx context.Context, spec service.ShellSpec, hc holder.Config, key []byte) (string, error) {
 	vol, err := s.holderVolume(ctx)
 	if err != nil {
 		return "", err
+	}
+	hc.Argv = s.shellArgv()
+	env, err := holder.Env(hc, key)
+	if err != nil {
+		return "", cairn.Internal("the holder's configuration could not be written", err)
 	}
 	cfg := s.sessionConfig(sessionMeta{kind: KindShell, idLabel: LabelShell, idEnv: "CAIRN_SHELL_ID", id: spec.ShellID,
 		workspaceID: spec.WorkspaceID, workspaceName: spec.WorkspaceName, tokenName: spec.TokenName, expires: spec.Expires},
 		[]string{holderBinary, holder.CommandHold}, append([]string{"TERM=" + spec.Term}, env...))
 	cfg.OpenStdin, cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = false, false, false, false
-	hc := s.hostConfig(spec.VolumeName)
-	hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: vol, Target: HolderDir, ReadOnly: true})
-	hc.Tmpfs[holder.DefaultRunDir] = "rw,nosuid,nodev,noexec,size=" + fmt.Sprint(s.cfg.TmpfsMiB) + "m,mode=0700" + s.tmpfsOwner()
-	a, err := s.createContainer(ctx, KindShell, spec.Name, cfg, hc)
+	host := s.hostConfig(spec.VolumeName)
+	host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeVolume, Source: vol, Target: HolderDir, ReadOnly: true})
+	host.Tmpfs[holder.DefaultRunDir] = "rw,nosuid,nodev,noexec,size=" + fmt.Sprint(s.cfg.TmpfsMiB) + "m,mode=0700" + s.tmpfsOwner()
+	a, err := s.createContainer(ctx, KindShell, spec.Name, cfg, host)
 	if err != nil {
 		return "", err
 	}
@@ -82,8 +87,8 @@ func (s *Shells) tmpfsOwner() string {
 // shell's user, stdin and stdout only) and returns the stream to its
 // socket. Reasons: shell_not_found (no such container, or it is not
 // running), docker_unavailable.
-func (s *Shells) DialHolder(ctx context.Context, containerID string) (net.Conn, error) {
-	ex, err := s.cli.ContainerExecCreate(ctx, containerID, container.ExecOptions{
+func (s *Shells) DialHolder(ctx context.Context, name string) (net.Conn, error) {
+	ex, err := s.cli.ContainerExecCreate(ctx, name, container.ExecOptions{
 		User: s.cfg.User, Cmd: []string{holderBinary, holder.CommandRelay},
 		AttachStdin: true, AttachStdout: true,
 	})

@@ -381,7 +381,9 @@ func (c *containerSessions[E]) Shutdown(ctx context.Context) {
 // those of other instances that expired says may go, and counts them. A
 // session enters the registry before its container exists, so an opening
 // one is never taken.
-func (c *containerSessions[E]) reap(ctx context.Context, expired func(context.Context, ShellContainer) bool) (int, error) {
+// keep, when set, spares containers whose sessions live outside this
+// process (the registry's v2 shells).
+func (c *containerSessions[E]) reap(ctx context.Context, expired func(context.Context, ShellContainer) bool, keep func(id string) bool) (int, error) {
 	list, err := c.listContainers(ctx)
 	if err != nil {
 		return 0, err
@@ -390,7 +392,7 @@ func (c *containerSessions[E]) reap(ctx context.Context, expired func(context.Co
 	var errs []error
 	for _, sc := range list {
 		own := sc.Instance == c.config.Instance
-		if own && c.Known(sc.ShellID) || !own && !expired(ctx, sc) {
+		if keep != nil && keep(sc.ShellID) || own && c.Known(sc.ShellID) || !own && !expired(ctx, sc) {
 			continue
 		}
 		if err := c.removeContainer(ctx, sc.ContainerID); err != nil {

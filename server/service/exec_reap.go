@@ -18,7 +18,7 @@ func (x *Execs) Reap(ctx context.Context) (int, error) {
 	now := x.svc.now()
 	return x.reap(ctx, func(ctx context.Context, c ShellContainer) bool {
 		return !c.Expires.IsZero() && now.After(c.Expires.Add(execGrace)) && x.ours(ctx, c.WorkspaceID)
-	})
+	}, nil)
 }
 
 // ours reports a workspace of this stack's database: another stack on the

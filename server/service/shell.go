@@ -20,10 +20,10 @@ type ShellConfig struct {
 	// Detached ends a v2 shell this long after its writer left
 	// (shell.timeouts.detachedSecs; default 300 s).
 	Detached time.Duration
-	// NewScreen makes a v2 shell's virtual terminal, whose render starts
-	// every attach and watch. Nil keeps none: an attach then shows live
-	// output only, and output produced while detached is not replayed.
-	NewScreen func(cols, rows int) ptyshell.Screen
+	// Scrollback is the lines of history a v2 shell's holder keeps in its
+	// virtual screen, whose render starts every attach and watch
+	// (shell.replay.scrollbackLines).
+	Scrollback int
 	// Record is shell.record: the asciicast recording of v2 shells.
 	Record ShellRecording
 	// Seams for metrics; nil hooks are skipped. OnOpen sees every open:
@@ -42,6 +42,10 @@ type Shells struct {
 	containerSessions[*shellEntry]
 	rt  ShellRuntime
 	cfg ShellConfig
+	// bridges is the context of every v2 connection this server relays;
+	// Shutdown cancels it, and the clients reattach elsewhere.
+	bridges    context.Context
+	endBridges context.CancelFunc
 }
 
 // shellEntry is one live shell in the registry, from the open's checks
@@ -82,12 +86,21 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 			rt.ListShells, rt.RemoveContainer),
 		rt: rt, cfg: cfg,
 	}
+	s.bridges, s.endBridges = context.WithCancel(context.Background())
 	svc.openShells = s.shellsOf
 	return s
 }
 
 // Enabled reports shell.enable.
 func (s *Shells) Enabled() bool { return s.cfg.Enabled }
+
+// Shutdown cuts the v2 connections this server relays (their shells live
+// on in their containers, and the clients reattach through another
+// replica) and ends its v1 shells with reason server_shutdown.
+func (s *Shells) Shutdown(ctx context.Context) {
+	s.endBridges()
+	s.containerSessions.Shutdown(ctx)
+}
 
 // OpenShell runs the pre-upgrade checks that are not the websocket's own,
 // in the order of the reasons below, and creates the shell's container,

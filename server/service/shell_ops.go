@@ -12,39 +12,39 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// FindShells lists the app's shell containers from Docker, so every
-// replica sharing the daemon sees all of them, with the local registry's
-// details added.
+// FindShells lists the app's shells: the registry's v2 shells, whichever
+// replica opened them, and the shell containers that have no row (v1
+// shells, leftovers), with each container's state.
 func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.ShellList, error) {
 	list, err := s.rt.ListShells(ctx)
 	if err != nil {
 		return nil, err
 	}
+	rows, err := s.svc.store.FindShellRows(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*cairn.Shell, 0, len(list))
-	s.mu.Lock()
+	listed := map[string]bool{}
+	states := map[string]string{}
 	for _, c := range list {
-		if workspaceID != "" && c.WorkspaceID != workspaceID {
+		states[c.ShellID] = c.State
+	}
+	for _, row := range rows {
+		listed[row.ID] = true
+		if row.State != ShellRunning {
 			continue
 		}
-		sh := &cairn.Shell{
-			ID: c.ShellID, WorkspaceID: c.WorkspaceID, Container: c.Name, Instance: c.Instance,
-			State: c.State, StartedAt: cairn.Timestamp(c.Created), TokenName: c.TokenName,
+		out = append(out, &cairn.Shell{ID: row.ID, WorkspaceID: row.WorkspaceID, Container: row.Container,
+			Instance: row.Instance, State: cmp.Or(states[row.ID], "missing"), StartedAt: cairn.Timestamp(row.CreatedAt),
+			ExpiresAt: cairn.Timestamp(row.ExpiresAt), TokenName: row.TokenName, ClientAddr: row.ClientAddr})
+	}
+	s.mu.Lock()
+	for _, c := range list {
+		if listed[c.ShellID] || workspaceID != "" && c.WorkspaceID != workspaceID {
+			continue
 		}
-		if !c.Expires.IsZero() {
-			sh.ExpiresAt = cairn.Timestamp(c.Expires)
-		}
-		if e, ok := s.entries[c.ShellID]; ok && c.Instance == s.cfg.Instance {
-			sh.Local, sh.ClientAddr = true, e.clientAddr
-			if !e.lastInput.IsZero() {
-				at := cairn.Timestamp(e.lastInput)
-				sh.LastInputAt = &at
-			}
-			if e.sess != nil && e.sess.hub != nil {
-				detached := e.sess.hub.Detached()
-				sh.Detached, sh.Watchers = &detached, e.sess.hub.Watchers()
-			}
-		}
-		out = append(out, sh)
+		out = append(out, s.containerShell(c))
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b *cairn.Shell) int {
@@ -53,12 +53,33 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 	return &cairn.ShellList{Enabled: s.cfg.Enabled, Shells: out}, nil
 }
 
-// KillShell ends the shell id. A session of this process ends with
-// reason "terminated" and KillShell returns once its end is recorded (or
-// after the stop timeout plus a margin). Any other container of the app
-// with that cairn.shell label (another replica's shell, a leftover) is
-// force-removed; its server, if alive, sees it vanish and ends the session
-// the same way. Reasons: shell_not_found, docker_unavailable.
+// containerShell describes a shell container without a registry row, with
+// what this process knows of it when it is its own v1 shell; s.mu is held.
+func (s *Shells) containerShell(c ShellContainer) *cairn.Shell {
+	sh := &cairn.Shell{
+		ID: c.ShellID, WorkspaceID: c.WorkspaceID, Container: c.Name, Instance: c.Instance,
+		State: c.State, StartedAt: cairn.Timestamp(c.Created), TokenName: c.TokenName,
+	}
+	if !c.Expires.IsZero() {
+		sh.ExpiresAt = cairn.Timestamp(c.Expires)
+	}
+	if e, ok := s.entries[c.ShellID]; ok && c.Instance == s.cfg.Instance {
+		sh.Local, sh.ClientAddr = true, e.clientAddr
+		if !e.lastInput.IsZero() {
+			at := cairn.Timestamp(e.lastInput)
+			sh.LastInputAt = &at
+		}
+	}
+	return sh
+}
+
+// KillShell ends the shell id. A v2 shell is ended by its holder, from any
+// replica, and KillShell returns once its end is recorded. A v1 session of
+// this process ends with reason "terminated" and KillShell returns once
+// its end is recorded (or after the stop timeout plus a margin). Any other
+// container of the app with that cairn.shell label (another replica's v1
+// shell, a leftover) is force-removed. Reasons: shell_not_found,
+// docker_unavailable.
 func (s *Shells) KillShell(ctx context.Context, id string) error {
 	by := actorName(ctx)
 	s.mu.Lock()
@@ -72,6 +93,22 @@ func (s *Shells) KillShell(ctx context.Context, id string) error {
 		s.await(ctx, e)
 		return nil
 	}
+	row, err := s.svc.store.FindShell(ctx, id)
+	switch {
+	case err == nil && row.State == ShellRunning:
+		return s.killHeld(ctx, row, by)
+	case err == nil:
+		return cairn.ErrShellNotFound(id) // opening (nobody has it yet) or ending already
+	case cairn.ErrorReason(err) != cairn.ReasonShellNotFound:
+		return err
+	}
+	return s.removeLeftover(ctx, id, by)
+}
+
+// removeLeftover force-removes the shell container id that has no row:
+// another replica's v1 shell, whose server sees it vanish and ends the
+// session, or a leftover.
+func (s *Shells) removeLeftover(ctx context.Context, id, by string) error {
 	list, err := s.rt.ListShells(ctx)
 	if err != nil {
 		return err
@@ -111,12 +148,33 @@ func (s *Shells) await(ctx context.Context, e *shellEntry) {
 	}
 }
 
-// Reap is one pass of the server-side reaper: it removes the
-// app's shell containers that carry this server's instance but are not in
-// its registry — a predecessor's leftovers, or a teardown that failed — and
-// counts them. An opening shell is never taken.
+// Reap is one pass of the server-side reaper: the registry's shells are
+// settled (settlePass), then the app's shell containers that carry this
+// server's instance but are neither in the registry nor this process's v1
+// shells — a predecessor's leftovers, or a teardown that failed — are
+// removed and counted. A shell's row is written before its container
+// exists, so an opening one is never taken.
 func (s *Shells) Reap(ctx context.Context) (int, error) {
-	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false })
+	list, err := s.rt.ListShells(ctx)
+	if err != nil {
+		return 0, err
+	}
+	byID := make(map[string]ShellContainer, len(list))
+	for _, c := range list {
+		byID[c.ShellID] = c
+	}
+	if err := s.settlePass(ctx, byID); err != nil {
+		return 0, err
+	}
+	rows, err := s.svc.store.FindShellRows(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	held := make(map[string]bool, len(rows))
+	for _, row := range rows {
+		held[row.ID] = true
+	}
+	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false }, func(id string) bool { return held[id] })
 	s.cfg.OnReap("server", n)
 	return n, err
 }
@@ -148,8 +206,8 @@ func (s *Service) nameShells(ctx context.Context, ws *cairn.Workspace, err error
 		ws.Name, strings.Join(ids, ", "))}
 }
 
-// shellsOf lists the IDs of the workspace's shell containers, from Docker,
-// so another replica's shells are named too; nil if they cannot be listed.
+// shellsOf lists the IDs of the workspace's shells, so another replica's
+// are named too; nil if they cannot be listed.
 func (s *Shells) shellsOf(ctx context.Context, workspaceID string) []string {
 	list, err := s.FindShells(ctx, workspaceID)
 	if err != nil {

@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 )
 
 // ShellRuntime is the container engine as the shell needs it. The volume's
@@ -18,6 +20,16 @@ type ShellRuntime interface {
 	// so a cancelled request never leaves a container it cannot name.
 	// Reasons: shell_image_missing, docker_unavailable, internal.
 	CreateShell(ctx context.Context, spec ShellSpec) (ptyshell.Stream, error)
+	// StartHolder creates and starts the container of a v2 shell: the
+	// holder (cairn-sidecar hold) as its main process, configured by cfg
+	// and proving requests with key, with the shell's posture and labels,
+	// no network and no TTY. The create runs detached from ctx. Reasons:
+	// shell_image_missing, docker_unavailable, internal.
+	StartHolder(ctx context.Context, spec ShellSpec, cfg holder.Config, key []byte) (string, error)
+	// DialHolder runs the holder's relay in the named container and returns
+	// the stream to its socket. Reasons: shell_not_found (the container is
+	// gone or not running), docker_unavailable.
+	DialHolder(ctx context.Context, container string) (net.Conn, error)
 	// ListShells lists every shell container of the app, running or not.
 	ListShells(ctx context.Context) ([]ShellContainer, error)
 	// RemoveContainer force-removes a container; an absent one is no

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -21,12 +20,8 @@ type ShellSession struct {
 	// cause (ptyshell.ErrTerminated, ptyshell.ErrServerShutdown).
 	life context.Context
 
-	// A v2 session's hub and the hash of its secret, set under Shells.mu
-	// once it runs.
-	hub    *ptyshell.Hub
-	secret [sha256.Size]byte
-	// rec is the session's recording, nil when it records none; set
-	// before a v2 session's hub is made, or as a v1 session is served.
+	// rec is the session's recording, nil when it records none; set as the
+	// session is served.
 	rec *recording
 }
 

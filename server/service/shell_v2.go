@@ -7,87 +7,161 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"net"
 	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 )
 
-// CreateShell creates and starts a v2 shell: one that
-// outlives its connections. It runs the checks of OpenShell, starts the
-// container at once — its output feeds the screen from the first byte —
-// writes SHELL_OPENED, and returns the shell's ID and its resume secret.
-// The shell runs detached until a writer attaches, and ends
-// detached_timeout after its writer left (or it was created). Only a hash
-// of the secret is kept; the secret is in the answer and nowhere else.
-// Reasons: those of OpenShell, internal.
+// CreateShell creates and starts a v2 shell: one that outlives its
+// connections and every server. Its container runs the holder, which keeps
+// the shell, its screen, its recording and its clocks; the registry row
+// (written before the container exists) lets any replica reach it. It
+// writes SHELL_OPENED and returns the shell's ID and its resume secret:
+// only the secret's hash is kept. Reasons: shell_disabled,
+// server_shutting_down, invalid_terminal, workspace_not_found,
+// too_many_shells, volume_not_ready, volume_missing, workspace_busy,
+// docker_unavailable, shell_image_missing, internal.
 func (s *Shells) CreateShell(ctx context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error) {
 	openedAt := time.Now()
-	ss, err := s.open(ctx, o, openedAt)
+	info, err := s.createHeld(ctx, o)
 	if err != nil {
 		s.cfg.OnOpen(string(cairn.ErrorReason(err)), 0)
 		return nil, err
 	}
-	s.mu.Lock()
-	ss.e.sess = ss
-	s.mu.Unlock()
-	secret, sum, err := newShellSecret()
+	s.cfg.OnOpen("ok", time.Since(openedAt))
+	return info, nil
+}
+
+func (s *Shells) createHeld(ctx context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error) {
+	if err := s.Admit(); err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ws, err := s.svc.store.FindWorkspace(ctx, o.WorkspaceID)
 	if err != nil {
-		ss.Abort()
+		return nil, err
+	}
+	secret, key, err := newShellSecret()
+	if err != nil {
 		return nil, cairn.Internal("the shell's secret could not be made", err)
 	}
-	ss.startRecording(openedAt)
-	hub := ptyshell.NewHub(ss.stream, ss.hubOptions())
-	if err := hub.Start(ctx); err != nil {
-		ss.rec.discard(ss.s.log)
-		ss.finish(ptyshell.ServeResult{Reason: ptyshell.ReasonError, ExitCode: ptyshell.ExitCodeRuntime, Err: err})
-		if cairn.ErrorReason(err) == "" {
-			err = cairn.Internal("the shell could not be started", err)
-		}
+	now := s.svc.now()
+	id := ulid.Make().String()
+	row := &ShellRow{ID: id, WorkspaceID: ws.ID, Container: s.svc.appName + ".shell." + ws.ID + "." + id,
+		Key: key[:], TokenName: actorName(ctx), ClientAddr: o.ClientAddr, Instance: s.cfg.Instance,
+		Record: s.cfg.Record.Enabled || o.Record, State: ShellOpening, CreatedAt: now,
+		ExpiresAt: now.Add(s.cfg.MaxLifetime)}
+	if err := s.admitRow(ctx, row); err != nil {
 		return nil, err
 	}
-	go ss.runHub(hub)
-	if err := ss.running(ctx); err != nil {
-		ss.e.cancel(errors.New("audit unavailable"))
-		<-ss.e.done
+	if err := s.startHolder(ctx, row, o); err != nil {
+		s.dropRow(ctx, row)
 		return nil, err
 	}
+	if err := s.auditHeldOpen(ctx, row, ws, o); err != nil {
+		s.removeHeld(ctx, row)
+		return nil, err
+	}
+	s.log.Info("shell opened", s.rowAttrs(row)...)
+	return &cairn.ShellSessionInfo{ShellID: id, Secret: secret, WorkspaceID: ws.ID, Container: row.Container,
+		Instance: s.cfg.Instance, DetachedTimeoutSecs: int(s.detached() / time.Second)}, nil
+}
+
+// admitRow writes the row in state opening if this server's caps allow
+// another shell. This process is its instance's only server, so its lock
+// makes the count and the insert one step.
+func (s *Shells) admitRow(ctx context.Context, row *ShellRow) error {
 	s.mu.Lock()
-	ss.hub, ss.secret = hub, sum
-	s.mu.Unlock()
-	return &cairn.ShellSessionInfo{ShellID: ss.e.id, Secret: secret, WorkspaceID: ss.e.ws.ID, Container: ss.e.container,
-		Instance: s.cfg.Instance, DetachedTimeoutSecs: int(ss.hubOptions().Detached / time.Second)}, nil
+	defer s.mu.Unlock()
+	if s.closing {
+		return s.shuttingDown()
+	}
+	total, inWS, err := s.svc.store.CountShells(ctx, row.Instance, row.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	total += len(s.entries) // v1 shells live in this process only
+	inWS += s.perWS[row.WorkspaceID]
+	switch {
+	case total >= s.cfg.MaxSessions:
+		return cairn.Errorf(cairn.ReasonTooManyShells,
+			"this server already runs %d shells, its limit (shell.limits.maxSessions); close one first", total)
+	case inWS >= s.cfg.MaxSessionsPerWorkspace:
+		return cairn.Errorf(cairn.ReasonTooManyShells,
+			"workspace %s already has %d shells on this server, its limit (shell.limits.maxSessionsPerWorkspace); close one first",
+			row.WorkspaceID, inWS)
+	}
+	return s.svc.store.InsertShell(ctx, row)
 }
 
-// runHub ends the hub with the session's cause (KillShell, Shutdown) and
-// records the end once the hub is done.
-func (ss *ShellSession) runHub(hub *ptyshell.Hub) {
-	stop := context.AfterFunc(ss.life, func() { hub.End(context.Cause(ss.life)) })
-	defer stop()
-	res := hub.Result()
-	ss.keepRecording(res.Reason)
-	ss.finish(ptyshell.ServeResult{Reason: res.Reason, ExitCode: res.ExitCode, Running: true,
-		BytesIn: res.BytesIn, BytesOut: res.BytesOut, Err: res.Err})
+// startHolder starts the shell's container under the workspace's shared
+// lock (as every session container) and marks the row running.
+func (s *Shells) startHolder(ctx context.Context, row *ShellRow, o cairn.ShellOpen) error {
+	_, _, err := onReadyVolume(ctx, &s.containerSessions, row.WorkspaceID, func(ctx context.Context, ws *cairn.Workspace) (string, error) {
+		spec := ShellSpec{Name: row.Container, ShellID: row.ID, WorkspaceID: ws.ID, WorkspaceName: ws.Name,
+			VolumeName: ws.VolumeName, TokenName: row.TokenName, Term: o.Term, Cols: o.Cols, Rows: o.Rows,
+			Expires: row.ExpiresAt}
+		return s.rt.StartHolder(ctx, spec, s.holderConfig(row, ws, o), row.Key)
+	})
+	if err != nil {
+		return err
+	}
+	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellOpening}, ShellRunning)
+	if err == nil && !ok {
+		err = cairn.Internal("the shell's registry row went while it started", nil)
+	}
+	if err != nil {
+		s.removeContainer(ctx, row)
+	}
+	row.State = ShellRunning
+	return err
 }
 
-func (ss *ShellSession) hubOptions() ptyshell.HubOptions {
-	c := ss.s.cfg
-	return ptyshell.HubOptions{
-		Size:         ptyshell.Size{Cols: ss.open.Cols, Rows: ss.open.Rows},
-		NewScreen:    c.NewScreen,
-		Detached:     max(c.Detached, 0),
-		IdleTimeout:  c.IdleTimeout,
-		MaxLifetime:  c.MaxLifetime,
-		OpenTimeout:  c.OpenTimeout,
-		StopTimeout:  c.StopTimeout + 10*time.Second,
-		DrainTimeout: c.DrainTimeout,
-		Recorder:     ss.rec.recorder(),
-		Logger:       ss.s.log,
-		OnDetach:     func() { ss.s.log.Info("shell detached", ss.attrs()...) },
+// holderConfig is what the holder keeps the shell by: the session's
+// settings, as a v1 shell's Serve has them.
+func (s *Shells) holderConfig(row *ShellRow, ws *cairn.Workspace, o cairn.ShellOpen) holder.Config {
+	c := s.cfg
+	return holder.Config{
+		ShellID: row.ID, WorkspaceID: ws.ID, WorkspaceName: ws.Name, Container: row.Container,
+		Cols: o.Cols, Rows: o.Rows, Term: o.Term, Scrollback: c.Scrollback,
+		Detached: s.detached(), Idle: c.IdleTimeout, IdleWarning: c.IdleWarning, MaxLifetime: c.MaxLifetime,
+		Ping: c.PingInterval, PongWait: c.PongWait, WriteWait: c.WriteWait,
+		Stop: c.StopTimeout, Drain: c.DrainTimeout,
+		Record: row.Record, RecordMaxBytes: c.Record.MaxBytes,
 	}
 }
 
-// newShellSecret returns a resume secret and the hash that is kept.
+func (s *Shells) detached() time.Duration { return cmpDuration(s.cfg.Detached, ptyshell.DefaultDetached) }
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (s *Shells) auditHeldOpen(ctx context.Context, row *ShellRow, ws *cairn.Workspace, o cairn.ShellOpen) error {
+	actx, cancel := context.WithTimeout(ctx, auditTimeout)
+	defer cancel()
+	err := s.svc.audit(actx, s.svc.store, cairn.AuditShellOpened, map[string]any{
+		"workspace_id": ws.ID, "workspace_name": ws.Name, "shell_id": row.ID, "container": row.Container,
+		"token_name": row.TokenName, "client_addr": row.ClientAddr, "cols": o.Cols, "rows": o.Rows, "term": o.Term,
+	})
+	if err != nil {
+		s.log.Error("shell audit failed; ending the shell", "shell_id", row.ID, "err", err)
+	}
+	return err
+}
+
+// newShellSecret returns a resume secret and its hash, the shell's key.
 func newShellSecret() (string, [sha256.Size]byte, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -97,143 +171,123 @@ func newShellSecret() (string, [sha256.Size]byte, error) {
 	return secret, sha256.Sum256([]byte(secret)), nil
 }
 
-// ShellAttachment is one connection lent a v2 shell, as writer or
-// watcher, not yet upgraded: Run serves it, Abort gives it back.
+// ShellAttachment is one connection to a v2 shell's holder, as writer or
+// watcher, whose client is not yet upgraded: Run bridges them, Abort
+// closes it.
 type ShellAttachment struct {
-	ss  *ShellSession
-	tap *ptyshell.Tap
+	s     *Shells
+	row   *ShellRow
+	role  string
+	shell *websocket.Conn
 }
 
-// AttachShell lends the v2 shell id to a new writer, after the checks that
-// come before the upgrade: the shell is this server's (else
-// shell_on_other_replica, naming the instance that holds it), a v2 shell,
-// and secret is its own. The writer takes the shell over: a writer already
-// attached gets EXIT taken_over. size, when valid, is applied before the
-// screen's render. Reasons: shell_disabled, server_shutting_down,
-// shell_secret_required, shell_not_found, shell_on_other_replica,
-// shell_not_attachable, shell_secret_invalid, docker_unavailable.
+// AttachShell connects a new writer to the v2 shell id through its holder,
+// from whichever replica the client reached, after the checks that come
+// before the upgrade: the shell is in the registry, a v2 shell, and secret
+// is its own. The writer takes the shell over: a writer already attached
+// gets EXIT taken_over. size, when valid, is applied before the screen's
+// render. Reasons: shell_disabled, server_shutting_down,
+// shell_secret_required, shell_not_found, shell_not_attachable,
+// shell_secret_invalid, docker_unavailable.
 func (s *Shells) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (*ShellAttachment, error) {
 	if secret == "" {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretRequired,
 			"attaching needs the shell's secret in the %s header", cairn.ShellSecretHeader)
 	}
-	ss, hub, err := s.lookupV2(ctx, id)
+	row, err := s.lookupHeld(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(secret))
-	if subtle.ConstantTimeCompare(sum[:], ss.secret[:]) != 1 {
+	if subtle.ConstantTimeCompare(sum[:], row.Key) != 1 {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretInvalid, "that is not the secret of shell %s", id)
 	}
-	writer, err := s.auditLend(ctx, cairn.AuditShellAttached, ss, clientAddr)
-	if err != nil {
-		return nil, err
-	}
-	tap, err := hub.Attach(ctx, ptyshell.RoleWriter, size)
-	if err != nil {
-		return nil, cairn.ErrShellNotFound(id)
-	}
-	s.log.Info("shell attached", append(ss.attrs(), "writer", writer, "attach_addr", clientAddr)...)
-	return &ShellAttachment{ss: ss, tap: tap}, nil
+	return s.lend(ctx, row, ptyshell.RoleWriter, size, clientAddr)
 }
 
-// WatchShell lends the v2 shell id to a read-only watcher, and writes a
+// WatchShell connects a read-only watcher to the v2 shell id, and writes a
 // SHELL_WATCHED row naming who watches. No secret: the token's scope
-// decides. Reasons: those of AttachShell but the secret's, and the audit's.
+// decides. Reasons: those of AttachShell but the secret's.
 func (s *Shells) WatchShell(ctx context.Context, id, clientAddr string) (*ShellAttachment, error) {
-	ss, hub, err := s.lookupV2(ctx, id)
+	row, err := s.lookupHeld(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	watcher, err := s.auditLend(ctx, cairn.AuditShellWatched, ss, clientAddr)
-	if err != nil {
-		return nil, err
-	}
-	tap, err := hub.Attach(ctx, ptyshell.RoleWatcher, ptyshell.Size{})
-	if err != nil {
-		return nil, cairn.ErrShellNotFound(id)
-	}
-	s.log.Info("shell watched", append(ss.attrs(), "watcher", watcher, "watcher_addr", clientAddr)...)
-	return &ShellAttachment{ss: ss, tap: tap}, nil
+	return s.lend(ctx, row, ptyshell.RoleWatcher, ptyshell.Size{}, clientAddr)
 }
 
-// auditLend writes the row of one connection lent the shell (typ is
-// SHELL_ATTACHED or SHELL_WATCHED) and returns the token name it names. A
-// lend that cannot be audited is refused: who saw or typed into a shell is
-// what the audit log is for.
-func (s *Shells) auditLend(ctx context.Context, typ cairn.AuditType, ss *ShellSession, clientAddr string) (string, error) {
+// lend audits the connection (a lend that cannot be audited is refused:
+// who saw or typed into a shell is what the audit log is for), then opens
+// it on the holder.
+func (s *Shells) lend(ctx context.Context, row *ShellRow, role string, size ptyshell.Size, clientAddr string) (*ShellAttachment, error) {
+	typ := cairn.AuditShellAttached
+	if role == ptyshell.RoleWatcher {
+		typ = cairn.AuditShellWatched
+	}
 	actx, cancel := context.WithTimeout(ctx, auditTimeout)
 	defer cancel()
 	who := actorName(ctx)
-	return who, s.svc.audit(actx, s.svc.store, typ, map[string]any{
-		"workspace_id": ss.e.ws.ID, "shell_id": ss.e.id, "container": ss.e.container,
-		"token_name": who, "client_addr": clientAddr,
-	})
-}
-
-// lookupV2 finds the local v2 session id. A shell container of another
-// instance is shell_on_other_replica; a v1 session shell_not_attachable.
-func (s *Shells) lookupV2(ctx context.Context, id string) (*ShellSession, *ptyshell.Hub, error) {
-	if err := s.Admit(); err != nil {
-		return nil, nil, err
+	if err := s.svc.audit(actx, s.svc.store, typ, map[string]any{"workspace_id": row.WorkspaceID, "shell_id": row.ID,
+		"container": row.Container, "token_name": who, "client_addr": clientAddr}); err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
-	e, ok := s.entries[id]
-	var ss *ShellSession
-	var hub *ptyshell.Hub
-	if ok {
-		ss = e.sess
-		if ss != nil {
-			hub = ss.hub
-		}
-	}
-	s.mu.Unlock()
-	switch {
-	case ok && ss == nil:
-		return nil, nil, cairn.Errorf(cairn.ReasonShellNotAttachable,
-			"shell %s is a v1 shell, which ends with its connection; it cannot be attached", id)
-	case ok && hub == nil:
-		return nil, nil, cairn.ErrShellNotFound(id) // still starting: nobody has its secret yet
-	case ok:
-		return ss, hub, nil
-	}
-	list, err := s.rt.ListShells(ctx)
+	conn, err := s.holderOf(row).Attach(ctx, role, size)
 	if err != nil {
-		return nil, nil, err
-	}
-	for _, c := range list {
-		if c.ShellID == id && c.Instance != s.cfg.Instance {
-			return nil, nil, cairn.ErrShellOnOtherReplica(id, c.Instance)
+		go s.settleNow(row) // it may have ended unseen
+		if errors.Is(err, holder.ErrEnded) || cairn.ErrorReason(err) == cairn.ReasonShellNotFound {
+			return nil, cairn.ErrShellNotFound(row.ID)
 		}
+		if cairn.ErrorReason(err) == "" {
+			err = cairn.Internal("the shell's holder could not be reached", err)
+		}
+		return nil, err
 	}
-	return nil, nil, cairn.ErrShellNotFound(id)
+	s.log.Info("shell "+map[string]string{ptyshell.RoleWriter: "attached", ptyshell.RoleWatcher: "watched"}[role],
+		append(s.rowAttrs(row), "by", who, "addr", clientAddr)...)
+	return &ShellAttachment{s: s, row: row, role: role, shell: conn}, nil
 }
 
-// Run serves the connection with serve (ptyshell.Serve over the upgraded
-// connection). It returns when the connection ends; the shell goes on
-// unless it ended.
-func (a *ShellAttachment) Run(serve func(ctx context.Context, stream ptyshell.Stream, opts ptyshell.ServeOptions) ptyshell.ServeResult) {
-	res := serve(a.tap.Context(), a.tap, a.tap.Options(a.ss.connOptions()))
-	a.ss.s.log.Info("shell connection ended", append(a.ss.attrs(), "role", a.tap.Role(), "reason", string(res.Reason))...)
+// lookupHeld finds the running v2 shell id in the registry. A v1 shell of
+// this process is shell_not_attachable.
+func (s *Shells) lookupHeld(ctx context.Context, id string) (*ShellRow, error) {
+	if err := s.Admit(); err != nil {
+		return nil, err
+	}
+	if s.Known(id) {
+		return nil, cairn.Errorf(cairn.ReasonShellNotAttachable,
+			"shell %s is a v1 shell, which ends with its connection; it cannot be attached", id)
+	}
+	row, err := s.svc.store.FindShell(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if row.State != ShellRunning {
+		return nil, cairn.ErrShellNotFound(id) // starting (nobody has its secret yet) or ending
+	}
+	return row, nil
 }
 
-// Abort gives the shell back when the upgrade failed.
-func (a *ShellAttachment) Abort() { _ = a.tap.Close() } // a tap's Close cannot fail
-
-// connOptions are a v2 connection's ServeOptions before its tap completes
-// them.
-func (ss *ShellSession) connOptions() ptyshell.ServeOptions {
-	o := ss.options()
-	o.Running, o.OpenedAt = nil, time.Time{}
-	return o
+// holderOf is the client of the row's holder, reached through the runtime.
+func (s *Shells) holderOf(row *ShellRow) *holder.Client {
+	return holder.NewClient(func(ctx context.Context) (net.Conn, error) {
+		return s.rt.DialHolder(ctx, row.Container)
+	}, row.Key)
 }
 
-// Writer reports whether this connection is still the shell's writer
-// (not taken over).
-func (a *ShellAttachment) Writer() bool {
-	return a.tap.Role() == ptyshell.RoleWriter && context.Cause(a.tap.Context()) == nil
+// Run bridges the upgraded client to the holder until either ends; the
+// shell goes on unless it ended, in which case its end is collected.
+// Shutdown cuts the bridge: the client reattaches through another replica.
+func (a *ShellAttachment) Run(serve func(ctx context.Context, shell *websocket.Conn, opts holder.BridgeOptions) holder.BridgeResult) {
+	res := serve(a.s.bridges, a.shell, holder.BridgeOptions{WriteWait: cmpDuration(a.s.cfg.WriteWait, ptyshell.DefaultWriteWait)})
+	a.s.log.Info("shell connection ended", append(a.s.rowAttrs(a.row), "role", a.role, "close_code", res.Code)...)
+	a.s.settleNow(a.row)
 }
 
-// Context is cancelled, with the cause, when the connection must end
-// (taken over, the shell's end).
-func (a *ShellAttachment) Context() context.Context { return a.tap.Context() }
+// Abort closes the holder's connection when the client's upgrade failed.
+func (a *ShellAttachment) Abort() { _ = a.shell.Close() } // nothing was sent on it
+
+// rowAttrs identify a v2 shell in log lines.
+func (s *Shells) rowAttrs(row *ShellRow) []any {
+	return []any{"shell_id", row.ID, "workspace_id", row.WorkspaceID, "token_name", row.TokenName,
+		"client_addr", row.ClientAddr}
+}
