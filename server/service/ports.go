@@ -86,6 +86,8 @@ type Store interface {
 	// TryLockWorkspace takes the workspace's lock exclusively if it is free
 	// right now; ok is false when another holder has it.
 	TryLockWorkspace(ctx context.Context, id string) (release func(), ok bool, err error)
+
+	ShellStore
 }
 
 // LockMode selects how a workspace lock is held: transfers share it, volume
