@@ -40,6 +40,13 @@ type Store struct {
 	DeleteArtifactFunc    func(ctx context.Context, id string) error
 	ReleaseObjectFunc     func(ctx context.Context, key, workspaceID string, at time.Time) error
 	ObjectKeyUsedFunc     func(ctx context.Context, key string) (bool, error)
+
+	InsertShellFunc   func(ctx context.Context, row *service.ShellRow) error
+	FindShellFunc     func(ctx context.Context, id string) (*service.ShellRow, error)
+	FindShellRowsFunc func(ctx context.Context, workspaceID string) ([]*service.ShellRow, error)
+	CountShellsFunc   func(ctx context.Context, instance, workspaceID string) (int, int, error)
+	SetShellStateFunc func(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error)
+	DeleteShellFunc   func(ctx context.Context, id string) error
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
@@ -203,4 +210,46 @@ func (s *Store) ObjectKeyUsed(ctx context.Context, key string) (bool, error) {
 		return false, nil
 	}
 	return s.ObjectKeyUsedFunc(ctx, key)
+}
+
+func (s *Store) InsertShell(ctx context.Context, row *service.ShellRow) error {
+	if s.InsertShellFunc == nil {
+		return notSet("Store.InsertShell")
+	}
+	return s.InsertShellFunc(ctx, row)
+}
+
+func (s *Store) FindShell(ctx context.Context, id string) (*service.ShellRow, error) {
+	if s.FindShellFunc == nil {
+		return nil, notSet("Store.FindShell")
+	}
+	return s.FindShellFunc(ctx, id)
+}
+
+func (s *Store) FindShellRows(ctx context.Context, workspaceID string) ([]*service.ShellRow, error) {
+	if s.FindShellRowsFunc == nil {
+		return nil, notSet("Store.FindShellRows")
+	}
+	return s.FindShellRowsFunc(ctx, workspaceID)
+}
+
+func (s *Store) CountShells(ctx context.Context, instance, workspaceID string) (int, int, error) {
+	if s.CountShellsFunc == nil {
+		return 0, 0, notSet("Store.CountShells")
+	}
+	return s.CountShellsFunc(ctx, instance, workspaceID)
+}
+
+func (s *Store) SetShellState(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error) {
+	if s.SetShellStateFunc == nil {
+		return false, notSet("Store.SetShellState")
+	}
+	return s.SetShellStateFunc(ctx, id, from, state)
+}
+
+func (s *Store) DeleteShell(ctx context.Context, id string) error {
+	if s.DeleteShellFunc == nil {
+		return notSet("Store.DeleteShell")
+	}
+	return s.DeleteShellFunc(ctx, id)
 }
