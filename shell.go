@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Shell is one shell container of this app as GET /v1/shells lists it:
-// every replica sharing the Docker daemon sees every shell; the server
-// that opened one adds what only it knows (Local).
+// Shell is one shell of this app as GET /v1/shells lists it: the
+// registry's v2 shells, whose holders every replica reaches, and the v1
+// shell containers, of which only the server serving one knows the live
+// details (Local).
 type Shell struct {
 	ID          string    `json:"id"`
 	WorkspaceID string    `json:"workspace_id"`
@@ -18,14 +19,15 @@ type Shell struct {
 	StartedAt   time.Time `json:"started_at"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	TokenName   string    `json:"token_name"`
-	// Local is true on the server whose session this is; only then are
-	// LastInputAt and ClientAddr known.
+	// Local is true when the answer carries the shell's live details
+	// (LastInputAt, Detached, Watchers): a v2 shell whose holder answered,
+	// through whichever replica, or this server's own v1 shell.
 	Local       bool       `json:"local"`
 	LastInputAt *time.Time `json:"last_input_at,omitempty"`
 	ClientAddr  string     `json:"client_addr,omitempty"`
-	// Detached is set for a local v2 shell: true while no writer is
-	// attached (it then ends after shell.timeouts.detachedSecs). Watchers
-	// counts its watchers. Both are absent for v1 and remote shells.
+	// Detached is set for a v2 shell whose holder answered: true while no
+	// writer is attached (it then ends after shell.timeouts.detachedSecs).
+	// Watchers counts its watchers. Both are absent for v1 shells.
 	Detached *bool `json:"detached,omitempty"`
 	Watchers int   `json:"watchers,omitempty"`
 }

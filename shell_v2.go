@@ -11,10 +11,6 @@ const (
 	// ReasonShellSecretInvalid (403): an attach whose secret is not the
 	// shell's.
 	ReasonShellSecretInvalid Reason = "shell_secret_invalid"
-	// ReasonShellOnOtherReplica (409): the shell's session lives on
-	// another server sharing the database and Docker daemon; the message
-	// names that instance (shell.instanceName). Replicas do not proxy.
-	ReasonShellOnOtherReplica Reason = "shell_on_other_replica"
 	// ReasonShellNotAttachable (409): the shell is a v1 one, which lives
 	// and dies with its connection.
 	ReasonShellNotAttachable Reason = "shell_not_attachable"
@@ -51,11 +47,4 @@ type ShellSessionInfo struct {
 // String names the shell without its secret.
 func (i ShellSessionInfo) String() string {
 	return fmt.Sprintf("shell %s in workspace %s on %s", i.ShellID, i.WorkspaceID, i.Instance)
-}
-
-// ErrShellOnOtherReplica is the refusal of an attach or watch on a server
-// that does not hold the session.
-func ErrShellOnOtherReplica(id, instance string) *Error {
-	return &Error{Reason: ReasonShellOnOtherReplica, Detail: fmt.Sprintf(
-		"shell %s runs on replica '%s'; attach through that server", id, instance)}
 }

@@ -75,7 +75,6 @@ var reasonStatus = map[Reason]int{
 	// Attaching to a v2 shell.
 	ReasonShellSecretRequired: http.StatusUnauthorized,
 	ReasonShellSecretInvalid:  http.StatusForbidden,
-	ReasonShellOnOtherReplica: http.StatusConflict,
 	ReasonShellNotAttachable:  http.StatusConflict,
 
 	ReasonNameTaken:     http.StatusConflict,

@@ -48,7 +48,7 @@ func (s *Server) openShells(ctx context.Context, svc *service.Service, maintaine
 		IdleTimeout:   seconds(t.IdleSecs),
 		IdleWarning:   warning(t.IdleWarningSecs),
 		Detached:      seconds(t.DetachedSecs),
-		NewScreen:     s.newShellScreen,
+		Scrollback:    sc.Replay.ScrollbackLines,
 		Record:        service.ShellRecording{Enabled: sc.Record.Enable, MaxBytes: sc.Record.MaxBytes, Dir: sc.Record.Dir},
 		OnOpen:        m.open,
 		OnEnd:         m.end,
@@ -102,7 +102,7 @@ func (s *Server) dockerShellConfig() docker.ShellConfig {
 		Umask: sc.Umask, User: sc.User, Env: env, NetworkMode: sc.NetworkMode, DetachKeys: sc.DetachKeys,
 		MemoryMiB: int64(sc.Limits.MemoryMiB), CPUs: sc.Limits.CPUs, Pids: int64(sc.Limits.Pids),
 		Nofile: int64(sc.Limits.Nofile), TmpfsMiB: int64(sc.Limits.TmpfsMiB), StopSecs: sc.Timeouts.StopSecs,
-		Logger: s.log,
+		SidecarImage: s.cfg.Artifact.Sidecar.Image, Logger: s.log,
 	}
 }
 
@@ -141,12 +141,12 @@ func (d shellDoor) OpenShell(ctx context.Context, o cairn.ShellOpen) (rest.Shell
 	return door[rest.ShellSession](d.Shells.OpenShell(ctx, o))
 }
 
-func (d shellDoor) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, addr string) (rest.ShellSession, error) {
-	return door[rest.ShellSession](d.Shells.AttachShell(ctx, id, secret, size, addr))
+func (d shellDoor) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, addr string) (rest.ShellBridge, error) {
+	return door[rest.ShellBridge](d.Shells.AttachShell(ctx, id, secret, size, addr))
 }
 
-func (d shellDoor) WatchShell(ctx context.Context, id, addr string) (rest.ShellSession, error) {
-	return door[rest.ShellSession](d.Shells.WatchShell(ctx, id, addr))
+func (d shellDoor) WatchShell(ctx context.Context, id, addr string) (rest.ShellBridge, error) {
+	return door[rest.ShellBridge](d.Shells.WatchShell(ctx, id, addr))
 }
 
 // door hands what the service opened (a session, an attachment) to the
@@ -163,7 +163,7 @@ func door[I any, S any](opened *S, err error) (I, error) {
 // The service's sessions are the front door's.
 var (
 	_ rest.ShellSession = (*service.ShellSession)(nil)
-	_ rest.ShellSession = (*service.ShellAttachment)(nil)
+	_ rest.ShellBridge  = (*service.ShellAttachment)(nil)
 	_ rest.ExecSession  = (*service.ExecSession)(nil)
 )
 

@@ -365,10 +365,14 @@ func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) 
 		list, err := b.admin.FindShells(ctx, ws.ID)
 		require.NoError(t, err)
 		require.Len(t, list.Shells, 1)
-		require.False(t, list.Shells[0].Local, "B lists A's shell, without A's details")
-		require.Empty(t, list.Shells[0].ClientAddr)
-		if p == protoV2 {
-			attachOnOtherReplica(t, a, b, ws, size)
+		if p == protoV1 {
+			require.False(t, list.Shells[0].Local, "B lists A's v1 shell, without A's details")
+			require.Empty(t, list.Shells[0].ClientAddr)
+		} else {
+			require.True(t, list.Shells[0].Local, "B reaches the v2 shell's holder for its live details")
+			require.NotNil(t, list.Shells[0].Detached)
+			require.False(t, *list.Shells[0].Detached, "A's writer is attached")
+			attachThroughOtherReplica(t, a, b, ws, size)
 		}
 		require.NoError(t, b.admin.KillShell(ctx, status.ShellID))
 		tr := conn.Collect()
@@ -429,22 +433,28 @@ func dropThenReattach(t *testing.T, st *shellStack, a *shellServer, ws *cairn.Wo
 		20*time.Second, 50*time.Millisecond, "the container goes with the shell's exit")
 }
 
-// attachOnOtherReplica is row 14's v2 half: server b refuses an attach to
-// a's shell before the upgrade with shell_on_other_replica naming a's
-// instance (replicas do not proxy); a's writer is untouched.
-func attachOnOtherReplica(t *testing.T, a, b *shellServer, ws *cairn.Workspace, size ptyshell.Size) {
+// attachThroughOtherReplica is row 14's v2 half: a shell created through
+// a is attached, watched and killed through b, which bridges to its holder
+// as a would; b's writer takes over from a's.
+func attachThroughOtherReplica(t *testing.T, a, b *shellServer, ws *cairn.Workspace, size ptyshell.Size) {
 	info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
 	require.NoError(t, err)
-	_, err = b.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
-	require.Equal(t, cairn.ReasonShellOnOtherReplica, cairn.ErrorReason(err), "err: %v", err)
-	var ce *cairn.Error
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, http.StatusConflict, ce.Status)
-	require.Contains(t, ce.Message+ce.Detail, a.instance, "the refusal names the replica holding it")
-	sess, err := a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
-	require.NoError(t, err, "a, which holds it, attaches")
-	require.NoError(t, sess.Close())
+	first, _ := a.attach(t, info.ShellID, info.Secret, size)
+	require.NoError(t, first.SendInput([]byte("echo via-\"\"a\r")))
+	_, err = first.ReadOutput("via-a")
+	require.NoError(t, err)
+
+	second, _ := b.attach(t, info.ShellID, info.Secret, size)
+	_, err = second.ReadOutput("via-a") // the screen's render, through b
+	require.NoError(t, err)
+	tr := first.Collect()
+	require.Equal(t, ptyshell.ReasonTakenOver, tr.Exit.Reason, "a's writer is taken over by b's")
+	watcher := b.watch(t, info.ShellID)
+	require.NoError(t, second.SendInput([]byte("echo via-\"\"b\r")))
+	_, err = watcher.ReadOutput("via-b")
+	require.NoError(t, err)
 	require.NoError(t, b.admin.KillShell(t.Context(), info.ShellID), "b kills it through the registry")
+	require.Equal(t, ptyshell.ReasonTerminated, second.Collect().Exit.Reason)
 }
 
 // refusalsV2 is row 8 over v2: the create route refuses as v1's open does,

@@ -272,6 +272,14 @@ func (s *shellServer) attach(t testing.TB, shellID, secret string, size ptyshell
 	return s.dialWS(t, s.attachURL(shellID, size), ptyshell.SubprotocolV2, http.Header{cairn.ShellSecretHeader: {secret}})
 }
 
+// watch watches a v2 shell, a raw frame connection.
+func (s *shellServer) watch(t testing.TB, shellID string) *ptyshelltest.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(s.url, "http") + "/v1/shells/" + shellID + "/watch"
+	c, _ := s.dialWS(t, u, ptyshell.SubprotocolV2, nil)
+	return c
+}
+
 // attachURL is the ws:// URL of a v2 shell's writer attach.
 func (s *shellServer) attachURL(shellID string, size ptyshell.Size) string {
 	q := url.Values{"cols": {strconv.Itoa(size.Cols)}, "rows": {strconv.Itoa(size.Rows)}}

@@ -179,7 +179,6 @@ const (
 	ShellImageMissing   Reason = "shell_image_missing"
 	ShellNotAttachable  Reason = "shell_not_attachable"
 	ShellNotFound       Reason = "shell_not_found"
-	ShellOnOtherReplica Reason = "shell_on_other_replica"
 	ShellSecretInvalid  Reason = "shell_secret_invalid"
 	ShellSecretRequired Reason = "shell_secret_required"
 	SidecarBusy         Reason = "sidecar_busy"
@@ -296,8 +295,6 @@ func (e Reason) Valid() bool {
 	case ShellNotAttachable:
 		return true
 	case ShellNotFound:
-		return true
-	case ShellOnOtherReplica:
 		return true
 	case ShellSecretInvalid:
 		return true

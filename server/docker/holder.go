@@ -206,4 +206,3 @@ func renamedTar(src io.Reader, name string) io.Reader {
 	}()
 	return pr
 }
-

@@ -2,11 +2,15 @@ package rest
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 	"github.com/cairn-dev/cairn/server/envelope"
 	"github.com/cairn-dev/cairn/server/route"
 )
@@ -18,12 +22,24 @@ type ShellV2Service interface {
 	// CreateShell creates and starts a shell, detached. Reasons: those of
 	// OpenShell.
 	CreateShell(ctx context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error)
-	// AttachShell lends the shell to a new writer. Reasons:
+	// AttachShell connects a new writer to the shell's holder. Reasons:
 	// shell_secret_required, shell_secret_invalid, shell_not_found,
-	// shell_on_other_replica, shell_not_attachable.
-	AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (ShellSession, error)
-	// WatchShell lends the shell to a read-only watcher (audited).
-	WatchShell(ctx context.Context, id, clientAddr string) (ShellSession, error)
+	// shell_not_attachable.
+	AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (ShellBridge, error)
+	// WatchShell connects a read-only watcher (audited).
+	WatchShell(ctx context.Context, id, clientAddr string) (ShellBridge, error)
+}
+
+// ShellBridge is one connection to a v2 shell's holder, which the upgraded
+// client is bridged to frame by frame: the holder serves it.
+type ShellBridge = Session[*websocket.Conn, holder.BridgeOptions, holder.BridgeResult]
+
+// bridgeShell bridges the upgraded client to the holder's connection.
+func bridgeShell(ctx context.Context, client, shell *websocket.Conn, opts holder.BridgeOptions) holder.BridgeResult {
+	if tcp, ok := client.NetConn().(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(shellSendBuffer) // only a bound; the default works too
+	}
+	return holder.Bridge(ctx, client, shell, opts)
 }
 
 // shellV2Routes are mounted when Shell.V2 is set. Watching takes scope
@@ -99,7 +115,7 @@ func (a *API) attachHandshake(w http.ResponseWriter, r *http.Request, id, role s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 	defer cancel()
-	var sess ShellSession
+	var sess ShellBridge
 	if role == ptyshell.RoleWriter {
 		sess, err = a.cfg.Shell.V2.AttachShell(ctx, r.PathValue("shellID"), r.Header.Get(cairn.ShellSecretHeader), h.Size, r.RemoteAddr)
 	} else {
@@ -109,5 +125,5 @@ func (a *API) attachHandshake(w http.ResponseWriter, r *http.Request, id, role s
 		return a.refuseShell(w, r, id, err)
 	}
 	return serveUpgraded(w, r, a.shellUpgrader(id, ptyshell.SubprotocolV2), http.Header{a.cfg.RequestIDHeader: {id}},
-		sess, serveShell)
+		sess, bridgeShell)
 }

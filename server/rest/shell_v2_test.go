@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 	"github.com/cairn-dev/cairn/ptyshell/ptyshelltest"
 	"github.com/cairn-dev/cairn/server/auth"
 	"github.com/cairn-dev/cairn/server/rest"
@@ -28,21 +30,41 @@ import (
 const v2Secret = "s3cret-resume-value-0123456789"
 
 // fakeV2 is a rest.ShellV2Service over one real Hub with an in-memory
-// stream: shell "sh1" with secret v2Secret; "far" lives on another
-// replica.
+// stream, served as a holder serves its shell: shell "sh1" with secret
+// v2Secret.
 type fakeV2 struct {
 	hub    *ptyshell.Hub
+	holder *ptyshelltest.HubServer
 	stream *ptyshelltest.Stream
 	opens  chan cairn.ShellOpen // every create's request, while there is room
 }
 
-type tapSession struct{ tap *ptyshell.Tap }
+// bridgeSession is one connection to the fake holder, bridged as the
+// service bridges a holder's.
+type bridgeSession struct{ shell *websocket.Conn }
 
-func (s tapSession) Run(serve func(context.Context, ptyshell.Stream, ptyshell.ServeOptions) ptyshell.ServeResult) {
-	serve(s.tap.Context(), s.tap, s.tap.Options(ptyshell.ServeOptions{Status: ptyshell.Status{ShellID: "sh1"}}))
+func (s bridgeSession) Run(serve func(context.Context, *websocket.Conn, holder.BridgeOptions) holder.BridgeResult) {
+	serve(context.Background(), s.shell, holder.BridgeOptions{WriteWait: ptyshelltest.Guard})
 }
 
-func (s tapSession) Abort() { _ = s.tap.Close() }
+func (s bridgeSession) Abort() { _ = s.shell.Close() }
+
+// connect opens a connection to the fake holder in role.
+func (f *fakeV2) connect(ctx context.Context, path string, size ptyshell.Size) (rest.ShellBridge, error) {
+	q := ""
+	if size.Valid() {
+		q = fmt.Sprintf("?cols=%d&rows=%d", size.Cols, size.Rows)
+	}
+	d := websocket.Dialer{Subprotocols: []string{ptyshell.SubprotocolV2}, HandshakeTimeout: ptyshelltest.Guard}
+	conn, resp, err := d.DialContext(ctx, f.holder.URL+path+q, nil)
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close() // only the status matters
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bridgeSession{conn}, nil
+}
 
 func (f *fakeV2) CreateShell(_ context.Context, o cairn.ShellOpen) (*cairn.ShellSessionInfo, error) {
 	if err := o.Validate(); err != nil {
@@ -56,16 +78,13 @@ func (f *fakeV2) CreateShell(_ context.Context, o cairn.ShellOpen) (*cairn.Shell
 }
 
 func (f *fakeV2) lookup(id string) error {
-	switch id {
-	case "sh1":
+	if id == "sh1" {
 		return nil
-	case "far":
-		return cairn.ErrShellOnOtherReplica(id, "host-b:1")
 	}
 	return cairn.ErrShellNotFound(id)
 }
 
-func (f *fakeV2) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, _ string) (rest.ShellSession, error) {
+func (f *fakeV2) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, _ string) (rest.ShellBridge, error) {
 	if secret == "" {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretRequired, "send the secret")
 	}
@@ -75,16 +94,14 @@ func (f *fakeV2) AttachShell(ctx context.Context, id, secret string, size ptyshe
 	if secret != v2Secret {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretInvalid, "wrong secret")
 	}
-	tap, err := f.hub.Attach(ctx, ptyshell.RoleWriter, size)
-	return tapSession{tap}, err
+	return f.connect(ctx, "/attach", size)
 }
 
-func (f *fakeV2) WatchShell(ctx context.Context, id, _ string) (rest.ShellSession, error) {
+func (f *fakeV2) WatchShell(ctx context.Context, id, _ string) (rest.ShellBridge, error) {
 	if err := f.lookup(id); err != nil {
 		return nil, err
 	}
-	tap, err := f.hub.Attach(ctx, ptyshell.RoleWatcher, ptyshell.Size{})
-	return tapSession{tap}, err
+	return f.connect(ctx, "/watch", ptyshell.Size{})
 }
 
 func v2Setup(t *testing.T) (string, *fakeV2, *bytes.Buffer) {
@@ -94,7 +111,8 @@ func v2Setup(t *testing.T) (string, *fakeV2, *bytes.Buffer) {
 	hub := ptyshell.NewHub(st, ptyshell.HubOptions{Size: ptyshell.Size{Cols: 80, Rows: 24}})
 	require.NoError(t, hub.Start(t.Context()))
 	t.Cleanup(func() { hub.End(ptyshell.ErrServerShutdown); <-hub.Done() })
-	v2 := &fakeV2{hub: hub, stream: st, opens: make(chan cairn.ShellOpen, 8)}
+	v2 := &fakeV2{hub: hub, stream: st, opens: make(chan cairn.ShellOpen, 8),
+		holder: ptyshelltest.NewHubServer(t, hub, ptyshell.ServeOptions{Status: ptyshell.Status{ShellID: "sh1"}})}
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 	g, err := auth.New(auth.Config{HostGuard: true, Tokens: []auth.Token{
 		{Name: "ops", SHA256: sum(shellToken), Scopes: []route.Scope{route.Shell, route.Read, route.Admin}},
@@ -207,8 +225,6 @@ func TestShellV2RefusalsBeforeTheUpgrade(t *testing.T) {
 		{"NoScope", "/v1/shells/sh1/watch" + q, http.Header{"Authorization": {"Bearer " + noShellToken}}, nil, 403, cairn.ReasonForbidden},
 		{"NoSecret", "/v1/shells/sh1/attach" + q, authHeader(""), nil, 401, cairn.ReasonShellSecretRequired},
 		{"WrongSecret", "/v1/shells/sh1/attach" + q, authHeader("nope"), nil, 403, cairn.ReasonShellSecretInvalid},
-		{"OtherReplica", "/v1/shells/far/attach" + q, authHeader(v2Secret), nil, 409, cairn.ReasonShellOnOtherReplica},
-		{"OtherReplicaWatch", "/v1/shells/far/watch" + q, authHeader(""), nil, 409, cairn.ReasonShellOnOtherReplica},
 		{"Unknown", "/v1/shells/nope/attach" + q, authHeader(v2Secret), nil, 404, cairn.ReasonShellNotFound},
 		{"V1Only", "/v1/shells/sh1/attach" + q, authHeader(v2Secret), []string{ptyshell.Subprotocol}, 400, cairn.ReasonSubprotocolRequired},
 		{"NoSize", "/v1/shells/sh1/attach", authHeader(v2Secret), nil, 400, cairn.ReasonInvalidTerminal},

@@ -198,5 +198,3 @@ func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellCont
 	}
 	return nil
 }
-
-

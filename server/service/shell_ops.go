@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 )
 
 // FindShells lists the app's shells: the registry's v2 shells, whichever
@@ -30,14 +32,26 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 	for _, c := range list {
 		states[c.ShellID] = c.State
 	}
+	var held []*ShellRow
 	for _, row := range rows {
 		listed[row.ID] = true
-		if row.State != ShellRunning {
-			continue
+		if row.State == ShellRunning {
+			held = append(held, row)
 		}
-		out = append(out, &cairn.Shell{ID: row.ID, WorkspaceID: row.WorkspaceID, Container: row.Container,
+	}
+	for i, live := range s.liveStates(ctx, held) {
+		row := held[i]
+		sh := &cairn.Shell{ID: row.ID, WorkspaceID: row.WorkspaceID, Container: row.Container,
 			Instance: row.Instance, State: cmp.Or(states[row.ID], "missing"), StartedAt: cairn.Timestamp(row.CreatedAt),
-			ExpiresAt: cairn.Timestamp(row.ExpiresAt), TokenName: row.TokenName, ClientAddr: row.ClientAddr})
+			ExpiresAt: cairn.Timestamp(row.ExpiresAt), TokenName: row.TokenName, ClientAddr: row.ClientAddr}
+		if live != nil && live.Running {
+			sh.Local, sh.Detached, sh.Watchers = true, &live.Detached, live.Watchers
+			if !live.LastInputAt.IsZero() {
+				at := cairn.Timestamp(live.LastInputAt)
+				sh.LastInputAt = &at
+			}
+		}
+		out = append(out, sh)
 	}
 	s.mu.Lock()
 	for _, c := range list {
@@ -51,6 +65,36 @@ func (s *Shells) FindShells(ctx context.Context, workspaceID string) (*cairn.She
 		return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return &cairn.ShellList{Enabled: s.cfg.Enabled, Shells: out}, nil
+}
+
+// liveLookups bounds the holders asked at once by one listing, and
+// liveTimeout each question: a holder that does not answer leaves its
+// shell listed without its live details.
+const (
+	liveLookups = 8
+	liveTimeout = 3 * time.Second
+)
+
+// liveStates asks each row's holder for its live state, in parallel; an
+// entry is nil where the holder did not answer.
+func (s *Shells) liveStates(ctx context.Context, rows []*ShellRow) []*holder.State {
+	out := make([]*holder.State, len(rows))
+	sem := make(chan struct{}, liveLookups)
+	var wg sync.WaitGroup
+	for i, row := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			lctx, cancel := context.WithTimeout(ctx, liveTimeout)
+			defer cancel()
+			if st, err := s.holderOf(row).State(lctx); err == nil {
+				out[i] = st
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // containerShell describes a shell container without a registry row, with

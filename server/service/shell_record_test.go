@@ -5,11 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
@@ -120,126 +118,6 @@ func played(t *testing.T, data []byte) string {
 	_, _, err := cast.Play(bytes.NewReader(data), &out)
 	require.NoError(t, err)
 	return out.String()
-}
-
-func TestShellV2RecordingStoredAsArtifact(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	v, ws := setupV2(t, service.ShellConfig{Record: service.ShellRecording{Dir: dir}})
-	b := recordingStore(v.f, nil)
-	o := open(ws)
-	o.Record = true // opt-in for this shell only
-	info, err := v.s.CreateShell(cairn.WithActor(t.Context(), "ops"), o)
-	require.NoError(t, err)
-	v.f.mu.Lock()
-	st := v.f.streams[len(v.f.streams)-1]
-	v.f.mu.Unlock()
-
-	a := v.dial(t, "/attach", info.ShellID, info.Secret) // resizes 120×40 → 90×20
-	require.NoError(t, st.Print([]byte("cairn-42\r\n")))
-	_, err = a.ReadOutput("cairn-42")
-	require.NoError(t, err)
-	st.Exit(0)
-	row := v.closed(t, info.ShellID)
-	require.Equal(t, "exited", row.Metadata["reason"])
-
-	arts := b.artifacts()
-	require.Len(t, arts, 1)
-	art := arts[0]
-	require.Equal(t, "shell-"+info.ShellID+"_cast", art.Name)
-	require.NoError(t, cairn.ValidateName("artifact", art.Name))
-	require.Equal(t, cast.MIME, art.MIMEType)
-	data, typ := b.object(art.ObjectKey)
-	require.Equal(t, cast.MIME, typ)
-	require.Equal(t, int64(len(data)), art.Size)
-	require.NotNil(t, art.SHA256B64)
-	require.Contains(t, *art.Description, "reason exited")
-	require.Contains(t, *art.Description, fmt.Sprintf("%d bytes", art.Size))
-	require.NotContains(t, *art.Description, "truncated")
-	require.Contains(t, played(t, data), "cairn-42")
-	require.Contains(t, string(data), `"r", "90x20"`, "the attach's resize is recorded")
-
-	news := v.f.audits(cairn.AuditNewArtifact)
-	require.Len(t, news, 1)
-	require.Equal(t, "ops", *news[0].Actor)
-	require.Equal(t, art.ID, news[0].Metadata["artifact_id"])
-	requireEmptyDir(t, dir)
-}
-
-func TestShellV2RecordingTruncated(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	v, ws := setupV2(t, service.ShellConfig{Record: service.ShellRecording{Enabled: true, MaxBytes: 512, Dir: dir}})
-	b := recordingStore(v.f, nil)
-	info, st := v.create(t, ws)
-	for range 8 {
-		require.NoError(t, st.Print([]byte(strings.Repeat("x", 100))))
-	}
-	st.Exit(0)
-	v.closed(t, info.ShellID)
-
-	arts := b.artifacts()
-	require.Len(t, arts, 1)
-	require.LessOrEqual(t, arts[0].Size, int64(512))
-	require.Contains(t, *arts[0].Description, "(truncated)")
-	data, _ := b.object(arts[0].ObjectKey)
-	require.Contains(t, string(data), "recording truncated at")
-	requireEmptyDir(t, dir)
-}
-
-func TestShellV2RecordingStoreFailureStillTearsDown(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	v, ws := setupV2(t, service.ShellConfig{Record: service.ShellRecording{Enabled: true, Dir: dir}})
-	b := recordingStore(v.f, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Detail: "down", Err: errors.New("dial")})
-	info, st := v.create(t, ws)
-	require.NoError(t, st.Print([]byte("lost;")))
-	st.Exit(0)
-	row := v.closed(t, info.ShellID)
-	require.Equal(t, "exited", row.Metadata["reason"])
-	require.Equal(t, 1, st.Closes(), "the container is torn down")
-	require.Equal(t, 1, b.putCalls())
-	require.Empty(t, b.artifacts())
-	require.Empty(t, v.f.audits(cairn.AuditNewArtifact))
-	require.Contains(t, v.log.String(), "shell recording not stored")
-	requireEmptyDir(t, dir)
-}
-
-func TestShellV2NotRecordedUnlessAsked(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	v, ws := setupV2(t, service.ShellConfig{Record: service.ShellRecording{Dir: dir}})
-	b := recordingStore(v.f, nil)
-	info, st := v.create(t, ws)
-	require.NoError(t, st.Print([]byte("private;")))
-	requireEmptyDir(t, dir)
-	st.Exit(0)
-	v.closed(t, info.ShellID)
-	require.Zero(t, b.putCalls())
-	require.Empty(t, b.artifacts())
-}
-
-func TestShellV2RecordingEndsWithKill(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	v, ws := setupV2(t, service.ShellConfig{Record: service.ShellRecording{Enabled: true, Dir: dir}})
-	b := recordingStore(v.f, nil)
-	info, st := v.create(t, ws)
-	require.NoError(t, st.Print([]byte("before-kill;")))
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, entries, 1, "the recording is written while the shell runs")
-	fi, err := entries[0].Info()
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	err = v.s.KillShell(cairn.WithActor(t.Context(), "ops"), info.ShellID)
-	require.NoError(t, err)
-	v.closed(t, info.ShellID)
-	arts := b.artifacts()
-	require.Len(t, arts, 1)
-	require.Contains(t, *arts[0].Description, "reason terminated")
-	requireEmptyDir(t, dir)
-	require.Equal(t, 1, st.Closes())
 }
 
 func TestShellV1RecordingStoredAsArtifact(t *testing.T) {

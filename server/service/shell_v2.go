@@ -139,7 +139,9 @@ func (s *Shells) holderConfig(row *ShellRow, ws *cairn.Workspace, o cairn.ShellO
 	}
 }
 
-func (s *Shells) detached() time.Duration { return cmpDuration(s.cfg.Detached, ptyshell.DefaultDetached) }
+func (s *Shells) detached() time.Duration {
+	return cmpDuration(s.cfg.Detached, ptyshell.DefaultDetached)
+}
 
 func cmpDuration(d, def time.Duration) time.Duration {
 	if d <= 0 {
