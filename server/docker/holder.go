@@ -2,6 +2,7 @@ package docker
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -172,37 +173,49 @@ func (s *Shells) fillHolderVolume(ctx context.Context, name string) error {
 		defer cancel()
 		_ = s.cli.ContainerRemove(rctx, resp.ID, container.RemoveOptions{Force: true}) // the leftovers pass takes it otherwise
 	}()
-	if _, err := s.cli.ContainerStatPath(ctx, resp.ID, holderBinary); err == nil {
+	src, err := s.cli.ContainerStatPath(ctx, resp.ID, sidecarBinary)
+	if err != nil {
+		return unavailable("find the holder in the sidecar image", err)
+	}
+	if dst, err := s.cli.ContainerStatPath(ctx, resp.ID, holderBinary); err == nil && dst.Size == src.Size {
 		return nil // filled by an earlier run or another replica
 	}
-	src, _, err := s.cli.CopyFromContainer(ctx, resp.ID, sidecarBinary)
+	archive, err := s.holderArchive(ctx, resp.ID)
 	if err != nil {
-		return unavailable("read the holder from the sidecar image", err)
+		return err
 	}
-	defer src.Close()
-	if err := s.cli.CopyToContainer(ctx, resp.ID, HolderDir, renamedTar(src, path.Base(holderBinary)), container.CopyToContainerOptions{}); err != nil {
+	if err := s.cli.CopyToContainer(ctx, resp.ID, HolderDir, archive, container.CopyToContainerOptions{}); err != nil {
 		return unavailable("copy the holder onto its volume", err)
 	}
 	return nil
 }
 
-// renamedTar passes the one-file archive src on with its entry named name.
-func renamedTar(src io.Reader, name string) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		tr, tw := tar.NewReader(src), tar.NewWriter(pw)
-		hdr, err := tr.Next()
-		if err == nil {
-			hdr.Name = name
-			err = tw.WriteHeader(hdr)
-		}
-		if err == nil {
-			_, err = io.Copy(tw, tr)
-		}
-		if err == nil {
-			err = tw.Close()
-		}
-		_ = pw.CloseWithError(err)
-	}()
-	return pr
+// holderArchive reads the binary out of the filler container, whole,
+// as a one-file archive named for the holder's path. It is read before the
+// copy onto the volume starts: the engine holds the container while either
+// copy streams, so the two cannot overlap.
+func (s *Shells) holderArchive(ctx context.Context, filler string) (io.Reader, error) {
+	rc, _, err := s.cli.CopyFromContainer(ctx, filler, sidecarBinary)
+	if err != nil {
+		return nil, unavailable("read the holder from the sidecar image", err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, unavailable("read the holder from the sidecar image", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	hdr.Name = path.Base(holderBinary)
+	if err := tw.WriteHeader(hdr); err != nil {
+		return nil, cairn.Internal("archive the holder", err)
+	}
+	if _, err := io.Copy(tw, tr); err != nil {
+		return nil, unavailable("read the holder from the sidecar image", err)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, cairn.Internal("archive the holder", err)
+	}
+	return &buf, nil
 }

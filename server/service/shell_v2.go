@@ -114,6 +114,10 @@ func (s *Shells) startHolder(ctx context.Context, row *ShellRow, o cairn.ShellOp
 	if err != nil {
 		return err
 	}
+	if err := s.holderAnswers(ctx, row); err != nil {
+		s.removeContainer(ctx, row)
+		return err
+	}
 	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellOpening}, ShellRunning)
 	if err == nil && !ok {
 		err = cairn.Internal("the shell's registry row went while it started", nil)
@@ -123,6 +127,25 @@ func (s *Shells) startHolder(ctx context.Context, row *ShellRow, o cairn.ShellOp
 	}
 	row.State = ShellRunning
 	return err
+}
+
+// holderAnswers asks the new holder for its state, within the open
+// timeout: a create answers only once its shell can be attached, and a
+// holder that cannot start (a sidecar image without it) fails the create
+// rather than the first attach.
+func (s *Shells) holderAnswers(ctx context.Context, row *ShellRow) error {
+	hctx, cancel := context.WithTimeout(ctx, s.cfg.OpenTimeout)
+	defer cancel()
+	st, err := s.holderOf(row).State(hctx)
+	switch {
+	case cairn.ErrorReason(err) == cairn.ReasonDockerUnavailable:
+		return err
+	case err != nil:
+		return cairn.Internal("the shell's holder did not start; check that the sidecar image carries this version's holder (make images)", err)
+	case !st.Running:
+		return cairn.Internal("the shell ended as it started: "+string(st.End.Reason), nil)
+	}
+	return nil
 }
 
 // holderConfig is what the holder keeps the shell by: the session's
