@@ -191,7 +191,7 @@ func recordingEndToEnd(t *testing.T, st *shellStack, size ptyshell.Size) {
 	name := "shell-" + info.ShellID + "_cast"
 	arts, err := rec.admin.FindArtifacts(t.Context(), cairn.ArtifactFilter{WorkspaceID: ws.ID, Names: []string{name}})
 	require.NoError(t, err)
-	require.Len(t, arts, 1, "the recording is an artifact of the workspace")
+	require.Len(t, arts, 1, "the recording is an artifact of the workspace; server output:\n%s", rec.out)
 	require.Equal(t, cast.MIME, arts[0].MIMEType)
 	require.Contains(t, *arts[0].Description, "reason exited")
 	var data bytes.Buffer

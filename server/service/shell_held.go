@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"io"
+	"os"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -104,23 +105,47 @@ func (s *Shells) storeHeldRecording(ctx context.Context, row *ShellRow, c *holde
 		s.log.Warn("shell recording not stored: its digest is malformed", s.rowAttrs(row)...)
 		return
 	}
-	body, err := c.Recording(ctx)
+	f, err := s.spoolRecording(ctx, row, c, info.Size)
 	if err != nil {
 		s.log.Warn("shell recording not stored", append(s.rowAttrs(row), "err", err)...)
 		return
 	}
-	defer body.Close()
+	defer func() { _ = f.Close(); _ = os.Remove(f.Name()) }() // stored or given up: the file goes
 	if row.TokenName != "" {
 		ctx = cairn.WithActor(ctx, row.TokenName)
 	}
 	desc := recordingDescription(end.StartedAt, end.EndedAt, end.Reason, info.Size, info.Truncated)
 	a, err := s.svc.storeHeld(ctx, row.WorkspaceID, recordingName(row.ID), &desc,
-		held{body: io.LimitReader(body, info.Size), size: info.Size, sha256: sum, mimeType: cast.MIME})
+		held{body: f, size: info.Size, sha256: sum, mimeType: cast.MIME})
 	if err != nil {
 		s.log.Warn("shell recording not stored", append(s.rowAttrs(row), "reason", string(cairn.ErrorReason(err)), "err", err)...)
 		return
 	}
 	s.log.Info("shell recording stored", append(s.rowAttrs(row), "artifact_id", a.ID, "size", info.Size)...)
+}
+
+// spoolRecording copies the holder's recording into a file of
+// shell.record.dir (the store's upload needs a body it can rewind), held
+// as a recording being written so a sweep leaves it alone.
+func (s *Shells) spoolRecording(ctx context.Context, row *ShellRow, c *holder.Client, size int64) (*os.File, error) {
+	body, err := c.Recording(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	f, err := createRecordingFile(s.cfg.Record.Dir, row.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = io.Copy(f, io.LimitReader(body, size)); err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }
 
 // removeHeld removes the shell's container, then its row.
