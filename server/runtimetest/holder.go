@@ -45,10 +45,12 @@ func testHolder(t *testing.T, h Harness) {
 		spec := shellSpec(s, volume, id)
 		key := make([]byte, sha256.Size)
 		_, _ = rand.Read(key) // never fails
-		// The start is bounded by the engine's own timeouts (the first may
-		// fill Docker's holder volume; a pod waits to be scheduled).
+		// The start may take longer than Guard: the first fills Docker's
+		// holder volume, a pod waits to be scheduled.
+		sctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
 		start := time.Now()
-		name, err := s.Shells.StartHolder(t.Context(), spec, holderConfig(spec), key)
+		name, err := s.Shells.StartHolder(sctx, spec, holderConfig(spec), key)
 		require.NoError(t, err)
 		t.Logf("the holder started in %s", time.Since(start).Round(time.Millisecond))
 		t.Cleanup(func() { _ = s.Shells.RemoveContainer(context.Background(), name) }) // gone already if the test got that far
