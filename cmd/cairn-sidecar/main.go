@@ -2,11 +2,12 @@
 // command as the only argument and everything else from CAIRN_* environment
 // variables, and prints exactly one JSON result line.
 //
-// Two commands keep a shell instead (package ptyshell/holder): "hold" runs
-// as a shell container's main process, and "relay [SOCKET]" joins stdin and
-// stdout to the holder's socket, which is how a server reaches it. They
-// live in this binary so the one image that every runtime already has
-// carries them too.
+// Three commands keep a shell instead (package ptyshell/holder): "hold" runs
+// as a shell container's main process, "relay [SOCKET]" joins stdin and
+// stdout to the holder's socket, which is how a server reaches it, and
+// "install-holder DEST" copies this binary to DEST, which is how a
+// Kubernetes shell pod gets it. They live in this binary so the one image
+// that every runtime already has carries them too.
 package main
 
 import (
@@ -29,6 +30,12 @@ func main() {
 				socket = os.Args[2]
 			}
 			exit(holder.Relay(socket, os.Stdin, os.Stdout))
+		case holder.CommandInstall:
+			dest := "" // Install refuses none, or more than one
+			if len(os.Args) == 3 {
+				dest = os.Args[2]
+			}
+			exit(holder.Install(dest))
 		}
 	}
 	os.Exit(sidecar.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout))

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 	"github.com/cairn-dev/cairn/server/service"
 	"github.com/cairn-dev/cairn/sidecar"
 )
@@ -114,4 +116,95 @@ func TestShellPodPosture(t *testing.T) {
 
 	_, err = offline(Config{}).Shells(ShellConfig{User: "cairn"})
 	require.Error(t, err, "a pod names its user by number")
+}
+
+// TestHolderPodPosture: a v2 shell's pod has the shell pod's posture, with
+// the holder as its main process (no TTY, no stdin) configured by its
+// environment, and an init container as hardened as the rest that
+// installs the holder onto a memory-backed volume the shell mounts
+// read-only.
+func TestHolderPodPosture(t *testing.T) {
+	t.Parallel()
+	s, err := offline(Config{AppName: "app", Image: "cairn-sidecar:test"}).Shells(ShellConfig{User: "1000:100", StopSecs: 4})
+	require.NoError(t, err)
+	spec := service.ShellSpec{Name: "app.shell.01JWS.01JSH", ShellID: "01JSH", WorkspaceID: "01JWS",
+		VolumeName: "app-01JWS", TokenName: "ops token", Term: "xterm", Expires: time.Unix(1_900_000_000, 0)}
+	key := make([]byte, 32)
+	pod, err := s.holderPod(spec, holder.Config{ShellID: "01JSH", Cols: 80, Rows: 24, Argv: []string{"/bin/evil"}}, key)
+	require.NoError(t, err)
+	shell, err := s.shellPod(spec)
+	require.NoError(t, err)
+
+	requirePodBase(t, pod, "app-01jws")
+	require.Equal(t, shell.ObjectMeta, pod.ObjectMeta, "the shell pod's name, labels and annotations")
+	require.True(t, *pod.Spec.ShareProcessNamespace)
+	require.Equal(t, int64(4), *pod.Spec.TerminationGracePeriodSeconds)
+	require.Nil(t, pod.Spec.SecurityContext, "no fsGroup: the workspace's files keep their owners")
+
+	c := pod.Spec.Containers[0]
+	require.Equal(t, []string{HolderDir + "/cairn-sidecar", holder.CommandHold}, c.Command)
+	require.False(t, c.TTY, "the holder makes the PTY: the kubelet never sees the session")
+	require.False(t, c.Stdin)
+	requireHardened(t, c.SecurityContext, "DAC_OVERRIDE")
+	require.Equal(t, int64(1000), *c.SecurityContext.RunAsUser)
+	require.Equal(t, shell.Spec.Containers[0].Resources, c.Resources)
+	require.Equal(t, shell.Spec.Containers[0].Lifecycle, c.Lifecycle)
+	require.Equal(t, shell.Spec.Containers[0].Env, c.Env[:len(shell.Spec.Containers[0].Env)], "the session's environment first")
+	cfg := holderConfig(t, c.Env)
+	require.Equal(t, s.shellArgv(), cfg.Argv, "the shell is the runtime's, whatever the caller said")
+	require.Equal(t, 80, cfg.Cols)
+
+	init := pod.Spec.InitContainers
+	require.Len(t, init, 1)
+	require.Equal(t, "cairn-sidecar:test", init[0].Image)
+	require.Equal(t, []string{"/cairn-sidecar", holder.CommandInstall, HolderDir + "/cairn-sidecar"}, init[0].Command)
+	require.Equal(t, corev1.PullNever, init[0].ImagePullPolicy)
+	requireHardened(t, init[0].SecurityContext)
+	require.Equal(t, int64(1000), *init[0].SecurityContext.RunAsUser)
+	require.Equal(t, "128Mi", init[0].Resources.Limits.Memory().String())
+	require.Empty(t, init[0].Env, "the key stays in the holder's container")
+
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	mounts := func(c corev1.Container) map[string]corev1.VolumeMount {
+		m := map[string]corev1.VolumeMount{}
+		for _, vm := range c.VolumeMounts {
+			m[vm.MountPath] = vm
+		}
+		return m
+	}
+	bin := mounts(c)[HolderDir]
+	require.True(t, bin.ReadOnly, "the shell cannot change the holder")
+	require.False(t, mounts(init[0])[HolderDir].ReadOnly)
+	require.Equal(t, bin.Name, mounts(init[0])[HolderDir].Name)
+	require.Len(t, init[0].VolumeMounts, 1, "the install sees no workspace")
+	run := mounts(c)[holder.DefaultRunDir]
+	require.False(t, run.ReadOnly)
+	for _, name := range []string{bin.Name, run.Name} {
+		require.Equal(t, corev1.StorageMediumMemory, volumes[name].EmptyDir.Medium, name)
+		require.NotNil(t, volumes[name].EmptyDir.SizeLimit, name)
+	}
+}
+
+// holderConfig reads the holder's configuration back from a container's
+// environment, and checks the key is there.
+func holderConfig(t *testing.T, env []corev1.EnvVar) holder.Config {
+	t.Helper()
+	var cfg holder.Config
+	found := map[string]bool{}
+	for _, e := range env {
+		switch e.Name {
+		case holder.EnvConfig:
+			require.NoError(t, json.Unmarshal([]byte(e.Value), &cfg))
+		case holder.EnvKey:
+			require.Len(t, e.Value, 64)
+		default:
+			continue
+		}
+		found[e.Name] = true
+	}
+	require.Len(t, found, 2, "the configuration and the key")
+	return cfg
 }

@@ -38,7 +38,24 @@ func newDocker(t *testing.T, timeout time.Duration) *runtimetest.Subject {
 		Leak: func(t *testing.T, volume, workspaceID string) string {
 			return leakContainer(t, app, volume, workspaceID)
 		},
+		Logs: func(t *testing.T, id string) []byte { return noLogs(t, id) },
 	}
+}
+
+// noLogs checks that Docker keeps no log of a shell container: its log
+// driver is none, and Docker refuses to read one.
+func noLogs(t *testing.T, id string) []byte {
+	t.Helper()
+	cli := stacktest.Docker(t)
+	info, err := cli.ContainerInspect(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, "none", info.HostConfig.LogConfig.Type)
+	logs, err := cli.ContainerLogs(t.Context(), id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err == nil {
+		_ = logs.Close()
+	}
+	require.Error(t, err, "Docker has no log of the container to give")
+	return nil
 }
 
 // leakContainer starts a sidecar-labelled container that nothing removes,

@@ -131,7 +131,7 @@ func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {
 	w := &workloads{t: t, cs: k.cs, ns: k.ns, app: k.app}
 	return &runtimetest.Subject{
 		AppName: k.app, Runtime: k.rt, Shells: k.shells, Execs: k.shells, Containers: k.rt, Volumes: k.rt,
-		Mount: w.mount, Leak: w.leak,
+		Mount: w.mount, Leak: w.leak, Logs: w.logs,
 	}
 }
 
@@ -288,6 +288,15 @@ func (w *workloads) mount(t *testing.T, volume string) func() {
 			return apierrors.IsNotFound(err)
 		}, time.Minute, 100*time.Millisecond, "pod %s goes", name)
 	}
+}
+
+// logs reads a shell pod's container log through the API, as anyone who
+// may read pods' logs can.
+func (w *workloads) logs(t *testing.T, pod string) []byte {
+	t.Helper()
+	b, err := w.cs.CoreV1().Pods(w.ns).GetLogs(pod, &corev1.PodLogOptions{Container: kube.KindShell}).DoRaw(t.Context())
+	require.NoError(t, err)
+	return b
 }
 
 func (w *workloads) leak(t *testing.T, volume, workspaceID string) string {

@@ -49,6 +49,9 @@ type Subject struct {
 	// app, labelled as cairn labels its sidecars, mounting volume, that
 	// nothing will end. It returns the ID ListSidecars reports.
 	Leak func(t *testing.T, volume, workspaceID string) (id string)
+	// Logs returns what the engine kept of a shell container's own stdout
+	// and stderr; an engine that keeps none checks that it says so.
+	Logs func(t *testing.T, container string) []byte
 }
 
 // Run runs the whole suite.
@@ -56,6 +59,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Volume", func(t *testing.T) { t.Parallel(); testVolume(t, h) })
 	t.Run("Sidecar", func(t *testing.T) { t.Parallel(); testSidecar(t, h) })
 	t.Run("Shell", func(t *testing.T) { t.Parallel(); testShell(t, h) })
+	t.Run("Holder", func(t *testing.T) { t.Parallel(); testHolder(t, h) })
 	t.Run("Exec", func(t *testing.T) { t.Parallel(); testExec(t, h) })
 	t.Run("Dialog", func(t *testing.T) { t.Parallel(); testDialog(t, h) })
 	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSweep(t, h) })
