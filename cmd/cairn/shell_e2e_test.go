@@ -15,6 +15,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/docker/docker/api/types/container"
+	"github.com/gorilla/websocket"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
@@ -314,6 +315,24 @@ func shellScenarios(t *testing.T, st *shellStack, a *shellServer, p shellProto) 
 			wg.Go(func() { trs[i] = c.Collect() })
 		}
 		wg.Wait()
+		if p == protoV2 {
+			// The shells live in their containers: the stop cuts the
+			// connections (the clients reattach elsewhere) and ends nothing.
+			for _, tr := range trs {
+				require.Zero(t, tr.Exits, "no EXIT: the shell did not end")
+				require.Equal(t, websocket.CloseAbnormalClosure, tr.CloseCode, "cut, as a lost connection")
+			}
+			require.NoError(t, d.cmd.Wait(), "output:\n%s", d.out)
+			list, err := a.admin.FindShells(ctx, ws.ID)
+			require.NoError(t, err)
+			require.Len(t, list.Shells, 2, "both shells outlive their server")
+			for _, sh := range list.Shells {
+				require.True(t, sh.Local && *sh.Detached, "each answers through another server, detached")
+				require.NoError(t, a.admin.KillShell(ctx, sh.ID))
+			}
+			require.Zero(t, st.count(t, "cairn.instance="+d.instance), "no shell container is left")
+			return
+		}
 		for _, tr := range trs {
 			require.Equal(t, ptyshell.ReasonServerShutdown, tr.Exit.Reason)
 			require.Equal(t, 1001, tr.CloseCode)

@@ -200,8 +200,30 @@ func (s *shellServer) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}
+	s.killOwnShells(t)
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	_ = s.cmd.Wait() // the exit status of a stopped server is not what is tested here
+}
+
+// killOwnShells ends the v2 shells s opened that a scenario left running:
+// they outlive the server, so its stop no longer ends them. What is left
+// after that is a leak the stack's check reports.
+func (s *shellServer) killOwnShells(t testing.TB) {
+	t.Helper()
+	if s.admin == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := s.admin.FindShells(ctx, "")
+	if err != nil {
+		return // a server that cannot list has nothing of its own to end
+	}
+	for _, sh := range list.Shells {
+		if sh.Instance == s.instance && sh.Local {
+			_ = s.admin.KillShell(ctx, sh.ID) // it may end by itself meanwhile
+		}
+	}
 }
 
 // readyWorkspace creates a workspace through s and sets its volume up.
@@ -275,7 +297,7 @@ func (s *shellServer) attach(t testing.TB, shellID, secret string, size ptyshell
 // watch watches a v2 shell, a raw frame connection.
 func (s *shellServer) watch(t testing.TB, shellID string) *ptyshelltest.Conn {
 	t.Helper()
-	u := "ws" + strings.TrimPrefix(s.url, "http") + "/v1/shells/" + shellID + "/watch"
+	u := "ws" + strings.TrimPrefix(s.url, "http") + "/v1/shells/" + shellID + "/watch?cols=80&rows=24"
 	c, _ := s.dialWS(t, u, ptyshell.SubprotocolV2, nil)
 	return c
 }
@@ -294,10 +316,12 @@ func (s *shellServer) dialWS(t testing.TB, u, subprotocol string, h http.Header)
 	}
 	h.Set("Authorization", "Bearer "+shellAdminToken)
 	conn, resp, err := d.DialContext(t.Context(), u, h)
+	var refusal []byte
 	if resp != nil && resp.Body != nil {
+		refusal, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<10)) // shown if the dial failed
 		resp.Body.Close()
 	}
-	require.NoError(t, err, "dial the shell")
+	require.NoError(t, err, "dial the shell: %s", refusal)
 	t.Cleanup(func() { _ = conn.Close() }) // may be closed already
 	c := &ptyshelltest.Conn{Conn: conn}
 	var st ptyshell.Status

@@ -48,8 +48,9 @@ func (s *Shells) settle(ctx context.Context, row *ShellRow, running bool) {
 
 // collect records an ended shell's end, once across every replica (the
 // row's move to ending is the claim): its recording stored as an artifact,
-// the SHELL_CLOSED row, then the holder released and its container and row
-// removed.
+// the holder released and its container removed, then the SHELL_CLOSED row
+// (so a reader of the audit log finds everything of the shell done) and
+// the registry row dropped.
 func (s *Shells) collect(ctx context.Context, row *ShellRow, c *holder.Client, end *holder.EndResult, killedBy string) {
 	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellRunning}, ShellEnding)
 	if err != nil || !ok {
@@ -58,12 +59,13 @@ func (s *Shells) collect(ctx context.Context, row *ShellRow, c *holder.Client, e
 	if end.Recording != nil {
 		s.storeHeldRecording(ctx, row, c, end)
 	}
-	s.auditHeldEnd(ctx, row, sessionEnd{reason: end.Reason, exitCode: end.ExitCode, bytesIn: end.BytesIn,
-		bytesOut: end.BytesOut}, end.EndedAt.Sub(end.StartedAt), killedBy)
 	if err := c.Release(ctx); err != nil {
 		s.log.Debug("shell holder not released; its container is removed anyway", append(s.rowAttrs(row), "err", err)...)
 	}
-	s.removeHeld(ctx, row)
+	s.removeContainer(ctx, row)
+	s.auditHeldEnd(ctx, row, sessionEnd{reason: end.Reason, exitCode: end.ExitCode, bytesIn: end.BytesIn,
+		bytesOut: end.BytesOut}, end.EndedAt.Sub(end.StartedAt), killedBy)
+	s.dropRow(ctx, row)
 }
 
 // closeGone records the end of a shell whose container went without a
@@ -73,9 +75,10 @@ func (s *Shells) closeGone(ctx context.Context, row *ShellRow) {
 	if err != nil || !ok {
 		return
 	}
+	s.removeContainer(ctx, row)
 	s.auditHeldEnd(ctx, row, sessionEnd{reason: ptyshell.ReasonTerminated, exitCode: -1},
 		s.svc.now().Sub(row.CreatedAt), "")
-	s.removeHeld(ctx, row)
+	s.dropRow(ctx, row)
 }
 
 func (s *Shells) auditHeldEnd(ctx context.Context, row *ShellRow, end sessionEnd, took time.Duration, killedBy string) {
@@ -187,10 +190,11 @@ func (s *Shells) killHeld(ctx context.Context, row *ShellRow, by string) error {
 	if serr != nil {
 		return serr
 	}
+	s.removeContainer(ctx, row)
 	if ok {
 		s.auditHeldEnd(ctx, row, sessionEnd{reason: ptyshell.ReasonTerminated, exitCode: -1}, s.svc.now().Sub(row.CreatedAt), by)
 	}
-	s.removeHeld(ctx, row)
+	s.dropRow(ctx, row)
 	return nil
 }
 
