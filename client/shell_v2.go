@@ -31,9 +31,8 @@ func (c *Client) CreateShellWith(ctx context.Context, workspaceID string, body c
 // AttachShell attaches to the v2 shell as its writer, with the secret in
 // the Cairn-Shell-Secret header, and applies size before the screen's
 // render. A writer already attached is taken over (its EXIT says
-// taken_over). Refusals: shell_secret_required, shell_secret_invalid,
-// shell_not_found, shell_on_other_replica (the message names the replica
-// that holds the shell).
+// taken_over). Any replica attaches. Refusals: shell_secret_required,
+// shell_secret_invalid, shell_not_found, shell_not_attachable.
 func (c *Client) AttachShell(ctx context.Context, shellID, secret string, size ptyshell.Size) (*ptyshell.Session, error) {
 	h := c.header()
 	h.Set(cairn.ShellSecretHeader, secret)

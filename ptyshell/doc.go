@@ -37,15 +37,15 @@
 //
 // Refusals come before the upgrade, as in v1: 401 shell_secret_required,
 // 403 shell_secret_invalid, 404 shell_not_found, 409 shell_not_attachable
-// (a v1 shell), 409 shell_on_other_replica (the message names the replica
-// holding the session: replicas have no addresses of each other, so they
-// do not proxy). STATUS carries "role" (writer or watcher). Each
-// connection gets STATUS starting and running, then the [Screen]'s render
-// as OUTPUT (a writer's size applied first), then live output. On
-// disconnect the shell keeps running; detached_timeout after its writer
-// left it ends (shell.timeouts.detachedSecs); idle and lifetime count
-// across connections. [Hub] is the server half; each connection is Serve
-// over a [Tap] of it.
+// (a v1 shell). STATUS carries "role" (writer or watcher). Each connection
+// gets STATUS starting and running, then the [Screen]'s render as OUTPUT
+// (a writer's size applied first), then live output. On disconnect the
+// shell keeps running; detached_timeout after its writer left it ends
+// (shell.timeouts.detachedSecs); idle and lifetime count across
+// connections. [Hub] keeps such a shell; each connection is Serve over a
+// [Tap] of it. The Hub runs in the shell's own container, in the session
+// holder (package holder), which any server reaches and bridges its
+// clients to.
 //
 // The package imports the standard library, gorilla/websocket, x/term and
 // x/sys only; never server/..., client, tui or Bubble Tea.

@@ -428,8 +428,9 @@ type ShellConfig struct {
 	// `<hostname>:<api port>`, unique among live servers sharing a Docker
 	// host and stable across restarts.
 	InstanceName string `yaml:"instanceName"`
-	// Seconds between sweeps that remove this server's shell containers
-	// that no session owns.
+	// Seconds between sweeps that collect the ends of v2 shells no server
+	// saw end, and remove this server's shell containers that no session
+	// owns.
 	ReapIntervalSecs int           `yaml:"reapIntervalSecs"`
 	Limits           ShellLimits   `yaml:"limits"`
 	Timeouts         ShellTimeouts `yaml:"timeouts"`
