@@ -110,11 +110,13 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 	t.Run("RecordingPlaysToTheLastScreen", func(t *testing.T) { recordingEndToEnd(t, st, size) })
 }
 
-// racingAttaches sends 50 writer attaches at one shell at once: every one
-// is admitted in turn and each takes the shell over from the one before,
-// so 49 end with EXIT taken_over and exactly one is left typing.
+// racingAttaches sends 50 writer attaches at one shell at once, spread
+// over two replicas: every one is admitted in turn by the shell's holder
+// and each takes the shell over from the one before, so 49 end with EXIT
+// taken_over and exactly one is left typing.
 func racingAttaches(t *testing.T, st *shellStack, a *shellServer, size ptyshell.Size) {
 	const n = 50
+	replicas := []*shellServer{a, st.start(t, shellServerOpts{})}
 	ws := a.readyWorkspace(t)
 	info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
 	require.NoError(t, err)
@@ -122,7 +124,9 @@ func racingAttaches(t *testing.T, st *shellStack, a *shellServer, size ptyshell.
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { sessions[i], errs[i] = a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size) })
+		wg.Go(func() {
+			sessions[i], errs[i] = replicas[i%2].admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
