@@ -1,0 +1,69 @@
+package docker_test
+
+import (
+	"crypto/sha256"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
+	"github.com/cairn-dev/cairn/server/docker"
+)
+
+// TestHolderContainerSpec: a v2 shell's container keeps the shell
+// container's posture — no capability but DAC_OVERRIDE, no new privileges,
+// no network, a read-only root, no log driver — runs the holder from its
+// read-only volume as its main process under the engine's init, has no
+// TTY and no stdin (the holder makes the PTY), and gives the holder a
+// private scratch directory.
+func TestHolderContainerSpec(t *testing.T) {
+	t.Parallel()
+	s, b := setupShells(t, docker.ShellConfig{SidecarImage: stacktest.Image(t)})
+	spec := b.spec()
+	key := sha256.Sum256([]byte("secret"))
+	id, err := s.StartHolder(t.Context(), spec, holder.Config{ShellID: spec.ShellID, Cols: 80, Rows: 24,
+		Detached: time.Minute, MaxLifetime: time.Hour, Stop: time.Second, Drain: time.Second}, key[:])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.RemoveContainer(t.Context(), id) })
+	info, err := b.cli.ContainerInspect(t.Context(), id)
+	require.NoError(t, err)
+	cfg, hc := info.Config, info.HostConfig
+
+	require.Equal(t, []string{docker.HolderDir + "/cairn-sidecar", holder.CommandHold}, append([]string(cfg.Entrypoint), cfg.Cmd...))
+	require.False(t, cfg.Tty || cfg.OpenStdin || cfg.AttachStdin || cfg.AttachStdout || cfg.AttachStderr)
+	require.Equal(t, "0:0", cfg.User)
+	var holderEnv int
+	for _, kv := range cfg.Env {
+		if strings.HasPrefix(kv, "CAIRN_HOLDER_") {
+			holderEnv++
+		}
+		require.NotContains(t, kv, "secret", "the secret itself is never in the container")
+	}
+	require.Equal(t, 2, holderEnv, "the configuration and the key")
+
+	require.True(t, hc.ReadonlyRootfs)
+	require.True(t, *hc.Init)
+	require.Equal(t, []string{"ALL"}, capsOf(hc.CapDrop))
+	require.Equal(t, []string{"DAC_OVERRIDE"}, capsOf(hc.CapAdd))
+	require.Equal(t, []string{"no-new-privileges"}, hc.SecurityOpt)
+	require.Equal(t, container.NetworkMode("none"), hc.NetworkMode)
+	require.Equal(t, "none", hc.LogConfig.Type)
+	require.False(t, hc.Privileged)
+	require.Equal(t, "rw,nosuid,nodev,noexec,size=64m,mode=0700,uid=0,gid=0", hc.Tmpfs[holder.DefaultRunDir])
+	require.Len(t, hc.Mounts, 2)
+	require.Equal(t, mount.Mount{Type: mount.TypeVolume, Source: b.app + ".holder." + imageID(t, b, stacktest.Image(t)),
+		Target: docker.HolderDir, ReadOnly: true}, hc.Mounts[1], "the holder's volume, read-only")
+}
+
+// imageID is the 12 hex digits of an image's ID that name its holder
+// volume.
+func imageID(t *testing.T, b *shellBundle, tag string) string {
+	img, err := b.cli.ImageInspect(t.Context(), tag)
+	require.NoError(t, err)
+	return strings.TrimPrefix(img.ID, "sha256:")[:12]
+}
