@@ -174,4 +174,3 @@ func (f *front) cut() {
 	}
 	f.open = nil
 }
-

@@ -50,7 +50,7 @@ func (c *Client) Attach(ctx context.Context, role string, size ptyshell.Size) (*
 		q.Set("rows", strconv.Itoa(size.Rows))
 	}
 	u := "ws://holder" + PathAttach + "?" + q.Encode()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -83,8 +83,7 @@ func Env(cfg Config, key []byte) ([]string, error) {
 // removes both from it, so the shell never inherits them.
 func Load() (Config, []byte, error) {
 	var cfg Config
-	defer os.Unsetenv(EnvConfig)
-	defer os.Unsetenv(EnvKey)
+	defer unsetenv(EnvConfig, EnvKey)
 	if err := json.Unmarshal([]byte(os.Getenv(EnvConfig)), &cfg); err != nil {
 		return cfg, nil, fmt.Errorf("%s: %w", EnvConfig, err)
 	}
@@ -93,6 +92,14 @@ func Load() (Config, []byte, error) {
 		return cfg, nil, fmt.Errorf("%s must be %d bytes of hex", EnvKey, sha256.Size)
 	}
 	return cfg, key, cfg.check()
+}
+
+// unsetenv removes the holder's variables; a name without one is no
+// error, and the names are valid.
+func unsetenv(names ...string) {
+	for _, n := range names {
+		_ = os.Unsetenv(n)
+	}
 }
 
 func (c *Config) check() error {

@@ -24,7 +24,7 @@ func Main(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listen(h.cfg.Socket)
+	ln, err := listen(ctx, h.cfg.Socket)
 	if err != nil {
 		return err
 	}
@@ -32,9 +32,9 @@ func Main(ctx context.Context) error {
 	return h.Run(ctx, ln)
 }
 
-func listen(socket string) (net.Listener, error) {
+func listen(ctx context.Context, socket string) (net.Listener, error) {
 	_ = os.Remove(socket) // a socket left by an earlier run of this container
-	ln, err := net.Listen("unix", socket)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "unix", socket)
 	if err != nil {
 		return nil, err
 	}

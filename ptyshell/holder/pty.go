@@ -39,9 +39,10 @@ func newPTYStream(argv, env []string, size ptyshell.Size, stopAfter time.Duratio
 	return &ptyStream{argv: argv, env: env, size: size, stopAfter: stopAfter, exited: make(chan struct{})}
 }
 
-// Start forks the shell on a new PTY of the start size.
+// Start forks the shell on a new PTY of the start size. The shell's life
+// is the holder's, not the start's context: Stop and Close end it.
 func (p *ptyStream) Start(context.Context) error {
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd := exec.CommandContext(context.Background(), p.argv[0], p.argv[1:]...)
 	cmd.Env = p.env
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,6 +1,7 @@
 package holder
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -36,7 +37,7 @@ func Relay(socket string, in io.Reader, out io.Writer) error {
 // or refuses, until the deadline.
 func dialHolder(socket string, deadline time.Time) (net.Conn, error) {
 	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		conn, err := net.Dial("unix", socket)
+		conn, err := (&net.Dialer{}).DialContext(context.Background(), "unix", socket)
 		starting := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)
 		if err == nil || !starting || time.Now().Add(pause).After(deadline) {
 			return conn, err

@@ -56,8 +56,6 @@ type shellEntry struct {
 	// Guarded by Shells.mu.
 	lastInput time.Time
 	killedBy  string
-	// sess is set for a v2 session (CreateShell), which attaches.
-	sess *ShellSession
 }
 
 // shellKind names the shell in the rules it shares with exec.

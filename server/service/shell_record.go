@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -77,16 +76,8 @@ func newRecording(c ShellRecording, id string, o cairn.ShellOpen, start time.Tim
 	return r, nil
 }
 
-// recorder is the Hub's Recorder: nil without a recording.
-func (r *recording) recorder() ptyshell.Recorder {
-	if r == nil {
-		return nil
-	}
-	return r.rec
-}
-
-// wrap is a v1 session's stream with its output and resizes recorded,
-// as a v2 session's Hub records them; st itself without a recording.
+// wrap is a v1 session's stream with its output and resizes recorded (a
+// v2 shell's holder records its own); st itself without a recording.
 func (r *recording) wrap(st ptyshell.Stream) ptyshell.Stream {
 	if r == nil {
 		return st
@@ -136,15 +127,6 @@ func (r *recording) finish(end time.Time) (int64, []byte, error) {
 func (r *recording) remove() {
 	_ = r.f.Close() // the file goes anyway
 	_ = os.Remove(r.f.Name())
-}
-
-// discard drops a recording that will not be stored; nil is no recording.
-func (r *recording) discard(log *slog.Logger) {
-	if r == nil {
-		return
-	}
-	r.remove()
-	log.Debug("shell recording discarded")
 }
 
 // recordingName is the artifact a shell's recording becomes: artifact

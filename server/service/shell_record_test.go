@@ -97,12 +97,6 @@ func (b *bucket) object(key string) ([]byte, string) {
 	return b.objects[key], b.types[key]
 }
 
-func (b *bucket) putCalls() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.puts
-}
-
 // requireEmptyDir checks that no recording file is left behind.
 func requireEmptyDir(t *testing.T, dir string) {
 	t.Helper()
