@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -46,6 +47,10 @@ type Shells struct {
 	// Shutdown cancels it, and the clients reattach elsewhere.
 	bridges    context.Context
 	endBridges context.CancelFunc
+	// lent counts the v2 connections from their lend until the check of
+	// their shell's end that follows them: Shutdown waits for it, so a
+	// shell that ended as the server stopped is collected by it.
+	lent sync.WaitGroup
 }
 
 // shellEntry is one live shell in the registry, from the open's checks
@@ -97,6 +102,12 @@ func (s *Shells) Enabled() bool { return s.cfg.Enabled }
 // replica) and ends its v1 shells with reason server_shutdown.
 func (s *Shells) Shutdown(ctx context.Context) {
 	s.endBridges()
+	settled := make(chan struct{})
+	go func() { s.lent.Wait(); close(settled) }()
+	select {
+	case <-settled:
+	case <-ctx.Done():
+	}
 	s.containerSessions.Shutdown(ctx)
 }
 

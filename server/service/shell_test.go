@@ -67,6 +67,9 @@ func setupShells(t *testing.T, cfg service.ShellConfig, ws cairn.Workspace) (*se
 		return func() { f.mu.Lock(); f.locked = false; f.mu.Unlock() }, nil
 	}
 	f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return true, nil }
+	// The registry holds v2 shells only; these are v1's.
+	f.store.FindShellRowsFunc = func(context.Context, string) ([]*service.ShellRow, error) { return nil, nil }
+	f.store.FindShellFunc = func(_ context.Context, id string) (*service.ShellRow, error) { return nil, cairn.ErrShellNotFound(id) }
 	f.rt.CreateShellFunc = func(_ context.Context, spec service.ShellSpec) (ptyshell.Stream, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -256,9 +256,11 @@ func (s *Shells) lend(ctx context.Context, row *ShellRow, role string, size ptys
 		"container": row.Container, "token_name": who, "client_addr": clientAddr}); err != nil {
 		return nil, err
 	}
+	s.lent.Add(1)
 	conn, err := s.holderOf(row).Attach(ctx, role, size)
 	if err != nil {
-		go s.settleNow(row) // it may have ended unseen
+		defer s.lent.Done()
+		s.settleNow(row) // it may have ended unseen
 		if errors.Is(err, holder.ErrEnded) || cairn.ErrorReason(err) == cairn.ReasonShellNotFound {
 			return nil, cairn.ErrShellNotFound(row.ID)
 		}
@@ -306,10 +308,14 @@ func (a *ShellAttachment) Run(serve func(ctx context.Context, shell *websocket.C
 	res := serve(a.s.bridges, a.shell, holder.BridgeOptions{WriteWait: cmpDuration(a.s.cfg.WriteWait, ptyshell.DefaultWriteWait)})
 	a.s.log.Info("shell connection ended", append(a.s.rowAttrs(a.row), "role", a.role, "close_code", res.Code)...)
 	a.s.settleNow(a.row)
+	a.s.lent.Done()
 }
 
 // Abort closes the holder's connection when the client's upgrade failed.
-func (a *ShellAttachment) Abort() { _ = a.shell.Close() } // nothing was sent on it
+func (a *ShellAttachment) Abort() {
+	_ = a.shell.Close() // nothing was sent on it
+	a.s.lent.Done()
+}
 
 // rowAttrs identify a v2 shell in log lines.
 func (s *Shells) rowAttrs(row *ShellRow) []any {
