@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/wsexec"
@@ -22,8 +23,11 @@ import (
 // gone: past it, the client hangs.
 const sessionBound = 30 * time.Second
 
-// liveShell is an attached v2 shell's client.
-type liveShell struct{ sess *ptyshell.Session }
+// liveShell is an attached v2 shell's client, with what reattaches it.
+type liveShell struct {
+	sess *ptyshell.Session
+	info *cairn.ShellSessionInfo
+}
 
 // openShell creates a v2 shell, attaches to it as its writer and waits
 // for the shell to answer.
@@ -37,30 +41,39 @@ func openShell(t *testing.T, cl *client.Client, wsID string) *liveShell {
 	t.Cleanup(func() { _ = sess.Close() })
 	_, err = sess.Write([]byte("echo ready-$((6*7))\r"))
 	require.NoError(t, err)
+	readUntil(t, sess, "ready-42")
+	return &liveShell{sess: sess, info: info}
+}
+
+// readUntil reads the shell's output until it holds want, each read
+// within sessionBound.
+func readUntil(t *testing.T, sess *ptyshell.Session, want string) {
+	t.Helper()
 	var out strings.Builder
-	for !strings.Contains(out.String(), "ready-42") {
+	for !strings.Contains(out.String(), want) {
 		ctx, cancel := context.WithTimeout(t.Context(), sessionBound)
 		m, err := sess.Next(ctx)
 		cancel()
-		require.NoError(t, err, "waiting for the shell; got %q", out.String())
+		require.NoError(t, err, "waiting for %q; got %q", want, out.String())
 		out.Write(m.Output)
 	}
-	return &liveShell{sess: sess}
 }
 
-// exit waits, within sessionBound, for the shell's EXIT and requires a
-// reason.
-func (s *liveShell) exit(t *testing.T) ptyshell.Exit {
+// lost waits, within sessionBound, for the shell's connection to end
+// without an EXIT — cut with its server or engine — and returns how.
+func (s *liveShell) lost(t *testing.T) ptyshell.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), sessionBound)
 	defer cancel()
 	for {
 		m, err := s.sess.Next(ctx)
-		require.NoError(t, err, "the shell client got no EXIT")
-		if m.Type == ptyshell.FrameExit {
-			require.NotEmpty(t, m.Exit.Reason)
-			return *m.Exit
+		if err != nil {
+			require.NoError(t, ctx.Err(), "the shell's connection hung")
+			res := s.sess.Result()
+			require.Equal(t, ptyshell.EndLost, res.Ending, "the connection was cut, the shell not ended: %+v", res)
+			return res
 		}
+		require.NotEqual(t, ptyshell.FrameExit, m.Type, "the shell ended: %+v", m.Exit)
 	}
 }
 

@@ -36,9 +36,10 @@ const (
 // SIGTERM of a server with a v2 shell attached, an exec running and an
 // upload's register in flight: the server stops accepting connections at
 // once, lets the register finish within server.shutdownGraceSecs, ends
-// the shell and the exec with reason server_shutdown, removes their
-// containers and exits 0. A request sent during the stop is refused, not
-// left hanging.
+// the exec with reason server_shutdown, removes its container, cuts the
+// shell's connection — the shell lives on in its container — and exits 0.
+// A request sent during the stop is refused, not left hanging. After the
+// restart the shell is attached again, its screen as it was.
 func TestServerSIGTERMDrains(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MultipartThreshold: termPart, PartSize: termPart,
 		MaxObjectSize: 2 << 30, Config: fmt.Sprintf("shell: {enable: true, image: %s}\nserver: {shutdownGraceSecs: %d}\n",
@@ -50,7 +51,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, api.SetupVolume(t.Context(), ws.Workspace.ID))
 
-	shell := openShell(t, api, ws.Workspace.ID).sess
+	shell := openShell(t, api, ws.Workspace.ID)
 	exec := startExec(t, api, ws.Workspace.ID)
 	src := filepath.Join(t.TempDir(), "big.bin")
 	digest := stacktest.RandomFile(t, src, 0x7e, termFile)
@@ -60,7 +61,7 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	signalled := time.Now()
 	exited := make(chan int, 1)
 	go func() { exited <- srv.Terminate(t) }()
-	drain := probeDrain(t, srv, exited, shell)
+	drain := probeDrain(t, srv, exited, exec.done)
 	code := <-exited
 	stopped := time.Since(signalled)
 	t.Logf("exit %d after %s; first refusal %s after the signal (%s), %d requests served before it",
@@ -68,23 +69,28 @@ func TestServerSIGTERMDrains(t *testing.T) {
 	require.Equal(t, 0, code, "a drained server exits 0; output:\n%s", srv.Output())
 
 	// What each client saw.
-	require.True(t, drain.refusedBeforeShellEnded, "a request during the stop was refused while the shell was still ending")
-	res := shell.Result()
-	require.Equal(t, ptyshell.EndExit, res.Ending, "the shell's client got its EXIT: %+v", res)
-	require.Equal(t, ptyshell.ReasonServerShutdown, res.Exit.Reason)
+	require.True(t, drain.refusedBeforeExecEnded, "a request during the stop was refused while the exec was still ending")
+	shell.lost(t)
 	require.Equal(t, wsexec.ReasonServerShutdown, exec.end(t).Reason)
 	require.Equal(t, 0, upload.wait(), "the register in flight finished within the grace: %s", upload.stderr)
 	var out struct{ Artifact cairn.Artifact }
 	upload.json(t, &out)
 	require.Equal(t, digest, *out.Artifact.SHA256B64)
-	containers := leakedContainers(t, srv.App)
-
-	srv.Restart(t, stacktest.ServerOptions{MultipartThreshold: termPart, PartSize: termPart, MaxObjectSize: 2 << 30})
+	srv.Restart(t, stacktest.ServerOptions{MultipartThreshold: termPart, PartSize: termPart, MaxObjectSize: 2 << 30,
+		Config: fmt.Sprintf("shell: {enable: true, image: %s}\n", stacktest.Shell(t))})
 	recovery := time.Since(signalled)
+	api, err = client.New(srv.URL, client.WithToken(srv.Token))
+	require.NoError(t, err)
+	back, err := api.AttachShell(t.Context(), shell.info.ShellID, shell.info.Secret, ptyshell.Size{Cols: 80, Rows: 24})
+	require.NoError(t, err, "the shell outlived its server")
+	readUntil(t, back, "ready-42") // the screen's render
+	require.NoError(t, back.Close())
+	require.NoError(t, api.KillShell(t.Context(), shell.info.ShellID))
+	containers := leakedContainers(t, srv.App)
 	lost := lostArtifacts(t, srv, map[string]string{out.Artifact.ID: digest})
 	sweep(t, srv)
 	leaked := leaks(t, srv)
-	record(t, Row{Fault: "SIGTERM server (shell, exec, upload)", InFlight: 3, Acknowledged: 1,
+	record(t, Row{Fault: "SIGTERM server (shell, exec, upload)", InFlight: 3, Acknowledged: 1, Resumed: 1,
 		Lost: lost, Leaked: containers + leaked, Recovery: recovery})
 }
 
@@ -117,13 +123,13 @@ type drainView struct {
 	served                  int           // answered as usual, before the first refusal
 	refusal                 string        // how the first refusal looked
 	refusedAfter            time.Duration // from the signal to the first refusal
-	refusedBeforeShellEnded bool          // the shell's EXIT had not arrived yet then
+	refusedBeforeExecEnded  bool          // the exec had not ended yet then
 }
 
 // probeDrain sends one request after another on fresh connections until
 // the server exits, each bounded so that a hang fails the test, and
 // reports when the first was refused.
-func probeDrain(t *testing.T, srv *stacktest.Server, exited chan int, shell *ptyshell.Session) drainView {
+func probeDrain(t *testing.T, srv *stacktest.Server, exited chan int, execDone <-chan struct{}) drainView {
 	t.Helper()
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	start := time.Now()
@@ -144,9 +150,9 @@ func probeDrain(t *testing.T, srv *stacktest.Server, exited chan int, shell *pty
 		if v.refusal == "" {
 			v.refusal, v.refusedAfter = refusal, time.Since(start)
 			select {
-			case <-shell.Done():
+			case <-execDone:
 			default:
-				v.refusedBeforeShellEnded = true
+				v.refusedBeforeExecEnded = true
 			}
 		}
 		time.Sleep(20 * time.Millisecond) // pacing the probes, not waiting for anything
