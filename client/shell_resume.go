@@ -20,8 +20,10 @@ const (
 // lost at lostAt, as the CLI and the TUI both do: AttachShell with backoff
 // until it answers, the server refuses (a *cairn.Error: the shell ended,
 // the secret is wrong), ctx ends, or the shell's detached timeout since
-// lostAt has passed — the server has ended it by then. size is read before
-// each try: the terminal may have been resized meanwhile.
+// lostAt has passed — the server has ended it by then. A server shutting
+// down is waited out like one that does not answer: a restart is what
+// drops the connection. size is read before each try: the terminal may
+// have been resized meanwhile.
 func (c *Client) ReattachShell(ctx context.Context, shellID, secret string, lostAt time.Time, detached time.Duration,
 	size func() (ptyshell.Size, error)) (*ptyshell.Session, error) {
 	wait := ReattachFirst
@@ -31,7 +33,7 @@ func (c *Client) ReattachShell(ctx context.Context, shellID, secret string, lost
 			return nil, err
 		}
 		sess, err := c.AttachShell(ctx, shellID, secret, sz)
-		if _, refused := errors.AsType[*cairn.Error](err); err == nil || refused || time.Since(lostAt) > detached {
+		if err == nil || refusedForGood(err) || time.Since(lostAt) > detached {
 			return sess, err
 		}
 		t := time.NewTimer(wait)
@@ -43,4 +45,11 @@ func (c *Client) ReattachShell(ctx context.Context, shellID, secret string, lost
 		}
 		wait = min(2*wait, ReattachMax)
 	}
+}
+
+// refusedForGood reports a server's answer that another try would not
+// change; server_shutting_down is not one.
+func refusedForGood(err error) bool {
+	e, ok := errors.AsType[*cairn.Error](err)
+	return ok && e.Reason != cairn.ReasonServerShuttingDown
 }

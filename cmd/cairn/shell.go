@@ -39,7 +39,8 @@ shell-<id>_cast of the workspace when the shell ends.
 
 The exit status is the shell's own, 255 when the connection was lost, and 0
 after detaching. A refusal before the shell starts exits like any other
-command (3 not found, 4 conflict, 5 not allowed, 6 unavailable).`,
+command (3 not found, 4 conflict, 5 not allowed, 6 unavailable), and so does
+a reattach refused or unanswered within the detached timeout.`,
 		Args: usage(func(cmd *cobra.Command, args []string) error {
 			if attach != "" || watch != "" {
 				return cobra.NoArgs(cmd, args)

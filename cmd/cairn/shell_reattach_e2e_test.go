@@ -134,30 +134,46 @@ func TestShellRidesOutANetworkDrop(t *testing.T) {
 }
 
 // cuttableLink forwards TCP to a server and can cut every connection at
-// once, as a dropped network does: no close frame reaches either end.
+// once, as a dropped network does: no close frame reaches either end. It
+// can be pointed at another server, or at none.
 type cuttableLink struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	open  []net.Conn
-	count int
+	ln     net.Listener
+	mu     sync.Mutex
+	target string // host:port; "" closes every new connection
+	open   []net.Conn
+	count  int
 }
 
 func newCuttableLink(t *testing.T, target string) *cuttableLink {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	l := &cuttableLink{ln: ln}
+	l := &cuttableLink{ln: ln, target: target}
 	t.Cleanup(func() { _ = ln.Close(); l.cut() })
-	go l.serve(target)
+	go l.serve()
 	return l
 }
 
 func (l *cuttableLink) addr() string { return l.ln.Addr().String() }
 
-func (l *cuttableLink) serve(target string) {
+// point sends the connections made from now on to target ("" to none).
+func (l *cuttableLink) point(target string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.target = target
+}
+
+func (l *cuttableLink) serve() {
 	for {
 		in, err := l.ln.Accept()
 		if err != nil {
 			return // the listener closed with the test
+		}
+		l.mu.Lock()
+		target := l.target
+		l.mu.Unlock()
+		if target == "" {
+			_ = in.Close()
+			continue
 		}
 		out, err := net.Dial("tcp", target)
 		if err != nil {
