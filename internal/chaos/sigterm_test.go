@@ -120,10 +120,10 @@ func waitRegistering(t *testing.T, srv *stacktest.Server, upload *run) {
 
 // drainView is what requests sent during the stop met.
 type drainView struct {
-	served                  int           // answered as usual, before the first refusal
-	refusal                 string        // how the first refusal looked
-	refusedAfter            time.Duration // from the signal to the first refusal
-	refusedBeforeExecEnded  bool          // the exec had not ended yet then
+	served                 int           // answered as usual, before the first refusal
+	refusal                string        // how the first refusal looked
+	refusedAfter           time.Duration // from the signal to the first refusal
+	refusedBeforeExecEnded bool          // the exec had not ended yet then
 }
 
 // probeDrain sends one request after another on fresh connections until
