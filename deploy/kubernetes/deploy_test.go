@@ -311,7 +311,7 @@ kubernetes:
 			storeAddr, store.Region, bucket, stacktest.SidecarImage, apiPort, d.ns, shellImage),
 		"secret.env": fmt.Sprintf("sql-password=%s\ns3-access-key=%s\ns3-secret-key=%s\n",
 			sqlPassword, store.AccessKey, store.SecretKey),
-		"tokens.yaml": fmt.Sprintf("- {name: deploy-test, sha256: %x, scopes: [read, write, admin]}\n", sum),
+		"tokens.yaml": fmt.Sprintf("- {name: deploy-test, sha256: %x, scopes: [read, write, admin, shell]}\n", sum),
 	}
 	for name, body := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
@@ -680,6 +680,11 @@ type rolledShell struct {
 // reads the command's end — the holder's render of the screen, then live
 // output. The shells are then listed and ended through a new replica.
 func (d *deployment) rolloutKeepsShells(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.dumpShells(t)
+		}
+	})
 	f := newFront(t, d)
 	cl, err := client.New("http://"+f.addr(), client.WithToken(d.token))
 	require.NoError(t, err)
@@ -824,6 +829,22 @@ func (d *deployment) endShells(t *testing.T, p pod, shells []*rolledShell) {
 	}
 	d.k.must(t, wait...)
 	require.Empty(t, d.list(t, kube.LabelKind+"="+kube.KindShell), "shell pods left behind")
+}
+
+// dumpShells logs what explains a shell that did not start or did not
+// survive: the shell pods' description, their logs (the holder logs
+// nothing of the session) and the replicas' last log lines.
+func (d *deployment) dumpShells(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	shells := kube.LabelKind + "=" + kube.KindShell
+	out, _ := d.k.run(ctx, nil, "describe", "pods", "-n", d.ns, "-l", shells)
+	t.Logf("shell pods:\n%s", out)
+	out, _ = d.k.run(ctx, nil, "logs", "-n", d.ns, "-l", shells, "--all-containers", "--tail=30", "--prefix")
+	t.Logf("shell pods' logs:\n%s", out)
+	out, _ = d.k.run(ctx, nil, "logs", "-n", d.ns, "-l", replicaSelector, "--tail=80", "--prefix")
+	t.Logf("replicas' logs:\n%s", out)
 }
 
 // readyReplicas is the replicas that are Ready and not being deleted.
