@@ -42,15 +42,22 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/kube"
 )
 
 func TestMain(m *testing.M) { stacktest.Main(m) }
 
-// Images the deployment runs: the server, the sidecar its pods run, and
-// the busybox shell image the network probe runs.
-var images = []string{"cairn:latest", stacktest.SidecarImage, stacktest.ShellImage}
+// Images the deployment runs: the server, the sidecar its pods run (it
+// carries the shells' holder), the busybox shell image the network probe
+// runs, and the same image under the name the deployment's shells run.
+var images = []string{"cairn:latest", stacktest.SidecarImage, stacktest.ShellImage, shellImage}
+
+// shellImage is shell.image of the test's deployment.
+const shellImage = "cairn-shell:latest"
 
 const apiPort = 44123 // api.service.appPort of the base's cairn.yaml
 
@@ -191,8 +198,9 @@ type deployment struct {
 
 type pod struct {
 	Metadata struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
+		Name              string            `json:"name"`
+		Labels            map[string]string `json:"labels"`
+		DeletionTimestamp *string           `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Status struct {
 		PodIP      string `json:"podIP"`
@@ -291,6 +299,7 @@ artifact:
   store: {bucket: %[7]s}
   sidecar: {image: %[8]s}
 workspace: {volumeType: kubernetes}
+shell: {enable: true, image: %[11]s}
 kubernetes:
   inCluster: true
   namespace: %[10]s
@@ -299,10 +308,10 @@ kubernetes:
   imagePullPolicy: Never
   podStartTimeoutSecs: 120
 `, d.nodeIP, pgRelay, strings.TrimPrefix(dsn.Path, "/"), dsn.User.Username(),
-			storeAddr, store.Region, bucket, stacktest.SidecarImage, apiPort, d.ns),
+			storeAddr, store.Region, bucket, stacktest.SidecarImage, apiPort, d.ns, shellImage),
 		"secret.env": fmt.Sprintf("sql-password=%s\ns3-access-key=%s\ns3-secret-key=%s\n",
 			sqlPassword, store.AccessKey, store.SecretKey),
-		"tokens.yaml": fmt.Sprintf("- {name: deploy-test, sha256: %x, scopes: [read, write, admin]}\n", sum),
+		"tokens.yaml": fmt.Sprintf("- {name: deploy-test, sha256: %x, scopes: [read, write, admin, shell]}\n", sum),
 	}
 	for name, body := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
@@ -479,6 +488,9 @@ func TestDeploy(t *testing.T) {
 	})
 
 	t.Run("SidecarReachesStore", func(t *testing.T) { d.probeNetwork(t) })
+
+	// Last: it replaces every replica.
+	t.Run("RolloutRestartKeepsShells", func(t *testing.T) { d.rolloutKeepsShells(t) })
 }
 
 func selects(sel, labels map[string]string) bool {
@@ -642,5 +654,316 @@ spec:
 	t.Logf("  control pod (no sidecar labels) -> replica %s: reached=%v", replica, reach("netcontrol", replica))
 	for what, addr := range denied {
 		t.Logf("  sidecar pod -> %s %s: reached=%v", what, addr, reach("netprobe", addr))
+	}
+}
+
+// replicaSelector selects the server's pods, not the pods it makes.
+const replicaSelector = "app.kubernetes.io/name=cairn"
+
+// shellSize is the terminal of the rollout's shells.
+var shellSize = ptyshell.Size{Cols: 80, Rows: 24}
+
+// rolledShell is a shell kept open across the rollout, and its client.
+type rolledShell struct {
+	n        int
+	info     *cairn.ShellSessionInfo
+	sess     *ptyshell.Session
+	drops    int
+	reattach []time.Duration // from each cut to the attach that followed
+}
+
+// rolloutKeepsShells opens three v2 shells through a front that spreads
+// connections over the Ready replicas, each running a command that
+// outlasts the rollout, and restarts the deployment. Every replica is
+// replaced, so every client's connection is cut; each client attaches
+// again through the front as `cairn shell` does, sending nothing, and
+// reads the command's end — the holder's render of the screen, then live
+// output. The shells are then listed and ended through a new replica.
+func (d *deployment) rolloutKeepsShells(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.dumpShells(t)
+		}
+	})
+	f := newFront(t, d)
+	cl, err := client.New("http://"+f.addr(), client.WithToken(d.token))
+	require.NoError(t, err)
+	ws, err := cl.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "rollout-test"})
+	require.NoError(t, err)
+	require.NoError(t, cl.SetupVolume(t.Context(), ws.ID))
+
+	shells := make([]*rolledShell, 3)
+	for i := range shells {
+		shells[i] = openRolledShell(t, cl, ws.ID, i+1)
+	}
+
+	results := make(chan error, len(shells))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	for _, s := range shells {
+		go func() { results <- s.rideOut(ctx, cl) }()
+	}
+	old := map[string]bool{}
+	for _, p := range d.list(t, replicaSelector) {
+		old[p.Metadata.Name] = true
+	}
+	began := time.Now()
+	d.k.must(t, "rollout", "restart", "deployment/cairn", "-n", d.ns)
+	if _, err := d.k.run(ctx, nil, "rollout", "status", "deployment/cairn", "-n", d.ns, "--timeout=3m"); err != nil {
+		d.dump(t)
+		require.NoError(t, err)
+	}
+	t.Logf("rollout restart: all replicas replaced and Ready in %s", time.Since(began).Round(time.Millisecond))
+	for range shells {
+		require.NoError(t, <-results)
+	}
+	for _, s := range shells {
+		t.Logf("shell %d (%s): cut %d time(s); reattached after %v", s.n, s.info.ShellID, s.drops, rounded(s.reattach))
+		require.NotZero(t, s.drops, "shell %d's connection outlived the replica it went through", s.n)
+		require.NoError(t, s.sess.Close())
+	}
+
+	fresh := d.readyReplicas(t)
+	require.NotEmpty(t, fresh)
+	for _, p := range fresh {
+		require.False(t, old[p.Metadata.Name], "replica %s was not replaced", p.Metadata.Name)
+	}
+	d.endShells(t, fresh[0], shells)
+	code, env := d.call(t, fresh[0], http.MethodDelete, "/v1/workspaces/"+ws.ID+"/volume", nil, d.token)
+	require.Equal(t, http.StatusOK, code, "%s", env["error"])
+}
+
+// openRolledShell creates shell n, attaches to it and starts a command
+// that prints started-n, sleeps through the rollout and prints done-n.
+// The command line computes n, so its echo holds neither word.
+func openRolledShell(t *testing.T, cl *client.Client, wsID string, n int) *rolledShell {
+	t.Helper()
+	info, err := cl.CreateShell(t.Context(), wsID, shellSize, "")
+	require.NoError(t, err)
+	require.NotZero(t, info.DetachedTimeoutSecs, "the reattach is bounded by the detached timeout")
+	sess, err := cl.AttachShell(t.Context(), info.ShellID, info.Secret, shellSize)
+	require.NoError(t, err)
+	s := &rolledShell{n: n, info: info, sess: sess}
+	t.Cleanup(func() { _ = s.sess.Close() })
+	_, err = sess.Write(fmt.Appendf(nil, "echo started-$((0+%[1]d)); sleep 25; echo done-$((0+%[1]d))\r", n))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var out strings.Builder
+	require.NoError(t, readUntil(ctx, sess, fmt.Sprintf("started-%d", n), &out), "shell %d: %q", n, out.String())
+	return s
+}
+
+// rideOut follows the shell's client until done-n shows: each time its
+// connection is cut it attaches again through the front, with the CLI's
+// backoff, and never sends a key.
+func (s *rolledShell) rideOut(ctx context.Context, cl *client.Client) error {
+	want := fmt.Sprintf("done-%d", s.n)
+	var out strings.Builder
+	for {
+		err := readUntil(ctx, s.sess, want, &out)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, ptyshell.ErrConnectionLost) {
+			return fmt.Errorf("shell %d: %w; its output so far: %q", s.n, err, out.String())
+		}
+		lostAt := time.Now()
+		s.drops++
+		_ = s.sess.Close()
+		detached := time.Duration(s.info.DetachedTimeoutSecs) * time.Second
+		s.sess, err = cl.ReattachShell(ctx, s.info.ShellID, s.info.Secret, lostAt, detached,
+			func() (ptyshell.Size, error) { return shellSize, nil })
+		if err != nil {
+			return fmt.Errorf("shell %d not reattached after cut %d: %w", s.n, s.drops, err)
+		}
+		s.reattach = append(s.reattach, time.Since(lostAt))
+	}
+}
+
+// readUntil reads the session's output into out until it holds want. The
+// session's end, an EXIT included, is an error.
+func readUntil(ctx context.Context, sess *ptyshell.Session, want string, out *strings.Builder) error {
+	for !strings.Contains(out.String(), want) {
+		m, err := sess.Next(ctx)
+		switch {
+		case err != nil:
+			return err
+		case m.Type == ptyshell.FrameExit:
+			return fmt.Errorf("the shell ended: %+v", *m.Exit)
+		}
+		out.Write(m.Output)
+	}
+	return nil
+}
+
+func rounded(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
+
+// endShells lists the shells through replica p — every one running, its
+// holder answering — ends each, and waits until their pods are gone.
+func (d *deployment) endShells(t *testing.T, p pod, shells []*rolledShell) {
+	code, env := d.call(t, p, http.MethodGet, "/v1/shells", nil, d.token)
+	require.Equal(t, http.StatusOK, code, "%s", env["error"])
+	var listed []cairn.Shell
+	require.NoError(t, json.Unmarshal(env["shells"], &listed))
+	require.Len(t, listed, len(shells))
+	for _, sh := range listed {
+		require.Equal(t, "running", sh.State, "shell %s", sh.ID)
+		require.True(t, sh.Local, "shell %s's holder did not answer", sh.ID)
+	}
+	pods := d.list(t, kube.LabelKind+"="+kube.KindShell)
+	require.Len(t, pods, len(shells))
+	for _, s := range shells {
+		code, env := d.call(t, p, http.MethodDelete, "/v1/shells/"+s.info.ShellID, nil, d.token)
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+	}
+	wait := []string{"wait", "-n", d.ns, "--for=delete", "--timeout=2m"}
+	for _, sp := range pods {
+		wait = append(wait, "pod/"+sp.Metadata.Name)
+	}
+	d.k.must(t, wait...)
+	require.Empty(t, d.list(t, kube.LabelKind+"="+kube.KindShell), "shell pods left behind")
+}
+
+// dumpShells logs what explains a shell that did not start or did not
+// survive: the shell pods' description, their logs (the holder logs
+// nothing of the session) and the replicas' last log lines.
+func (d *deployment) dumpShells(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	shells := kube.LabelKind + "=" + kube.KindShell
+	out, _ := d.k.run(ctx, nil, "describe", "pods", "-n", d.ns, "-l", shells)
+	t.Logf("shell pods:\n%s", out)
+	out, _ = d.k.run(ctx, nil, "logs", "-n", d.ns, "-l", shells, "--all-containers", "--tail=30", "--prefix")
+	t.Logf("shell pods' logs:\n%s", out)
+	out, _ = d.k.run(ctx, nil, "logs", "-n", d.ns, "-l", replicaSelector, "--tail=80", "--prefix")
+	t.Logf("replicas' logs:\n%s", out)
+}
+
+// readyReplicas is the replicas that are Ready and not being deleted.
+func (d *deployment) readyReplicas(t *testing.T) []pod {
+	t.Helper()
+	pods, err := d.replicasNow(t.Context())
+	require.NoError(t, err)
+	return pods
+}
+
+func (d *deployment) replicasNow(ctx context.Context) ([]pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := d.k.run(ctx, nil, "get", "pods", "-n", d.ns, "-l", replicaSelector, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct{ Items []pod }
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, err
+	}
+	var ready []pod
+	for _, p := range list.Items {
+		if p.ready() && p.Metadata.DeletionTimestamp == nil {
+			ready = append(ready, p)
+		}
+	}
+	return ready, nil
+}
+
+// front sends each new TCP connection to a replica that is Ready and not
+// being deleted, looked up when the connection comes, taking them in
+// turn: what a Service in front of the replicas does. A replica that
+// goes away ends its own connections.
+type front struct {
+	d    *deployment
+	ln   net.Listener
+	turn int
+	mu   sync.Mutex
+	open map[net.Conn]struct{}
+	wg   sync.WaitGroup
+}
+
+func newFront(t *testing.T, d *deployment) *front {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f := &front{d: d, ln: ln, open: map[net.Conn]struct{}{}}
+	f.wg.Go(f.serve)
+	t.Cleanup(func() {
+		_ = ln.Close()
+		f.mu.Lock()
+		for c := range f.open {
+			_ = c.Close()
+		}
+		f.open = nil
+		f.mu.Unlock()
+		f.wg.Wait()
+	})
+	return f
+}
+
+func (f *front) addr() string { return f.ln.Addr().String() }
+
+func (f *front) serve() {
+	for {
+		in, err := f.ln.Accept()
+		if err != nil {
+			return // closed with the test
+		}
+		out, err := f.dial()
+		if err != nil {
+			_ = in.Close() // no replica answers: the client tries again
+			continue
+		}
+		if !f.track(in, out) {
+			_ = in.Close()
+			_ = out.Close()
+			return
+		}
+		f.wg.Go(func() {
+			var pair sync.WaitGroup
+			pair.Go(func() { _, _ = io.Copy(out, in); _ = out.Close() })
+			pair.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
+			pair.Wait()
+			f.untrack(in, out)
+		})
+	}
+}
+
+// dial connects to the next Ready replica's API.
+func (f *front) dial() (net.Conn, error) {
+	pods, err := f.d.replicasNow(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) == 0 {
+		return nil, errors.New("no replica is Ready")
+	}
+	f.turn++
+	p := pods[f.turn%len(pods)]
+	return net.DialTimeout("tcp", net.JoinHostPort(p.Status.PodIP, strconv.Itoa(apiPort)), 5*time.Second)
+}
+
+func (f *front) track(conns ...net.Conn) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open == nil {
+		return false
+	}
+	for _, c := range conns {
+		f.open[c] = struct{}{}
+	}
+	return true
+}
+
+func (f *front) untrack(conns ...net.Conn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range conns {
+		delete(f.open, c)
 	}
 }
