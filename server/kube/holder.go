@@ -151,6 +151,10 @@ func (s *Shells) holderStartError(err error) error {
 // ends the stream, which its first read reports. Reasons: shell_not_found
 // (no such pod, or it is not running), docker_unavailable.
 func (s *Shells) DialHolder(ctx context.Context, name string) (net.Conn, error) {
+	name, err := objectName(name)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.holderRunning(ctx, name); err != nil {
 		return nil, err
 	}

@@ -266,6 +266,10 @@ func podState(p *corev1.Pod) string {
 func (s *Shells) RemoveContainer(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
+	id, err := objectName(id)
+	if err != nil {
+		return err
+	}
 	if err := s.removePod(ctx, id, 0); err != nil {
 		return unavailable("delete a shell pod", err)
 	}
