@@ -50,7 +50,7 @@ func testHolder(t *testing.T, h Harness) {
 		sctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		start := time.Now()
-		_, err := s.Shells.StartHolder(sctx, spec, holderConfig(spec), key)
+		created, err := s.Shells.StartHolder(sctx, spec, holderConfig(spec), key)
 		require.NoError(t, err)
 		// The service reaches the container by the name it gave (mixed
 		// case: ULIDs), not by what the runtime made of it.
@@ -89,7 +89,7 @@ func testHolder(t *testing.T, h Harness) {
 		require.NoError(t, client.Release(guarded(t)))
 		require.Eventually(t, func() bool { return shellState(t, s, spec.ShellID) == "exited" },
 			ptyshelltest.Guard, 50*time.Millisecond, "released, the holder exits and its container with it")
-		logs := s.Logs(t, name)
+		logs := s.Logs(t, created) // the engine's own name of it
 		require.NotContains(t, string(logs), marker)
 		require.Empty(t, string(logs), "the container's own output carries nothing of the session")
 
