@@ -40,9 +40,16 @@ var ErrEnded = errors.New("holder: the shell has ended")
 // maxAnswer bounds a JSON answer of a holder.
 const maxAnswer = 64 << 10
 
+// attachTries bounds the attempts of one attach whose stream to the holder
+// failed before any answer: an engine under load may fail an exec now and
+// then, which a fresh one gets past.
+const attachTries = 3
+
 // Attach opens a connection to the shell in role (writer or watcher); a
 // writer's size, when valid, is applied first. The connection speaks
-// ptyshell v2 exactly as a client sees it. Reasons: ErrEnded.
+// ptyshell v2 exactly as a client sees it. A stream that fails before the
+// holder answered is tried again, up to attachTries in all, within ctx.
+// Reasons: ErrEnded.
 func (c *Client) Attach(ctx context.Context, role string, size ptyshell.Size) (*websocket.Conn, error) {
 	q := url.Values{"role": {role}}
 	if role == ptyshell.RoleWriter && size.Valid() {
@@ -50,12 +57,33 @@ func (c *Client) Attach(ctx context.Context, role string, size ptyshell.Size) (*
 		q.Set("rows", strconv.Itoa(size.Rows))
 	}
 	u := "ws://holder" + PathAttach + "?" + q.Encode()
+	var err error
+	for try := 1; try <= attachTries; try++ {
+		var conn *websocket.Conn
+		var answered bool
+		if conn, answered, err = c.attachOnce(ctx, u); err == nil || answered || ctx.Err() != nil {
+			return conn, err
+		}
+		t := time.NewTimer(time.Duration(try) * 100 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// attachOnce is one attempt; answered says the holder answered (a refusal
+// that another attempt would meet again).
+func (c *Client) attachOnce(ctx context.Context, u string) (*websocket.Conn, bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	if err := Sign(req, c.key, time.Now()); err != nil {
-		return nil, err
+	if err := Sign(req, c.key, time.Now()); err != nil { // a fresh nonce each time
+		return nil, true, err
 	}
 	d := websocket.Dialer{
 		NetDialContext:   func(ctx context.Context, _, _ string) (net.Conn, error) { return c.dial(ctx) },
@@ -68,13 +96,15 @@ func (c *Client) Attach(ctx context.Context, role string, size ptyshell.Size) (*
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close() // only the status matters
 	}
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusGone {
-			return nil, ErrEnded
-		}
-		return nil, fmt.Errorf("attach to the shell's holder: %w", err)
+	switch {
+	case err == nil:
+		return conn, true, nil
+	case resp != nil && resp.StatusCode == http.StatusGone:
+		return nil, true, ErrEnded
+	case resp != nil:
+		return nil, true, fmt.Errorf("attach to the shell's holder: %w", err)
 	}
-	return conn, nil
+	return nil, false, fmt.Errorf("attach to the shell's holder: %w", err)
 }
 
 // State asks the holder how its shell is.

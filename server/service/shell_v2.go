@@ -265,7 +265,12 @@ func (s *Shells) lend(ctx context.Context, row *ShellRow, role string, size ptys
 			return nil, cairn.ErrShellNotFound(row.ID)
 		}
 		if cairn.ErrorReason(err) == "" {
-			err = cairn.Internal("the shell's holder could not be reached", err)
+			// The engine did not carry the stream in time (an exec that
+			// failed, a handshake that timed out): an outage of the
+			// runtime, not a bug.
+			s.log.Warn("shell holder unreachable", append(s.rowAttrs(row), "err", err)...)
+			err = &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
+				Detail: "the shell's container could not be reached through the container runtime; try again"}
 		}
 		return nil, err
 	}
