@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +32,7 @@ func TestShellOutlivesItsServer(t *testing.T) {
 	a := st.start(t, opts)
 	b := st.start(t, opts)
 	ws := a.readyWorkspace(t)
-	front := newFront(t, hostOf(a.url))
+	front := newCuttableLink(t, hostOf(a.url))
 	env := func(state string) tmuxtest.Options {
 		return tmuxtest.Options{Width: 100, Height: 30, Env: []string{"CAIRN_URL=http://" + front.addr(),
 			"CAIRN_TOKEN=" + shellAdminToken, "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state,
@@ -62,7 +60,7 @@ func TestShellOutlivesItsServer(t *testing.T) {
 
 	require.NoError(t, a.cmd.Process.Kill(), "replica A dies without a word")
 	_ = a.cmd.Wait() // killed
-	front.retarget(hostOf(b.url))
+	front.point(hostOf(b.url))
 	front.cut()
 	restarted := st.start(t, opts)
 	list, err := restarted.admin.FindShells(t.Context(), ws.ID)
@@ -115,62 +113,3 @@ func recordingOf(t *testing.T, s *shellServer, wsID, shellID string) string {
 }
 
 func hostOf(url string) string { return strings.TrimPrefix(url, "http://") }
-
-// front forwards each new TCP connection to its current target and can cut
-// every open one, as a load balancer in front of replicas does when one
-// goes away.
-type front struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	target string
-	open   []net.Conn
-}
-
-func newFront(t *testing.T, target string) *front {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &front{ln: ln, target: target}
-	t.Cleanup(func() { _ = ln.Close(); f.cut() })
-	go f.serve()
-	return f
-}
-
-func (f *front) addr() string { return f.ln.Addr().String() }
-
-func (f *front) retarget(target string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.target = target
-}
-
-func (f *front) serve() {
-	for {
-		in, err := f.ln.Accept()
-		if err != nil {
-			return // closed with the test
-		}
-		f.mu.Lock()
-		target := f.target
-		f.mu.Unlock()
-		out, err := net.Dial("tcp", target)
-		if err != nil {
-			_ = in.Close() // the replica is down: the client retries
-			continue
-		}
-		f.mu.Lock()
-		f.open = append(f.open, in, out)
-		f.mu.Unlock()
-		go pipe(in, out)
-		go pipe(out, in)
-	}
-}
-
-// cut closes every connection carried so far.
-func (f *front) cut() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, c := range f.open {
-		_ = c.Close()
-	}
-	f.open = nil
-}

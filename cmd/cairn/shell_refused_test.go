@@ -53,7 +53,7 @@ func TestAttachLoopReattachRefused(t *testing.T) {
 		{name: "ShuttingDown", status: http.StatusServiceUnavailable, reason: cairn.ReasonServerShuttingDown,
 			code: exitUnavailable, says: []string{"server_shutting_down", "HTTP 503"}},
 		{name: "ShuttingDownWaitedOut", status: http.StatusServiceUnavailable, reason: cairn.ReasonServerShuttingDown,
-			detached: 600 * time.Millisecond, code: exitUnavailable, says: []string{"server_shutting_down", "HTTP 503"}, attaches: 3},
+			detached: 3 * time.Second, code: exitUnavailable, says: []string{"server_shutting_down", "HTTP 503"}, attaches: 3},
 		{name: "Unreachable", code: exitUnavailable, says: []string{"no answer", "unreachable"}, attaches: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -204,12 +204,17 @@ func (s *Shells) killHeld(ctx context.Context, row *ShellRow, by string) error {
 // ended; a row still opening past the open timeout is a create that died;
 // a row left ending by a replica that died while collecting goes once its
 // container has.
-func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellContainer) error {
+//
+// It returns the IDs of the rows it found, whose containers the reaper
+// leaves to this pass.
+func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellContainer) (map[string]bool, error) {
 	rows, err := s.svc.store.FindShellRows(ctx, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	held := make(map[string]bool, len(rows))
 	for _, row := range rows {
+		held[row.ID] = true
 		c, exists := containers[row.ID]
 		running := exists && c.State == "running"
 		switch row.State {
@@ -225,5 +230,5 @@ func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellCont
 			}
 		}
 	}
-	return nil
+	return held, nil
 }

@@ -207,16 +207,9 @@ func (s *Shells) Reap(ctx context.Context) (int, error) {
 	for _, c := range list {
 		byID[c.ShellID] = c
 	}
-	if err := s.settlePass(ctx, byID); err != nil {
-		return 0, err
-	}
-	rows, err := s.svc.store.FindShellRows(ctx, "")
+	held, err := s.settlePass(ctx, byID)
 	if err != nil {
 		return 0, err
-	}
-	held := make(map[string]bool, len(rows))
-	for _, row := range rows {
-		held[row.ID] = true
 	}
 	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false }, func(id string) bool { return held[id] })
 	s.cfg.OnReap("server", n)
