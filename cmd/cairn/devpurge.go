@@ -12,6 +12,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -84,6 +85,9 @@ func purgeDev(ctx context.Context, dir string, printf func(string, ...any)) erro
 			return fmt.Errorf("remove volume %s: %w", name, err)
 		}
 	}
+	if err := removeHolderVolumes(ctx, cli, "cairn-"+instance, printf); err != nil {
+		return err
+	}
 	if len(inUse) > 0 {
 		return fmt.Errorf("left in place, still mounted by a container or pod: %v; %s is kept so purge can finish later", inUse, dir)
 	}
@@ -91,6 +95,29 @@ func purgeDev(ctx context.Context, dir string, printf func(string, ...any)) erro
 		return err
 	}
 	printf("removed %s\n", dir)
+	return nil
+}
+
+// removeHolderVolumes removes the volumes holding the shells' holder that
+// the stack's server made (<app>.holder.<image>, labelled with its app).
+// One still mounted belongs to a live shell of another stack sharing the
+// app name, and stays: it holds only the binary.
+func removeHolderVolumes(ctx context.Context, cli *client.Client, app string, printf func(string, ...any)) error {
+	list, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("label", "cairn.app="+app), filters.Arg("label", "cairn.kind=holder"))})
+	if err != nil {
+		return fmt.Errorf("list the stack's holder volumes: %w", err)
+	}
+	for _, v := range list.Volumes {
+		err := cli.VolumeRemove(ctx, v.Name, false)
+		switch {
+		case err == nil:
+			printf("removed volume %s\n", v.Name)
+		case cerrdefs.IsNotFound(err), cerrdefs.IsConflict(err):
+		default:
+			return fmt.Errorf("remove volume %s: %w", v.Name, err)
+		}
+	}
 	return nil
 }
 

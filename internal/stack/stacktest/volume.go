@@ -5,8 +5,10 @@ import (
 	"github.com/docker/docker/api/types/volume"
 )
 
-// volumeListOptions selects the volumes of app: labelled by cairn, or named
-// with its prefix (a volume created behind cairn's back has no label).
+// volumeListOptions selects the volumes of app by name — its workspaces'
+// (<app>-…, a volume created behind cairn's back has no label) and its
+// shells' holder volume (<app>.holder.…): the engine's name filter matches
+// a part of the name, and test app names are unique.
 func volumeListOptions(app string) volume.ListOptions {
-	return volume.ListOptions{Filters: filters.NewArgs(filters.Arg("name", app+"-"))}
+	return volume.ListOptions{Filters: filters.NewArgs(filters.Arg("name", app))}
 }
