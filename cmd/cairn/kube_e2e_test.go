@@ -338,17 +338,33 @@ func (k *kubeStack) callTool(t *testing.T, tool, args string) (string, bool) {
 // exits with the shell's status; the pod goes with it.
 func (k *kubeStack) shellRoundTrip(t *testing.T) {
 	ws := k.readyWorkspace(t, "shell")
+	t.Cleanup(func() { // a failure mid-session must not leave its pod to fail the next scenarios
+		if shells, err := k.api.FindShells(context.Background(), ""); t.Failed() && err == nil {
+			for _, sh := range shells.Shells {
+				_ = k.api.KillShell(context.Background(), sh.ID)
+			}
+		}
+	})
 	run := ptyRunner(&shellStack{bin: k.cli.bin}, &shellServer{url: k.srv.URL}, "v2", t.TempDir())
-	out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {
+	out, code := run(t, ws.Name, func(f *os.File, seen func(string) string) {
 		seen("detaches; the shell keeps running")
 		seen("#")
 		_, err := f.Write([]byte("stty size; echo typed > /mnt/cairn/ws/typed.txt\r"))
 		require.NoError(t, err)
 		seen("30 100")
 		require.NoError(t, pty.Setsize(f, &pty.Winsize{Cols: 91, Rows: 23}))
-		_, err = f.Write([]byte("stty size\r"))
-		require.NoError(t, err)
-		seen("23 91")
+		// The CLI learns of a resize by a signal and of keystrokes by a
+		// read, in two goroutines: a line typed at once may reach the
+		// shell before its new size does, as with any terminal client.
+		// So ask until the shell answers with the new size.
+		for asked := 0; ; asked++ {
+			require.Less(t, asked, 20, "the shell never saw the new size")
+			_, err = f.Write(fmt.Appendf(nil, "stty size; echo asked-$((%d))\r", asked))
+			require.NoError(t, err)
+			if out := seen(fmt.Sprintf("asked-%d\r", asked)); strings.Contains(out, "23 91") {
+				break
+			}
+		}
 		_, err = f.Write([]byte("exit 7\r"))
 		require.NoError(t, err)
 	})

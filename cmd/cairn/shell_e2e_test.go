@@ -620,8 +620,8 @@ func leftovers(t *testing.T, st *shellStack, a *shellServer) {
 // ptyRunner returns a runner of the built `cairn shell ARGS` on a real
 // terminal, speaking proto (CAIRN_SHELL_PROTOCOL), with its state (the v2
 // secrets) under state. typed drives the terminal; kill SIGKILLs the CLI.
-func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testing.T, string, func(f *os.File, seen func(string))) (string, int) {
-	return func(t *testing.T, arg string, typed func(f *os.File, seen func(string))) (string, int) {
+func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testing.T, string, func(f *os.File, seen func(string) string)) (string, int) {
+	return func(t *testing.T, arg string, typed func(f *os.File, seen func(string) string)) (string, int) {
 		t.Helper()
 		args := append([]string{"shell"}, strings.Fields(arg)...)
 		cmd := exec.Command(st.bin, args...)
@@ -652,15 +652,17 @@ func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testin
 				}
 			}
 		}()
-		seen := func(want string) {
+		// seen waits for want in the terminal output and answers the
+		// output so far.
+		seen := func(want string) string {
 			t.Helper()
 			deadline := time.After(ptyshelltest.Guard)
 			for {
 				mu.Lock()
-				ok := strings.Contains(out.String(), want)
+				so := out.String()
 				mu.Unlock()
-				if ok {
-					return
+				if strings.Contains(so, want) {
+					return so
 				}
 				select {
 				case <-changed:
@@ -668,9 +670,9 @@ func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testin
 					mu.Lock()
 					defer mu.Unlock()
 					require.Contains(t, out.String(), want)
-					return
+					return out.String()
 				case <-deadline:
-					t.Fatalf("no %q in the terminal output", want)
+					t.Fatalf("no %q in the terminal output, which ends: %q", want, so[max(0, len(so)-2048):])
 				}
 			}
 		}
@@ -697,7 +699,7 @@ func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
 	run := ptyRunner(st, a, "v1", t.TempDir()) // the v1 rows; cairnShellV2UnderPTY has v2's
 
 	t.Run("Exit42", func(t *testing.T) {
-		out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {
+		out, code := run(t, ws.Name, func(f *os.File, seen func(string) string) {
 			seen("ends the session")
 			seen("# ")
 			_, err := f.Write([]byte("exit 42\r"))
@@ -709,7 +711,7 @@ func cairnShellUnderPTY(t *testing.T, st *shellStack, a *shellServer) {
 	})
 
 	t.Run("DetachExits0", func(t *testing.T) {
-		out, code := run(t, ws.ID, func(f *os.File, seen func(string)) {
+		out, code := run(t, ws.ID, func(f *os.File, seen func(string) string) {
 			seen("# ")
 			_, err := f.Write([]byte{0x1d})
 			require.NoError(t, err)

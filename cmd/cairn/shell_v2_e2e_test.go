@@ -28,7 +28,7 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 	t.Run("Exit42", func(t *testing.T) {
 		run := ptyRunner(st, a, "v2", t.TempDir())
 		ws := a.readyWorkspace(t)
-		out, code := run(t, ws.Name, func(f *os.File, seen func(string)) {
+		out, code := run(t, ws.Name, func(f *os.File, seen func(string) string) {
 			seen("detaches; the shell keeps running")
 			seen("#") // the prompt; a render may position the cursor instead of printing its space
 			_, err := f.Write([]byte("exit 42\r"))
@@ -55,7 +55,7 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 		require.NoError(t, os.MkdirAll(dir, 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, info.ShellID), []byte(info.Secret), 0o600))
 		run := ptyRunner(st, a, "v2", state)
-		out, code := run(t, "--attach "+info.ShellID, func(f *os.File, seen func(string)) {
+		out, code := run(t, "--attach "+info.ShellID, func(f *os.File, seen func(string) string) {
 			seen("done-42")
 			_, err := f.Write([]byte("exit 5\r"))
 			require.NoError(t, err)
