@@ -1,13 +1,10 @@
 package docker
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"path"
 	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -95,7 +92,8 @@ func (s *Shells) DialHolder(ctx context.Context, name string) (net.Conn, error) 
 	})
 	if err != nil {
 		if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
-			return nil, &cairn.Error{Reason: cairn.ReasonShellNotFound, Err: err, Detail: "the shell's container is not running"}
+			return nil, &cairn.Error{Reason: cairn.ReasonShellNotFound, Err: s.whyNotRunning(ctx, name, err),
+				Detail: "the shell's container is not running"}
 		}
 		return nil, unavailable("reach the shell's holder", err)
 	}
@@ -114,6 +112,18 @@ func (s *Shells) DialHolder(ctx context.Context, name string) (net.Conn, error) 
 		att.Close()
 		return pr.Close()
 	}), nil
+}
+
+// whyNotRunning adds to err what the engine knows of a container that is
+// not running — its exit status and the runtime's error, such as a holder
+// binary it could not execute — for the log of a shell that did not start.
+func (s *Shells) whyNotRunning(ctx context.Context, name string, err error) error {
+	info, ierr := s.cli.ContainerInspect(ctx, name)
+	if ierr != nil || info.State == nil {
+		return err
+	}
+	st := info.State
+	return fmt.Errorf("%w (container %s, exit status %d, oom killed %t, runtime error %q)", err, st.Status, st.ExitCode, st.OOMKilled, st.Error)
 }
 
 // cmpEOF is io.EOF for a stream that ended cleanly.
@@ -154,68 +164,74 @@ func (s *Shells) holderVolume(ctx context.Context) (string, error) {
 	return name, nil
 }
 
-// fillHolderVolume copies the binary from the sidecar image onto the
-// volume name, through a container that is created, never started.
+// fillHolderVolume puts the binary of the sidecar image on the volume
+// name, unless it is there whole already: a filler container from that
+// image runs install-holder, which writes a temporary file and renames it
+// into place. Two servers filling at once, or a shell starting while one
+// fills, each see a whole binary or none; copying into the volume through
+// the engine would truncate a binary a starting shell is about to run.
 func (s *Shells) fillHolderVolume(ctx context.Context, name string) error {
 	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name,
 		Labels: map[string]string{LabelApp: s.cfg.AppName, LabelKind: "holder"}}); err != nil {
 		return unavailable("create the holder volume", err)
 	}
-	resp, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.cfg.SidecarImage,
-		Labels: map[string]string{LabelApp: s.cfg.AppName, LabelKind: "holder"}},
-		&container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: HolderDir,
-			VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}}, nil, nil, "")
+	filler, err := s.createFiller(ctx, name)
 	if err != nil {
-		return unavailable("create the holder volume's filler", err)
+		return err
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		_ = s.cli.ContainerRemove(rctx, resp.ID, container.RemoveOptions{Force: true}) // the leftovers pass takes it otherwise
+		_ = s.cli.ContainerRemove(rctx, filler, container.RemoveOptions{Force: true}) // the leftovers pass takes it otherwise
 	}()
-	src, err := s.cli.ContainerStatPath(ctx, resp.ID, sidecarBinary)
+	src, err := s.cli.ContainerStatPath(ctx, filler, sidecarBinary)
 	if err != nil {
 		return unavailable("find the holder in the sidecar image", err)
 	}
-	if dst, err := s.cli.ContainerStatPath(ctx, resp.ID, holderBinary); err == nil && dst.Size == src.Size {
+	if dst, err := s.cli.ContainerStatPath(ctx, filler, holderBinary); err == nil && dst.Size == src.Size {
 		return nil // filled by an earlier run or another replica
 	}
-	archive, err := s.holderArchive(ctx, resp.ID)
-	if err != nil {
-		return err
-	}
-	if err := s.cli.CopyToContainer(ctx, resp.ID, HolderDir, archive, container.CopyToContainerOptions{}); err != nil {
-		return unavailable("copy the holder onto its volume", err)
-	}
-	return nil
+	return s.runFiller(ctx, filler)
 }
 
-// holderArchive reads the binary out of the filler container, whole,
-// as a one-file archive named for the holder's path. It is read before the
-// copy onto the volume starts: the engine holds the container while either
-// copy streams, so the two cannot overlap.
-func (s *Shells) holderArchive(ctx context.Context, filler string) (io.Reader, error) {
-	rc, _, err := s.cli.CopyFromContainer(ctx, filler, sidecarBinary)
+// createFiller creates the container that installs the holder onto the
+// volume: the sidecar image's binary as root (the volume's root directory
+// is root's), with no capabilities, network or writable root.
+func (s *Shells) createFiller(ctx context.Context, vol string) (string, error) {
+	pids := int64(fillerPids)
+	resp, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.cfg.SidecarImage, User: "0:0",
+		Cmd:    []string{holder.CommandInstall, holderBinary},
+		Labels: map[string]string{LabelApp: s.cfg.AppName, LabelKind: "holder"}},
+		&container.HostConfig{
+			Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: HolderDir,
+				VolumeOptions: &mount.VolumeOptions{NoCopy: true}}},
+			CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"}, ReadonlyRootfs: true,
+			NetworkMode: "none", Resources: container.Resources{PidsLimit: &pids},
+		}, nil, nil, "")
 	if err != nil {
-		return nil, unavailable("read the holder from the sidecar image", err)
+		return "", unavailable("create the holder volume's filler", err)
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	hdr, err := tr.Next()
-	if err != nil {
-		return nil, unavailable("read the holder from the sidecar image", err)
+	return resp.ID, nil
+}
+
+// fillerPids bounds the filler's threads: one Go program copying a file.
+const fillerPids = 32
+
+// runFiller starts the filler and waits for it to exit 0.
+func (s *Shells) runFiller(ctx context.Context, id string) error {
+	wctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	results, errs := s.cli.ContainerWait(wctx, id, container.WaitConditionNextExit)
+	if err := s.cli.ContainerStart(wctx, id, container.StartOptions{}); err != nil {
+		return unavailable("start the holder volume's filler", err)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	hdr.Name = path.Base(holderBinary)
-	if err := tw.WriteHeader(hdr); err != nil {
-		return nil, cairn.Internal("archive the holder", err)
+	select {
+	case res := <-results:
+		if res.Error != nil || res.StatusCode != 0 {
+			return cairn.Internal(fmt.Sprintf("installing the holder onto its volume exited with status %d", res.StatusCode), nil)
+		}
+		return nil
+	case err := <-errs:
+		return unavailable("wait for the holder volume's filler", err)
 	}
-	if _, err := io.Copy(tw, tr); err != nil {
-		return nil, unavailable("read the holder from the sidecar image", err)
-	}
-	if err := tw.Close(); err != nil {
-		return nil, cairn.Internal("archive the holder", err)
-	}
-	return &buf, nil
 }

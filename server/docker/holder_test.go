@@ -1,8 +1,16 @@
 package docker_test
 
 import (
+	"archive/tar"
+	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,4 +74,72 @@ func imageID(t *testing.T, b *shellBundle, tag string) string {
 	img, err := b.cli.ImageInspect(t.Context(), tag)
 	require.NoError(t, err)
 	return strings.TrimPrefix(img.ID, "sha256:")[:12]
+}
+
+// TestHolderVolumeFilledByRacingServers: replicas of one app that start
+// their first shells at the same moment each fill the holder volume; every
+// holder starts and answers, and the volume ends with the one binary and
+// no half-written copy beside it.
+func TestHolderVolumeFilledByRacingServers(t *testing.T) {
+	t.Parallel()
+	first, b := setupShells(t, docker.ShellConfig{SidecarImage: stacktest.Image(t)})
+	replicas := []*docker.Shells{first}
+	for range 2 {
+		replicas = append(replicas, docker.NewShells(b.cli, docker.ShellConfig{AppName: b.app, Image: stacktest.Shell(t),
+			Instance: b.instance, SidecarImage: stacktest.Image(t)}))
+	}
+	key := sha256.Sum256([]byte("secret"))
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(replicas))
+	for _, s := range replicas {
+		for range 2 {
+			wg.Go(func() {
+				spec := b.spec()
+				id, err := s.StartHolder(t.Context(), spec, holder.Config{ShellID: spec.ShellID, Cols: 80, Rows: 24,
+					Detached: time.Minute, MaxLifetime: time.Hour, Stop: time.Second, Drain: time.Second}, key[:])
+				if err != nil {
+					errs <- err
+					return
+				}
+				t.Cleanup(func() { _ = s.RemoveContainer(context.Background(), id) })
+				client := holder.NewClient(func(ctx context.Context) (net.Conn, error) { return s.DialHolder(ctx, spec.Name) }, key[:])
+				st, err := client.State(t.Context())
+				if err == nil && !st.Running {
+					err = fmt.Errorf("holder of %s is not running: %+v", spec.ShellID, st)
+				}
+				errs <- err
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"cairn-sidecar"}, holderVolumeFiles(t, b, b.app+".holder."+imageID(t, b, stacktest.Image(t))))
+}
+
+// holderVolumeFiles lists the names in a holder volume, through a
+// container that is created and never started.
+func holderVolumeFiles(t *testing.T, b *shellBundle, vol string) []string {
+	t.Helper()
+	resp, err := b.cli.ContainerCreate(t.Context(), &container.Config{Image: stacktest.Image(t)},
+		&container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: "/v", ReadOnly: true}}}, nil, nil, "")
+	require.NoError(t, err)
+	defer func() { _ = b.cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) }()
+	rc, _, err := b.cli.CopyFromContainer(t.Context(), resp.ID, "/v/.")
+	require.NoError(t, err)
+	defer rc.Close()
+	var names []string
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return names
+		}
+		require.NoError(t, err)
+		if name := path.Base(hdr.Name); hdr.Typeflag != tar.TypeDir {
+			names = append(names, name)
+		}
+	}
 }
