@@ -176,28 +176,46 @@ func (t *Tap) Start(context.Context) error { return nil }
 
 // Read returns the render, then the shell's output from the moment of
 // Attach, and io.EOF once the output has ended or the tap was detached.
+// A read takes all the output already queued that fits p, so a burst
+// leaves in a few large frames rather than one per terminal read.
 func (t *Tap) Read(p []byte) (int, error) {
 	if len(t.pending) > 0 {
-		return t.give(p, nil), nil
+		return t.fill(p, t.give(p, nil)), nil
 	}
 	select {
 	case c := <-t.out:
-		return t.give(p, c), nil
+		return t.fill(p, t.give(p, c)), nil
 	default:
 	}
 	select {
 	case c := <-t.out:
-		return t.give(p, c), nil
+		return t.fill(p, t.give(p, c)), nil
 	case <-t.gone:
 		return 0, io.EOF
 	case <-t.h.outDone:
 		select {
 		case c := <-t.out:
-			return t.give(p, c), nil
+			return t.fill(p, t.give(p, c)), nil
 		default:
 			return 0, io.EOF
 		}
 	}
+}
+
+// fill tops p[n:] up with output that is queued already, never waiting.
+func (t *Tap) fill(p []byte, n int) int {
+	for n < len(p) {
+		if len(t.pending) == 0 {
+			select {
+			case c := <-t.out:
+				t.pending = c
+			default:
+				return n
+			}
+		}
+		n += t.give(p[n:], nil)
+	}
+	return n
 }
 
 func (t *Tap) give(p, chunk []byte) int {

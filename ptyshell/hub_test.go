@@ -245,3 +245,20 @@ func TestHubRecordsOutputAndResizes(t *testing.T) {
 	<-h.hub.Done()
 	require.Equal(t, "r:100x30|o:printed;|o:typed;", rec.all())
 }
+
+// TestTapReadTakesWhatIsQueued: output that queued up while its connection
+// was busy leaves in one read, not one read per chunk of the process.
+func TestTapReadTakesWhatIsQueued(t *testing.T) {
+	h := startHub(t, ptyshell.HubOptions{})
+	tap, err := h.hub.Attach(t.Context(), ptyshell.RoleWriter, ptyshell.Size{Cols: 80, Rows: 24})
+	require.NoError(t, err)
+	for _, chunk := range []string{"first;", "second;", "third;", "fourth;"} {
+		// The fake's output is a pipe: a print returns once the hub read
+		// it, so every chunk before the last has been queued for the tap.
+		require.NoError(t, h.stream.Print([]byte(chunk)))
+	}
+	buf := make([]byte, ptyshell.MaxDataPayload)
+	n, err := tap.Read(buf)
+	require.NoError(t, err)
+	require.Contains(t, string(buf[:n]), "first;second;third;", "one read took the three queued chunks")
+}

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +52,12 @@ type running struct {
 	socket string
 	key    []byte
 	client *holder.Client
+	links  *holder.Links
 	stderr *bytes.Buffer // read only after the process was waited for
+
+	relays    atomic.Int32 // relay processes started
+	relayMu   sync.Mutex
+	lastRelay *exec.Cmd
 }
 
 func testConfig(t *testing.T) holder.Config {
@@ -84,13 +91,16 @@ func startHolder(t *testing.T, cfg holder.Config) *running {
 		return err == nil
 	}, ptyshelltest.Guard, 5*time.Millisecond, "the holder listens")
 	r := &running{cmd: cmd, socket: cfg.Socket, key: key[:], stderr: stderr}
-	r.client = holder.NewClient(r.relayDial(t), key[:])
+	r.links = holder.NewLinks(r.relayDial())
+	t.Cleanup(r.links.Close)
+	r.client = holder.NewClient(r.links.For("the container"), key[:])
 	return r
 }
 
-// relayDial runs "cairn-holder relay" per connection and joins its stdio.
-func (r *running) relayDial(t *testing.T) holder.Dial {
-	return func(ctx context.Context) (net.Conn, error) {
+// relayDial runs "cairn-sidecar relay" and joins its stdio, as a runtime's
+// exec does; it counts the relays it started.
+func (r *running) relayDial() holder.DialRelay {
+	return func(ctx context.Context, _ string) (net.Conn, error) {
 		relay := exec.Command(holderBin, holder.CommandRelay, r.socket)
 		in, err := relay.StdinPipe()
 		if err != nil {
@@ -103,6 +113,10 @@ func (r *running) relayDial(t *testing.T) holder.Dial {
 		if err := relay.Start(); err != nil {
 			return nil, err
 		}
+		r.relays.Add(1)
+		r.relayMu.Lock()
+		r.lastRelay = relay
+		r.relayMu.Unlock()
 		return holder.NewStreamConn(out, in, func() error {
 			_ = in.Close()
 			_ = relay.Process.Kill()
@@ -274,4 +288,42 @@ func TestBridgeRelaysAClientToTheHolder(t *testing.T) {
 	st, err := h.client.State(ctx(t))
 	require.NoError(t, err)
 	require.True(t, st.Running, "a client's close leaves the shell running")
+}
+
+// TestRelayCarriesManyConnections: a server's requests and attachments to
+// one holder share one relay, several at a time; a relay that dies is
+// replaced at the next dial, and the shell never notices.
+func TestRelayCarriesManyConnections(t *testing.T) {
+	h := startHolder(t, testConfig(t))
+	w := attach(t, h.client, ptyshell.RoleWriter)
+	watchers := make([]*ptyshelltest.Conn, 3)
+	for i := range watchers {
+		watchers[i] = attach(t, h.client, ptyshell.RoleWatcher)
+	}
+	for range 5 {
+		_, err := h.client.State(ctx(t))
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.SendInput([]byte("echo many-$((6*7))\r")))
+	for _, c := range append(watchers, w) {
+		_, err := readOutput(c, "many-42")
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, 1, h.relays.Load(), "every connection rode the one relay")
+	require.Equal(t, 1, h.links.Open())
+
+	h.relayMu.Lock()
+	require.NoError(t, h.lastRelay.Process.Kill())
+	h.relayMu.Unlock()
+	_, err := w.Next() // the writer's stream went with its relay
+	for err == nil {
+		_, err = w.Next()
+	}
+	again := attach(t, h.client, ptyshell.RoleWriter)
+	_, err = readOutput(again, "many-42")
+	require.NoError(t, err, "a new relay reaches the same shell")
+	require.EqualValues(t, 2, h.relays.Load())
+	st, err := h.client.State(ctx(t))
+	require.NoError(t, err)
+	require.True(t, st.Running)
 }

@@ -8,29 +8,67 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/yamux"
 )
 
 // relayWait bounds how long the relay waits for a holder that is still
 // starting to listen.
 const relayWait = 10 * time.Second
 
-// Relay joins in and out to the holder's socket: the attach relay a server
-// runs in the shell's container. It carries bytes only; the holder checks
+// relayStreams bounds the streams one relay carries at once: a server's
+// attachments of one shell and its requests to the holder.
+const relayStreams = 64
+
+// Relay carries a server's streams to the holder's socket: the relay a
+// server runs in the shell's container, once, and keeps. in and out carry
+// a yamux session (the server opens the streams); each stream is joined to
+// a connection of its own to the socket, so an attach or a request costs a
+// stream, not a runtime exec. It carries bytes only; the holder checks
 // every request's proof. A holder that has not started listening yet is
 // waited for (a server may reach the container as it starts). It returns
-// once the holder's side has ended.
+// once the server's side has ended.
 func Relay(socket string, in io.Reader, out io.Writer) error {
-	conn, err := dialHolder(socket, time.Now().Add(relayWait))
+	sess, err := yamux.Server(stdio{in, out}, muxConfig())
 	if err != nil {
 		return err
 	}
+	defer sess.Close()
+	slots := make(chan struct{}, relayStreams)
+	for {
+		st, err := sess.AcceptStream()
+		if err != nil {
+			if errors.Is(err, io.EOF) || sess.IsClosed() {
+				return nil // the server closed its side
+			}
+			return err
+		}
+		select {
+		case slots <- struct{}{}:
+			go func() {
+				defer func() { <-slots }()
+				joinSocket(socket, st)
+			}()
+		default:
+			_ = st.Close() // over the bound: refused, the server sees its stream end
+		}
+	}
+}
+
+// joinSocket copies st to a new connection to the socket and back, until
+// the holder's side ends.
+func joinSocket(socket string, st net.Conn) {
+	defer st.Close()
+	conn, err := dialHolder(socket, time.Now().Add(relayWait))
+	if err != nil {
+		return
+	}
 	defer conn.Close()
 	go func() {
-		_, _ = io.Copy(conn, in) // ends with the server's stream
+		_, _ = io.Copy(conn, st) // ends with the server's stream
 		_ = conn.(*net.UnixConn).CloseWrite()
 	}()
-	_, err = io.Copy(out, conn)
-	return err
+	_, _ = io.Copy(st, conn)
 }
 
 // dialHolder connects to the socket, retrying while it does not exist yet
@@ -44,4 +82,25 @@ func dialHolder(socket string, deadline time.Time) (net.Conn, error) {
 		}
 		time.Sleep(pause) // the holder is starting: nothing to wait on but its socket
 	}
+}
+
+// muxConfig is the relay session's configuration, the same on both ends.
+func muxConfig() *yamux.Config {
+	c := yamux.DefaultConfig()
+	c.AcceptBacklog = relayStreams
+	c.LogOutput = io.Discard // the relay's stderr goes nowhere; the server reports what it sees
+	return c
+}
+
+// stdio is the relay's end of its session: its stdin and stdout.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (s stdio) Close() error {
+	if c, ok := s.Writer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"path"
 	"strings"
 	"sync"
@@ -102,7 +101,9 @@ func TestHolderVolumeFilledByRacingServers(t *testing.T) {
 					return
 				}
 				t.Cleanup(func() { _ = s.RemoveContainer(context.Background(), id) })
-				client := holder.NewClient(func(ctx context.Context) (net.Conn, error) { return s.DialHolder(ctx, spec.Name) }, key[:])
+				links := holder.NewLinks(s.DialHolder)
+				t.Cleanup(links.Close)
+				client := holder.NewClient(links.For(spec.Name), key[:])
 				st, err := client.State(t.Context())
 				if err == nil && !st.Running {
 					err = fmt.Errorf("holder of %s is not running: %+v", spec.ShellID, st)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +56,9 @@ func testHolder(t *testing.T, h Harness) {
 		name := spec.Name
 		t.Logf("the holder started in %s", time.Since(start).Round(time.Millisecond))
 		t.Cleanup(func() { _ = s.Shells.RemoveContainer(context.Background(), name) }) // gone already if the test got that far
-		client := holder.NewClient(func(ctx context.Context) (net.Conn, error) { return s.Shells.DialHolder(ctx, name) }, key)
+		links := holder.NewLinks(s.Shells.DialHolder)
+		t.Cleanup(links.Close)
+		client := holder.NewClient(links.For(name), key)
 
 		marker := "mark-" + ulid.Make().String()
 		w := attachHolder(t, client)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/ptyshell"
+	"github.com/cairn-dev/cairn/ptyshell/holder"
 )
 
 var _ cairn.ShellService = (*Shells)(nil)
@@ -51,6 +52,9 @@ type Shells struct {
 	// their shell's end that follows them: Shutdown waits for it, so a
 	// shell that ended as the server stopped is collected by it.
 	lent sync.WaitGroup
+	// links keeps a relay open to each holder this server has reached, so
+	// an attach costs a stream over it rather than a runtime exec.
+	links *holder.Links
 }
 
 // shellEntry is one live shell in the registry, from the open's checks
@@ -87,7 +91,7 @@ func NewShells(svc *Service, rt ShellRuntime, cfg ShellConfig) *Shells {
 	s := &Shells{
 		containerSessions: newContainerSessions[*shellEntry](svc, shellKind, cfg.SessionConfig,
 			rt.ListShells, rt.RemoveContainer),
-		rt: rt, cfg: cfg,
+		rt: rt, cfg: cfg, links: holder.NewLinks(rt.DialHolder),
 	}
 	s.bridges, s.endBridges = context.WithCancel(context.Background())
 	svc.openShells = s.shellsOf
@@ -109,6 +113,7 @@ func (s *Shells) Shutdown(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	s.containerSessions.Shutdown(ctx)
+	s.links.Close()
 }
 
 // OpenShell runs the pre-upgrade checks that are not the websocket's own,

@@ -160,6 +160,7 @@ func (s *Shells) removeHeld(ctx context.Context, row *ShellRow) {
 func (s *Shells) removeContainer(ctx context.Context, row *ShellRow) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout+10*time.Second)
 	defer cancel()
+	s.links.Forget(row.Container)
 	if err := s.rt.RemoveContainer(rctx, row.Container); err != nil {
 		s.log.Error("remove shell container", append(s.rowAttrs(row), "err", err)...)
 	}

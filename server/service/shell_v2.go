@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
-	"net"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -299,11 +298,10 @@ func (s *Shells) lookupHeld(ctx context.Context, id string) (*ShellRow, error) {
 	return row, nil
 }
 
-// holderOf is the client of the row's holder, reached through the runtime.
+// holderOf is the client of the row's holder, reached over this server's
+// relay to its container.
 func (s *Shells) holderOf(row *ShellRow) *holder.Client {
-	return holder.NewClient(func(ctx context.Context) (net.Conn, error) {
-		return s.rt.DialHolder(ctx, row.Container)
-	}, row.Key)
+	return holder.NewClient(s.links.For(row.Container), row.Key)
 }
 
 // Run bridges the upgraded client to the holder until either ends; the
