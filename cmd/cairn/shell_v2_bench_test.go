@@ -46,6 +46,13 @@ func BenchmarkShellV2(b *testing.B) {
 		conn, _ := srv.attach(b, info.ShellID, info.Secret, size)
 		require.NoError(b, conn.SendInput([]byte("seq 1 3000; echo screen-\"\"end\r")))
 		drainUntil(b, conn, "screen-end\r\n")
+		// The first attach through the other replica starts its relay to
+		// the holder (a runtime exec); every later one rides it, as every
+		// attach does once a replica's reaper pass has reached the shell.
+		start := time.Now()
+		conn, _ = other.attach(b, info.ShellID, info.Secret, size)
+		drainUntil(b, conn, "screen-end")
+		cold := time.Since(start)
 		var samples []time.Duration
 		replicas := []*shellServer{srv, other}
 		for range b.N {
@@ -62,8 +69,10 @@ func BenchmarkShellV2(b *testing.B) {
 		p50, p99 := samples[len(samples)/2], samples[len(samples)*99/100]
 		b.ReportMetric(ms(p99), "p99-ms")
 		b.ReportMetric(ms(p99)/100, "p99/target")
-		b.Logf("reattach to the rendered screen over %d attaches, half through another replica: p50 %s, p99 %s (target < 100 ms)",
-			len(samples), p50.Round(time.Microsecond), p99.Round(time.Microsecond))
+		b.ReportMetric(ms(cold), "cold-ms")
+		b.Logf("reattach to the rendered screen over %d attaches, half through another replica: p50 %s, p99 %s (target < 100 ms); "+
+			"the first through a replica with no relay to the shell yet: %s",
+			len(samples), p50.Round(time.Microsecond), p99.Round(time.Microsecond), cold.Round(time.Microsecond))
 	})
 
 	b.Run("Echo", func(b *testing.B) {

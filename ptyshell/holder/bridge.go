@@ -3,6 +3,7 @@ package holder
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
@@ -96,9 +97,12 @@ type inbound struct {
 // pump copies messages from src to dst until src ends. A close frame from
 // src is passed on to dst (closed true, with its code); any other end is
 // not.
+// A message is streamed through one buffer, never held whole: a burst of
+// output costs no allocation per message.
 func pump(src, dst *websocket.Conn, deadline func() time.Time) (n int64, code int, closed bool) {
+	buf := make([]byte, ptyshell.MaxDataPayload+1)
 	for {
-		typ, msg, err := src.ReadMessage()
+		typ, r, err := src.NextReader()
 		if err != nil {
 			var ce *websocket.CloseError
 			if !errors.As(err, &ce) {
@@ -108,9 +112,14 @@ func pump(src, dst *websocket.Conn, deadline func() time.Time) (n int64, code in
 			return n, ce.Code, true
 		}
 		_ = dst.SetWriteDeadline(deadline())
-		if err := dst.WriteMessage(typ, msg); err != nil {
+		w, err := dst.NextWriter(typ)
+		if err != nil {
 			return n, 0, false
 		}
-		n += int64(len(msg))
+		m, err := io.CopyBuffer(w, r, buf)
+		n += m
+		if err != nil || w.Close() != nil {
+			return n, 0, false
+		}
 	}
 }
