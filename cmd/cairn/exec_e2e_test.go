@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/wsexec"
 )
 
@@ -179,4 +181,48 @@ func execRows(t *testing.T, s *shellServer, wsID string) (started, ended map[str
 		return started != nil && ended != nil
 	}, 20*time.Second, 50*time.Millisecond, "no EXEC_STARTED/EXEC_ENDED pair for %s", wsID)
 	return started, ended
+}
+
+// TestExecOfAKilledServerIsEnded: a server killed (SIGKILL) mid-exec cannot
+// end its command, and a container left running it would run on unseen
+// until it expires. Another replica finds the exec's registry row with its
+// server's liveness lapsed, removes the container and records the end:
+// terminated, exit code -1, the lost server named. The client sees its
+// connection lost.
+func TestExecOfAKilledServerIsEnded(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{})
+	b := st.start(t, shellServerOpts{})
+	t.Cleanup(func() { st.noExecContainers(t) })
+	ws := a.readyWorkspace(t)
+
+	cli := exec.Command(st.bin, "exec", ws.Name, "--", "sh", "-c", "echo start\"\"ed; exec sleep 600")
+	cli.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken,
+		"XDG_CONFIG_HOME=" + t.TempDir()}
+	out, err := cli.StdoutPipe()
+	require.NoError(t, err)
+	var stderr stacktest.SyncBuffer
+	cli.Stderr = &stderr
+	require.NoError(t, cli.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	require.Equal(t, "started\n", line)
+	require.Equal(t, 1, st.execContainers(t))
+
+	require.NoError(t, a.cmd.Process.Kill(), "replica A dies without a word")
+	_ = a.cmd.Wait() // killed
+	killed := time.Now()
+	require.Eventually(t, func() bool { return st.execContainers(t) == 0 }, time.Minute, 50*time.Millisecond,
+		"replica B removes the exec's container")
+	t.Logf("the exec's container went %s after its server was killed (reaper interval 1 s)", time.Since(killed).Round(100*time.Millisecond))
+	_, ended := execRows(t, b, ws.ID)
+	require.Equal(t, string(wsexec.ReasonTerminated), ended["reason"])
+	require.InDelta(t, -1, ended["exit_code"], 0)
+	require.Equal(t, a.instance, ended["server_lost"])
+	require.Equal(t, "sh", ended["argv0"])
+
+	err = cli.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the client ends with its connection")
+	require.Equal(t, 255, exit.ExitCode(), "the connection lost (docs/cli.md); stderr: %s", stderr.String())
 }

@@ -15,6 +15,9 @@ import (
 type Execs struct {
 	containerSessions[*execEntry]
 	rt ExecRuntime
+	// startedAt tells this process's registry rows from a predecessor's
+	// under the same instance name.
+	startedAt time.Time
 }
 
 // execEntry is one live exec in the registry.
@@ -35,7 +38,7 @@ var execKind = sessionKind{name: "exec", plural: "execs", idKey: "exec_id",
 // exec runtime rt, under the shell's settings cfg.
 func NewExecs(svc *Service, rt ExecRuntime, cfg SessionConfig) *Execs {
 	return &Execs{containerSessions: newContainerSessions[*execEntry](svc, execKind, cfg.withDefaults(),
-		rt.ListExecs, rt.RemoveContainer), rt: rt}
+		rt.ListExecs, rt.RemoveContainer), rt: rt, startedAt: svc.now()}
 }
 
 // OpenExec checks the request, the workspace and the caps, and creates
@@ -59,13 +62,30 @@ func (x *Execs) OpenExec(ctx context.Context, o cairn.ExecOpen) (*ExecSession, e
 	if err != nil {
 		return nil, err
 	}
+	// The row comes before the container, so no container runs unregistered.
+	if err := x.svc.store.InsertExec(ctx, &ExecRow{ID: e.id, WorkspaceID: e.workspaceID, Container: e.container,
+		TokenName: e.tokenName, ClientAddr: e.clientAddr, Instance: x.config.Instance, Argv0: e.argv0,
+		CreatedAt: x.svc.now()}); err != nil {
+		x.leave(&e.registration, err)
+		return nil, err
+	}
 	proc, err := createOnReady(ctx, &x.containerSessions, e, func(ctx context.Context, ws *cairn.Workspace) (wsexec.Process, error) {
 		return x.rt.CreateExec(ctx, ExecSpec{Name: e.container, ExecID: e.id, WorkspaceID: ws.ID,
 			WorkspaceName: ws.Name, VolumeName: ws.VolumeName, TokenName: e.tokenName, Argv: o.Argv,
 			Expires: x.svc.now().Add(x.config.MaxLifetime)})
 	})
 	if err != nil {
+		x.dropRow(ctx, e.id)
 		return nil, err
 	}
 	return &ExecSession{x: x, e: e, proc: proc, life: life}, nil
+}
+
+// dropRow deletes an exec's registry row once its container is gone.
+func (x *Execs) dropRow(ctx context.Context, id string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+	defer cancel()
+	if _, err := x.svc.store.DeleteExec(dctx, id); err != nil {
+		x.log.Error("drop exec registry row", "exec_id", id, "err", err)
+	}
 }

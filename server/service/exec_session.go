@@ -33,7 +33,10 @@ func (es *ExecSession) Run(serve func(ctx context.Context, proc wsexec.Process, 
 }
 
 // Abort tears down a session whose upgrade failed; no row was written.
-func (es *ExecSession) Abort() { es.x.abort(&es.e.registration, es.proc.Close) }
+func (es *ExecSession) Abort() {
+	es.x.abort(&es.e.registration, es.proc.Close)
+	es.x.dropRow(es.life, es.e.id)
+}
 
 func (es *ExecSession) options() wsexec.ServeOptions {
 	c := es.x.config
@@ -74,4 +77,5 @@ func (es *ExecSession) finish(res wsexec.ServeResult) {
 	}
 	end := sessionEnd{reason: res.Reason, exitCode: res.ExitCode, bytesIn: res.BytesIn, bytesOut: res.BytesOut, err: res.Err}
 	es.x.recordEnd(es.life, &es.e.registration, end, typ, map[string]any{"argv0": es.e.argv0}, es.attrs())
+	es.x.dropRow(es.life, es.e.id)
 }

@@ -88,6 +88,7 @@ type Store interface {
 	TryLockWorkspace(ctx context.Context, id string) (release func(), ok bool, err error)
 
 	ShellStore
+	ExecStore
 }
 
 // LockMode selects how a workspace lock is held: transfers share it, volume

@@ -47,6 +47,11 @@ type Store struct {
 	CountShellsFunc   func(ctx context.Context, instance, workspaceID string) (int, int, error)
 	SetShellStateFunc func(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error)
 	DeleteShellFunc   func(ctx context.Context, id string) error
+	InsertExecFunc    func(ctx context.Context, row *service.ExecRow) error
+	DeleteExecFunc    func(ctx context.Context, id string) (bool, error)
+	FindExecRowsFunc  func(ctx context.Context, instance string) ([]*service.ExecRow, error)
+	LostExecRowsFunc  func(ctx context.Context, minAge time.Duration) ([]*service.ExecRow, error)
+	RenewInstanceFunc func(ctx context.Context, instance string, ttl time.Duration) error
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
@@ -252,4 +257,39 @@ func (s *Store) DeleteShell(ctx context.Context, id string) error {
 		return notSet("Store.DeleteShell")
 	}
 	return s.DeleteShellFunc(ctx, id)
+}
+
+func (s *Store) InsertExec(ctx context.Context, row *service.ExecRow) error {
+	if s.InsertExecFunc == nil {
+		return notSet("Store.InsertExec")
+	}
+	return s.InsertExecFunc(ctx, row)
+}
+
+func (s *Store) DeleteExec(ctx context.Context, id string) (bool, error) {
+	if s.DeleteExecFunc == nil {
+		return false, notSet("Store.DeleteExec")
+	}
+	return s.DeleteExecFunc(ctx, id)
+}
+
+func (s *Store) FindExecRows(ctx context.Context, instance string) ([]*service.ExecRow, error) {
+	if s.FindExecRowsFunc == nil {
+		return nil, notSet("Store.FindExecRows")
+	}
+	return s.FindExecRowsFunc(ctx, instance)
+}
+
+func (s *Store) LostExecRows(ctx context.Context, minAge time.Duration) ([]*service.ExecRow, error) {
+	if s.LostExecRowsFunc == nil {
+		return nil, notSet("Store.LostExecRows")
+	}
+	return s.LostExecRowsFunc(ctx, minAge)
+}
+
+func (s *Store) RenewInstance(ctx context.Context, instance string, ttl time.Duration) error {
+	if s.RenewInstanceFunc == nil {
+		return notSet("Store.RenewInstance")
+	}
+	return s.RenewInstanceFunc(ctx, instance, ttl)
 }
