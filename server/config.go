@@ -429,8 +429,9 @@ type ShellConfig struct {
 	// host and stable across restarts.
 	InstanceName string `yaml:"instanceName"`
 	// Seconds between sweeps that collect the ends of v2 shells no server
-	// saw end, and remove this server's shell containers that no session
-	// owns.
+	// saw end, remove this server's shell containers that no session owns,
+	// and renew this server's liveness; a server that has not renewed for
+	// three intervals is gone, and its execs are ended by another replica.
 	ReapIntervalSecs int           `yaml:"reapIntervalSecs"`
 	Limits           ShellLimits   `yaml:"limits"`
 	Timeouts         ShellTimeouts `yaml:"timeouts"`
