@@ -327,3 +327,21 @@ func TestRelayCarriesManyConnections(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, st.Running)
 }
+
+// TestHolderKeepsABurstWhole: a burst the terminal holds more of than one
+// read reaches a connection whole and in order, however the holder chunks it.
+func TestHolderKeepsABurstWhole(t *testing.T) {
+	h := startHolder(t, testConfig(t))
+	w := attach(t, h.client, ptyshell.RoleWriter)
+	require.NoError(t, w.SendInput([]byte("seq 1 30000; echo burst-$((6*7))\r")))
+	out, err := readOutput(w, "burst-42")
+	require.NoError(t, err)
+	text := string(out)
+	start := strings.Index(text, "\r\n1\r\n")
+	require.GreaterOrEqual(t, start, 0, "the first line shows")
+	var want strings.Builder
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&want, "%d\r\n", i)
+	}
+	require.True(t, strings.HasPrefix(text[start+2:], want.String()), "every line, in order")
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/cairn-dev/cairn/ptyshell"
 )
@@ -63,7 +64,40 @@ func (p *ptyStream) Read(b []byte) (int, error) {
 	if err != nil && (errors.Is(err, syscall.EIO) || errors.Is(err, os.ErrClosed)) {
 		err = io.EOF
 	}
+	if err == nil && n > 0 {
+		n = p.more(b, n)
+	}
 	return n, err
+}
+
+// more tops b[n:] up with output the terminal holds already, never
+// waiting. A terminal gives at most 4 KiB a read; topped up, a burst goes
+// on as a few large chunks, and everything after the read — the screen,
+// the connections, the relay, the server's bridge — pays per chunk, not
+// per 4 KiB. Typing and its echo, which the terminal holds none of, go on
+// at once.
+func (p *ptyStream) more(b []byte, n int) int {
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return n
+	}
+	for n < len(b) {
+		got := 0
+		_ = rc.Control(func(fd uintptr) { // fails only once the file is closed; then nothing is read
+			ready := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if k, err := unix.Poll(ready, 0); err != nil || k == 0 || ready[0].Revents&unix.POLLIN == 0 {
+				return
+			}
+			if m, err := unix.Read(int(fd), b[n:]); err == nil {
+				got = m
+			}
+		})
+		if got <= 0 {
+			return n
+		}
+		n += got
+	}
+	return n
 }
 
 func (p *ptyStream) Write(b []byte) (int, error) { return p.master.Write(b) }
