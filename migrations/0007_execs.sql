@@ -10,11 +10,18 @@ CREATE TABLE IF NOT EXISTS execs (
     -- '' without authentication, and for an opener whose address is unknown.
     token_name   text        NOT NULL DEFAULT '',
     client_addr  text        NOT NULL DEFAULT '',
-    -- The instance name of the server that serves its connection.
+    -- The instance name of the server that serves its connection, and that
+    -- server process's own ID: a server restarted under the same instance
+    -- name tells its predecessor's rows from its own by it.
     instance     text        NOT NULL,
+    process      text        NOT NULL,
     -- argv[0] only: the rest of a command line may hold secrets.
     argv0        text        NOT NULL,
-    created_at   timestamptz NOT NULL
+    -- Set once EXEC_STARTED is written: only a started exec gets an
+    -- EXEC_ENDED row.
+    started      boolean     NOT NULL DEFAULT false,
+    -- By the database's clock, which every replica's liveness uses too.
+    created_at   timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE INDEX IF NOT EXISTS execs_instance_idx ON execs (instance);

@@ -97,10 +97,9 @@ type inbound struct {
 // pump copies messages from src to dst until src ends. A close frame from
 // src is passed on to dst (closed true, with its code); any other end is
 // not.
-// A message is streamed through one buffer, never held whole: a burst of
-// output costs no allocation per message.
+// A message is streamed into dst's write buffer, never held whole: a
+// burst of output costs no allocation per message.
 func pump(src, dst *websocket.Conn, deadline func() time.Time) (n int64, code int, closed bool) {
-	buf := make([]byte, ptyshell.MaxDataPayload+1)
 	for {
 		typ, r, err := src.NextReader()
 		if err != nil {
@@ -116,7 +115,7 @@ func pump(src, dst *websocket.Conn, deadline func() time.Time) (n int64, code in
 		if err != nil {
 			return n, 0, false
 		}
-		m, err := io.CopyBuffer(w, r, buf)
+		m, err := io.Copy(w, r)
 		n += m
 		if err != nil || w.Close() != nil {
 			return n, 0, false

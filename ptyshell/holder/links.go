@@ -101,6 +101,9 @@ func (l *Links) session(ctx context.Context, container string) (*yamux.Session, 
 		if sess := l.current(container); sess != nil {
 			return sess, nil
 		}
+		if l.isClosed() {
+			return nil, net.ErrClosed
+		}
 		// Shared by every waiting dial: the first caller leaving does not
 		// cancel the others'.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), linkDialTimeout)
@@ -125,6 +128,12 @@ func (l *Links) session(ctx context.Context, container string) (*yamux.Session, 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (l *Links) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
 }
 
 func (l *Links) current(container string) *yamux.Session {

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -227,7 +228,10 @@ func (s *Shells) runFiller(ctx context.Context, id string) error {
 	}
 	select {
 	case res := <-results:
-		if res.Error != nil || res.StatusCode != 0 {
+		if res.Error != nil {
+			return unavailable("wait for the holder volume's filler", errors.New(res.Error.Message))
+		}
+		if res.StatusCode != 0 {
 			return cairn.Internal(fmt.Sprintf("installing the holder onto its volume exited with status %d", res.StatusCode), nil)
 		}
 		return nil

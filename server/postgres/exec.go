@@ -10,20 +10,29 @@ import (
 	"github.com/cairn-dev/cairn/server/service"
 )
 
-const execColumns = `id, workspace_id, container, token_name, client_addr, instance, argv0, created_at`
+const execColumns = `id, workspace_id, container, token_name, client_addr, instance, process, argv0, started, created_at`
 
-// InsertExec inserts row, its time at the stored precision. A workspace
-// deleted since the caller's checks is workspace_not_found.
+// InsertExec inserts row, not started, created now by the database's
+// clock. A workspace deleted since the caller's checks is
+// workspace_not_found.
 func (db *DB) InsertExec(ctx context.Context, row *service.ExecRow) error {
-	_, err := db.q.Exec(ctx, `INSERT INTO execs (`+execColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		row.ID, row.WorkspaceID, row.Container, row.TokenName, row.ClientAddr, row.Instance, row.Argv0,
-		cairn.Timestamp(row.CreatedAt))
+	_, err := db.q.Exec(ctx, `INSERT INTO execs (id, workspace_id, container, token_name, client_addr, instance,
+		process, argv0) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		row.ID, row.WorkspaceID, row.Container, row.TokenName, row.ClientAddr, row.Instance, row.Process, row.Argv0)
 	if isForeignKeyViolation(err) {
 		return &cairn.Error{Reason: cairn.ReasonWorkspaceNotFound,
 			Detail: "workspace '" + row.WorkspaceID + "' does not exist", Err: err}
 	}
 	if err != nil {
 		return internal("insert exec", err)
+	}
+	return nil
+}
+
+// SetExecStarted marks one row started.
+func (db *DB) SetExecStarted(ctx context.Context, id string) error {
+	if _, err := db.q.Exec(ctx, `UPDATE execs SET started = true WHERE id = $1`, id); err != nil {
+		return internal("mark exec started", err)
 	}
 	return nil
 }
@@ -72,7 +81,7 @@ func (db *DB) execRows(ctx context.Context, what, sql string, args ...any) ([]*s
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*service.ExecRow, error) {
 		var e service.ExecRow
 		if err := row.Scan(&e.ID, &e.WorkspaceID, &e.Container, &e.TokenName, &e.ClientAddr, &e.Instance,
-			&e.Argv0, &e.CreatedAt); err != nil {
+			&e.Process, &e.Argv0, &e.Started, &e.CreatedAt); err != nil {
 			return nil, err
 		}
 		e.CreatedAt = cairn.Timestamp(e.CreatedAt)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/wsexec"
 )
@@ -15,9 +17,13 @@ import (
 type Execs struct {
 	containerSessions[*execEntry]
 	rt ExecRuntime
-	// startedAt tells this process's registry rows from a predecessor's
+	// process tells this process's registry rows from a predecessor's
 	// under the same instance name.
-	startedAt time.Time
+	process string
+	// renewing is the liveness renewal's context; stopRenewing ends it,
+	// once the execs have ended.
+	renewing     context.Context
+	stopRenewing context.CancelFunc
 }
 
 // execEntry is one live exec in the registry.
@@ -37,8 +43,10 @@ var execKind = sessionKind{name: "exec", plural: "execs", idKey: "exec_id",
 // NewExecs returns the exec rules over svc's store and runtime and the
 // exec runtime rt, under the shell's settings cfg.
 func NewExecs(svc *Service, rt ExecRuntime, cfg SessionConfig) *Execs {
-	return &Execs{containerSessions: newContainerSessions[*execEntry](svc, execKind, cfg.withDefaults(),
-		rt.ListExecs, rt.RemoveContainer), rt: rt, startedAt: svc.now()}
+	x := &Execs{containerSessions: newContainerSessions[*execEntry](svc, execKind, cfg.withDefaults(),
+		rt.ListExecs, rt.RemoveContainer), rt: rt, process: ulid.Make().String()}
+	x.renewing, x.stopRenewing = context.WithCancel(context.Background())
+	return x
 }
 
 // OpenExec checks the request, the workspace and the caps, and creates
@@ -64,8 +72,8 @@ func (x *Execs) OpenExec(ctx context.Context, o cairn.ExecOpen) (*ExecSession, e
 	}
 	// The row comes before the container, so no container runs unregistered.
 	if err := x.svc.store.InsertExec(ctx, &ExecRow{ID: e.id, WorkspaceID: e.workspaceID, Container: e.container,
-		TokenName: e.tokenName, ClientAddr: e.clientAddr, Instance: x.config.Instance, Argv0: e.argv0,
-		CreatedAt: x.svc.now()}); err != nil {
+		TokenName: e.tokenName, ClientAddr: e.clientAddr, Instance: x.config.Instance, Process: x.process,
+		Argv0: e.argv0}); err != nil {
 		x.leave(&e.registration, err)
 		return nil, err
 	}
@@ -81,11 +89,18 @@ func (x *Execs) OpenExec(ctx context.Context, o cairn.ExecOpen) (*ExecSession, e
 	return &ExecSession{x: x, e: e, proc: proc, life: life}, nil
 }
 
-// dropRow deletes an exec's registry row once its container is gone.
-func (x *Execs) dropRow(ctx context.Context, id string) {
+// dropRow deletes an exec's registry row once its container is gone, and
+// reports whether this delete took it: false when another replica ended
+// the exec first (it took this server for gone), and then that replica
+// records its end. A failed delete counts as taken — the end is recorded
+// here; the row left behind is a leftover for the reaper.
+func (x *Execs) dropRow(ctx context.Context, id string) bool {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 	defer cancel()
-	if _, err := x.svc.store.DeleteExec(dctx, id); err != nil {
+	deleted, err := x.svc.store.DeleteExec(dctx, id)
+	if err != nil {
 		x.log.Error("drop exec registry row", "exec_id", id, "err", err)
+		return true
 	}
+	return deleted
 }

@@ -28,19 +28,15 @@ func (x *Execs) Reap(ctx context.Context) (int, error) {
 	return lost + n, errors.Join(lerr, err)
 }
 
-// endLost renews this server's liveness in the registry, then ends the
-// execs whose server is gone: those of an instance that stopped renewing
-// (killed, its node lost, replaced under another name), and this
-// instance's own from before this process started (it was restarted under
-// the same name). Each one's container is removed, and the replica whose
-// delete takes its row records the end — terminated, exit code -1: nobody
-// saw the command's status.
+// endLost ends the execs whose server is gone: those of an instance that
+// stopped renewing its liveness (killed, its node lost, replaced under
+// another name), those of this instance's predecessor (restarted under the
+// same name), and this process's own whose registry entry went without
+// its row (a delete that failed). Each one's container is removed, and the
+// replica whose delete takes its row records the end — terminated, exit
+// code -1, nobody saw the command's status — if its start was recorded.
 func (x *Execs) endLost(ctx context.Context) (int, error) {
-	ttl := x.config.instanceTTL()
-	if err := x.svc.store.RenewInstance(ctx, x.config.Instance, ttl); err != nil {
-		return 0, err
-	}
-	lost, err := x.svc.store.LostExecRows(ctx, ttl)
+	lost, err := x.svc.store.LostExecRows(ctx, x.config.instanceTTL())
 	if err != nil {
 		return 0, err
 	}
@@ -49,7 +45,11 @@ func (x *Execs) endLost(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, row := range own {
-		if row.CreatedAt.Before(x.startedAt) && !x.Known(row.ID) {
+		// A row goes before its entry on every path but a failed open, which
+		// ends within the open timeout: an older row without an entry is
+		// left over.
+		leftover := !x.Known(row.ID) && x.svc.now().Sub(row.CreatedAt) > x.config.OpenTimeout
+		if row.Process != x.process || leftover {
 			lost = append(lost, row)
 		}
 	}
@@ -67,7 +67,7 @@ func (x *Execs) endLost(ctx context.Context) (int, error) {
 }
 
 // endLostOne removes row's container, then claims the row; only the
-// claimer writes EXEC_ENDED.
+// claimer writes EXEC_ENDED, and only for an exec whose start is on record.
 func (x *Execs) endLostOne(ctx context.Context, row *ExecRow) (bool, error) {
 	if err := x.removeContainer(ctx, row.Container); err != nil {
 		return false, err
@@ -76,17 +76,37 @@ func (x *Execs) endLostOne(ctx context.Context, row *ExecRow) (bool, error) {
 	if err != nil || !claimed {
 		return false, err
 	}
-	meta := map[string]any{"workspace_id": row.WorkspaceID, "exec_id": row.ID, "container": row.Container,
-		"reason": string(ptyshell.ReasonTerminated), "exit_code": -1, "argv0": row.Argv0,
-		"duration_s": x.svc.now().Sub(row.CreatedAt).Seconds(), "server_lost": row.Instance}
-	actx, cancel := context.WithTimeout(ctx, auditTimeout)
-	defer cancel()
-	if err := x.svc.audit(actx, x.svc.store, cairn.AuditExecEnded, meta); err != nil {
-		x.log.Error("exec audit failed", "exec_id", row.ID, "err", err)
+	if row.Started {
+		meta := map[string]any{"workspace_id": row.WorkspaceID, "exec_id": row.ID, "container": row.Container,
+			"reason": string(ptyshell.ReasonTerminated), "exit_code": -1, "argv0": row.Argv0,
+			"duration_s": x.svc.now().Sub(row.CreatedAt).Seconds(), "server_lost": row.Instance}
+		actx, cancel := context.WithTimeout(ctx, auditTimeout)
+		defer cancel()
+		if err := x.svc.audit(actx, x.svc.store, cairn.AuditExecEnded, meta); err != nil {
+			x.log.Error("exec audit failed", "exec_id", row.ID, "err", err)
+		}
 	}
 	x.log.Warn("ended an exec whose server is gone", "exec_id", row.ID, "workspace_id", row.WorkspaceID,
 		"token_name", row.TokenName, "container", row.Container, "instance", row.Instance)
 	return true, nil
+}
+
+// renewEvery keeps this instance live in the registry: at once, then every
+// reap interval, on a loop of its own so a slow reaper pass never lets it
+// lapse, until ctx is done.
+func (x *Execs) renewEvery(ctx context.Context) {
+	t := time.NewTicker(x.config.ReapInterval)
+	defer t.Stop()
+	for {
+		if err := x.svc.store.RenewInstance(ctx, x.config.Instance, x.config.instanceTTL()); err != nil && ctx.Err() == nil {
+			x.log.Error("exec liveness renewal failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // ours reports a workspace of this stack's database: another stack on the
@@ -99,6 +119,18 @@ func (x *Execs) ours(ctx context.Context, workspaceID string) bool {
 	return err == nil
 }
 
-// RunReaper reaps at once, then every reap interval, until ctx is done;
-// failures are logged and the loop goes on. It returns nil.
-func (x *Execs) RunReaper(ctx context.Context) error { return x.reapEvery(ctx, x.Reap) }
+// RunReaper renews this instance's liveness and reaps, at once, then
+// every reap interval, until ctx is done; failures are logged and the loop
+// goes on. The renewal goes on until Shutdown has ended the execs, so none
+// of them looks lost while it drains. It returns nil.
+func (x *Execs) RunReaper(ctx context.Context) error {
+	go x.renewEvery(x.renewing)
+	return x.reapEvery(ctx, x.Reap)
+}
+
+// Shutdown ends every exec of this process (containerSessions.Shutdown),
+// then stops renewing its liveness.
+func (x *Execs) Shutdown(ctx context.Context) {
+	x.containerSessions.Shutdown(ctx)
+	x.stopRenewing()
+}

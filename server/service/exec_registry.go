@@ -16,15 +16,20 @@ type ExecRow struct {
 	TokenName   string // who opened it; "" without authentication
 	ClientAddr  string
 	Instance    string // shell.instanceName of the server serving it
+	Process     string // that server process's ID, new at every start
 	Argv0       string
-	CreatedAt   time.Time
+	Started     bool      // its EXEC_STARTED row was written
+	CreatedAt   time.Time // by the database's clock; set by InsertExec
 }
 
 // ExecStore is the execs registry and the servers' liveness in the
 // metadata database.
 type ExecStore interface {
-	// InsertExec inserts a row. Reasons: workspace_not_found.
+	// InsertExec inserts a row, not started, created now by the database's
+	// clock. Reasons: workspace_not_found.
 	InsertExec(ctx context.Context, row *ExecRow) error
+	// SetExecStarted marks a row started.
+	SetExecStarted(ctx context.Context, id string) error
 	// DeleteExec deletes a row; deleted is false when it was absent (another
 	// replica claimed it first).
 	DeleteExec(ctx context.Context, id string) (deleted bool, err error)

@@ -34,8 +34,8 @@ func (es *ExecSession) Run(serve func(ctx context.Context, proc wsexec.Process, 
 
 // Abort tears down a session whose upgrade failed; no row was written.
 func (es *ExecSession) Abort() {
+	es.x.dropRow(es.life, es.e.id) // before the registry forgets it: see endLost
 	es.x.abort(&es.e.registration, es.proc.Close)
-	es.x.dropRow(es.life, es.e.id)
 }
 
 func (es *ExecSession) options() wsexec.ServeOptions {
@@ -58,6 +58,12 @@ func (es *ExecSession) starting(ctx context.Context) error {
 		return err
 	}
 	es.audited = true
+	// A replica that ends this exec for a lost server writes its end only
+	// if its start is on record.
+	if err := es.x.svc.store.SetExecStarted(ctx, es.e.id); err != nil {
+		es.x.log.Error("exec registry failed; the command does not run", append(es.attrs(), "err", err)...)
+		return err
+	}
 	es.x.log.Info("exec started", es.attrs()...)
 	return nil
 }
@@ -67,15 +73,16 @@ func (es *ExecSession) attrs() []any {
 	return append(es.x.attrs(&es.e.registration), "argc", es.e.argc)
 }
 
-// finish records the end of a served session; without an EXEC_STARTED
-// row there is no EXEC_ENDED either.
+// finish records the end of a served session. Its registry row goes
+// first: the one delete that takes it decides who writes EXEC_ENDED, this
+// server or a replica that took it for gone. Without an EXEC_STARTED row
+// there is no EXEC_ENDED either.
 func (es *ExecSession) finish(res wsexec.ServeResult) {
 	defer close(es.e.done)
 	typ := cairn.AuditExecEnded
-	if !es.audited {
+	if !es.x.dropRow(es.life, es.e.id) || !es.audited {
 		typ = ""
 	}
 	end := sessionEnd{reason: res.Reason, exitCode: res.ExitCode, bytesIn: res.BytesIn, bytesOut: res.BytesOut, err: res.Err}
 	es.x.recordEnd(es.life, &es.e.registration, end, typ, map[string]any{"argv0": es.e.argv0}, es.attrs())
-	es.x.dropRow(es.life, es.e.id)
 }

@@ -41,17 +41,18 @@ type Store struct {
 	ReleaseObjectFunc     func(ctx context.Context, key, workspaceID string, at time.Time) error
 	ObjectKeyUsedFunc     func(ctx context.Context, key string) (bool, error)
 
-	InsertShellFunc   func(ctx context.Context, row *service.ShellRow) error
-	FindShellFunc     func(ctx context.Context, id string) (*service.ShellRow, error)
-	FindShellRowsFunc func(ctx context.Context, workspaceID string) ([]*service.ShellRow, error)
-	CountShellsFunc   func(ctx context.Context, instance, workspaceID string) (int, int, error)
-	SetShellStateFunc func(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error)
-	DeleteShellFunc   func(ctx context.Context, id string) error
-	InsertExecFunc    func(ctx context.Context, row *service.ExecRow) error
-	DeleteExecFunc    func(ctx context.Context, id string) (bool, error)
-	FindExecRowsFunc  func(ctx context.Context, instance string) ([]*service.ExecRow, error)
-	LostExecRowsFunc  func(ctx context.Context, minAge time.Duration) ([]*service.ExecRow, error)
-	RenewInstanceFunc func(ctx context.Context, instance string, ttl time.Duration) error
+	InsertShellFunc    func(ctx context.Context, row *service.ShellRow) error
+	FindShellFunc      func(ctx context.Context, id string) (*service.ShellRow, error)
+	FindShellRowsFunc  func(ctx context.Context, workspaceID string) ([]*service.ShellRow, error)
+	CountShellsFunc    func(ctx context.Context, instance, workspaceID string) (int, int, error)
+	SetShellStateFunc  func(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error)
+	DeleteShellFunc    func(ctx context.Context, id string) error
+	InsertExecFunc     func(ctx context.Context, row *service.ExecRow) error
+	SetExecStartedFunc func(ctx context.Context, id string) error
+	DeleteExecFunc     func(ctx context.Context, id string) (bool, error)
+	FindExecRowsFunc   func(ctx context.Context, instance string) ([]*service.ExecRow, error)
+	LostExecRowsFunc   func(ctx context.Context, minAge time.Duration) ([]*service.ExecRow, error)
+	RenewInstanceFunc  func(ctx context.Context, instance string, ttl time.Duration) error
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
@@ -292,4 +293,11 @@ func (s *Store) RenewInstance(ctx context.Context, instance string, ttl time.Dur
 		return notSet("Store.RenewInstance")
 	}
 	return s.RenewInstanceFunc(ctx, instance, ttl)
+}
+
+func (s *Store) SetExecStarted(ctx context.Context, id string) error {
+	if s.SetExecStartedFunc == nil {
+		return notSet("Store.SetExecStarted")
+	}
+	return s.SetExecStartedFunc(ctx, id)
 }
