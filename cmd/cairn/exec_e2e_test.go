@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
@@ -183,6 +184,59 @@ func execRows(t *testing.T, s *shellServer, wsID string) (started, ended map[str
 	return started, ended
 }
 
+// startExec runs `cairn exec WS -- sh -c 'echo started; read line; exit 3'`
+// against s in the background and returns it, and its stdin, once the
+// command has printed its first line. A line on stdin ends the command.
+func (st *shellStack) startExec(t *testing.T, s *shellServer, wsName string) (*exec.Cmd, io.WriteCloser, *stacktest.SyncBuffer) {
+	t.Helper()
+	cli := exec.Command(st.bin, "exec", wsName, "--", "sh", "-c", "echo start\"\"ed; read line; exit 3")
+	cli.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CAIRN_URL=" + s.url, "CAIRN_TOKEN=" + shellAdminToken,
+		"XDG_CONFIG_HOME=" + t.TempDir()}
+	out, err := cli.StdoutPipe()
+	require.NoError(t, err)
+	in, err := cli.StdinPipe()
+	require.NoError(t, err)
+	stderr := &stacktest.SyncBuffer{}
+	cli.Stderr = stderr
+	require.NoError(t, cli.Start())
+	t.Cleanup(func() { _ = cli.Process.Kill(); _ = cli.Wait() }) // ended already when the test got that far
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	require.Equal(t, "started\n", line)
+	return cli, in, stderr
+}
+
+// TestExecEndIsRecordedOnce: an exec whose registry row a replica took (it
+// took the serving server for gone, and writes the end itself) gets no
+// second EXEC_ENDED from the server that served it when it ends.
+func TestExecEndIsRecordedOnce(t *testing.T) {
+	st := newShellStack(t)
+	a := st.start(t, shellServerOpts{})
+	t.Cleanup(func() { st.noExecContainers(t) })
+	ws := a.readyWorkspace(t)
+	cli, in, _ := st.startExec(t, a, ws.Name)
+
+	conn, err := pgx.Connect(t.Context(), st.pg.DSN(st.db))
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(t.Context(), `DELETE FROM execs`) // what a replica's claim does
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	_, err = in.Write([]byte("done\n"))
+	require.NoError(t, err)
+	var exit *exec.ExitError
+	require.ErrorAs(t, cli.Wait(), &exit)
+	require.Equal(t, 3, exit.ExitCode(), "the command ran to its end")
+	require.Eventually(t, func() bool { return strings.Contains(a.out.String(), "exec ended") }, time.Minute,
+		20*time.Millisecond, "the server never finished the exec")
+	events, err := a.admin.FindAuditEvents(t.Context(), cairn.AuditFilter{WorkspaceID: ws.ID,
+		Types: []cairn.AuditType{cairn.AuditExecStarted, cairn.AuditExecEnded}})
+	require.NoError(t, err)
+	require.Len(t, events, 1, "EXEC_STARTED only: %+v", events)
+	require.Equal(t, cairn.AuditExecStarted, events[0].Type)
+}
+
 // TestExecOfAKilledServerIsEnded: a server killed (SIGKILL) mid-exec cannot
 // end its command, and a container left running it would run on unseen
 // until it expires. Another replica finds the exec's registry row with its
@@ -196,17 +250,7 @@ func TestExecOfAKilledServerIsEnded(t *testing.T) {
 	t.Cleanup(func() { st.noExecContainers(t) })
 	ws := a.readyWorkspace(t)
 
-	cli := exec.Command(st.bin, "exec", ws.Name, "--", "sh", "-c", "echo start\"\"ed; exec sleep 600")
-	cli.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CAIRN_URL=" + a.url, "CAIRN_TOKEN=" + shellAdminToken,
-		"XDG_CONFIG_HOME=" + t.TempDir()}
-	out, err := cli.StdoutPipe()
-	require.NoError(t, err)
-	var stderr stacktest.SyncBuffer
-	cli.Stderr = &stderr
-	require.NoError(t, cli.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "stderr: %s", stderr.String())
-	require.Equal(t, "started\n", line)
+	cli, _, stderr := st.startExec(t, a, ws.Name)
 	require.Equal(t, 1, st.execContainers(t))
 
 	require.NoError(t, a.cmd.Process.Kill(), "replica A dies without a word")
@@ -221,7 +265,7 @@ func TestExecOfAKilledServerIsEnded(t *testing.T) {
 	require.Equal(t, a.instance, ended["server_lost"])
 	require.Equal(t, "sh", ended["argv0"])
 
-	err = cli.Wait()
+	err := cli.Wait()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "the client ends with its connection")
 	require.Equal(t, 255, exit.ExitCode(), "the connection lost (docs/cli.md); stderr: %s", stderr.String())
