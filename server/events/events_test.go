@@ -187,15 +187,22 @@ func TestSlowSubscriber(t *testing.T) {
 	live(t, r, fast, slow) // slow reads until its listener is up, then never again
 
 	resyncs := metric(t, r, "cairn_event_resyncs_total")
-	const n = 5000
-	_, err := b.db.Exec(ctx, `INSERT INTO workspaces (id, name, volume_name, volume_state, created_at, updated_at)
-		SELECT id, 'bulk-' || lpad(i::text, 5, '0'), 'x-' || id, 'NONE', now(), now()
-		  FROM (SELECT i, gen_random_uuid()::text AS id FROM generate_series(1, $1::int) i) g ORDER BY i`, n)
-	require.NoError(t, err)
-	for i := 1; i <= n; i++ {
-		ev := fast.next(t)
-		require.Equal(t, cairn.EventWorkspaceUpserted, ev.Type, "no resync for a subscriber that keeps up")
-		require.Equal(t, fmt.Sprintf("bulk-%05d", i), ev.Workspace.Name, "in commit order")
+	// In batches of 1 000, each read by the fast subscriber before the
+	// next is committed: it never has more than a batch outstanding, well
+	// inside its queue, however slowly a loaded machine runs it; the slow
+	// one has all 5 000, past its queue.
+	const n, batch = 5000, 1000
+	for first := 1; first <= n; first += batch {
+		_, err := b.db.Exec(ctx, `INSERT INTO workspaces (id, name, volume_name, volume_state, created_at, updated_at)
+			SELECT id, 'bulk-' || lpad(i::text, 5, '0'), 'x-' || id, 'NONE', now(), now()
+			  FROM (SELECT i, gen_random_uuid()::text AS id FROM generate_series($1::int, $2::int) i) g ORDER BY i`,
+			first, first+batch-1)
+		require.NoError(t, err)
+		for i := first; i < first+batch; i++ {
+			ev := fast.next(t)
+			require.Equal(t, cairn.EventWorkspaceUpserted, ev.Type, "no resync for a subscriber that keeps up")
+			require.Equal(t, fmt.Sprintf("bulk-%05d", i), ev.Workspace.Name, "in commit order")
+		}
 	}
 
 	changes, resynced := 0, false
