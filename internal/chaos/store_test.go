@@ -84,11 +84,15 @@ func newStoreChaos(t *testing.T) *storeChaos {
 	return s
 }
 
-// kill arms the store's SIGKILL at mark bytes one way through the proxy.
+// kill arms the store's SIGKILL at mark bytes one way through the proxy,
+// which then drops what the store had sent ahead: without that, a loopback
+// socket's buffers could hold the rest of a transfer, and it would finish
+// after the kill.
 func (s *storeChaos) kill(up bool, mark int64) <-chan struct{} {
 	return s.proxy.At(up, mark, func() {
 		s.down.Store(true)
 		s.srv.S3.Kill()
+		s.proxy.Cut()
 	})
 }
 

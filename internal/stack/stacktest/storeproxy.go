@@ -83,6 +83,18 @@ func (p *StoreProxy) At(up bool, mark int64, fault func()) <-chan struct{} {
 	return tr.fired
 }
 
+// Cut closes every connection the proxy relays, at once: bytes the store
+// sent that were not relayed yet are lost, as a killed store's are to a
+// client that has not read them. A fault that kills the store calls it, so
+// a transfer past the mark cannot finish on what was in flight.
+func (p *StoreProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+}
+
 // Disarm drops the armed trip, whether it fired or not.
 func (p *StoreProxy) Disarm() { p.trip.Store(nil) }
 
