@@ -42,7 +42,7 @@ func (s *Shells) settle(ctx context.Context, row *ShellRow, running bool) {
 	case err != nil:
 		s.log.Warn("shell holder unreachable; its end is collected later", append(s.rowAttrs(row), "err", err)...)
 	case st.End != nil:
-		s.collect(ctx, row, c, st.End, "")
+		s.collect(ctx, row, c, st.End)
 	}
 }
 
@@ -51,11 +51,16 @@ func (s *Shells) settle(ctx context.Context, row *ShellRow, running bool) {
 // the holder released and its container removed, then the SHELL_CLOSED row
 // (so a reader of the audit log finds everything of the shell done) and
 // the registry row dropped.
-func (s *Shells) collect(ctx context.Context, row *ShellRow, c *holder.Client, end *holder.EndResult, killedBy string) {
+func (s *Shells) collect(ctx context.Context, row *ShellRow, c *holder.Client, end *holder.EndResult) {
 	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellRunning}, ShellEnding)
 	if err != nil || !ok {
 		return // another replica records it, or the database will let the next pass
 	}
+	s.recordHeldEnd(ctx, row, c, end, "")
+}
+
+// recordHeldEnd is collect's work once the end is claimed.
+func (s *Shells) recordHeldEnd(ctx context.Context, row *ShellRow, c *holder.Client, end *holder.EndResult, killedBy string) {
 	if end.Recording != nil {
 		s.storeHeldRecording(ctx, row, c, end)
 	}
@@ -180,21 +185,26 @@ func (s *Shells) dropRow(ctx context.Context, row *ShellRow) {
 func (s *Shells) killHeld(ctx context.Context, row *ShellRow, by string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldTimeout)
 	defer cancel()
+	// The kill claims the end before it asks for it: the end cuts the
+	// shell's connections, and their servers look for an end to collect;
+	// the one recorded must be the kill's, naming who killed, and be on
+	// record when the kill answers.
+	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellRunning}, ShellEnding)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cairn.ErrShellNotFound(row.ID) // it ended meanwhile, recorded by whoever saw it
+	}
 	c := s.holderOf(row)
 	st, err := c.End(ctx)
 	if err == nil && st.End != nil {
-		s.collect(ctx, row, c, st.End, by)
+		s.recordHeldEnd(ctx, row, c, st.End, by)
 		return nil
 	}
 	s.log.Warn("shell holder did not end the shell; removing its container", append(s.rowAttrs(row), "err", err)...)
-	ok, serr := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellRunning, ShellOpening}, ShellEnding)
-	if serr != nil {
-		return serr
-	}
 	s.removeContainer(ctx, row)
-	if ok {
-		s.auditHeldEnd(ctx, row, sessionEnd{reason: ptyshell.ReasonTerminated, exitCode: -1}, s.svc.now().Sub(row.CreatedAt), by)
-	}
+	s.auditHeldEnd(ctx, row, sessionEnd{reason: ptyshell.ReasonTerminated, exitCode: -1}, s.svc.now().Sub(row.CreatedAt), by)
 	s.dropRow(ctx, row)
 	return nil
 }
