@@ -166,6 +166,7 @@ shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
 		return s
 	}
 	require.NoError(t, s.cmd.Start())
+	t.Cleanup(func() { s.logIfFailed(t) }) // runs after the stop below: the whole log
 	t.Cleanup(func() { s.stop(t) })
 	s.waitReady(t)
 	s.admin, err = client.New(s.url, client.WithToken(shellAdminToken))
@@ -192,6 +193,22 @@ func (s *shellServer) waitReady(t testing.TB) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("cairn server did not become ready; output:\n%s", s.out)
+}
+
+// serverLogTail bounds the server log a failed test prints.
+const serverLogTail = 64 << 10
+
+// logIfFailed prints the end of the server's log when the test failed: a
+// create the server refused with a 500 is explained only there.
+func (s *shellServer) logIfFailed(t testing.TB) {
+	if !t.Failed() {
+		return
+	}
+	out := s.out.String()
+	if len(out) > serverLogTail {
+		out = "…" + out[len(out)-serverLogTail:]
+	}
+	t.Logf("server %s log:\n%s", s.instance, out)
 }
 
 // stop ends the server with SIGTERM, as an orchestrator would.

@@ -218,11 +218,7 @@ func (s *Shells) killHeld(ctx context.Context, row *ShellRow, by string) error {
 //
 // It returns the IDs of the rows it found, whose containers the reaper
 // leaves to this pass.
-func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellContainer) (map[string]bool, error) {
-	rows, err := s.svc.store.FindShellRows(ctx, "")
-	if err != nil {
-		return nil, err
-	}
+func (s *Shells) settlePass(ctx context.Context, rows []*ShellRow, containers map[string]ShellContainer) map[string]bool {
 	held := make(map[string]bool, len(rows))
 	for _, row := range rows {
 		held[row.ID] = true
@@ -241,5 +237,5 @@ func (s *Shells) settlePass(ctx context.Context, containers map[string]ShellCont
 			}
 		}
 	}
-	return held, nil
+	return held
 }

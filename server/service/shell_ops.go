@@ -196,9 +196,18 @@ func (s *Shells) await(ctx context.Context, e *shellEntry) {
 // settled (settlePass), then the app's shell containers that carry this
 // server's instance but are neither in the registry nor this process's v1
 // shells — a predecessor's leftovers, or a teardown that failed — are
-// removed and counted. A shell's row is written before its container
-// exists, so an opening one is never taken.
+// removed and counted.
+//
+// A shell's row is written before its container exists and moves to
+// running only once the container runs, so the rows are read before the
+// containers are listed: a running row whose container the later listing
+// lacks has lost it. A container whose row came after that read is a
+// create under way; its row is looked up again before it is taken.
 func (s *Shells) Reap(ctx context.Context) (int, error) {
+	rows, err := s.svc.store.FindShellRows(ctx, "")
+	if err != nil {
+		return 0, err
+	}
 	list, err := s.rt.ListShells(ctx)
 	if err != nil {
 		return 0, err
@@ -207,13 +216,18 @@ func (s *Shells) Reap(ctx context.Context) (int, error) {
 	for _, c := range list {
 		byID[c.ShellID] = c
 	}
-	held, err := s.settlePass(ctx, byID)
-	if err != nil {
-		return 0, err
-	}
-	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false }, func(id string) bool { return held[id] })
+	held := s.settlePass(ctx, rows, byID)
+	n, err := s.reap(ctx, func(context.Context, ShellContainer) bool { return false },
+		func(id string) bool { return held[id] || s.hasRow(ctx, id) })
 	s.cfg.OnReap("server", n)
 	return n, err
+}
+
+// hasRow reports whether shell id has a registry row; a lookup that fails
+// counts as one, so a database hiccup removes no container.
+func (s *Shells) hasRow(ctx context.Context, id string) bool {
+	_, err := s.svc.store.FindShell(ctx, id)
+	return cairn.ErrorReason(err) != cairn.ReasonShellNotFound
 }
 
 // RunReaper reaps at once, then every reap interval, until ctx is done;

@@ -3,6 +3,9 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -381,6 +384,89 @@ func TestShellReap(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, []string{"leftover"}, f.removed, "only this instance's containers missing from the registry")
 	require.Equal(t, 1, reaped)
+}
+
+// A v2 shell created while a reaper pass runs — its row and container
+// appearing just before or just after a listing of the containers — is
+// neither taken for a leftover nor for a shell whose container went.
+func TestShellReapSparesACreateUnderWay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		listed bool // the new container is in the listing that saw it made
+	}{{"BeforeAListing", true}, {"AfterAListing", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, base := setup(t)
+			ws := base.newWorkspace(cairn.VolumeReady)
+			s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
+			var mu sync.Mutex
+			rows := map[string]*service.ShellRow{}
+			var containers []service.ShellContainer
+			f.store.FindShellRowsFunc = func(context.Context, string) ([]*service.ShellRow, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				var out []*service.ShellRow
+				for _, r := range rows {
+					out = append(out, r)
+				}
+				return out, nil
+			}
+			f.store.FindShellFunc = func(_ context.Context, id string) (*service.ShellRow, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if r, ok := rows[id]; ok {
+					return r, nil
+				}
+				return nil, cairn.ErrShellNotFound(id)
+			}
+			f.store.SetShellStateFunc = func(_ context.Context, id string, from []service.ShellState, to service.ShellState) (bool, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				r, ok := rows[id]
+				if !ok || !slices.Contains(from, r.State) {
+					return false, nil
+				}
+				r.State = to
+				return true, nil
+			}
+			f.store.DeleteShellFunc = func(_ context.Context, id string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				delete(rows, id)
+				return nil
+			}
+			// Each listing is raced by a whole create: row, container, running.
+			create := func() {
+				id := fmt.Sprintf("shell-%d", len(rows))
+				rows[id] = &service.ShellRow{ID: id, WorkspaceID: ws.ID, Container: "c-" + id,
+					Instance: shellInstance, State: service.ShellRunning, CreatedAt: time.Now()}
+				containers = append(containers, service.ShellContainer{ContainerID: "c-" + id, Name: "c-" + id,
+					ShellID: id, WorkspaceID: ws.ID, Instance: shellInstance, State: "running"})
+			}
+			f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if tc.listed {
+					create()
+				}
+				out := slices.Clone(containers)
+				if !tc.listed {
+					create()
+				}
+				return out, nil
+			}
+			f.rt.DialHolderFunc = func(context.Context, string) (net.Conn, error) {
+				return nil, errors.New("the test's holders are not asked")
+			}
+			n, err := s.Reap(t.Context())
+			require.NoError(t, err)
+			require.Zero(t, n)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			require.Empty(t, f.removed, "no container of a shell being created is removed")
+		})
+	}
 }
 
 func TestFindShells(t *testing.T) {
