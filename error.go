@@ -65,6 +65,12 @@ const (
 	ReasonVolumePrepFailed  Reason = "volume_prep_failed"
 	ReasonStoreUnavailable  Reason = "store_unavailable"
 	ReasonDockerUnavailable Reason = "docker_unavailable"
+	// ReasonVolumeNodeUnavailable: a workspace volume that one node holds
+	// (ReadWriteOnce on Kubernetes) is on a node that cannot take pods now.
+	ReasonVolumeNodeUnavailable Reason = "volume_node_unavailable"
+	// ReasonContainerStartTimeout: the runtime did not start a session's or
+	// a sidecar's container (a Kubernetes pod) within its start timeout.
+	ReasonContainerStartTimeout Reason = "container_start_timeout"
 	// ReasonDatabaseUnavailable: Postgres refused, dropped or did not hand
 	// out a connection in time — an outage, told apart from a bug.
 	ReasonDatabaseUnavailable Reason = "database_unavailable"

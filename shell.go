@@ -56,6 +56,13 @@ type ShellService interface {
 // DefaultShellTerm is the TERM of a shell whose handshake names none.
 const DefaultShellTerm = "xterm-256color"
 
+// MaxStartWait bounds how long a server may spend starting a session's
+// container (a Kubernetes pod: kubernetes.podStartTimeoutSecs) before it
+// answers a shell's or an exec's websocket handshake; a client's dial
+// waits that long for the answer, so a slow start is reported as such
+// rather than as a server that did not answer.
+const MaxStartWait = 5 * time.Minute
+
 // Terminal size bounds of the handshake.
 const (
 	MinShellDimension = 1

@@ -93,11 +93,13 @@ var reasonStatus = map[Reason]int{
 
 	ReasonVolumeFull: http.StatusInsufficientStorage,
 
-	ReasonDockerUnavailable:   http.StatusServiceUnavailable,
-	ReasonDatabaseUnavailable: http.StatusServiceUnavailable,
-	ReasonWorkspaceBusy:       http.StatusServiceUnavailable,
-	ReasonSidecarBusy:         http.StatusServiceUnavailable,
-	ReasonSweepBusy:           http.StatusServiceUnavailable,
+	ReasonDockerUnavailable:     http.StatusServiceUnavailable,
+	ReasonVolumeNodeUnavailable: http.StatusServiceUnavailable,
+	ReasonContainerStartTimeout: http.StatusGatewayTimeout,
+	ReasonDatabaseUnavailable:   http.StatusServiceUnavailable,
+	ReasonWorkspaceBusy:         http.StatusServiceUnavailable,
+	ReasonSidecarBusy:           http.StatusServiceUnavailable,
+	ReasonSweepBusy:             http.StatusServiceUnavailable,
 
 	ReasonSidecarTimeout: http.StatusGatewayTimeout,
 

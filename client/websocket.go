@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 
@@ -12,11 +13,13 @@ import (
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
-// dialTimeout bounds a websocket dial. A v1 shell's or an exec's server
-// creates the session's container before it answers 101, and may take its
-// open timeout for that (a pod on a busy node takes seconds), so the dial
-// waits that long plus the handshake itself.
-const dialTimeout = ptyshell.DefaultOpenTimeout + ptyshell.HandshakeTimeout
+// dialTimeout bounds a websocket dial's wait for the server's answer. A
+// v1 shell's or an exec's server starts the session's container before it
+// answers 101, and may take up to cairn.MaxStartWait for that (a pod on a
+// busy node), so the dial waits that long plus the handshake itself. The
+// connection itself is bounded by the handshake alone: a server that is
+// not there is found out at once.
+const dialTimeout = cairn.MaxStartWait + ptyshell.HandshakeTimeout
 
 // dialWebsocket dials a websocket route (a shell, an exec) offering the
 // subprotocol proto, with read and write buffers of buffer bytes: a
@@ -27,6 +30,7 @@ func (c *Client) dialWebsocket(ctx context.Context, path string, q url.Values, h
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  c.tlsConfig(),
+		NetDialContext:   (&net.Dialer{Timeout: ptyshell.HandshakeTimeout}).DialContext,
 		HandshakeTimeout: dialTimeout,
 		Subprotocols:     []string{proto},
 		ReadBufferSize:   buffer,

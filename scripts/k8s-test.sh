@@ -25,7 +25,7 @@ run_tests() {
     return
   fi
   go test -tags kube -count=1 -p 1 -timeout 20m \
-    -run '^(TestKube|TestKubernetes|TestDeploy)' ./server/runtimetest/ ./cmd/cairn/ ./deploy/...
+    -run '^(TestKube|TestKubernetes|TestDeploy)' ./server/kube/ ./server/runtimetest/ ./cmd/cairn/ ./deploy/...
 }
 
 # TestDeploy runs the server image: build it (and the others) from this

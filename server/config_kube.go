@@ -34,7 +34,9 @@ type KubernetesConfig struct {
 	// The image pull policy of every pod; `Never` fits images built
 	// locally and loaded into the nodes, as cairn's are.
 	ImagePullPolicy string `yaml:"imagePullPolicy"`
-	// Seconds a pod may take to start.
+	// Seconds a pod may take to start; a pod that does not is refused
+	// with container_start_timeout. At most 300, the time a client's shell
+	// or exec dial waits for the server's answer.
 	PodStartTimeoutSecs int `yaml:"podStartTimeoutSecs"`
 	// Run transfer sidecars on the node's network, so that a cluster
 	// without Services (the local one of `make k8s-up`) reaches a store on

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	units "github.com/docker/go-units"
 	corev1 "k8s.io/api/core/v1"
@@ -131,7 +132,7 @@ var configRules = map[string]KeyRule{
 	"kubernetes.namespace":           matching(dnsLabel.String()),
 	"kubernetes.accessMode":          oneOf(string(corev1.ReadWriteOnce), string(corev1.ReadWriteMany), string(corev1.ReadWriteOncePod)),
 	"kubernetes.imagePullPolicy":     oneOf(string(corev1.PullNever), string(corev1.PullIfNotPresent), string(corev1.PullAlways)),
-	"kubernetes.podStartTimeoutSecs": positive,
+	"kubernetes.podStartTimeoutSecs": between(1, int64(cairn.MaxStartWait/time.Second)),
 }
 
 // ConfigRule returns the rule of a dotted key (list elements spelled

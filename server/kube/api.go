@@ -70,6 +70,9 @@ type (
 	podAPI   = objectAPI[corev1.Pod, *corev1.Pod, corev1.PodList, *corev1.PodList]
 	claimAPI = objectAPI[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaim,
 		corev1.PersistentVolumeClaimList, *corev1.PersistentVolumeClaimList]
+	volumeAPI = objectAPI[corev1.PersistentVolume, *corev1.PersistentVolume,
+		corev1.PersistentVolumeList, *corev1.PersistentVolumeList]
+	nodeAPI  = objectAPI[corev1.Node, *corev1.Node, corev1.NodeList, *corev1.NodeList]
 	classAPI = objectAPI[storagev1.StorageClass, *storagev1.StorageClass, storagev1.StorageClassList, *storagev1.StorageClassList]
 )
 
@@ -77,7 +80,9 @@ func (a api) pods(ns string) podAPI { return podAPI{rc: a.core, ns: ns, name: "p
 func (a api) claims(ns string) claimAPI {
 	return claimAPI{rc: a.core, ns: ns, name: "persistentvolumeclaims"}
 }
-func (a api) classes() classAPI { return classAPI{rc: a.storage, name: "storageclasses"} }
+func (a api) volumes() volumeAPI { return volumeAPI{rc: a.core, name: "persistentvolumes"} }
+func (a api) nodes() nodeAPI     { return nodeAPI{rc: a.core, name: "nodes"} }
+func (a api) classes() classAPI  { return classAPI{rc: a.storage, name: "storageclasses"} }
 
 // podLogs is the request for a pod's log.
 func (a api) podLogs(ns, pod string, opts *corev1.PodLogOptions) *rest.Request {

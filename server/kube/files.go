@@ -216,6 +216,9 @@ func (r *Runtime) startBrowsePod(ctx context.Context, t service.BrowseTarget) (s
 	defer cancel()
 	if _, err := r.waitPod(wctx, made.Name, started); err != nil {
 		r.deletePod(context.Background(), made.Name, 0)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return "", startTimedOut("the browse pod", made.Name, r.cfg.PodStartTimeout)
+		}
 		return "", unavailable("start the browse pod", err)
 	}
 	return made.Name, nil

@@ -61,7 +61,7 @@ func (s *Shells) StartHolder(ctx context.Context, spec service.ShellSpec, cfg ho
 	defer cancel()
 	if _, err := s.waitPod(wctx, made.Name, holderStarted); err != nil {
 		s.deletePod(ctx, made.Name, 0)
-		return "", s.holderStartError(err)
+		return "", s.holderStartError(err, made.Name)
 	}
 	return made.Name, nil
 }
@@ -134,9 +134,9 @@ func holderStarted(pod *corev1.Pod) (bool, error) {
 
 // holderStartError is startError, naming the sidecar image when the
 // install's is missing.
-func (s *Shells) holderStartError(err error) error {
+func (s *Shells) holderStartError(err error, pod string) error {
 	if !errors.Is(err, errInstallFailed) {
-		return s.startError(err)
+		return s.startError(err, "the shell pod", pod)
 	}
 	if strings.Contains(err.Error(), "Image") {
 		return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,

@@ -118,6 +118,8 @@ type cluster struct {
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
+
+	placement placementGrant
 }
 
 // connect makes the API client of cfg. It does not call the API.

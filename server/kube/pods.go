@@ -84,6 +84,9 @@ func (c *cluster) meta(name string, labels, annotations map[string]string) metav
 // may still make it, and a pod we never learned of would run on. A request
 // gone meanwhile deletes what was made.
 func (c *cluster) createPod(ctx context.Context, pod *corev1.Pod, what string) (*corev1.Pod, error) {
+	if err := c.place(ctx, pod); err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	made, err := c.api.pods(c.cfg.Namespace).Create(cctx, pod, metav1.CreateOptions{})
@@ -116,6 +119,14 @@ func (c *cluster) removePod(ctx context.Context, name string, grace int64) error
 		return err
 	}
 	return nil
+}
+
+// startTimedOut refuses a pod that did not start within the pod start
+// timeout: a node slow or short of room, not an API that did not answer.
+func startTimedOut(what, pod string, d time.Duration) error {
+	return cairn.Errorf(cairn.ReasonContainerStartTimeout,
+		"%s %s did not start within %s (kubernetes.podStartTimeoutSecs); its node may be busy or short of room: kubectl describe pod %s",
+		what, pod, d, pod)
 }
 
 // errPodGone is what waitPod returns when the pod was deleted; the last
@@ -239,15 +250,18 @@ func hardened(uid, gid int64, add []string) *corev1.SecurityContext {
 	}
 }
 
+// workspaceVolumeName names the workspace's volume in a pod.
+const workspaceVolumeName = "workspace"
+
 // workspaceVolume is the pod volume of a workspace's claim, mounted at
 // cairn.MountPath by workspaceMount.
 func workspaceVolume(claim string, readOnly bool) corev1.Volume {
-	return corev1.Volume{Name: "workspace", VolumeSource: corev1.VolumeSource{
+	return corev1.Volume{Name: workspaceVolumeName, VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}}
 }
 
 func workspaceMount(readOnly bool) corev1.VolumeMount {
-	return corev1.VolumeMount{Name: "workspace", MountPath: cairn.MountPath, ReadOnly: readOnly}
+	return corev1.VolumeMount{Name: workspaceVolumeName, MountPath: cairn.MountPath, ReadOnly: readOnly}
 }
 
 // podBase is the pod-level posture of every cairn pod: never restarted, no

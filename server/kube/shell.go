@@ -113,19 +113,18 @@ func (s *Shells) runPod(ctx context.Context, pod *corev1.Pod, what string) (stri
 	defer cancel()
 	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
 		s.deletePod(ctx, made.Name, 0)
-		return "", s.startError(err)
+		return "", s.startError(err, what, made.Name)
 	}
 	return made.Name, nil
 }
 
-func (s *Shells) startError(err error) error {
+func (s *Shells) startError(err error, what, pod string) error {
 	if errors.Is(err, errCannotStart) && strings.Contains(err.Error(), "Image") {
 		return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,
 			Detail: fmt.Sprintf("the shell image '%s' is not on the node; an operator loads it (make images, then make k8s-up)", s.opts.Image)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
-			Detail: "the shell pod did not start in time"}
+		return startTimedOut(what, pod, s.cfg.PodStartTimeout)
 	}
 	return unavailable("start the shell pod", err)
 }

@@ -50,7 +50,7 @@ func New(cfg Config) (*Runtime, error) {
 // RunSidecar runs one sidecar pod to completion: take a slot, create the
 // pod, wait for its container to end (bounded by the timeout), read its
 // log and always delete it. Reasons: docker_unavailable, sidecar_busy,
-// sidecar_timeout.
+// sidecar_timeout, container_start_timeout, volume_node_unavailable.
 func (r *Runtime) RunSidecar(ctx context.Context, spec service.SidecarSpec) (run *service.SidecarRun, err error) {
 	release, err := service.TakeSidecarSlot(ctx, r.slots)
 	if err != nil {
@@ -148,9 +148,10 @@ func (r *Runtime) env(spec service.SidecarSpec) []corev1.EnvVar {
 }
 
 // waitSidecar waits for the sidecar's container to end and returns its
-// exit code. A pod that does not start within the pod start timeout, or
-// cannot (its image is not on the node), is docker_unavailable; past the
-// sidecar timeout the pod is deleted and the run is sidecar_timeout.
+// exit code. A pod that does not start within the pod start timeout is
+// container_start_timeout, one that cannot (its image is not on the node)
+// docker_unavailable; past the sidecar timeout the pod is deleted and the
+// run is sidecar_timeout.
 func (r *Runtime) waitSidecar(ctx context.Context, name, command string) (int, error) {
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
@@ -189,8 +190,7 @@ func (r *Runtime) sidecarWaitError(ctx, wctx context.Context, err error, name, c
 		r.deletePod(ctx, name, sidecarGrace)
 		return service.SidecarTimedOut(command, r.cfg.Timeout)
 	case errors.Is(err, context.DeadlineExceeded):
-		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
-			Detail: fmt.Sprintf("the '%s' sidecar pod did not start within %s", command, r.cfg.PodStartTimeout)}
+		return startTimedOut(fmt.Sprintf("the '%s' sidecar pod", command), name, r.cfg.PodStartTimeout)
 	case errors.Is(err, errPodGone):
 		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
 			Detail: fmt.Sprintf("the '%s' sidecar pod was deleted before it ended", command)}

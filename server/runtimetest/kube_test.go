@@ -17,15 +17,10 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/cairn-dev/cairn"
@@ -151,7 +146,7 @@ func startKube(t testing.TB, adminKubeconfig string, timeout time.Duration) *kub
 	app := "cairnt" + strings.ToLower(ulid.Make().String()[16:])
 	cs := clientset(t, adminKubeconfig)
 	ns := namespace(t, cs, app)
-	sa := serviceAccount(t, cs, adminKubeconfig, ns)
+	sa := stacktest.KubeServiceAccount(t, cs, adminKubeconfig, ns)
 	rt, err := kube.New(kube.Config{
 		AppName: app, Kubeconfig: sa, Namespace: ns, StorageClass: "cairn-local",
 		Image: kubeSidecarImage, Timeout: timeout, TransferHostNetwork: true, PodStartTimeout: 2 * time.Minute,
@@ -163,51 +158,6 @@ func startKube(t testing.TB, adminKubeconfig string, timeout time.Duration) *kub
 	shells, err := rt.Shells(kube.ShellConfig{Image: kubeShellImage})
 	require.NoError(t, err)
 	return &kubeApp{app: app, ns: ns, kubeconfig: sa, cs: cs, rt: rt, shells: shells}
-}
-
-// serviceAccount grants, in ns, the service account and Role of
-// deploy/kubernetes/rbac.yaml and returns a kubeconfig acting as it: the
-// suite runs with exactly the rights a deployed server has.
-func serviceAccount(t testing.TB, cs kubernetes.Interface, adminKubeconfig, ns string) string {
-	t.Helper()
-	ctx := t.Context()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "rbac.yaml"))
-	require.NoError(t, err)
-	for _, doc := range strings.Split(string(raw), "\n---\n") {
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
-		require.NoError(t, err)
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			o.Namespace = ns
-			_, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			o.Namespace = ns
-			_, err = cs.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			o.Namespace = ns
-			for i := range o.Subjects {
-				o.Subjects[i].Namespace = ns
-			}
-			_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("rbac.yaml holds a %T", obj)
-		}
-		require.NoError(t, err)
-	}
-	secs := int64(3600)
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "cairn",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	require.NoError(t, err)
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["cairn"] = admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	cfg.AuthInfos["cairn"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts["cairn"] = &clientcmdapi.Context{Cluster: "cairn", AuthInfo: "cairn", Namespace: ns}
-	cfg.CurrentContext = "cairn"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
-	return path
 }
 
 func clientset(t testing.TB, kubeconfig string) kubernetes.Interface {

@@ -83,8 +83,8 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		return gone(s) + " is busy with another operation — try again", true
 	case cairn.ReasonVolumeExists:
 		return gone(s) + " still has a volume — tear it down first", true
-	case cairn.ReasonInvalidName, cairn.ReasonInvalidParameters:
-		if e.Detail != "" {
+	case cairn.ReasonInvalidName, cairn.ReasonInvalidParameters, cairn.ReasonVolumeNodeUnavailable:
+		if e.Detail != "" { // names what was wrong: the value, the node
 			return e.Detail, true
 		}
 	case cairn.ReasonObjectMissing:

@@ -5,15 +5,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cairn-dev/cairn/internal/stack"
 )
@@ -151,4 +157,51 @@ func Kubectl() (string, error) {
 		return "", clusterError("no kubectl: set KUBECTL, put it on PATH or build the cluster's (scripts/k8s)")
 	}
 	return found[len(found)-1], nil
+}
+
+// KubeServiceAccount grants, in ns, the service account and Role of
+// deploy/kubernetes/rbac.yaml and returns a kubeconfig acting as it: a
+// test runs with exactly the rights a deployed server has.
+func KubeServiceAccount(t testing.TB, cs kubernetes.Interface, adminKubeconfig, ns string) string {
+	t.Helper()
+	ctx := t.Context()
+	root, err := stack.ModuleRoot()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "deploy", "kubernetes", "rbac.yaml"))
+	require.NoError(t, err)
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		require.NoError(t, err)
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			o.Namespace = ns
+			_, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			o.Namespace = ns
+			_, err = cs.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			o.Namespace = ns
+			for i := range o.Subjects {
+				o.Subjects[i].Namespace = ns
+			}
+			_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("rbac.yaml holds a %T", obj)
+		}
+		require.NoError(t, err)
+	}
+	secs := int64(3600)
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "cairn",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
+	require.NoError(t, err)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["cairn"] = admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
+	cfg.AuthInfos["cairn"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["cairn"] = &clientcmdapi.Context{Cluster: "cairn", AuthInfo: "cairn", Namespace: ns}
+	cfg.CurrentContext = "cairn"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
+	return path
 }

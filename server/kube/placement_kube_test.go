@@ -1,0 +1,222 @@
+//go:build kube
+
+package kube
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/sidecar"
+)
+
+// TestKubePlacement places pods of a ReadWriteOnce workspace on the test
+// cluster's node: pinned to the node of a pod that mounts the claim, or to
+// the node its volume's affinity names; refused at once while that node is
+// cordoned or when it is gone; left to the scheduler with ReadWriteMany.
+// It cordons the cluster's node for a moment, so it runs alone.
+func TestKubePlacement(t *testing.T) {
+	kubeconfig := stacktest.Kubeconfig(t)
+	cs := stacktest.KubeClient(t, kubeconfig)
+	ns := stacktest.KubeNamespace(t, cs)
+	ctx := t.Context()
+	c, err := connect(Config{Kubeconfig: kubeconfig, Namespace: ns, AppName: ns})
+	require.NoError(t, err)
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, nodes.Items)
+	node := nodes.Items[0].Name
+
+	claim := newClaim(t, c, "ws", "")
+	pod := func() *corev1.Pod {
+		p := c.podBase(c.meta("p-"+time.Now().Format("150405.000000"), map[string]string{}, map[string]string{}), claim, 0)
+		p.Spec.Containers = []corev1.Container{{Name: "c", Image: stacktest.Shell(t), ImagePullPolicy: corev1.PullNever,
+			Command: []string{"true"}, VolumeMounts: []corev1.VolumeMount{workspaceMount(true)}}}
+		return p
+	}
+
+	t.Run("NoPodYetIsLeftToTheScheduler", func(t *testing.T) {
+		p := pod()
+		require.NoError(t, c.place(ctx, p))
+		require.Nil(t, p.Spec.Affinity, "the local class's volumes name no node")
+	})
+
+	holder := runHolder(t, c, claim)
+	t.Run("PinnedToTheNodeOfAPodThatMountsIt", func(t *testing.T) {
+		p := pod()
+		require.NoError(t, c.place(ctx, p))
+		require.Equal(t, []string{holder.Spec.NodeName}, pinnedTo(t, p))
+	})
+
+	// A server with the Role alone may not read nodes or volumes: it still
+	// pins to the node of a mounting pod, and leaves a volume's affinity
+	// to the scheduler.
+	sa, err := connect(Config{Kubeconfig: stacktest.KubeServiceAccount(t, cs, kubeconfig, ns), Namespace: ns, AppName: ns})
+	require.NoError(t, err)
+	t.Run("WithTheRoleAlonePinnedToAMountingPodsNode", func(t *testing.T) {
+		p := pod()
+		require.Eventually(t, func() bool { return sa.place(ctx, p) == nil }, 30*time.Second, 50*time.Millisecond,
+			"the API authorizes a new RoleBinding a moment after it is made")
+		require.Equal(t, []string{holder.Spec.NodeName}, pinnedTo(t, p))
+	})
+
+	t.Run("ACordonedNodeIsRefusedAtOnce", func(t *testing.T) {
+		cordon(t, cs, node, true)
+		defer cordon(t, cs, node, false)
+		before := podCount(t, c)
+		_, err := c.createPod(ctx, pod(), "a test pod")
+		requireNodeUnavailable(t, err, node, "is cordoned")
+		require.Equal(t, before, podCount(t, c), "no pod was made")
+		cordon(t, cs, node, false)
+		made, err := c.createPod(ctx, pod(), "a test pod")
+		require.NoError(t, err, "uncordoned, the node takes pods again")
+		c.deletePod(ctx, made.Name, 0)
+	})
+
+	t.Run("PinnedToTheNodeItsVolumeNames", func(t *testing.T) {
+		p := c.podBase(c.meta("local", map[string]string{}, map[string]string{}), newClaim(t, c, "local", localVolume(t, cs, node)), 0)
+		require.NoError(t, c.place(ctx, p))
+		require.Equal(t, []string{node}, pinnedTo(t, p))
+	})
+
+	t.Run("WithTheRoleAloneAVolumesAffinityIsTheSchedulers", func(t *testing.T) {
+		p := c.podBase(c.meta("local-sa", map[string]string{}, map[string]string{}), newClaim(t, c, "local-sa", localVolume(t, cs, node)), 0)
+		require.NoError(t, sa.place(ctx, p))
+		require.Nil(t, p.Spec.Affinity)
+	})
+
+	t.Run("AVolumeOfAGoneNodeIsRefused", func(t *testing.T) {
+		p := c.podBase(c.meta("gone", map[string]string{}, map[string]string{}), newClaim(t, c, "gone", localVolume(t, cs, "no-such-node")), 0)
+		requireNodeUnavailable(t, c.place(ctx, p), "no-such-node", "is no longer in the cluster")
+	})
+
+	t.Run("ReadWriteManyGoesAnywhere", func(t *testing.T) {
+		rwx, err := connect(Config{Kubeconfig: kubeconfig, Namespace: ns, AppName: ns, AccessMode: corev1.ReadWriteMany})
+		require.NoError(t, err)
+		p := pod()
+		require.NoError(t, rwx.place(ctx, p))
+		require.Nil(t, p.Spec.Affinity)
+	})
+}
+
+// newClaim creates a claim of the default class, or bound to the volume
+// pv when one is named.
+func newClaim(t *testing.T, c *cluster, name, pv string) string {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: c.meta(name, map[string]string{}, map[string]string{}), Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+	}}
+	if pv != "" {
+		none := ""
+		pvc.Spec.VolumeName, pvc.Spec.StorageClassName = pv, &none
+	}
+	_, err := c.api.claims(c.cfg.Namespace).Create(t.Context(), pvc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return name
+}
+
+// localVolume makes a volume as a local disk's provisioner would: one
+// that only node can attach. It is deleted when the test ends.
+func localVolume(t *testing.T, cs *kubernetes.Clientset, node string) string {
+	t.Helper()
+	name := stacktest.AppName(t) + "-" + node
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")},
+		AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+		PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: t.TempDir()}},
+		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}}},
+	}}
+	_, err := cs.CoreV1().PersistentVolumes().Create(t.Context(), pv, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, cs.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{}))
+	})
+	return name
+}
+
+// runHolder runs a pod that mounts claim until the test ends.
+func runHolder(t *testing.T, c *cluster, claim string) *corev1.Pod {
+	t.Helper()
+	p := c.podBase(c.meta("holder", map[string]string{}, map[string]string{}), claim, 0)
+	p.Spec.Containers = []corev1.Container{{Name: "hold", Image: stacktest.Shell(t), ImagePullPolicy: corev1.PullNever,
+		Command: []string{"sleep", "3600"}, VolumeMounts: []corev1.VolumeMount{workspaceMount(true)}}}
+	made, err := c.api.pods(c.cfg.Namespace).Create(t.Context(), p, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.deletePod(context.Background(), made.Name, 0) })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	running, err := c.waitPod(ctx, made.Name, started)
+	require.NoError(t, err)
+	require.NotEmpty(t, running.Spec.NodeName)
+	return running
+}
+
+func pinnedTo(t *testing.T, p *corev1.Pod) []string {
+	t.Helper()
+	require.NotNil(t, p.Spec.Affinity)
+	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.Len(t, terms, 1)
+	require.Len(t, terms[0].MatchFields, 1)
+	require.Equal(t, "metadata.name", terms[0].MatchFields[0].Key)
+	return terms[0].MatchFields[0].Values
+}
+
+func requireNodeUnavailable(t *testing.T, err error, node, why string) {
+	t.Helper()
+	require.Equal(t, cairn.ReasonVolumeNodeUnavailable, cairn.ErrorReason(err), "%v", err)
+	require.Contains(t, err.Error(), "node "+node+", which "+why)
+}
+
+func podCount(t *testing.T, c *cluster) int {
+	t.Helper()
+	list, err := c.api.pods(c.cfg.Namespace).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	return len(list.Items)
+}
+
+// cordon marks node unschedulable or not, as kubectl cordon does.
+func cordon(t *testing.T, cs *kubernetes.Clientset, node string, on bool) {
+	t.Helper()
+	patch := []byte(`{"spec":{"unschedulable":false}}`)
+	if on {
+		patch = []byte(`{"spec":{"unschedulable":true}}`)
+	}
+	_, err := cs.CoreV1().Nodes().Patch(context.Background(), node, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(t, err)
+}
+
+// TestKubeStartTimeout runs a sidecar whose pod no node can take: it is
+// refused with container_start_timeout naming the pod once the pod start
+// timeout has passed, and the pod is gone.
+func TestKubeStartTimeout(t *testing.T) {
+	kubeconfig := stacktest.Kubeconfig(t)
+	cs := stacktest.KubeClient(t, kubeconfig)
+	ns := stacktest.KubeNamespace(t, cs)
+	r, err := New(Config{Kubeconfig: kubeconfig, Namespace: ns, AppName: ns, Image: stacktest.Image(t),
+		PodStartTimeout: 2 * time.Second, NodeSelector: map[string]string{"cairn.test/no-such-label": "x"}})
+	require.NoError(t, err)
+	claim := newClaim(t, r.cluster, "ws", "")
+
+	_, err = r.RunSidecar(t.Context(), service.SidecarSpec{Command: sidecar.CommandPrep, Role: "volume-prep",
+		Subject: "ws", WorkspaceID: "ws", VolumeName: claim})
+	require.Equal(t, cairn.ReasonContainerStartTimeout, cairn.ErrorReason(err), "%v", err)
+	require.Regexp(t, `the 'prep' sidecar pod `+ns+`\.volume-prep\.ws\.[0-9a-z]+ did not start within 2s`, err.Error())
+	list, err := cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, p := range list.Items {
+		require.NotNil(t, p.DeletionTimestamp, "pod %s is left", p.Name)
+	}
+}
