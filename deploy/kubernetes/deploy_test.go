@@ -489,8 +489,36 @@ func TestDeploy(t *testing.T) {
 
 	t.Run("SidecarReachesStore", func(t *testing.T) { d.probeNetwork(t) })
 
-	// Last: it replaces every replica.
+	// Last: they replace or evict replicas.
 	t.Run("RolloutRestartKeepsShells", func(t *testing.T) { d.rolloutKeepsShells(t) })
+	t.Run("ABudgetKeepsOneReplicaServing", func(t *testing.T) { d.evictBoth(t) })
+}
+
+// evictBoth asks the API to evict both replicas, as a drain of their nodes
+// would: the disruption budget lets the first go and refuses the second.
+func (d *deployment) evictBoth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var pods []pod
+	require.Eventually(t, func() bool {
+		ready, err := d.replicasNow(ctx)
+		pods = ready
+		return err == nil && len(ready) == 2
+	}, time.Minute, 200*time.Millisecond, "both replicas are ready")
+	evict := func(p pod) error {
+		body := fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":%q,"namespace":%q}}`,
+			p.Metadata.Name, d.ns)
+		_, err := d.k.run(ctx, []byte(body), "create", "--raw",
+			"/api/v1/namespaces/"+d.ns+"/pods/"+p.Metadata.Name+"/eviction", "-f", "-")
+		return err
+	}
+	// The budget's controller counts the healthy replicas a moment after
+	// they are ready; until then every eviction is refused.
+	require.Eventually(t, func() bool { return evict(pods[0]) == nil }, time.Minute, 200*time.Millisecond,
+		"the first replica may be evicted")
+	err := evict(pods[1])
+	require.Error(t, err, "the second eviction would leave no replica serving")
+	require.Contains(t, err.Error(), "disruption budget")
 }
 
 func selects(sel, labels map[string]string) bool {
