@@ -620,6 +620,13 @@ func leftovers(t *testing.T, st *shellStack, a *shellServer) {
 // ptyRunner returns a runner of the built `cairn shell ARGS` on a real
 // terminal, speaking proto (CAIRN_SHELL_PROTOCOL), with its state (the v2
 // secrets) under state. typed drives the terminal; kill SIGKILLs the CLI.
+// cursorQuery asks a terminal where its cursor is; cursorAnswer is a
+// terminal's answer.
+const (
+	cursorQuery  = "\x1b[6n"
+	cursorAnswer = "\x1b[1;1R"
+)
+
 func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testing.T, string, func(f *os.File, seen func(string) string)) (string, int) {
 	return func(t *testing.T, arg string, typed func(f *os.File, seen func(string) string)) (string, int) {
 		t.Helper()
@@ -638,11 +645,18 @@ func ptyRunner(st *shellStack, a *shellServer, proto, state string) func(*testin
 		go func() {
 			defer close(done)
 			buf := make([]byte, 4096)
+			answered := 0
 			for {
 				n, err := f.Read(buf)
 				mu.Lock()
 				out.Write(buf[:n])
+				asked := strings.Count(out.String(), cursorQuery)
 				mu.Unlock()
+				// Answered as every terminal does: the CLI's terminal
+				// library asks at start and waits 5 s for each answer.
+				for ; answered < asked; answered++ {
+					_, _ = f.Write([]byte(cursorAnswer))
+				}
 				select {
 				case changed <- struct{}{}:
 				default:

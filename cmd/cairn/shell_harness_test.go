@@ -196,7 +196,7 @@ func (s *shellServer) waitReady(t testing.TB) {
 }
 
 // serverLogTail bounds the server log a failed test prints.
-const serverLogTail = 64 << 10
+const serverLogTail = 256 << 10
 
 // logIfFailed prints the end of the server's log when the test failed: a
 // create the server refused with a 500 is explained only there.
