@@ -46,8 +46,9 @@ type ArtifactCounts struct {
 	MissingObject int64 `json:"missing_object"`
 }
 
-// VolumeMetadata is a stored hint about the volume. It is never passed to
-// Docker.
+// VolumeMetadata is what the workspace asks of its volume. SizeBytes is the
+// size a Kubernetes claim requests, within the runtime's bound; Docker's
+// local volumes cannot be sized, so there it is only stored.
 type VolumeMetadata struct {
 	SizeBytes *int64 `json:"size_bytes,omitempty"`
 }
@@ -97,7 +98,8 @@ type WorkspaceDetail struct {
 // WorkspaceService manages workspaces and their volumes. Every method returns
 // *Error values; the reasons each can return are listed.
 type WorkspaceService interface {
-	// CreateWorkspace records a new workspace with no volume.
+	// CreateWorkspace records a new workspace with no volume. A volume size
+	// above the runtime's bound is invalid_parameters.
 	// Reasons: invalid_name, invalid_parameters, name_taken.
 	CreateWorkspace(ctx context.Context, c WorkspaceCreate) (*Workspace, error)
 
@@ -129,7 +131,9 @@ type WorkspaceService interface {
 
 	// SetupVolume creates (or adopts) the workspace's volume, prepares its
 	// root and marks it READY. Idempotent; a repeat repairs the root's mode.
-	// Reasons: workspace_not_found, docker_unavailable, volume_prep_failed,
+	// A volume size above the runtime's bound (lowered since it was stored)
+	// is invalid_parameters, and no volume is made.
+	// Reasons: invalid_parameters, workspace_not_found, docker_unavailable, volume_prep_failed,
 	// sidecar_timeout, workspace_busy, sidecar_busy.
 	SetupVolume(ctx context.Context, id string) error
 

@@ -26,9 +26,14 @@ type KubernetesConfig struct {
 	StorageClass string `yaml:"storageClass"`
 	// The access mode of workspace claims.
 	AccessMode string `yaml:"accessMode"`
-	// The storage each workspace claim asks for, a positive Kubernetes
-	// quantity such as `10Gi`.
+	// The storage a workspace claim asks for when its workspace names no
+	// `volume_metadata.size_bytes`, a positive Kubernetes quantity such as
+	// `10Gi`.
 	VolumeSize string `yaml:"volumeSize"`
+	// The largest storage a workspace may ask for in
+	// `volume_metadata.size_bytes`, a Kubernetes quantity; a larger size is
+	// refused when the workspace is created or its volume metadata set.
+	MaxVolumeSize string `yaml:"maxVolumeSize"`
 	// Node labels every pod must match (a label key to its value).
 	NodeSelector map[string]string `yaml:"nodeSelector"`
 	// The image pull policy of every pod; `Never` fits images built
@@ -47,7 +52,7 @@ type KubernetesConfig struct {
 // DefaultKubernetesConfig is the adapter's defaults, spelled out.
 func DefaultKubernetesConfig() KubernetesConfig {
 	return KubernetesConfig{Namespace: "cairn", AccessMode: string(corev1.ReadWriteOnce), VolumeSize: "1Gi",
-		ImagePullPolicy: string(corev1.PullNever), PodStartTimeoutSecs: 60}
+		MaxVolumeSize: "100Gi", ImagePullPolicy: string(corev1.PullNever), PodStartTimeoutSecs: 60}
 }
 
 // dnsLabel is RFC 1123's label, what a namespace name must be.
@@ -66,8 +71,14 @@ func (k KubernetesConfig) validate(p *configProblems) {
 		p.add("kubernetes.kubeconfig", "cannot be set with kubernetes.inCluster")
 	}
 	p.allowed("kubernetes.accessMode", k.AccessMode)
-	if q, err := resource.ParseQuantity(k.VolumeSize); err != nil || q.Sign() <= 0 {
+	size, err := resource.ParseQuantity(k.VolumeSize)
+	if err != nil || size.Sign() <= 0 {
 		p.add("kubernetes.volumeSize", "must be a positive quantity such as 10Gi, got %q", k.VolumeSize)
+	}
+	if most, err := resource.ParseQuantity(k.MaxVolumeSize); err != nil || most.Sign() <= 0 {
+		p.add("kubernetes.maxVolumeSize", "must be a positive quantity such as 100Gi, got %q", k.MaxVolumeSize)
+	} else if most.Cmp(size) < 0 {
+		p.add("kubernetes.maxVolumeSize", "must be at least kubernetes.volumeSize (%s), got %q", k.VolumeSize, k.MaxVolumeSize)
 	}
 	p.allowed("kubernetes.imagePullPolicy", k.ImagePullPolicy)
 	inRange(p, "kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs)
@@ -90,6 +101,7 @@ func (s *Server) kubeConfig() kube.Config {
 		Kubeconfig: k.Kubeconfig, InCluster: k.InCluster, Namespace: k.Namespace,
 		StorageClass: k.StorageClass, AccessMode: corev1.PersistentVolumeAccessMode(k.AccessMode),
 		VolumeSize:      resource.MustParse(k.VolumeSize), // checked by validate
+		MaxVolumeSize:   resource.MustParse(k.MaxVolumeSize),
 		ImagePullPolicy: corev1.PullPolicy(k.ImagePullPolicy),
 		PodStartTimeout: time.Duration(k.PodStartTimeoutSecs) * time.Second,
 		NodeSelector:    k.NodeSelector,

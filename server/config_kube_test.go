@@ -16,6 +16,7 @@ kubernetes:
   storageClass: fast
   accessMode: ReadWriteMany
   volumeSize: 20Gi
+  maxVolumeSize: 200Gi
   nodeSelector: {disk: ssd}
   imagePullPolicy: IfNotPresent
   podStartTimeoutSecs: 30
@@ -24,7 +25,7 @@ kubernetes:
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
 	require.Equal(t, KubernetesConfig{Kubeconfig: "/etc/cairn/kubeconfig", Namespace: "team-a", StorageClass: "fast",
-		AccessMode: "ReadWriteMany", VolumeSize: "20Gi", NodeSelector: map[string]string{"disk": "ssd"},
+		AccessMode: "ReadWriteMany", VolumeSize: "20Gi", MaxVolumeSize: "200Gi", NodeSelector: map[string]string{"disk": "ssd"},
 		ImagePullPolicy: "IfNotPresent", PodStartTimeoutSecs: 30, TransferHostNetwork: true}, c.Kubernetes)
 
 	t.Run("DefaultsAreValid", func(t *testing.T) {
@@ -48,6 +49,8 @@ func TestKubernetesConfigValidateRejects(t *testing.T) {
 		"AccessMode":      {func(k *KubernetesConfig) { k.AccessMode = "ReadOnlyMany" }, "kubernetes.accessMode: must be one of"},
 		"VolumeSize":      {func(k *KubernetesConfig) { k.VolumeSize = "big" }, "kubernetes.volumeSize: must be a positive quantity"},
 		"ZeroSize":        {func(k *KubernetesConfig) { k.VolumeSize = "0" }, "kubernetes.volumeSize"},
+		"MaxVolumeSize":   {func(k *KubernetesConfig) { k.MaxVolumeSize = "lots" }, "kubernetes.maxVolumeSize: must be a positive quantity"},
+		"MaxBelowDefault": {func(k *KubernetesConfig) { k.VolumeSize, k.MaxVolumeSize = "10Gi", "5Gi" }, `kubernetes.maxVolumeSize: must be at least kubernetes.volumeSize (10Gi), got "5Gi"`},
 		"PullPolicy":      {func(k *KubernetesConfig) { k.ImagePullPolicy = "Sometimes" }, "kubernetes.imagePullPolicy: must be one of"},
 		"PodStartTimeout": {func(k *KubernetesConfig) { k.PodStartTimeoutSecs = 0 }, "kubernetes.podStartTimeoutSecs"},
 		"NodeSelector":    {func(k *KubernetesConfig) { k.NodeSelector = map[string]string{"disk": "a b"} }, "kubernetes.nodeSelector"},

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -327,5 +328,62 @@ func TestSweepKey(t *testing.T) {
 		h.b.SweepFunc = func(context.Context, string) (*cairn.SweepResult, error) { called = true; return nil, nil }
 		h.key("S")
 		require.False(t, called)
+	})
+}
+
+func TestCreateSendsVolumeSize(t *testing.T) {
+	t.Parallel()
+	created := func(t *testing.T, size string) (*harness, []cairn.WorkspaceCreate) {
+		t.Helper()
+		h := newHarness(t)
+		h.seed()
+		var sent []cairn.WorkspaceCreate
+		h.b.CreateWorkspaceFunc = func(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+			sent = append(sent, c)
+			return h.b.Client.CreateWorkspace(ctx, c)
+		}
+		// name, description, the provision checkbox, then the size
+		h.key("n").typeText("ws-sized").key("tab", "tab", "tab").typeText(size).key("enter")
+		return h, sent
+	}
+	t.Run("Quantity", func(t *testing.T) {
+		t.Parallel()
+		h, sent := created(t, "10Gi")
+		require.Len(t, sent, 1)
+		require.Equal(t, int64(10<<30), *sent[0].VolumeMetadata.SizeBytes)
+		require.Nil(t, h.m.modal, "closed on success")
+		var ws *cairn.Workspace
+		for _, w := range h.m.Store().Workspaces() {
+			ws = w
+		}
+		require.Equal(t, int64(10<<30), *ws.VolumeMetadata.SizeBytes, "the server stored it")
+	})
+	t.Run("EmptyIsUnset", func(t *testing.T) {
+		t.Parallel()
+		_, sent := created(t, "")
+		require.Len(t, sent, 1)
+		require.Nil(t, sent[0].VolumeMetadata)
+	})
+	t.Run("InvalidStaysClientSide", func(t *testing.T) {
+		t.Parallel()
+		h, sent := created(t, "lots")
+		require.Empty(t, sent)
+		require.IsType(t, &form.Model{}, h.m.modal)
+		require.Contains(t, h.view(), `"lots" is not a size`)
+	})
+	t.Run("RefusedSizeUnderTheField", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.seed()
+		h.b.CreateWorkspaceFunc = func(context.Context, cairn.WorkspaceCreate) (*cairn.Workspace, error) {
+			return nil, &cairn.Error{Reason: cairn.ReasonInvalidParameters, Status: 400,
+				Detail: "volume_metadata.size_bytes must be at most 1073741824 (1GiB), the largest volume this server provisions; got 10737418240"}
+		}
+		h.key("n").typeText("ws-big").key("tab", "tab", "tab").typeText("10Gi").key("enter")
+		require.IsType(t, &form.Model{}, h.m.modal, "a field error keeps the form open")
+		view := h.view()
+		at := strings.Index(view, "must be at most")
+		require.Positive(t, at, "the server's words are shown")
+		require.Less(t, strings.Index(view, "Volume size"), at, "under the size field, the last one")
 	})
 }

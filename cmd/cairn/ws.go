@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/quantity"
 	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
@@ -79,7 +80,7 @@ func wsGet(c *cli) *cobra.Command {
 }
 
 func wsCreate(c *cli) *cobra.Command {
-	var desc string
+	var desc, size string
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a workspace (no volume yet: see 'cairn ws setup')",
@@ -89,6 +90,13 @@ func wsCreate(c *cli) *cobra.Command {
 			if cmd.Flags().Changed("description") {
 				wc.Description = &desc
 			}
+			if cmd.Flags().Changed("size") {
+				n, err := quantity.Bytes(size)
+				if err != nil {
+					return usagef("--size: %v", err)
+				}
+				wc.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: &n}
+			}
 			ws, err := cl.CreateWorkspace(cmd.Context(), wc)
 			if err != nil {
 				return err
@@ -97,6 +105,7 @@ func wsCreate(c *cli) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
+	cmd.Flags().StringVar(&size, "size", "", "the volume's size, in bytes or as a quantity such as 10Gi (Kubernetes claims only)")
 	return cmd
 }
 
@@ -239,7 +248,7 @@ func workspaceView(payload any, ws *cairn.Workspace, mounts *int) view {
 			f = append(f, [2]string{"Mounted by", fmt.Sprintf("%d running container(s)", *mounts)})
 		}
 		if ws.VolumeMetadata != nil && ws.VolumeMetadata.SizeBytes != nil {
-			f = append(f, [2]string{"Size hint", termkit.Size(*ws.VolumeMetadata.SizeBytes)})
+			f = append(f, [2]string{"Volume size", termkit.Size(*ws.VolumeMetadata.SizeBytes)})
 		}
 		f = append(f, [2]string{"Created", termkit.Stamp(now, ws.CreatedAt)}, [2]string{"Updated", termkit.Stamp(now, ws.UpdatedAt)})
 		f.write(w, width)

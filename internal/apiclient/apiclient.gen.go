@@ -1143,12 +1143,14 @@ type VolumeArtifactCreate struct {
 // VolumeArtifactCreateFormat Pack the directory at `source_path` into one archive.
 type VolumeArtifactCreateFormat string
 
-// VolumeMetadata A stored hint about the volume; never passed to the runtime.
+// VolumeMetadata The size the workspace's volume is made with. A Kubernetes claim
+// requests `size_bytes` (at most `kubernetes.maxVolumeSize`); Docker's
+// local volumes cannot be sized, so there it is only stored.
 type VolumeMetadata struct {
 	SizeBytes *int64 `json:"size_bytes,omitempty"`
 }
 
-// VolumeMetadataChange The new volume hint; `null` clears it.
+// VolumeMetadataChange The new volume size (see VolumeMetadata); `null` clears it.
 type VolumeMetadataChange struct {
 	SizeBytes *int64 `json:"size_bytes,omitempty"`
 }
@@ -1174,7 +1176,9 @@ type Workspace struct {
 	Name      Name      `json:"name"`
 	UpdatedAt time.Time `json:"updated_at"`
 
-	// VolumeMetadata A stored hint about the volume; never passed to the runtime.
+	// VolumeMetadata The size the workspace's volume is made with. A Kubernetes claim
+	// requests `size_bytes` (at most `kubernetes.maxVolumeSize`); Docker's
+	// local volumes cannot be sized, so there it is only stored.
 	VolumeMetadata *VolumeMetadata `json:"volume_metadata,omitempty"`
 	VolumeName     string          `json:"volume_name"`
 	VolumeState    VolumeState     `json:"volume_state"`
@@ -1187,7 +1191,7 @@ type WorkspaceCreate struct {
 	// Name A workspace or artifact name.
 	Name Name `json:"name"`
 
-	// VolumeMetadata The new volume hint; `null` clears it.
+	// VolumeMetadata The new volume size (see VolumeMetadata); `null` clears it.
 	VolumeMetadata *VolumeMetadataChange `json:"volume_metadata,omitempty"`
 }
 
@@ -1724,7 +1728,7 @@ type SetupVolumeParams struct {
 
 // SetVolumeMetadataJSONBody defines parameters for SetVolumeMetadata.
 type SetVolumeMetadataJSONBody struct {
-	// VolumeMetadata The new volume hint; `null` clears it.
+	// VolumeMetadata The new volume size (see VolumeMetadata); `null` clears it.
 	VolumeMetadata *VolumeMetadataChange `json:"volume_metadata,omitempty"`
 }
 
@@ -2310,16 +2314,20 @@ type ClientInterface interface {
 	//
 	// Creates (or adopts) the volume, prepares its root (`root:root 0777`)
 	// with a sidecar and marks the workspace READY. Idempotent: a repeat
-	// repairs the root's mode.
+	// repairs the root's mode. On Kubernetes the claim asks for the
+	// workspace's `volume_metadata.size_bytes`; a size above the
+	// runtime's current bound is `invalid_parameters` and no volume is
+	// made.
 	//
 	// Corresponds with POST /v1/workspaces/{workspaceID}/volume (the `SetupVolume` operationId).
 	SetupVolume(ctx context.Context, workspaceID WorkspaceID, params *SetupVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetVolumeMetadataWithBody Set a workspace's volume hint
 	//
-	// Replaces the stored volume hint (never passed to the runtime);
+	// Replaces the volume size the workspace's volume will be made with;
 	// `null` clears it. Refused with `volume_exists` once the workspace
-	// has a volume.
+	// has a volume, and with `invalid_parameters` when the size is above
+	// the runtime's bound (`kubernetes.maxVolumeSize`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2328,9 +2336,10 @@ type ClientInterface interface {
 
 	// SetVolumeMetadata Set a workspace's volume hint
 	//
-	// Replaces the stored volume hint (never passed to the runtime);
+	// Replaces the volume size the workspace's volume will be made with;
 	// `null` clears it. Refused with `volume_exists` once the workspace
-	// has a volume.
+	// has a volume, and with `invalid_parameters` when the size is above
+	// the runtime's bound (`kubernetes.maxVolumeSize`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3225,7 +3234,10 @@ func (c *Client) TeardownVolume(ctx context.Context, workspaceID WorkspaceID, pa
 //
 // Creates (or adopts) the volume, prepares its root (`root:root 0777`)
 // with a sidecar and marks the workspace READY. Idempotent: a repeat
-// repairs the root's mode.
+// repairs the root's mode. On Kubernetes the claim asks for the
+// workspace's `volume_metadata.size_bytes`; a size above the
+// runtime's current bound is `invalid_parameters` and no volume is
+// made.
 //
 // Corresponds with POST /v1/workspaces/{workspaceID}/volume (the `SetupVolume` operationId).
 func (c *Client) SetupVolume(ctx context.Context, workspaceID WorkspaceID, params *SetupVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3242,9 +3254,10 @@ func (c *Client) SetupVolume(ctx context.Context, workspaceID WorkspaceID, param
 
 // SetVolumeMetadataWithBody Set a workspace's volume hint
 //
-// Replaces the stored volume hint (never passed to the runtime);
+// Replaces the volume size the workspace's volume will be made with;
 // `null` clears it. Refused with `volume_exists` once the workspace
-// has a volume.
+// has a volume, and with `invalid_parameters` when the size is above
+// the runtime's bound (`kubernetes.maxVolumeSize`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3263,9 +3276,10 @@ func (c *Client) SetVolumeMetadataWithBody(ctx context.Context, workspaceID Work
 
 // SetVolumeMetadata Set a workspace's volume hint
 //
-// Replaces the stored volume hint (never passed to the runtime);
+// Replaces the volume size the workspace's volume will be made with;
 // `null` clears it. Refused with `volume_exists` once the workspace
-// has a volume.
+// has a volume, and with `invalid_parameters` when the size is above
+// the runtime's bound (`kubernetes.maxVolumeSize`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6080,7 +6094,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates (or adopts) the volume, prepares its root (`root:root 0777`)
 	// with a sidecar and marks the workspace READY. Idempotent: a repeat
-	// repairs the root's mode.
+	// repairs the root's mode. On Kubernetes the claim asks for the
+	// workspace's `volume_metadata.size_bytes`; a size above the
+	// runtime's current bound is `invalid_parameters` and no volume is
+	// made.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6089,9 +6106,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetVolumeMetadataWithBodyWithResponse Set a workspace's volume hint
 	//
-	// Replaces the stored volume hint (never passed to the runtime);
+	// Replaces the volume size the workspace's volume will be made with;
 	// `null` clears it. Refused with `volume_exists` once the workspace
-	// has a volume.
+	// has a volume, and with `invalid_parameters` when the size is above
+	// the runtime's bound (`kubernetes.maxVolumeSize`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6100,9 +6118,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetVolumeMetadataWithResponse Set a workspace's volume hint
 	//
-	// Replaces the stored volume hint (never passed to the runtime);
+	// Replaces the volume size the workspace's volume will be made with;
 	// `null` clears it. Refused with `volume_exists` once the workspace
-	// has a volume.
+	// has a volume, and with `invalid_parameters` when the size is above
+	// the runtime's bound (`kubernetes.maxVolumeSize`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10431,6 +10450,11 @@ type CreateShellResponse503Headers struct {
 	XRequestID *string
 }
 
+// CreateShellResponse504Headers the declared response headers of an HTTP 504 response for CreateShell
+type CreateShellResponse504Headers struct {
+	XRequestID *string
+}
+
 type CreateShellResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10469,6 +10493,8 @@ type CreateShellResponse struct {
 	JSON500 *Failure
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateShellResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10489,6 +10515,8 @@ type CreateShellResponse struct {
 	Headers500 *CreateShellResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateShellResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateShellResponse504Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10554,6 +10582,11 @@ func (r CreateShellResponse) GetJSON500() *Failure {
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
 func (r CreateShellResponse) GetJSON503() *Failure {
 	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateShellResponse) GetJSON504() *Failure {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -10722,6 +10755,11 @@ type SetupVolumeResponse200Headers struct {
 	XRequestID *string
 }
 
+// SetupVolumeResponse400Headers the declared response headers of an HTTP 400 response for SetupVolume
+type SetupVolumeResponse400Headers struct {
+	XRequestID *string
+}
+
 // SetupVolumeResponse401Headers the declared response headers of an HTTP 401 response for SetupVolume
 type SetupVolumeResponse401Headers struct {
 	XRequestID *string
@@ -10757,6 +10795,8 @@ type SetupVolumeResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Empty
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Failure
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -10771,6 +10811,8 @@ type SetupVolumeResponse struct {
 	JSON504 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SetupVolumeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SetupVolumeResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SetupVolumeResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -10788,6 +10830,11 @@ type SetupVolumeResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SetupVolumeResponse) GetJSON200() *Empty {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetupVolumeResponse) GetJSON400() *Failure {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -11762,7 +11809,10 @@ func (c *ClientWithResponses) TeardownVolumeWithResponse(ctx context.Context, wo
 //
 // Creates (or adopts) the volume, prepares its root (`root:root 0777`)
 // with a sidecar and marks the workspace READY. Idempotent: a repeat
-// repairs the root's mode.
+// repairs the root's mode. On Kubernetes the claim asks for the
+// workspace's `volume_metadata.size_bytes`; a size above the
+// runtime's current bound is `invalid_parameters` and no volume is
+// made.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11777,9 +11827,10 @@ func (c *ClientWithResponses) SetupVolumeWithResponse(ctx context.Context, works
 
 // SetVolumeMetadataWithBodyWithResponse Set a workspace's volume hint
 //
-// Replaces the stored volume hint (never passed to the runtime);
+// Replaces the volume size the workspace's volume will be made with;
 // `null` clears it. Refused with `volume_exists` once the workspace
-// has a volume.
+// has a volume, and with `invalid_parameters` when the size is above
+// the runtime's bound (`kubernetes.maxVolumeSize`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11794,9 +11845,10 @@ func (c *ClientWithResponses) SetVolumeMetadataWithBodyWithResponse(ctx context.
 
 // SetVolumeMetadataWithResponse Set a workspace's volume hint
 //
-// Replaces the stored volume hint (never passed to the runtime);
+// Replaces the volume size the workspace's volume will be made with;
 // `null` clears it. Refused with `volume_exists` once the workspace
-// has a volume.
+// has a volume, and with `invalid_parameters` when the size is above
+// the runtime's bound (`kubernetes.maxVolumeSize`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16519,6 +16571,13 @@ func ParseCreateShellResponse(rsp *http.Response) (*CreateShellResponse, error) 
 		}
 		response.JSON503 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -16622,6 +16681,16 @@ func ParseCreateShellResponse(rsp *http.Response) (*CreateShellResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateShellResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
 	}
 
 	return response, nil
@@ -16789,6 +16858,13 @@ func ParseSetupVolumeResponse(rsp *http.Response) (*SetupVolumeResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16844,6 +16920,16 @@ func ParseSetupVolumeResponse(rsp *http.Response) (*SetupVolumeResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SetupVolumeResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers SetupVolumeResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {

@@ -106,7 +106,7 @@ func setupBenchVolume(b *testing.B) (*docker.Runtime, service.BrowseTarget, stri
 	})
 	target := service.BrowseTarget{WorkspaceID: ulid.Make().String(), VolumeName: app + "-ws"}
 	ctx := b.Context()
-	if err := r.CreateVolume(ctx, target.VolumeName, nil); err != nil {
+	if err := r.CreateVolume(ctx, target.VolumeName, nil, 0); err != nil {
 		b.Fatal(err)
 	}
 	run, err := r.RunSidecar(ctx, service.SidecarSpec{Command: sidecar.CommandPrep, Role: "volume-prep",

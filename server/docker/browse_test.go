@@ -49,7 +49,7 @@ func newWorkspace(t *testing.T, r *Runtime, app, suffix string) service.BrowseTa
 	t.Helper()
 	target := service.BrowseTarget{WorkspaceID: ulid.Make().String(), VolumeName: app + "-" + suffix}
 	ctx := t.Context()
-	require.NoError(t, r.CreateVolume(ctx, target.VolumeName, nil))
+	require.NoError(t, r.CreateVolume(ctx, target.VolumeName, nil, 0))
 	run, err := r.RunSidecar(ctx, service.SidecarSpec{Command: sidecar.CommandPrep, Role: "volume-prep",
 		Subject: target.WorkspaceID, WorkspaceID: target.WorkspaceID, VolumeName: target.VolumeName,
 		Env: map[string]string{sidecar.EnvMountRoot: cairn.MountPath}})

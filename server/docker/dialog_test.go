@@ -118,7 +118,7 @@ func standIn(t *testing.T, cli *client.Client, name, source string) (string, err
 // dialogSpec is a pack-like run of the asker on a prepared volume.
 func dialogSpec(t *testing.T, r *docker.Runtime, b *testBundle, dialog func(context.Context, sidecar.Need) (sidecar.Grant, error)) service.SidecarSpec {
 	t.Helper()
-	require.NoError(t, r.CreateVolume(t.Context(), b.volume, nil))
+	require.NoError(t, r.CreateVolume(t.Context(), b.volume, nil, 0))
 	spec := prepSpec(b)
 	spec.Command, spec.Role, spec.Dialog = sidecar.CommandPack, "cairn-pack", dialog
 	return spec

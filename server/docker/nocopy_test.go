@@ -24,7 +24,7 @@ func TestMountKeepsTheVolumeRoot(t *testing.T) {
 	t.Parallel()
 	r, b := setup(t, docker.Config{})
 	ctx := t.Context()
-	require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+	require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 	run, err := r.RunSidecar(ctx, prepSpec(b))
 	require.NoError(t, err)
 	require.Equal(t, 0, run.ExitCode, "output: %q", run.Output)

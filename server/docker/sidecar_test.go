@@ -42,7 +42,7 @@ func TestRunSidecarPrep(t *testing.T) {
 		t.Parallel()
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 
 		run, err := r.RunSidecar(ctx, prepSpec(b))
 		require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestRunSidecarPrep(t *testing.T) {
 		// owned by another user is refused, and the sidecar says so.
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 		stacktest.RunInVolume(t, b.app, b.volume, "chown 1000:1000 "+cairn.MountPath+" && chmod 700 "+cairn.MountPath)
 
 		run, err := r.RunSidecar(ctx, prepSpec(b))
@@ -156,7 +156,7 @@ func TestDockerUnavailable(t *testing.T) {
 			return err
 		}},
 		{"CreateVolumeErrDockerUnavailable", func(ctx context.Context) error {
-			return r.CreateVolume(ctx, spec.VolumeName, nil)
+			return r.CreateVolume(ctx, spec.VolumeName, nil, 0)
 		}},
 		{"RemoveVolumeErrDockerUnavailable", func(ctx context.Context) error {
 			return r.RemoveVolume(ctx, spec.VolumeName)

@@ -26,14 +26,19 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 	}
 }
 
-// CreateVolume creates a local volume; the size hint is never applied.
-func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+// CreateVolume creates a local volume; the local driver cannot size one,
+// so sizeBytes is not applied.
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, _ int64) error {
 	_, err := r.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Driver: "local", Labels: labels})
 	if err != nil {
 		return unavailable("create the volume", err)
 	}
 	return nil
 }
+
+// MaxVolumeBytes is 0: a size is only stored, never applied, so none is
+// too large.
+func (r *Runtime) MaxVolumeBytes() int64 { return 0 }
 
 // RemoveVolume removes a volume without force, so the engine itself is the
 // atomic in-use gate. An absent volume is not an error.

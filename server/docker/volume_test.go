@@ -24,7 +24,7 @@ func TestVolumeExists(t *testing.T) {
 		ctx := t.Context()
 		labels := map[string]string{"cairn.app": b.app, "cairn.workspace": "01JTESTWORKSPACE"}
 
-		require.NoError(t, r.CreateVolume(ctx, b.volume, labels))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, labels, 0))
 
 		ok, err := r.VolumeExists(ctx, b.volume)
 		require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestRemoveVolume(t *testing.T) {
 		t.Parallel()
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 		stop := stacktest.StartMounting(t, b.app, b.volume)
 		holders, err := b.cli.ContainerList(ctx, container.ListOptions{Filters: appFilter(b.app)})
 		require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestMountCounts(t *testing.T) {
 		t.Parallel()
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 		count := func() map[string]int {
 			counts, err := r.MountCounts(ctx, []string{b.volume})
 			require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestMountCounts(t *testing.T) {
 		busy, idle, absent := b.volume, b.volume+"-idle", b.volume+"-absent"
 		unasked := b.volume + "-unasked"
 		for _, v := range []string{busy, idle, unasked} {
-			require.NoError(t, r.CreateVolume(ctx, v, nil))
+			require.NoError(t, r.CreateVolume(ctx, v, nil, 0))
 		}
 		stop := stacktest.StartMounting(t, b.app, busy)
 		defer stop()
@@ -141,7 +141,7 @@ func TestMountCounts(t *testing.T) {
 		t.Parallel()
 		r, b := setup(t, docker.Config{})
 		ctx := t.Context()
-		require.NoError(t, r.CreateVolume(ctx, b.volume, nil))
+		require.NoError(t, r.CreateVolume(ctx, b.volume, nil, 0))
 		stop := stacktest.StartMounting(t, b.app, b.volume)
 		defer stop()
 		names := []string{b.volume}
@@ -168,7 +168,7 @@ func TestListVolumes(t *testing.T) {
 		// this one; RemoveApp's substring filter removes it at cleanup.
 		infix := "zz" + b.app + "-mid"
 		for _, name := range []string{prefix + "a", prefix + "b", infix} {
-			require.NoError(t, r.CreateVolume(ctx, name, nil))
+			require.NoError(t, r.CreateVolume(ctx, name, nil, 0))
 		}
 
 		names, err := r.ListVolumes(ctx, prefix)

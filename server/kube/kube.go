@@ -43,7 +43,11 @@ type Config struct {
 	// default class.
 	StorageClass string
 	AccessMode   corev1.PersistentVolumeAccessMode // default ReadWriteOnce
-	VolumeSize   resource.Quantity                 // default 1Gi
+	// VolumeSize is what a claim asks for when its workspace names no
+	// size; default 1Gi. MaxVolumeSize is the largest size a workspace may
+	// name; default 100Gi.
+	VolumeSize    resource.Quantity
+	MaxVolumeSize resource.Quantity
 	// ImagePullPolicy of every pod; default Never: cairn's images are
 	// built locally and loaded into the nodes, never pulled.
 	ImagePullPolicy corev1.PullPolicy
@@ -79,6 +83,9 @@ func (c Config) withDefaults() Config {
 	c.AccessMode = cmp.Or(c.AccessMode, corev1.ReadWriteOnce)
 	if c.VolumeSize.IsZero() {
 		c.VolumeSize = resource.MustParse("1Gi")
+	}
+	if c.MaxVolumeSize.IsZero() {
+		c.MaxVolumeSize = resource.MustParse("100Gi")
 	}
 	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, corev1.PullNever)
 	c.PodStartTimeout = cmp.Or(c.PodStartTimeout, 60*time.Second)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,26 +44,14 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 // the pods that mount it are scheduled at once (an unbound claim costs a
 // pod seconds of scheduler backoff). An existing claim is waited for too:
 // like Docker's, the create is idempotent. A class that binds on first
-// use is not waited for.
-func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+// use is not waited for. The claim asks for sizeBytes, or VolumeSize
+// when it is 0; the service keeps sizes within MaxVolumeBytes.
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error {
 	claim, err := objectName(name)
 	if err != nil {
 		return err
 	}
-	own := map[string]string{}
-	for k, v := range labels {
-		own[k] = v
-	}
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: r.meta(claim, own, map[string]string{AnnotationVolume: name}),
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{r.cfg.AccessMode},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: r.cfg.VolumeSize}},
-		},
-	}
-	if r.cfg.StorageClass != "" {
-		pvc.Spec.StorageClassName = &r.cfg.StorageClass
-	}
+	pvc := r.claimFor(claim, name, labels, sizeBytes)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_, err = r.api.claims(r.cfg.Namespace).Create(cctx, pvc, metav1.CreateOptions{})
@@ -77,6 +66,33 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 	}
 	return r.waitBound(ctx, claim)
 }
+
+// claimFor is the claim of the named volume, asking for sizeBytes of
+// storage, or VolumeSize when it is 0.
+func (r *Runtime) claimFor(claim, name string, labels map[string]string, sizeBytes int64) *corev1.PersistentVolumeClaim {
+	own := map[string]string{}
+	for k, v := range labels {
+		own[k] = v
+	}
+	size := r.cfg.VolumeSize
+	if sizeBytes > 0 {
+		size = *resource.NewQuantity(sizeBytes, resource.BinarySI)
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: r.meta(claim, own, map[string]string{AnnotationVolume: name}),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{r.cfg.AccessMode},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if r.cfg.StorageClass != "" {
+		pvc.Spec.StorageClassName = &r.cfg.StorageClass
+	}
+	return pvc
+}
+
+// MaxVolumeBytes is the largest size a workspace may ask its claim for.
+func (r *Runtime) MaxVolumeBytes() int64 { return r.cfg.MaxVolumeSize.Value() }
 
 // replaceLeaving handles a claim of that name that already exists: a live
 // one is the volume (the create is idempotent); one being deleted — by

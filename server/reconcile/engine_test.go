@@ -28,9 +28,9 @@ func TestVolumeStates(t *testing.T) {
 
 	vanished := e.workspace(t, cairn.VolumeReady) // its volume was removed behind cairn's back
 	adopted := e.workspace(t, cairn.VolumeNone)   // a volume was made for it behind cairn's back
-	require.NoError(t, e.rt.CreateVolume(ctx, adopted.VolumeName, nil))
+	require.NoError(t, e.rt.CreateVolume(ctx, adopted.VolumeName, nil, 0))
 	steady := e.workspace(t, cairn.VolumeNone)
-	require.NoError(t, e.rt.CreateVolume(ctx, e.app+"-orphan", nil))
+	require.NoError(t, e.rt.CreateVolume(ctx, e.app+"-orphan", nil, 0))
 
 	res := pass(t, r)
 	require.Empty(t, res.Errors)

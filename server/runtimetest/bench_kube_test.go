@@ -184,7 +184,7 @@ func benchVolume(b *testing.B, rt service.Runtime, app, url string) (volume, wor
 	workspaceID = ulid.Make().String()
 	volume = app + "-" + workspaceID
 	ctx := b.Context()
-	require.NoError(b, rt.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}))
+	require.NoError(b, rt.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}, 0))
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

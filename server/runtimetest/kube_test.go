@@ -269,7 +269,7 @@ func TestKubeSetupWaitsOutALeavingClaim(t *testing.T) {
 	k := startKube(t, cluster(t), time.Minute)
 	ctx := t.Context()
 	volume := k.app + "-" + ulid.Make().String()
-	require.NoError(t, k.rt.CreateVolume(ctx, volume, nil))
+	require.NoError(t, k.rt.CreateVolume(ctx, volume, nil, 0))
 	t.Cleanup(func() { _ = k.rt.RemoveVolume(context.Background(), volume) })
 	claims := k.cs.CoreV1().PersistentVolumeClaims(k.ns)
 	claim := strings.ToLower(volume)
@@ -287,7 +287,7 @@ func TestKubeSetupWaitsOutALeavingClaim(t *testing.T) {
 	require.NoError(t, claims.Delete(ctx, claim, metav1.DeleteOptions{}))
 
 	created := make(chan error, 1)
-	go func() { created <- k.rt.CreateVolume(ctx, volume, nil) }()
+	go func() { created <- k.rt.CreateVolume(ctx, volume, nil, 0) }()
 	var result error
 	returned := false
 	select {

@@ -88,7 +88,7 @@ func createVolume(t *testing.T, s *Subject) (volume, workspaceID string) {
 	t.Helper()
 	volume, workspaceID = volumeName(s.AppName)
 	ctx := t.Context()
-	require.NoError(t, s.Runtime.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}))
+	require.NoError(t, s.Runtime.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}, 0))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

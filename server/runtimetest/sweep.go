@@ -30,7 +30,7 @@ func testSweep(t *testing.T, h Harness) {
 		t.Parallel()
 		s := h.New(t, 0)
 		volume, id := volumeName(s.AppName)
-		require.NoError(t, s.Runtime.CreateVolume(t.Context(), volume, map[string]string{"cairn.workspace": id}))
+		require.NoError(t, s.Runtime.CreateVolume(t.Context(), volume, map[string]string{"cairn.workspace": id}, 0))
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -107,8 +107,12 @@ type Runtime interface {
 	Ping(ctx context.Context) error
 	// VolumeExists inspects one volume.
 	VolumeExists(ctx context.Context, name string) (bool, error)
-	// CreateVolume creates a local volume with the given labels.
-	CreateVolume(ctx context.Context, name string, labels map[string]string) error
+	// CreateVolume creates a volume with the given labels, of sizeBytes
+	// where the engine can size volumes (0: the engine's default size).
+	CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error
+	// MaxVolumeBytes is the largest size a workspace may ask for; 0 means
+	// no bound (an engine that never sizes volumes).
+	MaxVolumeBytes() int64
 	// RemoveVolume removes a volume without force; an absent volume is not an
 	// error. Reasons: volume_in_use, docker_unavailable.
 	RemoveVolume(ctx context.Context, name string) error

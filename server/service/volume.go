@@ -18,8 +18,11 @@ func (s *Service) SetupVolume(ctx context.Context, id string) error {
 			return err
 		}
 		if !exists {
+			if err := s.checkVolumeSize(ws.VolumeMetadata); err != nil {
+				return err
+			}
 			labels := map[string]string{"cairn.app": s.appName, "cairn.workspace": ws.ID}
-			if err := s.runtime.CreateVolume(ctx, ws.VolumeName, labels); err != nil {
+			if err := s.runtime.CreateVolume(ctx, ws.VolumeName, labels, volumeSize(ws)); err != nil {
 				return err
 			}
 			defer func() {

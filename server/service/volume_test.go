@@ -20,6 +20,7 @@ const prepOK = "\r\n{\"ok\":true,\"prepared_path\":\"/mnt/cairn/ws\"}\r\n"
 type volumeRecord struct {
 	created []string
 	labels  map[string]string
+	sizes   []int64 // asked of each creation
 	removed []string
 	specs   []service.SidecarSpec
 	locked  []bool // whether the workspace lock was held, per runtime write
@@ -30,9 +31,10 @@ type volumeRecord struct {
 func (f *fixture) volume(exists bool, run service.SidecarRun) *volumeRecord {
 	rec := &volumeRecord{}
 	f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return exists, nil }
-	f.runtime.CreateVolumeFunc = func(_ context.Context, name string, labels map[string]string) error {
+	f.runtime.CreateVolumeFunc = func(_ context.Context, name string, labels map[string]string, sizeBytes int64) error {
 		rec.created = append(rec.created, name)
 		rec.labels = labels
+		rec.sizes = append(rec.sizes, sizeBytes)
 		rec.locked = append(rec.locked, f.held)
 		return nil
 	}
@@ -92,6 +94,7 @@ func TestSetupVolume(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{ws.VolumeName}, rec.created)
 		require.Equal(t, map[string]string{"cairn.app": appName, "cairn.workspace": ws.ID}, rec.labels)
+		require.Equal(t, []int64{0}, rec.sizes, "no size_bytes: the runtime's default size")
 		require.Equal(t, []service.SidecarSpec{{
 			Command:     "prep",
 			Role:        "volume-prep",
@@ -107,6 +110,39 @@ func TestSetupVolume(t *testing.T) {
 
 		requireVolumeState(t, f, ws, cairn.VolumeReady)
 		require.Equal(t, new("alice"), f.audits[0].Actor)
+	})
+
+	t.Run("OKCreatesSizedVolume", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		f.runtime.MaxVolume = 8 << 30
+		ws := f.newWorkspace(cairn.VolumeNone)
+		ws.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: new(int64(8 << 30))}
+		f.row(ws)
+		f.lock()
+		rec := f.volume(false, service.SidecarRun{Output: []byte(prepOK)})
+
+		require.NoError(t, svc.SetupVolume(t.Context(), ws.ID))
+		require.Equal(t, []int64{8 << 30}, rec.sizes, "the volume is made of the workspace's size_bytes")
+	})
+
+	t.Run("ErrSizeAboveLoweredBound", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		f.runtime.MaxVolume = 1 << 30 // lowered after the size was stored
+		ws := f.newWorkspace(cairn.VolumeNone)
+		ws.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: new(int64(2 << 30))}
+		f.row(ws)
+		f.lock()
+		rec := f.volume(false, service.SidecarRun{Output: []byte(prepOK)})
+
+		err := svc.SetupVolume(t.Context(), ws.ID)
+		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err))
+		require.Equal(t, "volume_metadata.size_bytes must be at most 1073741824 (1GiB), the largest volume this server provisions; got 2147483648",
+			cairn.ErrorDetail(err))
+		require.Empty(t, rec.created, "no volume is made")
+		require.Empty(t, rec.specs)
+		requireNoStateWrite(t, f)
 	})
 
 	t.Run("OKAdoptsExistingVolume", func(t *testing.T) {
@@ -203,7 +239,7 @@ func TestSetupVolume(t *testing.T) {
 				ws := f.storedWorkspace(cairn.VolumeNone)
 				f.lock()
 				f.runtime.VolumeExistsFunc = func(context.Context, string) (bool, error) { return false, tt.exists }
-				f.runtime.CreateVolumeFunc = func(context.Context, string, map[string]string) error { return tt.create }
+				f.runtime.CreateVolumeFunc = func(context.Context, string, map[string]string, int64) error { return tt.create }
 				var removed []string
 				f.runtime.RemoveVolumeFunc = func(_ context.Context, name string) error {
 					removed = append(removed, name)

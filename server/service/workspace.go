@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	units "github.com/docker/go-units"
 	"github.com/google/uuid"
 
 	"github.com/cairn-dev/cairn"
@@ -11,6 +12,9 @@ import (
 // CreateWorkspace records a new workspace; it has no volume yet.
 func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) (*cairn.Workspace, error) {
 	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.checkVolumeSize(c.VolumeMetadata); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -120,6 +124,9 @@ func (s *Service) SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkVolumeSize(m); err != nil {
+		return nil, err
+	}
 	return s.updateWorkspace(ctx, id, func(st Store, ws *cairn.Workspace) error {
 		if ws.VolumeState != cairn.VolumeNone {
 			return cairn.Errorf(cairn.ReasonVolumeExists,
@@ -129,6 +136,32 @@ func (s *Service) SetWorkspaceVolumeMetadata(ctx context.Context, id string, m *
 		ws.VolumeMetadata = m
 		return st.UpdateWorkspace(ctx, ws)
 	})
+}
+
+// checkVolumeSize refuses a size above the largest volume the runtime
+// provisions (its MaxVolumeBytes; 0 bounds nothing). It is the one place
+// the bound is checked: when a size is stored, and again before a volume
+// is made, since the bound may have been lowered in between.
+func (s *Service) checkVolumeSize(m *cairn.VolumeMetadata) error {
+	if m == nil || m.SizeBytes == nil || s.runtime == nil {
+		return nil
+	}
+	most := s.runtime.MaxVolumeBytes()
+	if most <= 0 || *m.SizeBytes <= most {
+		return nil
+	}
+	return cairn.Errorf(cairn.ReasonInvalidParameters,
+		"volume_metadata.size_bytes must be at most %d (%s), the largest volume this server provisions; got %d",
+		most, units.BytesSize(float64(most)), *m.SizeBytes)
+}
+
+// volumeSize is the size a new volume is made with: the workspace's
+// size_bytes, or 0 for the runtime's default.
+func volumeSize(ws *cairn.Workspace) int64 {
+	if ws.VolumeMetadata == nil || ws.VolumeMetadata.SizeBytes == nil {
+		return 0
+	}
+	return *ws.VolumeMetadata.SizeBytes
 }
 
 // updateWorkspace runs change on the locked row in one transaction, with

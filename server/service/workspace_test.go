@@ -128,6 +128,32 @@ func TestCreateWorkspace(t *testing.T) {
 		require.Equal(t, name, ws.Name)
 	})
 
+	t.Run("VolumeSizeBound", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		f.runtime.MaxVolume = 1 << 30
+		inserted := 0
+		f.store.InsertWorkspaceFunc = func(context.Context, *cairn.Workspace) error {
+			inserted++
+			return nil
+		}
+
+		_, err := svc.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{
+			Name: "big", VolumeMetadata: &cairn.VolumeMetadata{SizeBytes: new(int64(1<<30 + 1))},
+		})
+		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err))
+		require.Equal(t, "volume_metadata.size_bytes must be at most 1073741824 (1GiB), the largest volume this server provisions; got 1073741825",
+			cairn.ErrorDetail(err))
+		require.Zero(t, inserted, "nothing is stored")
+
+		ws, err := svc.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{
+			Name: "fits", VolumeMetadata: &cairn.VolumeMetadata{SizeBytes: new(int64(1 << 30))},
+		})
+		require.NoError(t, err, "the bound itself is allowed")
+		require.Equal(t, int64(1<<30), *ws.VolumeMetadata.SizeBytes)
+		require.Equal(t, 1, inserted)
+	})
+
 	t.Run("ErrNameTaken", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
@@ -550,6 +576,18 @@ func TestSetWorkspaceVolumeMetadata(t *testing.T) {
 		_, err := svc.SetWorkspaceVolumeMetadata(t.Context(), uuid.NewString(), &cairn.VolumeMetadata{SizeBytes: new(int64(0))})
 		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err))
 		require.Zero(t, txs)
+	})
+
+	t.Run("ErrAboveBound", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		f.runtime.MaxVolume = 1 << 30
+		ws := f.storedWorkspace(cairn.VolumeNone)
+
+		_, err := svc.SetWorkspaceVolumeMetadata(t.Context(), ws.ID, &cairn.VolumeMetadata{SizeBytes: new(int64(2 << 30))})
+		require.Equal(t, cairn.ReasonInvalidParameters, cairn.ErrorReason(err))
+		require.Contains(t, cairn.ErrorDetail(err), "must be at most 1073741824 (1GiB)")
+		require.Empty(t, f.updates)
 	})
 }
 

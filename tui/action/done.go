@@ -44,6 +44,7 @@ func (act *Flow) formOp(in intent, res screen.Result) (ops.Op, bool) {
 	switch in.kind {
 	case intentCreate:
 		o := ops.Op{ID: act.host.NextID(), Kind: ops.Create, Name: name, Provision: res.Checks["provision"]}
+		o.SizeBytes, _ = dialog.VolumeSize(res.Values["size"]) // the form let only a valid size through
 		if desc != "" {
 			o.Desc = &desc
 		}

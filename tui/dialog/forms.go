@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/quantity"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/theme"
@@ -42,10 +43,30 @@ func Workspace(th *theme.Theme, names Names, title string, w *cairn.Workspace) *
 	}
 	desc := form.Field{Key: "description", Label: "Description", Limit: cairn.MaxDescriptionBytes, Validate: ValidateDescription}
 	if w == nil {
-		return form.New(th, title, name, desc, form.Field{Key: "provision", Label: "provision volume now", Check: true})
+		size := form.Field{Key: "size", Label: "Volume size", Limit: 32, Validate: ValidateVolumeSize,
+			Note: "optional: bytes or e.g. 10Gi (Kubernetes only)"}
+		return form.New(th, title, name, desc, form.Field{Key: "provision", Label: "provision volume now", Check: true}, size)
 	}
 	desc.Value = OneLine(th, optional.String(w.Description))
 	return form.New(th, title, name, desc)
+}
+
+// ValidateVolumeSize accepts an empty size (the server's default) or what
+// VolumeSize reads.
+func ValidateVolumeSize(v string) string {
+	if _, err := VolumeSize(v); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// VolumeSize is the size_bytes a create form's size field asks for; 0 when
+// it is empty.
+func VolumeSize(v string) (int64, error) {
+	if strings.TrimSpace(v) == "" {
+		return 0, nil
+	}
+	return quantity.Bytes(v)
 }
 
 // Artifact is the edit form of a.

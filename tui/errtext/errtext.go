@@ -231,13 +231,19 @@ func orDash(s string) string {
 }
 
 // FieldError reports whether err belongs under a form field (name_taken,
-// invalid_name, invalid_parameters, the volume path and file refusals)
+// invalid_name, invalid_parameters — the description, or the volume size
+// when the server names size_bytes —, the volume path and file refusals)
 // and which one.
 func FieldError(err error) (field string, ok bool) {
 	switch r := cairn.ErrorReason(err); r {
 	case cairn.ReasonNameTaken, cairn.ReasonInvalidName:
 		return "name", true
 	case cairn.ReasonInvalidParameters:
+		// The only other field a refused parameter can be is the new
+		// workspace's volume size, which the server names.
+		if strings.Contains(cairn.ErrorDetail(err), "size_bytes") {
+			return "size", true
+		}
 		return "description", true
 	default:
 		if _, isPath := volumeText(r); isPath {

@@ -38,6 +38,7 @@ type Op struct {
 	Desc        *string // describe: the new description
 	SetDesc     bool
 	Provision   bool   // create: provision the volume next
+	SizeBytes   int64  // create: the volume's size_bytes; 0 leaves it unset
 	ThenDelete  bool   // teardown: delete the workspace next
 	Path        string // volume transfers: the path inside the mount
 	Repair      bool   // update from volume: the artifact was MISSING_OBJECT

@@ -34,7 +34,7 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 	done := DoneMsg{Op: o}
 	switch o.Kind {
 	case Create:
-		done.WS, done.Err = b.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: o.Name, Description: o.Desc})
+		done.WS, done.Err = b.CreateWorkspace(ctx, createOf(o))
 	case EditWorkspace:
 		done.WS, done.Err = editWorkspace(ctx, b, o)
 	case EditArtifact:
@@ -106,6 +106,15 @@ func editArtifact(ctx context.Context, b Backend, o Op) (*cairn.Artifact, error)
 		return b.SetArtifactDescription(ctx, o.ArtID, o.Desc)
 	}
 	return a, nil
+}
+
+// createOf is what a create op asks the server for.
+func createOf(o Op) cairn.WorkspaceCreate {
+	c := cairn.WorkspaceCreate{Name: o.Name, Description: o.Desc}
+	if o.SizeBytes > 0 {
+		c.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: &o.SizeBytes}
+	}
+	return c
 }
 
 // DoneText is a settled op's success toast.

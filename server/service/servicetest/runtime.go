@@ -13,12 +13,14 @@ var _ service.Runtime = (*Runtime)(nil)
 type Runtime struct {
 	PingFunc         func(ctx context.Context) error
 	VolumeExistsFunc func(ctx context.Context, name string) (bool, error)
-	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string) error
+	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error
 	RemoveVolumeFunc func(ctx context.Context, name string) error
 	MountCountsFunc  func(ctx context.Context, volumes []string) (map[string]int, error)
 	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
 	BrowseFunc       func(ctx context.Context, t service.BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
 	StopBrowseFunc   func(ctx context.Context, workspaceID string) error
+	// MaxVolume is what MaxVolumeBytes reports; 0, no bound, by default.
+	MaxVolume int64
 }
 
 func (r *Runtime) Ping(ctx context.Context) error {
@@ -35,12 +37,14 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 	return r.VolumeExistsFunc(ctx, name)
 }
 
-func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string) error {
+func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error {
 	if r.CreateVolumeFunc == nil {
 		return notSet("Runtime.CreateVolume")
 	}
-	return r.CreateVolumeFunc(ctx, name, labels)
+	return r.CreateVolumeFunc(ctx, name, labels, sizeBytes)
 }
+
+func (r *Runtime) MaxVolumeBytes() int64 { return r.MaxVolume }
 
 func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	if r.RemoveVolumeFunc == nil {
