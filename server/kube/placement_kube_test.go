@@ -39,7 +39,7 @@ func TestKubePlacement(t *testing.T) {
 
 	claim := newClaim(t, c, "ws", "")
 	pod := func() *corev1.Pod {
-		p := c.podBase(c.meta("p-"+time.Now().Format("150405.000000"), map[string]string{}, map[string]string{}), claim, 0)
+		p := c.podBase(testMeta(c, "p-"+time.Now().Format("150405.000000")), claim, 0)
 		p.Spec.Containers = []corev1.Container{{Name: "c", Image: stacktest.Shell(t), ImagePullPolicy: corev1.PullNever,
 			Command: []string{"true"}, VolumeMounts: []corev1.VolumeMount{workspaceMount(true)}}}
 		return p
@@ -84,19 +84,19 @@ func TestKubePlacement(t *testing.T) {
 	})
 
 	t.Run("PinnedToTheNodeItsVolumeNames", func(t *testing.T) {
-		p := c.podBase(c.meta("local", map[string]string{}, map[string]string{}), newClaim(t, c, "local", localVolume(t, cs, node)), 0)
+		p := c.podBase(testMeta(c, "local"), newClaim(t, c, "local", localVolume(t, cs, node)), 0)
 		require.NoError(t, c.place(ctx, p))
 		require.Equal(t, []string{node}, pinnedTo(t, p))
 	})
 
 	t.Run("WithTheRoleAloneAVolumesAffinityIsTheSchedulers", func(t *testing.T) {
-		p := c.podBase(c.meta("local-sa", map[string]string{}, map[string]string{}), newClaim(t, c, "local-sa", localVolume(t, cs, node)), 0)
+		p := c.podBase(testMeta(c, "local-sa"), newClaim(t, c, "local-sa", localVolume(t, cs, node)), 0)
 		require.NoError(t, sa.place(ctx, p))
 		require.Nil(t, p.Spec.Affinity)
 	})
 
 	t.Run("AVolumeOfAGoneNodeIsRefused", func(t *testing.T) {
-		p := c.podBase(c.meta("gone", map[string]string{}, map[string]string{}), newClaim(t, c, "gone", localVolume(t, cs, "no-such-node")), 0)
+		p := c.podBase(testMeta(c, "gone"), newClaim(t, c, "gone", localVolume(t, cs, "no-such-node")), 0)
 		requireNodeUnavailable(t, c.place(ctx, p), "no-such-node", "is no longer in the cluster")
 	})
 
@@ -150,7 +150,7 @@ func localVolume(t *testing.T, cs *kubernetes.Clientset, node string) string {
 // runHolder runs a pod that mounts claim until the test ends.
 func runHolder(t *testing.T, c *cluster, claim string) *corev1.Pod {
 	t.Helper()
-	p := c.podBase(c.meta("holder", map[string]string{}, map[string]string{}), claim, 0)
+	p := c.podBase(testMeta(c, "holder"), claim, 0)
 	p.Spec.Containers = []corev1.Container{{Name: "hold", Image: stacktest.Shell(t), ImagePullPolicy: corev1.PullNever,
 		Command: []string{"sleep", "3600"}, VolumeMounts: []corev1.VolumeMount{workspaceMount(true)}}}
 	made, err := c.api.pods(c.cfg.Namespace).Create(t.Context(), p, metav1.CreateOptions{})
@@ -219,4 +219,9 @@ func TestKubeStartTimeout(t *testing.T) {
 	for _, p := range list.Items {
 		require.NotNil(t, p.DeletionTimestamp, "pod %s is left", p.Name)
 	}
+}
+
+// testMeta is the metadata of a test's pod of the app.
+func testMeta(c *cluster, name string) metav1.ObjectMeta {
+	return c.meta(name, map[string]string{LabelRole: "test"}, map[string]string{})
 }

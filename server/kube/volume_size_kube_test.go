@@ -22,7 +22,7 @@ import (
 // service on the cluster: the one with size_bytes gets a claim asking for
 // exactly that, the other one kubernetes.volumeSize; a size above
 // kubernetes.maxVolumeSize is refused before anything is stored.
-func TestClaimRequestsWorkspaceSize(t *testing.T) {
+func TestKubeClaimRequestsWorkspaceSize(t *testing.T) {
 	kubeconfig := stacktest.Kubeconfig(t)
 	cs := stacktest.KubeClient(t, kubeconfig)
 	ns := stacktest.KubeNamespace(t, cs)
