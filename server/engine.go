@@ -99,9 +99,15 @@ func (k *kubeRuntime) RunSidecar(ctx context.Context, spec service.SidecarSpec) 
 func (k *kubeRuntime) Running() int { return int(k.running.Load()) }
 
 // CheckImage checks that the API answers and lets cairn work in its
-// namespace. The images are loaded into the nodes and never pulled; one
-// that is missing fails its pod, with the kubelet's reason.
-func (k *kubeRuntime) CheckImage(ctx context.Context) error { return k.Ping(ctx) }
+// namespace, and that its claims have a storage class. The images are
+// loaded into the nodes and never pulled; one that is missing fails its
+// pod, with the kubelet's reason.
+func (k *kubeRuntime) CheckImage(ctx context.Context) error {
+	if err := k.Ping(ctx); err != nil {
+		return err
+	}
+	return k.CheckStorage(ctx)
+}
 
 // kubeShells is the Kubernetes shells as the server holds them.
 type kubeShells struct{ *kube.Shells }

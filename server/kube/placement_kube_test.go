@@ -225,3 +225,23 @@ func TestKubeStartTimeout(t *testing.T) {
 func testMeta(c *cluster, name string) metav1.ObjectMeta {
 	return c.meta(name, map[string]string{LabelRole: "test"}, map[string]string{})
 }
+
+// TestKubeStorageClassChecked refuses, at start, a storage class the
+// cluster does not have; the local cluster's default class passes, and a
+// server without the grant to read classes is not refused.
+func TestKubeStorageClassChecked(t *testing.T) {
+	kubeconfig := stacktest.Kubeconfig(t)
+	cs := stacktest.KubeClient(t, kubeconfig)
+	ns := stacktest.KubeNamespace(t, cs)
+	check := func(kubeconfig, class string) error {
+		r, err := New(Config{Kubeconfig: kubeconfig, Namespace: ns, AppName: ns, StorageClass: class})
+		require.NoError(t, err)
+		return r.CheckStorage(t.Context())
+	}
+	require.NoError(t, check(kubeconfig, ""), "the cluster's default class")
+	require.NoError(t, check(kubeconfig, "cairn-local"))
+	err := check(kubeconfig, "no-such-class")
+	require.ErrorContains(t, err, `kubernetes.storageClass: the cluster has no storage class "no-such-class"`)
+	require.NoError(t, check(stacktest.KubeServiceAccount(t, cs, kubeconfig, ns), "no-such-class"),
+		"without the grant nothing is checked")
+}

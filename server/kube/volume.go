@@ -120,26 +120,47 @@ func (r *Runtime) replaceLeaving(ctx context.Context, pvc *corev1.PersistentVolu
 // bindsOnFirstUse reports whether the claims' class binds only when a pod
 // uses them. A class that cannot be read is waited for.
 func (r *Runtime) bindsOnFirstUse(ctx context.Context) bool {
+	sc, err := r.storageClass(ctx)
+	return err == nil && sc != nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+}
+
+// storageClass is the claims' class: kubernetes.storageClass, else the
+// cluster's default; nil with no error when the cluster has no default.
+func (r *Runtime) storageClass(ctx context.Context) (*storagev1.StorageClass, error) {
 	classes := r.api.classes()
-	var sc *storagev1.StorageClass
 	if r.cfg.StorageClass != "" {
-		got, err := classes.Get(ctx, r.cfg.StorageClass, getOpts)
-		if err != nil {
-			return false
-		}
-		sc = got
-	} else {
-		list, err := classes.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for i := range list.Items {
-			if list.Items[i].Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
-				sc = &list.Items[i]
-			}
+		return classes.Get(ctx, r.cfg.StorageClass, getOpts)
+	}
+	list, err := classes.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var sc *storagev1.StorageClass
+	for i := range list.Items {
+		if list.Items[i].Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			sc = &list.Items[i]
 		}
 	}
-	return sc != nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+	return sc, nil
+}
+
+// CheckStorage refuses, at start, claims that could never be bound: a
+// kubernetes.storageClass the cluster does not have, or none named and no
+// default class. Without the optional grant to read storage classes
+// (cluster-reader.yaml) it checks nothing.
+func (r *Runtime) CheckStorage(ctx context.Context) error {
+	sc, err := r.storageClass(ctx)
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("kubernetes.storageClass: the cluster has no storage class %q (kubectl get storageclass lists them)", r.cfg.StorageClass)
+	case err != nil:
+		return unavailable("read the storage classes", err)
+	case sc == nil:
+		return errors.New("kubernetes.storageClass: none is named and the cluster has no default storage class; name one")
+	}
+	return nil
 }
 
 // waitBound waits, within the pod start timeout, for the claim to be bound.
