@@ -482,7 +482,9 @@ type ShellLimits struct {
 
 // ShellTimeouts is `shell.timeouts`, in seconds.
 type ShellTimeouts struct {
-	// Seconds from a shell's request until it runs.
+	// Seconds from a shell's or an exec's request until it runs (its
+	// container started, on Kubernetes within podStartTimeoutSecs too). At
+	// most 300, the time a client's dial waits for the server's answer.
 	OpenSecs int `yaml:"openSecs"`
 	// Seconds without input before a shell ends; 0 means never. Only
 	// input counts, not resizes or keepalives.

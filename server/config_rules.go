@@ -106,7 +106,7 @@ var configRules = map[string]KeyRule{
 	"shell.limits.pids":                    positive,
 	"shell.limits.nofile":                  positive,
 	"shell.limits.tmpfsMiB":                positive,
-	"shell.timeouts.openSecs":              positive,
+	"shell.timeouts.openSecs":              between(1, int64(cairn.MaxStartWait/time.Second)),
 	"shell.timeouts.idleSecs":              atLeast(0),
 	"shell.timeouts.idleWarningSecs":       atLeast(0).and("less than `shell.timeouts.idleSecs` unless that is 0"),
 	"shell.timeouts.maxLifetimeSecs":       positive,

@@ -212,12 +212,10 @@ func (r *Runtime) startBrowsePod(ctx context.Context, t service.BrowseTarget) (s
 	if err != nil {
 		return "", err
 	}
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.PodStartTimeout)
-	defer cancel()
-	if _, err := r.waitPod(wctx, made.Name, started); err != nil {
+	if err := r.awaitStart(ctx, made.Name, "the browse pod", started); err != nil {
 		r.deletePod(context.Background(), made.Name, 0)
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return "", startTimedOut("the browse pod", made.Name, r.cfg.PodStartTimeout)
+		if cairn.ErrorReason(err) == cairn.ReasonContainerStartTimeout {
+			return "", err
 		}
 		return "", unavailable("start the browse pod", err)
 	}

@@ -57,11 +57,9 @@ func (s *Shells) StartHolder(ctx context.Context, spec service.ShellSpec, cfg ho
 	if err != nil {
 		return "", err
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
-	defer cancel()
-	if _, err := s.waitPod(wctx, made.Name, holderStarted); err != nil {
+	if err := s.awaitStart(ctx, made.Name, "the shell pod", holderStarted); err != nil {
 		s.deletePod(ctx, made.Name, 0)
-		return "", s.holderStartError(err, made.Name)
+		return "", s.holderStartError(err)
 	}
 	return made.Name, nil
 }
@@ -134,9 +132,9 @@ func holderStarted(pod *corev1.Pod) (bool, error) {
 
 // holderStartError is startError, naming the sidecar image when the
 // install's is missing.
-func (s *Shells) holderStartError(err error, pod string) error {
+func (s *Shells) holderStartError(err error) error {
 	if !errors.Is(err, errInstallFailed) {
-		return s.startError(err, "the shell pod", pod)
+		return s.startError(err)
 	}
 	if strings.Contains(err.Error(), "Image") {
 		return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,

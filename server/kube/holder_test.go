@@ -47,7 +47,7 @@ func TestHolderStartedEndsOnAFailedInstall(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			require.Equal(t, tc.reason, cairn.ErrorReason(s.holderStartError(err, "p")))
+			require.Equal(t, tc.reason, cairn.ErrorReason(s.holderStartError(err)))
 		})
 	}
 }

@@ -190,7 +190,7 @@ func nodeReady(node *corev1.Node) bool {
 
 func nodeUnavailable(node, why string) error {
 	return cairn.Errorf(cairn.ReasonVolumeNodeUnavailable,
-		"the workspace's volume is on node %s, which %s; its pods can run only there until it comes back", node, why)
+		"the workspace's volume is on node %s, which %s; its pods can run only there, once it takes pods again", node, why)
 }
 
 // pinTo adds a required node affinity to the node named node (by its

@@ -213,7 +213,8 @@ func TestKubeStartTimeout(t *testing.T) {
 	_, err = r.RunSidecar(t.Context(), service.SidecarSpec{Command: sidecar.CommandPrep, Role: "volume-prep",
 		Subject: "ws", WorkspaceID: "ws", VolumeName: claim})
 	require.Equal(t, cairn.ReasonContainerStartTimeout, cairn.ErrorReason(err), "%v", err)
-	require.Regexp(t, `the 'prep' sidecar pod `+ns+`\.volume-prep\.ws\.[0-9a-z]+ did not start within 2s`, err.Error())
+	require.Regexp(t, `the 'prep' sidecar pod `+ns+`\.volume-prep\.ws\.[0-9a-z]+ did not start in 2s`, err.Error())
+	require.Contains(t, err.Error(), "the cluster says: 0/1 nodes are available", "the scheduler's own words")
 	list, err := cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
 	for _, p := range list.Items {

@@ -121,12 +121,56 @@ func (c *cluster) removePod(ctx context.Context, name string, grace int64) error
 	return nil
 }
 
-// startTimedOut refuses a pod that did not start within the pod start
-// timeout: a node slow or short of room, not an API that did not answer.
-func startTimedOut(what, pod string, d time.Duration) error {
-	return cairn.Errorf(cairn.ReasonContainerStartTimeout,
-		"%s %s did not start within %s (kubernetes.podStartTimeoutSecs); its node may be busy or short of room: kubectl describe pod %s",
-		what, pod, d, pod)
+// awaitStart waits until done says pod started, within the pod start
+// timeout or ctx's deadline when that comes first (a shell's or an exec's
+// open timeout). A pod that did not start in time is
+// container_start_timeout — a node slow, full or unschedulable, not an API
+// that did not answer — saying why as the cluster last told it; other
+// failures are returned as they are.
+func (c *cluster) awaitStart(ctx context.Context, pod, what string, done func(*corev1.Pod) (bool, error)) error {
+	began := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.PodStartTimeout)
+	defer cancel()
+	_, err := c.waitPod(wctx, pod, done)
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.Canceled) {
+		return cairn.Errorf(cairn.ReasonContainerStartTimeout,
+			"%s %s did not start in %s (kubernetes.podStartTimeoutSecs, or a shell's or an exec's shell.timeouts.openSecs)%s",
+			what, pod, time.Since(began).Round(time.Second), c.notStartedWhy(pod))
+	}
+	return err
+}
+
+// maxWhy bounds the cluster's own words quoted in an error.
+const maxWhy = 300
+
+// notStartedWhy is what the API last said of a pod that did not start —
+// the scheduler's message, else the reason a container waits — as a
+// clause, or "" when it says nothing.
+func (c *cluster) notStartedWhy(pod string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := c.api.pods(c.cfg.Namespace).Get(ctx, pod, getOpts)
+	if err != nil {
+		return ""
+	}
+	why := ""
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			why = cond.Message
+		}
+	}
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; why == "" && w != nil && w.Reason != "" {
+			why = "container " + cs.Name + " waits: " + w.Reason
+		}
+	}
+	if why == "" {
+		return ""
+	}
+	if len(why) > maxWhy {
+		why = why[:maxWhy] + "…"
+	}
+	return "; the cluster says: " + strings.TrimSpace(why)
 }
 
 // errPodGone is what waitPod returns when the pod was deleted; the last

@@ -109,22 +109,20 @@ func (s *Shells) runPod(ctx context.Context, pod *corev1.Pod, what string) (stri
 	if err != nil {
 		return "", err
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.PodStartTimeout)
-	defer cancel()
-	if _, err := s.waitPod(wctx, made.Name, started); err != nil {
+	if err := s.awaitStart(ctx, made.Name, what, started); err != nil {
 		s.deletePod(ctx, made.Name, 0)
-		return "", s.startError(err, what, made.Name)
+		return "", s.startError(err)
 	}
 	return made.Name, nil
 }
 
-func (s *Shells) startError(err error, what, pod string) error {
+func (s *Shells) startError(err error) error {
 	if errors.Is(err, errCannotStart) && strings.Contains(err.Error(), "Image") {
 		return &cairn.Error{Reason: cairn.ReasonShellImageMissing, Err: err,
 			Detail: fmt.Sprintf("the shell image '%s' is not on the node; an operator loads it (make images, then make k8s-up)", s.opts.Image)}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return startTimedOut(what, pod, s.cfg.PodStartTimeout)
+	if cairn.ErrorReason(err) == cairn.ReasonContainerStartTimeout {
+		return err
 	}
 	return unavailable("start the shell pod", err)
 }

@@ -164,12 +164,11 @@ func (r *Runtime) waitSidecar(ctx context.Context, name, command string) (int, e
 // waitStarted waits, within the pod start timeout, for the sidecar's
 // container to run; wctx carries the sidecar timeout.
 func (r *Runtime) waitStarted(ctx, wctx context.Context, name, command string) error {
-	sctx, cancel := context.WithTimeout(wctx, r.cfg.PodStartTimeout)
-	defer cancel()
-	if _, err := r.waitPod(sctx, name, started); err != nil {
-		return r.sidecarWaitError(ctx, wctx, err, name, command)
+	err := r.awaitStart(wctx, name, fmt.Sprintf("the '%s' sidecar pod", command), started)
+	if err == nil || ctx.Err() == nil && wctx.Err() == nil && cairn.ErrorReason(err) == cairn.ReasonContainerStartTimeout {
+		return err
 	}
-	return nil
+	return r.sidecarWaitError(ctx, wctx, err, name, command)
 }
 
 // waitEnded waits, within wctx's sidecar timeout, for the container to
@@ -189,8 +188,6 @@ func (r *Runtime) sidecarWaitError(ctx, wctx context.Context, err error, name, c
 	case wctx.Err() != nil:
 		r.deletePod(ctx, name, sidecarGrace)
 		return service.SidecarTimedOut(command, r.cfg.Timeout)
-	case errors.Is(err, context.DeadlineExceeded):
-		return startTimedOut(fmt.Sprintf("the '%s' sidecar pod", command), name, r.cfg.PodStartTimeout)
 	case errors.Is(err, errPodGone):
 		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
 			Detail: fmt.Sprintf("the '%s' sidecar pod was deleted before it ended", command)}
