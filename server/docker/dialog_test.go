@@ -103,10 +103,15 @@ func standIn(t *testing.T, cli *client.Client, name, source string) (string, err
 		return "", err
 	}
 	tag := "cairn-" + name + "-test:" + strings.ToLower(ulid.Make().String())
-	if err := stack.EnsureImage(ctx, cli, tag, stack.SidecarImage(binary)); err != nil {
+	standIns.Lock()
+	err = stack.EnsureImage(ctx, cli, tag, stack.SidecarImage(binary))
+	standIns.Unlock()
+	if err != nil {
 		return "", err
 	}
 	t.Cleanup(func() {
+		standIns.Lock()
+		defer standIns.Unlock()
 		_, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
 		if err != nil {
 			t.Logf("remove image %s: %v", tag, err)
@@ -114,6 +119,12 @@ func standIn(t *testing.T, cli *client.Client, name, source string) (string, err
 	})
 	return tag, nil
 }
+
+// standIns orders the builds and removals of stand-in images: parallel
+// tests building the same program share the engine's cached layers, and a
+// removal pruning them under a build in progress failed it ("unknown
+// parent image ID").
+var standIns sync.Mutex
 
 // dialogSpec is a pack-like run of the asker on a prepared volume.
 func dialogSpec(t *testing.T, r *docker.Runtime, b *testBundle, dialog func(context.Context, sidecar.Need) (sidecar.Grant, error)) service.SidecarSpec {

@@ -2,21 +2,16 @@ package docker_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/internal/stack"
 	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/service"
@@ -222,28 +217,7 @@ func main() { time.Sleep(60 * time.Second) }
 // minute, under a tag unique to the test and removed at cleanup.
 func sleeperImage(t *testing.T, cli *client.Client) string {
 	t.Helper()
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "main.go"), filepath.Join(dir, "cairn-sidecar")
-	require.NoError(t, os.WriteFile(src, []byte(sleeperSource), 0o644))
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, src)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "build the sleeper: %s", out)
-	binary, err := os.ReadFile(bin)
+	tag, err := standIn(t, cli, "sleeper", sleeperSource)
 	require.NoError(t, err)
-
-	tag := "cairn-sleeper-test:" + strings.ToLower(ulid.Make().String())
-	require.NoError(t, stack.EnsureImage(ctx, cli, tag, stack.SidecarImage(binary)))
-	t.Cleanup(func() {
-		// Force: a container of the image may outlive the test when its
-		// removal failed.
-		_, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
-		if err != nil {
-			t.Logf("remove image %s: %v", tag, err)
-		}
-	})
 	return tag
 }
