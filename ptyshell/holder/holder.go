@@ -38,6 +38,7 @@ type Holder struct {
 	endedCh   chan struct{} // closed once end is set
 	released  chan struct{}
 	release   sync.Once
+	serving   sync.WaitGroup // the connections being served
 }
 
 // New returns the holder of cfg, whose proofs are keyed by key.

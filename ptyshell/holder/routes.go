@@ -96,6 +96,8 @@ func (h *Holder) attach(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusGone)
 		return
 	}
+	h.serving.Add(1) // before the end: a tap is had only while the shell runs
+	defer h.serving.Done()
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		_ = tap.Close() // a tap's Close cannot fail
@@ -130,9 +132,24 @@ func (h *Holder) recording(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.Copy(w, io.NewSectionReader(h.rec.f, 0, end.Recording.Size)) // the peer is gone if this fails
 }
 
-func (h *Holder) releaseHolder(w http.ResponseWriter, _ *http.Request) {
+// releaseHolder lets the holder of an ended shell exit, once every
+// connection's close handshake is done (each is bounded by its own
+// timeouts, the wait by the request): the caller removes the container
+// next, and a connection bridged through another replica must have its
+// close frame first, or its client sees a lost connection, not the end.
+func (h *Holder) releaseHolder(w http.ResponseWriter, r *http.Request) {
 	if h.ended() == nil {
 		http.Error(w, errNotEnded.Error(), http.StatusConflict)
+		return
+	}
+	served := make(chan struct{})
+	go func() {
+		h.serving.Wait()
+		close(served)
+	}()
+	select {
+	case <-served:
+	case <-r.Context().Done():
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
