@@ -79,8 +79,8 @@ bench: deps build ## benchmarks against the real stack, printed as ratios
 	@scripts/k8s-test.sh bench
 
 .PHONY: k8s-up
-k8s-up: ## start a local single-node Kubernetes cluster (state in .cairn/k8s; binaries built once into ~/.cache/cairn/k8s; run 'make images' first)
-	@scripts/k8s-up.sh
+k8s-up: ## start a local Kubernetes cluster, NODES=2 for two nodes (state in .cairn/k8s; binaries built once into ~/.cache/cairn/k8s; run 'make images' first)
+	@$(if $(NODES),CAIRN_K8S_NODES=$(NODES)) scripts/k8s-up.sh
 
 .PHONY: k8s-down
 k8s-down: ## stop the local Kubernetes cluster and put the host back as it was

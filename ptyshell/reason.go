@@ -9,7 +9,7 @@ import (
 )
 
 // Reason says why a session ended: the EXIT frame's "reason", plus the
-// two audit-only reasons of an ending without EXIT (see
+// audit-only reasons of an ending without EXIT (see
 // docs/protocols.md#exit-reasons-and-close-codes).
 type Reason string
 
@@ -33,6 +33,10 @@ const (
 	// ReasonClientGone: read error, pong timeout, write timeout, or a
 	// message over the read limit.
 	ReasonClientGone Reason = "client_gone"
+	// ReasonNodeLost: the node the shell ran on was lost (on Kubernetes:
+	// gone, or not Ready past kubernetes.nodeLostSecs); the shell could
+	// not be reached, and its client's connection had already broken.
+	ReasonNodeLost Reason = "node_lost"
 )
 
 // ClientLeft is the reason of a session whose client left before it

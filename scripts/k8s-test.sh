@@ -3,9 +3,9 @@
 # `make bench` (the Kubernetes benchmarks, on a cluster of their own as
 # below, without the up/down check). First the cluster's
 # own check: TestClusterUpDown brings a cluster up and down and compares
-# the host before and after. Then one cluster, apart from a developer's
-# `make k8s-up` one (own state dir, ports, bridge and pod network), is
-# brought up for every other cluster test — the runtime conformance suite,
+# the host before and after. Then one cluster of two nodes, apart from a
+# developer's `make k8s-up` one (own state dir, ports, bridge and pod
+# networks), is brought up for every other cluster test — the runtime conformance suite,
 # the server end to end, the deploy manifests — and taken down at the end
 # whatever happened. Binaries come from the cache (scripts/k8s/build.sh).
 #
@@ -50,7 +50,8 @@ fi
 
 export CAIRN_K8S_STATE=$root/.cairn/k8s-test CAIRN_K8S_BRIDGE=cairnk8sr0 CAIRN_K8S_POD_CIDR=10.244.79.0/24 \
   CAIRN_K8S_APISERVER_PORT=28443 CAIRN_K8S_ETCD_PORT=28379 CAIRN_K8S_KUBELET_PORT=28250 \
-  CAIRN_K8S_KUBELET_HEALTHZ_PORT=28248 CAIRN_K8S_CM_PORT=28257 CAIRN_K8S_SCHEDULER_PORT=28259 CAIRN_K8S_IMAGES=
+  CAIRN_K8S_KUBELET_HEALTHZ_PORT=28248 CAIRN_K8S_CM_PORT=28257 CAIRN_K8S_SCHEDULER_PORT=28259 CAIRN_K8S_IMAGES= \
+  CAIRN_K8S_NODES=2
 trap 'scripts/k8s-down.sh' EXIT
 scripts/k8s-up.sh >/dev/null
 run_tests

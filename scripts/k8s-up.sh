@@ -1,50 +1,26 @@
 #!/usr/bin/env bash
-# Brings up a single-node Kubernetes cluster on this machine, private to
-# the checkout: a containerd of its own, etcd, the control plane and a
-# kubelet, with state under .cairn/k8s (CAIRN_K8S_STATE) and binaries built
-# once into the cache (scripts/k8s/build.sh). Prints the kubeconfig's path.
-# Idempotent: a cluster already up is left as it is; a half-up one is taken
-# down first. scripts/k8s-down.sh undoes all of it.
+# Brings up a Kubernetes cluster of one or two nodes (CAIRN_K8S_NODES) on
+# this machine, private to the checkout: etcd, the control plane, a
+# storage provisioner (scripts/k8s/localpv) and, per node, a containerd
+# and a kubelet of its own; the second node in a network namespace of its
+# own (see env.sh). State under .cairn/k8s (CAIRN_K8S_STATE), binaries
+# built once into the cache (scripts/k8s/build.sh). Prints the
+# kubeconfig's path. Idempotent: a cluster already up is left as it is; a
+# half-up one is taken down first. scripts/k8s-down.sh undoes all of it.
 set -euo pipefail
 . "$(dirname "$0")/k8s/env.sh"
 . "$(dirname "$0")/k8s/host.sh"
+. "$(dirname "$0")/k8s/run.sh"
 
 images=${CAIRN_K8S_IMAGES:-cairn-sidecar:latest cairn-shell:latest}
-components=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+components=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler localpv kubelet)
+if [ "$K8S_NODES" = 2 ]; then components+=(containerd-b kubelet-b); fi
 node_ip=${K8S_POD_CIDR%.*/*}.1
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "$K8S_STATE/admin.kubeconfig" "$@"; }
 
 all_running() {
   local c
   for c in "${components[@]}"; do running "$c" || return 1; done
-}
-
-# start NAME ARGV...: runs a component in its own session, its output in
-# log/NAME.log and its PID in run/NAME.pid.
-start() {
-  local name=$1
-  shift
-  mkdir -p "$K8S_STATE/log" "$K8S_STATE/run"
-  setsid "$@" >"$K8S_STATE/log/$name.log" 2>&1 </dev/null &
-  echo $! >"$K8S_STATE/run/$name.pid"
-}
-
-# await WHAT TRIES CMD...: retries CMD every 0.2 s until it succeeds; a
-# component that exits meanwhile fails at once with its log.
-await() {
-  local what=$1 tries=$2 c
-  shift 2
-  for _ in $(seq "$tries"); do
-    "$@" >/dev/null 2>&1 && return
-    for c in "${components[@]}"; do
-      if [ -f "$K8S_STATE/run/$c.pid" ] && ! running "$c"; then
-        tail -20 "$K8S_STATE/log/$c.log" >&2
-        die "$c exited while waiting for $what"
-      fi
-    done
-    sleep 0.2
-  done
-  die "$what did not happen in time; logs in $K8S_STATE/log"
 }
 
 cni_plugins() {
@@ -60,11 +36,6 @@ cni_plugins() {
   echo "$dir/usr/lib/cni"
 }
 
-start_containerd() {
-  start containerd /usr/bin/containerd --config "$K8S_STATE/containerd/config.toml"
-  await "containerd" 150 ctr --address "$K8S_STATE/containerd/containerd.sock" version
-}
-
 start_etcd() {
   start etcd "$K8S_BIN/etcd" --name cairn --data-dir "$K8S_STATE/etcd" \
     --listen-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" \
@@ -74,15 +45,15 @@ start_etcd() {
   await "etcd health" 150 curl -fsS "http://127.0.0.1:$K8S_ETCD_PORT/health"
 }
 
-# The apiserver reaches the kubelet by its InternalIP, the bridge address:
-# by hostname it would ask DNS off the machine.
-# The apiserver reaches the kubelet (logs, attach, exec) by its InternalIP,
-# the bridge address: by hostname it would ask DNS off the machine.
+# The apiserver listens on the first node's address, where the host's
+# clients and the second node's kubelet both reach it. It reaches a
+# kubelet (logs, attach, exec) by its InternalIP: by hostname it would ask
+# DNS off the machine.
 start_apiserver() {
   local pki=$K8S_STATE/pki
   start kube-apiserver "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$K8S_ETCD_PORT" \
-    --bind-address 127.0.0.1 --secure-port "$K8S_APISERVER_PORT" --advertise-address "$node_ip" \
+    --bind-address "$node_ip" --secure-port "$K8S_APISERVER_PORT" --advertise-address "$node_ip" \
     --service-cluster-ip-range "$K8S_SERVICE_CIDR" \
     --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
@@ -96,29 +67,36 @@ start_apiserver() {
 
 start_controllers() {
   local pki=$K8S_STATE/pki
-  # The hostPath provisioner backs PVCs on this one node (under /tmp/hostpath_pv).
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$K8S_STATE/controller-manager.kubeconfig" --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_CM_PORT:-26257}" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-    --use-service-account-credentials --enable-hostpath-provisioner --profiling=false
+    --use-service-account-credentials --profiling=false
   start kube-scheduler "$K8S_BIN/kube-scheduler" \
     --kubeconfig "$K8S_STATE/scheduler.kubeconfig" --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_SCHEDULER_PORT:-26259}" --profiling=false
 }
 
-start_kubelet() {
-  start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet/config.yaml" \
-    --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
-    --hostname-override "$K8S_NODE" --node-ip "$node_ip"
-  await "node $K8S_NODE Ready" 600 node_ready
+# start_localpv builds the storage provisioner from this checkout (the Go
+# build cache makes a rebuild quick) and runs it with the admin's rights.
+start_localpv() {
+  mkdir -p "$K8S_STATE/bin" "$K8S_VOLUMES"
+  (cd "$K8S_ROOT" && go build -o "$K8S_STATE/bin/localpv" ./scripts/k8s/localpv)
+  start localpv "$K8S_STATE/bin/localpv" -kubeconfig "$K8S_STATE/admin.kubeconfig" -root "$K8S_VOLUMES"
 }
 
-node_ready() {
-  [ "$(kubectl_ get node "$K8S_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
+# second_node prepares node B up to its containerd: its network namespace
+# and link, a cgroup root of its own, its configuration.
+second_node() {
+  make_node_b_network
+  make_node_b_cgroups
+  "$(dirname "$0")/k8s/config.sh" "$1" "$K8S_STATE_B" "$K8S_LINK_B.2" "$K8S_POD_CIDR_B" kubelet-serving-b "/$K8S_NODE_B"
+  start_containerd containerd-b "$K8S_STATE_B" "${in_node_b[@]}"
 }
 
-# The storage class cairn's PVCs name by default, and its namespace.
+# The storage class cairn's PVCs name by default, and its namespace. Its
+# volumes are node-local (localpv), so a claim binds once its first pod
+# has a node.
 cluster_objects() {
   kubectl_ apply -f - >/dev/null <<YAML
 apiVersion: storage.k8s.io/v1
@@ -126,9 +104,9 @@ kind: StorageClass
 metadata:
   name: cairn-local
   annotations: {storageclass.kubernetes.io/is-default-class: "true"}
-provisioner: kubernetes.io/host-path
+provisioner: cairn.local/node-dir
 reclaimPolicy: Delete
-volumeBindingMode: Immediate
+volumeBindingMode: WaitForFirstConsumer
 ---
 apiVersion: v1
 kind: Namespace
@@ -140,7 +118,8 @@ YAML
 }
 
 main() {
-  if [ -f "$K8S_STATE/admin.kubeconfig" ] && all_running && node_ready; then
+  if [ -f "$K8S_STATE/admin.kubeconfig" ] && all_running && node_ready "$K8S_NODE" &&
+    { [ "$K8S_NODES" = 1 ] || node_ready "$K8S_NODE_B"; }; then
     log "already up"
     echo "$K8S_STATE/admin.kubeconfig"
     return
@@ -149,7 +128,8 @@ main() {
     log "a cluster is half up; taking it down first"
     "$(dirname "$0")/k8s-down.sh"
   fi
-  need openssl curl ctr apt-get dpkg setsid ip
+  case $K8S_NODES in 1 | 2) ;; *) die "CAIRN_K8S_NODES must be 1 or 2, not $K8S_NODES" ;; esac
+  need openssl curl ctr apt-get dpkg setsid ip nsenter unshare
   [ -x /usr/bin/containerd ] || { log "installing containerd"; apt-get install -y containerd >/dev/null; }
   local t0 t1
   t0=$(date +%s%N)
@@ -158,15 +138,24 @@ main() {
   mkdir -p "$K8S_STATE"
   save_host
   "$(dirname "$0")/k8s/certs.sh"
-  "$(dirname "$0")/k8s/config.sh" "$(cni_plugins)"
+  local cni
+  cni=$(cni_plugins)
+  "$(dirname "$0")/k8s/config.sh" "$cni" "$K8S_STATE" "$node_ip" "$K8S_POD_CIDR" kubelet-serving
   make_bridge
-  start_containerd
+  start_containerd containerd "$K8S_STATE"
+  if [ "$K8S_NODES" = 2 ]; then second_node "$cni"; fi
   # shellcheck disable=SC2086 # a list of image names
   "$(dirname "$0")/k8s/images.sh" $images
   start_etcd
   start_apiserver
   start_controllers
-  start_kubelet
+  start_localpv
+  start_kubelet kubelet "$K8S_NODE" "$K8S_STATE" kubelet "$node_ip"
+  if [ "$K8S_NODES" = 2 ]; then
+    start_kubelet kubelet-b "$K8S_NODE_B" "$K8S_STATE_B" kubelet-b "$K8S_LINK_B.2" "${in_node_b[@]}"
+  fi
+  await "node $K8S_NODE Ready" 600 node_ready "$K8S_NODE"
+  if [ "$K8S_NODES" = 2 ]; then await "node $K8S_NODE_B Ready" 600 node_ready "$K8S_NODE_B"; fi
   cluster_objects
   log "up in $(elapsed "$t1") s (binaries ready in $(awk -v d=$((t1 - t0)) 'BEGIN {printf "%.1f", d / 1e9}') s)"
   echo "$K8S_STATE/admin.kubeconfig"

@@ -43,6 +43,11 @@ type KubernetesConfig struct {
 	// with container_start_timeout. At most 300, the time a client's shell
 	// or exec dial waits for the server's answer.
 	PodStartTimeoutSecs int `yaml:"podStartTimeoutSecs"`
+	// Seconds a node may be gone or not Ready before the shells and execs
+	// whose pods run on it are ended with reason node_lost and their pods
+	// deleted. The cluster itself marks a node not Ready some 40–50 s after
+	// its kubelet stops reporting; this grace counts from then.
+	NodeLostSecs int `yaml:"nodeLostSecs"`
 	// Run transfer sidecars on the node's network, so that a cluster
 	// without Services (the local one of `make k8s-up`) reaches a store on
 	// loopback.
@@ -52,7 +57,8 @@ type KubernetesConfig struct {
 // DefaultKubernetesConfig is the adapter's defaults, spelled out.
 func DefaultKubernetesConfig() KubernetesConfig {
 	return KubernetesConfig{Namespace: "cairn", AccessMode: string(corev1.ReadWriteOnce), VolumeSize: "1Gi",
-		MaxVolumeSize: "100Gi", ImagePullPolicy: string(corev1.PullNever), PodStartTimeoutSecs: 60}
+		MaxVolumeSize: "100Gi", ImagePullPolicy: string(corev1.PullNever), PodStartTimeoutSecs: 60,
+		NodeLostSecs: 60}
 }
 
 // dnsLabel is RFC 1123's label, what a namespace name must be.
@@ -82,6 +88,7 @@ func (k KubernetesConfig) validate(p *configProblems) {
 	}
 	p.allowed("kubernetes.imagePullPolicy", k.ImagePullPolicy)
 	inRange(p, "kubernetes.podStartTimeoutSecs", k.PodStartTimeoutSecs)
+	inRange(p, "kubernetes.nodeLostSecs", k.NodeLostSecs)
 	for key, value := range k.NodeSelector {
 		if key == "" || !labelPart.MatchString(value) {
 			p.add("kubernetes.nodeSelector", "%q: %q is not a label selector term", key, value)
@@ -105,6 +112,7 @@ func (s *Server) kubeConfig() kube.Config {
 		ImagePullPolicy: corev1.PullPolicy(k.ImagePullPolicy),
 		PodStartTimeout: time.Duration(k.PodStartTimeoutSecs) * time.Second,
 		NodeSelector:    k.NodeSelector,
+		NodeLostGrace:   time.Duration(k.NodeLostSecs) * time.Second,
 		Image:           sc.Image, Timeout: time.Duration(sc.TimeoutSecs) * time.Second,
 		TransferHostNetwork: k.TransferHostNetwork, ExtraEnv: env, MaxConcurrent: sc.MaxConcurrent,
 		MaxBrowsers: s.cfg.Files.Browse.MaxContainers, BrowseIdle: time.Duration(s.cfg.Files.Browse.IdleSecs) * time.Second,

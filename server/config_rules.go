@@ -133,6 +133,7 @@ var configRules = map[string]KeyRule{
 	"kubernetes.accessMode":          oneOf(string(corev1.ReadWriteOnce), string(corev1.ReadWriteMany), string(corev1.ReadWriteOncePod)),
 	"kubernetes.imagePullPolicy":     oneOf(string(corev1.PullNever), string(corev1.PullIfNotPresent), string(corev1.PullAlways)),
 	"kubernetes.podStartTimeoutSecs": between(1, int64(cairn.MaxStartWait/time.Second)),
+	"kubernetes.nodeLostSecs":        between(1, 3600),
 	"kubernetes.maxVolumeSize":       relation("at least `kubernetes.volumeSize`"),
 }
 

@@ -111,7 +111,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
-	st, err := startDevServices(ctx, dir, o.ha)
+	st, err := startDevServices(ctx, dir, o.ha, devStoreHost(o))
 	defer st.stop()
 	if err != nil {
 		return err
@@ -195,9 +195,9 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 }
 
 // startDevServices starts Postgres (with ha, a primary and its standby),
-// the store and its bucket, and connects to Docker. Whatever started is in
-// the returned stack even on error.
-func startDevServices(ctx context.Context, dir string, ha bool) (*devStack, error) {
+// the store (on storeHost) and its bucket, and connects to Docker.
+// Whatever started is in the returned stack even on error.
+func startDevServices(ctx context.Context, dir string, ha bool, storeHost string) (*devStack, error) {
 	st := &devStack{}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, err
@@ -214,7 +214,7 @@ func startDevServices(ctx context.Context, dir string, ha bool) (*devStack, erro
 	if err != nil {
 		return st, err
 	}
-	if st.s3, err = stack.StartS3(ctx, bin, filepath.Join(dir, "s3"), logs); err != nil {
+	if st.s3, err = stack.StartS3On(ctx, storeHost, bin, filepath.Join(dir, "s3"), logs); err != nil {
 		return st, err
 	}
 	if err := st.s3.CreateBucket(ctx, devBucket); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +21,9 @@ import (
 
 // devRuntime applies --runtime: on kubernetes the stack's volumes,
 // sidecars and shells are claims and pods of the cluster, its transfer
-// sidecars on the node's network so that they reach the dev store on
-// loopback (the local cluster's node is this machine). A -c file may set
-// any kubernetes key; the flags fill only what it left unset.
+// sidecars on the node's network so that they reach the dev store (see
+// devStoreHost). A -c file may set any kubernetes key; the flags fill only
+// what it left unset.
 func devRuntime(cfg *server.Config, o devOptions) error {
 	switch o.runtime {
 	case "docker":
@@ -42,6 +44,51 @@ func devRuntime(cfg *server.Config, o devOptions) error {
 	return cfg.Validate()
 }
 
+// devStoreHost is the address the dev store listens on: loopback, where
+// Docker's transfer sidecars (host networking) reach it; on a local cluster
+// of this machine, the address its API server listens on, which every
+// node routes to (a second node's loopback is its own).
+func devStoreHost(o devOptions) string {
+	kubeconfig := cmp.Or(o.kubeconfig, localKubeconfig())
+	if o.runtime != "kubernetes" || !isLocalCluster(kubeconfig) {
+		return "127.0.0.1"
+	}
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: kubeconfig})
+	if err != nil {
+		return "127.0.0.1" // the runtime's own check reports the kubeconfig
+	}
+	u, err := url.Parse(rc.Host)
+	if err != nil || !isOwnAddress(u.Hostname()) {
+		return "127.0.0.1"
+	}
+	return u.Hostname()
+}
+
+// isLocalCluster reports whether kubeconfig is one `make k8s-up` wrote:
+// the cluster's containerd socket lies beside it.
+func isLocalCluster(kubeconfig string) bool {
+	if kubeconfig == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(kubeconfig), "containerd", "containerd.sock"))
+	return err == nil
+}
+
+// isOwnAddress reports whether host is an IP address of this machine.
+func isOwnAddress(host string) bool {
+	ip := net.ParseIP(host)
+	addrs, err := net.InterfaceAddrs()
+	if ip == nil || err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
 // localKubeconfig is the kubeconfig of the cluster CAIRN_K8S_STATE names,
 // or "" (the standard rules: $KUBECONFIG, ~/.kube/config).
 func localKubeconfig() string {
@@ -60,10 +107,10 @@ func loadClusterImages(ctx context.Context, cfg server.Config, images ...string)
 	if cfg.Workspace.VolumeType != "kubernetes" || kubeconfig == "" {
 		return nil
 	}
-	state := filepath.Dir(kubeconfig)
-	if _, err := os.Stat(filepath.Join(state, "containerd", "containerd.sock")); err != nil {
-		return nil // not a local cluster of this machine
+	if !isLocalCluster(kubeconfig) {
+		return nil
 	}
+	state := filepath.Dir(kubeconfig)
 	root, err := stack.ModuleRoot()
 	if err != nil {
 		return fmt.Errorf("the local cluster at %s needs the images imported: run scripts/k8s/images.sh %s in a cairn checkout",

@@ -44,7 +44,8 @@ func startKubeStack(t *testing.T) *kubeStack {
 	kubeconfig := stacktest.Kubeconfig(t)
 	cs := stacktest.KubeClient(t, kubeconfig)
 	ns := stacktest.KubeNamespace(t, cs)
-	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true, Tokens: []string{shellAdminToken}, Config: fmt.Sprintf(`
+	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true, Tokens: []string{shellAdminToken},
+		PresignEndpoint: stacktest.KubeStoreEndpoint(t, kubeconfig), Config: fmt.Sprintf(`
 workspace: {volumeType: kubernetes}
 kubernetes: {kubeconfig: %s, namespace: %s, storageClass: cairn-local, transferHostNetwork: true}
 shell: {enable: true, image: %s, instanceName: %s, reapIntervalSecs: 1}

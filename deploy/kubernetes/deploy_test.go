@@ -117,72 +117,6 @@ func importImages(t *testing.T) {
 	stacktest.ImportImages(t, images...)
 }
 
-// relay forwards connections to host:0 on to target until the test ends
-// and returns the port it listens on.
-func relay(t *testing.T, host, target string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	require.NoError(t, err)
-	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-		wg    sync.WaitGroup
-	)
-	track := func(c net.Conn) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if conns == nil {
-			return false
-		}
-		conns[c] = struct{}{}
-		return true
-	}
-	wg.Go(func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.DialTimeout("tcp", target, 5*time.Second)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			if !track(in) || !track(out) {
-				in.Close()
-				out.Close()
-				return
-			}
-			// Each direction passes on its end of file as a half-close (a
-			// client that shuts its side still reads the answer); the pair
-			// closes when both are done.
-			var pair sync.WaitGroup
-			pipe := func(dst, src net.Conn) {
-				_, _ = io.Copy(dst, src)
-				_ = dst.(*net.TCPConn).CloseWrite()
-			}
-			pair.Go(func() { pipe(out, in) })
-			pair.Go(func() { pipe(in, out) })
-			wg.Go(func() {
-				pair.Wait()
-				in.Close()
-				out.Close()
-			})
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		conns = nil
-		mu.Unlock()
-		wg.Wait()
-	})
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // deployment is the base applied in a namespace of the test's own.
 type deployment struct {
 	k      kubectl
@@ -236,9 +170,7 @@ func deploy(t *testing.T) *deployment {
 	importImages(t)
 
 	d := &deployment{k: k, ns: "cairn-deploy-" + strings.ToLower(ulid.Make().String()[18:])}
-	d.nodeIP = strings.TrimSpace(k.must(t, "get", "nodes", "-o",
-		`jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`))
-	require.NotNil(t, net.ParseIP(d.nodeIP), "the node's InternalIP: %q", d.nodeIP)
+	d.nodeIP = stacktest.KubeHostAddr(t, k.kubeconfig)
 
 	dsn, err := url.Parse(stacktest.Database(t))
 	require.NoError(t, err)
@@ -249,9 +181,9 @@ func deploy(t *testing.T) *deployment {
 	apiServer := strings.TrimSpace(k.must(t, "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"))
 	apiURL, err := url.Parse(apiServer)
 	require.NoError(t, err)
-	apiRelay := relay(t, d.nodeIP, apiURL.Host)
-	pgRelay := relay(t, d.nodeIP, dsn.Host)
-	d.s3Port = relay(t, d.nodeIP, store.Endpoint)
+	apiRelay := stacktest.Relay(t, d.nodeIP, apiURL.Host)
+	pgRelay := stacktest.Relay(t, d.nodeIP, dsn.Host)
+	d.s3Port = stacktest.Relay(t, d.nodeIP, store.Endpoint)
 	d.pgRelay = net.JoinHostPort(d.nodeIP, strconv.Itoa(pgRelay))
 
 	raw := make([]byte, 32)

@@ -92,6 +92,11 @@ func FindVersitygw() (string, error) {
 // clients. The gateway's output goes to log (nil means discard), and it is
 // killed if the calling process dies.
 func StartS3(ctx context.Context, bin, dir string, log io.Writer) (*S3, error) {
+	return StartS3On(ctx, "127.0.0.1", bin, dir, log)
+}
+
+// StartS3On is StartS3 listening on host, an address of this machine.
+func StartS3On(ctx context.Context, host, bin, dir string, log io.Writer) (*S3, error) {
 	if err := os.MkdirAll(filepath.Join(dir, s3DataDir), 0o755); err != nil {
 		return nil, fmt.Errorf("s3 dir: %w", err)
 	}
@@ -108,7 +113,7 @@ func StartS3(ctx context.Context, bin, dir string, log io.Writer) (*S3, error) {
 		return nil, fmt.Errorf("s3 port: %w", err)
 	}
 	s := &S3{
-		Endpoint:  net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Endpoint:  net.JoinHostPort(host, strconv.Itoa(port)),
 		AccessKey: access,
 		SecretKey: secret,
 		Region:    "us-east-1",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Writes the cluster's PKI and kubeconfigs under $K8S_STATE/pki: one CA,
-# the serving certificates of the apiserver and kubelet, the client
-# certificates of every component, and the service-account key pair.
+# the serving certificates of the apiserver and the kubelets, the client
+# certificates of every component, and the service-account key pair. The
+# kubeconfigs name the apiserver at the first node's address, where the
+# second node reaches it too.
 # Existing files are kept, so a rerun changes nothing.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -37,7 +39,7 @@ kind: Config
 clusters:
 - name: cairn
   cluster:
-    server: https://127.0.0.1:$K8S_APISERVER_PORT
+    server: https://$node_ip:$K8S_APISERVER_PORT
     certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
 users:
 - name: $name
@@ -68,11 +70,16 @@ leaf apiserver "/CN=kube-apiserver" serverAuth \
 leaf apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
 leaf kubelet-serving "/CN=$K8S_NODE" serverAuth "IP:$node_ip,DNS:$K8S_NODE"
 leaf kubelet "/O=system:nodes/CN=system:node:$K8S_NODE" clientAuth
+if [ "$K8S_NODES" = 2 ]; then
+  leaf kubelet-serving-b "/CN=$K8S_NODE_B" serverAuth "IP:$K8S_LINK_B.2,DNS:$K8S_NODE_B"
+  leaf kubelet-b "/O=system:nodes/CN=system:node:$K8S_NODE_B" clientAuth
+fi
 leaf controller-manager "/CN=system:kube-controller-manager" clientAuth
 leaf scheduler "/CN=system:kube-scheduler" clientAuth
 leaf admin "/O=system:masters/CN=cairn-admin" clientAuth
 
 kubeconfig admin admin
 kubeconfig kubelet kubelet
+if [ "$K8S_NODES" = 2 ]; then kubeconfig kubelet-b kubelet-b; fi
 kubeconfig controller-manager controller-manager
 kubeconfig scheduler scheduler

@@ -18,6 +18,25 @@ K8S_APISERVER_PORT=${CAIRN_K8S_APISERVER_PORT:-26443}
 K8S_ETCD_PORT=${CAIRN_K8S_ETCD_PORT:-26379}
 K8S_PAUSE_IMAGE=cairn.local/pause:$K8S_VERSION
 
+# How many nodes k8s-up starts: 1, or 2 (CAIRN_K8S_NODES, `make k8s-up
+# NODES=2`). The first node's kubelet and containerd run on the host's
+# network, its node address the bridge's. The second runs its own kubelet
+# and containerd in a network namespace of its own (K8S_NETNS_B, a file the
+# namespace is bind-mounted on), joined to the host by a veth pair
+# (K8S_LINK_B.1 on the host, .2 the node's address) and routing its own pod
+# network, which the host routes to it.
+K8S_NODES=${CAIRN_K8S_NODES:-1}
+K8S_NODE_B=$K8S_NODE-b
+k8s_octet=${K8S_POD_CIDR#*.*.} && k8s_octet=${k8s_octet%%.*}
+K8S_POD_CIDR_B=${K8S_POD_CIDR%.*.*/*}.$((k8s_octet + 100)).0/24
+K8S_LINK_B=${K8S_POD_CIDR%.*.*/*}.$((k8s_octet + 150))
+K8S_STATE_B=$K8S_STATE/$K8S_NODE_B
+K8S_NETNS_B=$K8S_STATE_B/netns
+K8S_VETH_B=${K8S_BRIDGE}b
+# Where the storage provisioner (scripts/k8s/localpv) makes each node's
+# volumes: VOLUMES/NODE/NAME.
+K8S_VOLUMES=$K8S_STATE/volumes
+
 export PATH=/usr/local/go/bin:$PATH
 
 log() { echo "k8s: $*" >&2; }

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Puts images into the private containerd without a registry: the pause
-# image, packed here as an OCI archive around the pause binary build.sh
-# made, and every Docker image named on the command line that Docker has
-# (docker save | ctr import). Pods use imagePullPolicy Never, so an image
-# missing here is a pod that never starts.
+# Puts images into every node's private containerd without a registry:
+# the pause image, packed here as an OCI archive around the pause binary
+# build.sh made, and every Docker image named on the command line that
+# Docker has (docker save, then ctr import into each node). Pods use
+# imagePullPolicy Never, so an image missing here is a pod that never
+# starts.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
-sock=$K8S_STATE/containerd/containerd.sock
+socks=("$K8S_STATE/containerd/containerd.sock")
+if [ -S "$K8S_STATE_B/containerd/containerd.sock" ]; then socks+=("$K8S_STATE_B/containerd/containerd.sock"); fi
 ctr_() { ctr -n k8s.io --address "$sock" "$@"; }
+
+# import_all FILE: imports the archive FILE into every node.
+import_all() {
+  for sock in "${socks[@]}"; do ctr_ images import "$1" >/dev/null; done
+}
 
 # blob FILE: stores FILE under blobs/sha256 and prints its digest.
 blob() {
@@ -21,6 +28,7 @@ blob() {
 size() { stat -c %s "$oci/blobs/sha256/$1"; }
 
 pause_image() {
+  sock=${socks[-1]}
   ctr_ images check "name==$K8S_PAUSE_IMAGE" 2>/dev/null | grep -q . && return
   local work root layer config manifest
   work=$(mktemp -d) && oci=$work/oci
@@ -38,7 +46,7 @@ pause_image() {
     "$manifest" "$(size "$manifest")" "$K8S_PAUSE_IMAGE" "${K8S_PAUSE_IMAGE##*:}" >"$oci/index.json"
   echo '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
   tar -C "$oci" -cf "$work/pause.tar" .
-  ctr_ images import "$work/pause.tar" >/dev/null
+  import_all "$work/pause.tar"
   rm -rf "$work"
 }
 
@@ -52,7 +60,11 @@ docker_images() {
     fi
   done
   [ ${#have[@]} -eq 0 ] && return
-  docker save "${have[@]}" | ctr_ images import - >/dev/null
+  local work
+  work=$(mktemp -d)
+  docker save -o "$work/images.tar" "${have[@]}"
+  import_all "$work/images.tar"
+  rm -rf "$work"
 }
 
 pause_image

@@ -29,6 +29,7 @@ func testClusterEnv(state string) []string {
 		"CAIRN_K8S_CM_PORT=27257",
 		"CAIRN_K8S_SCHEDULER_PORT=27259",
 		"CAIRN_K8S_IMAGES=",
+		"CAIRN_K8S_NODES=2",
 	)
 }
 
@@ -37,15 +38,16 @@ type hostState struct {
 	sysctls map[string]string
 	present []string // of hostPaths
 	links   []string
-	cgroups []string // kubepods hierarchies
+	cgroups []string // the kubelets' hierarchies
 	runCtrd []string // entries of /run/containerd, which Docker's containerd shares
+	forward []string // the FORWARD chain's rules
 }
 
 var (
 	watchedSysctls = []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
 		"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes", "net/ipv4/ip_forward"}
 	hostPaths = []string{"/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/var/lib/cni", "/etc/cni",
-		"/opt/cni", "/var/lib/containerd", "/etc/kubernetes", "/tmp/hostpath_pv"}
+		"/opt/cni", "/var/lib/containerd", "/etc/kubernetes", "/run/netns"}
 )
 
 func readHost(t *testing.T) hostState {
@@ -69,6 +71,11 @@ func readHost(t *testing.T) hostState {
 		}
 	}
 	h.cgroups, _ = filepath.Glob("/sys/fs/cgroup/*/kubepods")
+	second, _ := filepath.Glob("/sys/fs/cgroup/*/cairn-node-b")
+	h.cgroups = append(h.cgroups, second...)
+	rules, err := exec.Command("iptables", "-w", "-S", "FORWARD").Output()
+	require.NoError(t, err)
+	h.forward = strings.Split(strings.TrimSpace(string(rules)), "\n")
 	entries, _ := os.ReadDir("/run/containerd")
 	for _, e := range entries {
 		if e.Name() != "s" { // shim sockets: Docker's come and go
@@ -117,9 +124,10 @@ func script(t *testing.T, env []string, name string) (string, time.Duration) {
 	return string(out), took
 }
 
-// TestClusterUpDown brings a real cluster up, sees its node Ready, takes
-// it down and checks that the host is as it was: no process, mount,
-// bridge, cgroup or path of the cluster left, every tunable restored.
+// TestClusterUpDown brings a real two-node cluster up, sees its nodes
+// Ready, takes it down and checks that the host is as it was: no process,
+// mount (node B's network namespace among them), bridge, link, forwarding
+// rule, cgroup or path of the cluster left, every tunable restored.
 func TestClusterUpDown(t *testing.T) {
 	if os.Geteuid() != 0 {
 		requireOrSkip(t, "the local cluster needs root")
@@ -139,10 +147,15 @@ func TestClusterUpDown(t *testing.T) {
 	t.Logf("up: %s\n%s", took, out)
 	kubeconfig := filepath.Join(state, "admin.kubeconfig")
 	require.Contains(t, out, kubeconfig)
-	ready, err := exec.Command(kubectl(t), "--kubeconfig", kubeconfig, "get", "node", "cairn-node",
-		"-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`).CombinedOutput()
-	require.NoError(t, err, string(ready))
-	require.Equal(t, "True", string(ready))
+	for _, node := range []string{"cairn-node", "cairn-node-b"} {
+		ready, err := exec.Command(kubectl(t), "--kubeconfig", kubeconfig, "get", "node", node,
+			"-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`).CombinedOutput()
+		require.NoError(t, err, string(ready))
+		require.Equal(t, "True", string(ready), "node %s", node)
+	}
+	during := readHost(t)
+	require.Contains(t, during.links, "cairnk8st0b@if2:", "node B's link is up")
+	require.NotEqual(t, before.forward, during.forward, "pod traffic between the nodes is let through")
 
 	out, took = script(t, env, "k8s-up.sh")
 	require.Contains(t, out, "already up")
@@ -158,6 +171,7 @@ func TestClusterUpDown(t *testing.T) {
 	require.Equal(t, before.present, after.present)
 	require.Equal(t, before.cgroups, after.cgroups)
 	require.Equal(t, before.runCtrd, after.runCtrd)
+	require.Equal(t, before.forward, after.forward)
 	require.False(t, slices.Contains(after.links, "cairnk8st0:"), "the bridge is left")
 	require.Equal(t, before.links, after.links)
 

@@ -56,6 +56,9 @@ type Config struct {
 	PodStartTimeout time.Duration
 	// NodeSelector pins every pod of cairn to matching nodes.
 	NodeSelector map[string]string
+	// NodeLostGrace is how long a node may be gone or not Ready before the
+	// shells and execs on it are ended as node_lost; default 60 s.
+	NodeLostGrace time.Duration
 
 	Image   string        // sidecar image; default "cairn-sidecar:latest"
 	Timeout time.Duration // per sidecar run; default 300 s
@@ -89,6 +92,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, corev1.PullNever)
 	c.PodStartTimeout = cmp.Or(c.PodStartTimeout, 60*time.Second)
+	c.NodeLostGrace = cmp.Or(c.NodeLostGrace, 60*time.Second)
 	c.Image = cmp.Or(c.Image, "cairn-sidecar:latest")
 	c.Timeout = cmp.Or(c.Timeout, 300*time.Second)
 	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, 8)

@@ -212,7 +212,7 @@ func (s *Shells) ListShells(ctx context.Context) ([]service.ShellContainer, erro
 }
 
 // listSessions lists every session pod of the app of one kind, in any
-// phase; idAnnotation holds the session's ID.
+// phase, those on a lost node as lost; idAnnotation holds the session's ID.
 func (s *Shells) listSessions(ctx context.Context, kind, idAnnotation string) ([]service.ShellContainer, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
@@ -225,6 +225,11 @@ func (s *Shells) listSessions(ctx context.Context, kind, idAnnotation string) ([
 	for i := range list.Items {
 		out = append(out, sessionContainer(&list.Items[i], idAnnotation))
 	}
+	lost, err := s.lostNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	markLost(list.Items, out, lost)
 	return out, nil
 }
 

@@ -40,11 +40,13 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 	}
 }
 
-// CreateVolume creates the volume's claim and waits until it is bound, so
-// the pods that mount it are scheduled at once (an unbound claim costs a
-// pod seconds of scheduler backoff). An existing claim is waited for too:
-// like Docker's, the create is idempotent. A class that binds on first
-// use is not waited for. The claim asks for sizeBytes, or VolumeSize
+// CreateVolume creates the volume's claim and, when its class binds at
+// once, waits until it is bound, so the pods that mount it are scheduled
+// at once (an unbound claim costs a pod seconds of scheduler backoff). An
+// existing claim is waited for too: like Docker's, the create is
+// idempotent. A class that binds on first use — node-local volumes, whose
+// node is the first pod's — is not waited for, nor one this server may not
+// read (the scheduler waits for the claim instead). The claim asks for sizeBytes, or VolumeSize
 // when it is 0; the service keeps sizes within MaxVolumeBytes.
 func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error {
 	claim, err := objectName(name)
@@ -61,7 +63,7 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 	if err != nil {
 		return unavailable("create the volume claim", err)
 	}
-	if r.bindsOnFirstUse(ctx) {
+	if !r.bindsAtOnce(ctx) {
 		return nil
 	}
 	return r.waitBound(ctx, claim)
@@ -117,11 +119,12 @@ func (r *Runtime) replaceLeaving(ctx context.Context, pvc *corev1.PersistentVolu
 	return err
 }
 
-// bindsOnFirstUse reports whether the claims' class binds only when a pod
-// uses them. A class that cannot be read is waited for.
-func (r *Runtime) bindsOnFirstUse(ctx context.Context) bool {
+// bindsAtOnce reports whether the claims' class is known to bind a claim
+// when it is made, not when a pod first uses it.
+func (r *Runtime) bindsAtOnce(ctx context.Context) bool {
 	sc, err := r.storageClass(ctx)
-	return err == nil && sc != nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+	return err == nil && sc != nil &&
+		(sc.VolumeBindingMode == nil || *sc.VolumeBindingMode == storagev1.VolumeBindingImmediate)
 }
 
 // storageClass is the claims' class: kubernetes.storageClass, else the

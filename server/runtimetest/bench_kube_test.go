@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -63,9 +64,19 @@ func BenchmarkKube(b *testing.B) {
 	k := startKube(b, admin, 0)
 	dk := startDocker(b)
 	bucket := stacktest.Bucket(b)
+	// Pods reach this machine at the cluster's host address from every
+	// node (Docker's sidecars, on the host's network, reach it too).
+	host := stacktest.KubeHostAddr(b, admin)
 	presign := s3.NewPresignClient(stacktest.S3(b).Client())
+	kubePresign := s3.NewPresignClient(stacktest.S3(b).Client(func(o *s3.Options) {
+		o.BaseEndpoint = aws.String("http://" + stacktest.KubeStoreEndpoint(b, admin))
+	}))
 	body := bytes.Repeat([]byte("cairn 1k\n"), benchFileSize/9+1)[:benchFileSize]
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	src := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	require.NoError(b, err)
+	src.Listener = l
+	src.Start()
 	b.Cleanup(src.Close)
 
 	kvol, kid := benchVolume(b, k.rt, k.app, src.URL)
@@ -74,21 +85,23 @@ func BenchmarkKube(b *testing.B) {
 	b.Logf("kube app %s (namespace %s, claim %s), docker app %s (volume %s), bucket %s", k.app, k.ns, kclaim, dk.app, dvol, bucket)
 	kubectlBin := kubectlPath(b)
 
-	putURL := func() string {
+	putURLOf := func(presign *s3.PresignClient) string {
 		key := "bench/" + ulid.Make().String()
 		req, err := presign.PresignPutObject(b.Context(), &s3.PutObjectInput{Bucket: &bucket, Key: &key,
 			ContentLength: aws.Int64(benchFileSize)}, s3.WithPresignExpires(10*time.Minute))
 		require.NoError(b, err)
 		return req.URL
 	}
+	putURL := func() string { return putURLOf(presign) }
+	kubePutURL := func() string { return putURLOf(kubePresign) }
 	source := cairn.MountPath + "/file"
 
 	var t timings
 	for range b.N {
 		for i := range benchRounds {
 			// Presigning is outside every timed span.
-			pair(i, &t.kubePut, func() time.Duration { return cairnPut(b, k.rt, putSpec(kvol, kid, putURL(), source)) },
-				&t.kubePutFloor, func() time.Duration { return k.barePut(b, kclaim, putEnv(putURL(), source)) })
+			pair(i, &t.kubePut, func() time.Duration { return cairnPut(b, k.rt, putSpec(kvol, kid, kubePutURL(), source)) },
+				&t.kubePutFloor, func() time.Duration { return k.barePut(b, kclaim, putEnv(kubePutURL(), source)) })
 			pair(i, &t.dockerPut, func() time.Duration { return cairnPut(b, dk.rt, putSpec(dvol, did, putURL(), source)) },
 				&t.dockerPutFloor, func() time.Duration { return dk.runPut(b, dvol, putEnv(putURL(), source)) })
 			pair(i, &t.kubeShell, func() time.Duration { return shellToPrompt(b, k.shells, shellSpecOf(k.app, kvol, kid)) },

@@ -48,7 +48,7 @@ func testDialog(t *testing.T, h Harness) {
 		t.Parallel()
 		s := h.New(t, 0)
 		volume, id := provision(t, s)
-		st := newStore(t, []byte("packed on every runtime\n"))
+		st := newStore(t, h, []byte("packed on every runtime\n"))
 		runOK(t, s.Runtime, downloadSpec(volume, id, st.URL+"/obj", cairn.MountPath+"/file.txt"))
 
 		var needs []sidecar.Need
@@ -66,7 +66,7 @@ func testDialog(t *testing.T, h Harness) {
 		t.Parallel()
 		s := h.New(t, 0)
 		volume, id := provision(t, s)
-		st := newStore(t, []byte("x"))
+		st := newStore(t, h, []byte("x"))
 		runOK(t, s.Runtime, downloadSpec(volume, id, st.URL+"/obj", cairn.MountPath+"/file.txt"))
 		refused := errors.New("the store refused")
 		out, err := s.Runtime.RunSidecar(t.Context(), packSpec(volume, id, func(context.Context, sidecar.Need) (sidecar.Grant, error) {

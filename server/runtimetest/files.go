@@ -18,7 +18,7 @@ func testBrowse(t *testing.T, h Harness) {
 	s := h.New(t, 0)
 	volume, id := provision(t, s)
 	body := bytes.Repeat([]byte("0123456789"), 300)
-	st := newStore(t, body)
+	st := newStore(t, h, body)
 	runOK(t, s.Runtime, downloadSpec(volume, id, st.URL+"/obj", cairn.MountPath+"/file.txt"))
 	target := service.BrowseTarget{WorkspaceID: id, VolumeName: volume}
 	browse := func(req sidecar.BrowseRequest) *sidecar.BrowseReply {

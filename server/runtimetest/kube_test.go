@@ -58,7 +58,7 @@ func clusterEnv() []string {
 		"CAIRN_K8S_APISERVER_PORT=28443", "CAIRN_K8S_ETCD_PORT=28379",
 		"CAIRN_K8S_KUBELET_PORT=28250", "CAIRN_K8S_KUBELET_HEALTHZ_PORT=28248",
 		"CAIRN_K8S_CM_PORT=28257", "CAIRN_K8S_SCHEDULER_PORT=28259",
-		"CAIRN_K8S_IMAGES=")
+		"CAIRN_K8S_IMAGES=", "CAIRN_K8S_NODES=2")
 }
 
 func runScript(env []string, name string, args ...string) (string, error) {
@@ -118,7 +118,7 @@ func clusterDown() {
 // a namespace of its own.
 func TestKube(t *testing.T) {
 	t.Parallel()
-	runtimetest.Run(t, runtimetest.Harness{New: newKube})
+	runtimetest.Run(t, runtimetest.Harness{New: newKube, Host: stacktest.KubeHostAddr(t, cluster(t))})
 }
 
 func newKube(t *testing.T, timeout time.Duration) *runtimetest.Subject {

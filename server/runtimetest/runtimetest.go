@@ -5,6 +5,7 @@
 package runtimetest
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -27,10 +28,14 @@ import (
 // and goes at the test's cleanup.
 type Harness struct {
 	// New returns the runtimes of a fresh app. Transfer sidecars must
-	// reach 127.0.0.1 of this machine (host networking), where the
-	// suite's HTTP servers listen. timeout is the sidecar timeout, 0 for
-	// the adapter's default.
+	// reach the suite's HTTP servers at Host. timeout is the sidecar
+	// timeout, 0 for the adapter's default.
 	New func(t *testing.T, timeout time.Duration) *Subject
+	// Host is the address of this machine the suite's HTTP servers listen
+	// on, as the engine's transfer sidecars reach it: 127.0.0.1 (the
+	// default) from host networking on this machine; an address every node
+	// routes to on a cluster of several.
+	Host string
 }
 
 // Subject is one app's runtimes and the engine-side helpers the suite
@@ -124,7 +129,7 @@ func runOK(t *testing.T, r service.Runtime, spec service.SidecarSpec) sidecar.Re
 	return res
 }
 
-// store is an HTTP server on loopback standing in for presigned URLs: GET
+// store is an HTTP server on the harness's host standing in for presigned URLs: GET
 // /obj serves body, PUT /up keeps what it receives, and GET /hang never
 // answers (until the test ends).
 type store struct {
@@ -135,9 +140,9 @@ type store struct {
 	put []byte
 }
 
-func newStore(t *testing.T, body []byte) *store {
+func newStore(t *testing.T, h Harness, body []byte) *store {
 	t.Helper()
-	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", net.JoinHostPort(cmp.Or(h.Host, "127.0.0.1"), "0"))
 	require.NoError(t, err)
 	st := &store{URL: "http://" + l.Addr().String(), body: body}
 	hang := make(chan struct{})

@@ -37,7 +37,7 @@ func testSidecar(t *testing.T, h Harness) {
 		s := h.New(t, 0)
 		volume, id := provision(t, s)
 		body := bytes.Repeat([]byte("cairn on every runtime\n"), 1000)
-		st := newStore(t, body)
+		st := newStore(t, h, body)
 
 		res := runOK(t, s.Runtime, downloadSpec(volume, id, st.URL+"/obj", cairn.MountPath+"/file.txt"))
 		require.True(t, strings.HasSuffix(res.DownloadedPath, "file.txt"), "downloaded to %q", res.DownloadedPath)
@@ -52,7 +52,7 @@ func testSidecar(t *testing.T, h Harness) {
 		t.Parallel()
 		s := h.New(t, 0)
 		volume, id := provision(t, s)
-		st := newStore(t, []byte("x"))
+		st := newStore(t, h, []byte("x"))
 		out, res := run(t, s.Runtime, downloadSpec(volume, id, st.URL+"/obj", cairn.MountPath+"/../../etc/escaped"))
 		require.NotEqual(t, 0, out.ExitCode)
 		require.Equal(t, sidecar.ReasonPathOutsideMount, res.ReasonText(), "output: %q", out.Output)
@@ -62,7 +62,7 @@ func testSidecar(t *testing.T, h Harness) {
 		t.Parallel()
 		s := h.New(t, 0)
 		volume, id := provision(t, s)
-		st := newStore(t, nil)
+		st := newStore(t, h, nil)
 		out, res := run(t, s.Runtime, putSpec(volume, id, st.URL+"/up", cairn.MountPath+"/no/such/file"))
 		require.NotEqual(t, 0, out.ExitCode)
 		require.Equal(t, sidecar.ReasonSourceNotFound, res.ReasonText(), "output: %q", out.Output)
@@ -75,7 +75,7 @@ func testSidecar(t *testing.T, h Harness) {
 		// Unprepared: the short timeout holds every sidecar of the
 		// subject, and a prep sidecar on a loaded node may take longer.
 		volume, id := createVolume(t, s)
-		st := newStore(t, nil)
+		st := newStore(t, h, nil)
 		began := time.Now()
 		out, err := s.Runtime.RunSidecar(t.Context(), downloadSpec(volume, id, st.URL+"/hang", cairn.MountPath+"/never"))
 		require.Nil(t, out)

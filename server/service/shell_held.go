@@ -32,13 +32,13 @@ func (s *Shells) settleNow(row *ShellRow) {
 func (s *Shells) settle(ctx context.Context, row *ShellRow, running bool) {
 	c := s.holderOf(row)
 	if !running {
-		s.closeGone(ctx, row)
+		s.closeGone(ctx, row, ptyshell.ReasonTerminated)
 		return
 	}
 	st, err := c.State(ctx)
 	switch {
 	case cairn.ErrorReason(err) == cairn.ReasonShellNotFound:
-		s.closeGone(ctx, row)
+		s.closeGone(ctx, row, ptyshell.ReasonTerminated)
 	case err != nil:
 		s.log.Warn("shell holder unreachable; its end is collected later", append(s.rowAttrs(row), "err", err)...)
 	case st.End != nil:
@@ -74,15 +74,14 @@ func (s *Shells) recordHeldEnd(ctx context.Context, row *ShellRow, c *holder.Cli
 }
 
 // closeGone records the end of a shell whose container went without a
-// collected end (removed, crashed, its node lost).
-func (s *Shells) closeGone(ctx context.Context, row *ShellRow) {
+// collected end (removed, crashed: terminated; its node lost: node_lost).
+func (s *Shells) closeGone(ctx context.Context, row *ShellRow, reason ptyshell.Reason) {
 	ok, err := s.svc.store.SetShellState(ctx, row.ID, []ShellState{ShellRunning}, ShellEnding)
 	if err != nil || !ok {
 		return
 	}
 	s.removeContainer(ctx, row)
-	s.auditHeldEnd(ctx, row, sessionEnd{reason: ptyshell.ReasonTerminated, exitCode: -1},
-		s.svc.now().Sub(row.CreatedAt), "")
+	s.auditHeldEnd(ctx, row, sessionEnd{reason: reason, exitCode: -1}, s.svc.now().Sub(row.CreatedAt), "")
 	s.dropRow(ctx, row)
 }
 
@@ -212,7 +211,8 @@ func (s *Shells) killHeld(ctx context.Context, row *ShellRow, by string) error {
 // settlePass is the registry's part of a reaper pass: every row is matched
 // with its container. A running shell is asked whether it ended (and its
 // end collected); one whose container is gone or stopped is recorded as
-// ended; a row still opening past the open timeout is a create that died;
+// ended (node_lost when its node was lost); a row still opening past the
+// open timeout is a create that died;
 // a row left ending by a replica that died while collecting goes once its
 // container has.
 //
@@ -224,14 +224,16 @@ func (s *Shells) settlePass(ctx context.Context, rows []*ShellRow, containers ma
 		held[row.ID] = true
 		c, exists := containers[row.ID]
 		running := exists && c.State == "running"
-		switch row.State {
-		case ShellRunning:
+		switch {
+		case row.State == ShellRunning && exists && c.State == ShellNodeLost:
+			s.closeGone(ctx, row, ptyshell.ReasonNodeLost)
+		case row.State == ShellRunning:
 			s.settle(ctx, row, running)
-		case ShellOpening:
+		case row.State == ShellOpening:
 			if s.svc.now().Sub(row.CreatedAt) > s.cfg.OpenTimeout+time.Minute {
 				s.removeHeld(ctx, row)
 			}
-		case ShellEnding:
+		case row.State == ShellEnding:
 			if !running {
 				s.removeHeld(ctx, row)
 			}

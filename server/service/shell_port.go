@@ -63,10 +63,15 @@ type ShellContainer struct {
 	WorkspaceID string
 	Instance    string // the cairn.instance of the server that made it
 	TokenName   string
-	State       string // Docker's: created, running, exited, …
+	State       string // Docker's: created, running, exited, …; or ShellNodeLost
 	Created     time.Time
 	Expires     time.Time // zero when the label is absent or malformed
 	// FinishedAt is when an exited or dead container stopped; zero
 	// otherwise.
 	FinishedAt time.Time
 }
+
+// ShellNodeLost is the State of a session container whose node has been
+// lost (Kubernetes: gone, or not Ready past kubernetes.nodeLostSecs): it
+// cannot be reached, so its session is ended with reason node_lost.
+const ShellNodeLost = "node_lost"

@@ -2,9 +2,12 @@ package stacktest
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -204,4 +207,28 @@ func KubeServiceAccount(t testing.TB, cs kubernetes.Interface, adminKubeconfig, 
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
 	return path
+}
+
+// KubeHostAddr is the address at which the pods of the cluster kubeconfig
+// names, on any of its nodes, reach this machine: the local cluster's API
+// server listens on its first node's address (its bridge's), which the
+// second node routes to as well.
+func KubeHostAddr(t testing.TB, kubeconfig string) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	u, err := url.Parse(cfg.Host)
+	require.NoError(t, err)
+	ip := net.ParseIP(u.Hostname())
+	require.True(t, ip != nil && !ip.IsLoopback(),
+		"the cluster's API server is at %s, not at an address its pods reach this machine at", cfg.Host)
+	return ip.String()
+}
+
+// KubeStoreEndpoint is the shared store as the cluster's pods reach it,
+// on every node: a relay at KubeHostAddr (for ServerOptions.PresignEndpoint).
+func KubeStoreEndpoint(t testing.TB, kubeconfig string) string {
+	t.Helper()
+	host := KubeHostAddr(t, kubeconfig)
+	return net.JoinHostPort(host, strconv.Itoa(Relay(t, host, S3(t).Endpoint)))
 }

@@ -1,0 +1,240 @@
+//go:build kube
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/ptyshell"
+)
+
+// spreadWorkspaces is how many workspaces TestKubernetesAcrossNodes sets
+// up; their first pods, and so their volumes, are spread over the nodes by
+// the scheduler.
+const spreadWorkspaces = 20
+
+// TestKubernetesAcrossNodes runs cairn on a cluster of several nodes with
+// node-local volumes (make test's cluster has two): workspaces are set up
+// until their volumes sit on every node, then each runs a shell, an exec
+// and a volume → store transfer at the same time — and every pod cairn made
+// for a workspace, checked pod by pod from the API, sat on the node of its
+// workspace's volume.
+func TestKubernetesAcrossNodes(t *testing.T) {
+	k := startKubeStack(t)
+	nodes, err := k.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(nodes.Items), 2, "the suite's cluster has two nodes (CAIRN_K8S_NODES=2)")
+	placed := k.watchPlacement(t)
+
+	wss := make([]*cairn.Workspace, spreadWorkspaces)
+	seeds := make([]string, spreadWorkspaces)
+	dir := t.TempDir()
+	setup, ctx := errgroup.WithContext(t.Context())
+	setup.SetLimit(4)
+	for i := range wss {
+		setup.Go(func() error {
+			ws, err := k.api.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: fmt.Sprintf("spread-%02d", i)})
+			if err != nil {
+				return err
+			}
+			wss[i] = ws
+			if err := k.api.SetupVolume(ctx, ws.ID); err != nil {
+				return fmt.Errorf("set up %s: %w", ws.Name, err)
+			}
+			seeds[i] = fmt.Sprintf("seed of %s\n", ws.Name)
+			return k.seed(ctx, ws, seeds[i], dir)
+		})
+	}
+	require.NoError(t, setup.Wait())
+
+	volumeNodes := map[string]string{} // claim → the node its volume's affinity names
+	perNode := map[string]int{}
+	for _, ws := range wss {
+		claim := k.claims(t)[ws.VolumeName]
+		node := k.volumeNode(t, claim)
+		volumeNodes[claim] = node
+		perNode[node]++
+	}
+	t.Logf("workspaces per node: %v", perNode)
+	for _, n := range nodes.Items {
+		require.NotZero(t, perNode[n.Name], "no workspace's volume is on node %s: %v", n.Name, perNode)
+	}
+
+	work, ctx := errgroup.WithContext(t.Context())
+	work.SetLimit(5)
+	for i, ws := range wss {
+		work.Go(func() error { return k.shellExecAndSave(ctx, ws, seeds[i]) })
+	}
+	require.NoError(t, work.Wait())
+
+	pods := placed.byClaim()
+	for claim, node := range volumeNodes {
+		require.GreaterOrEqual(t, len(pods[claim]), 5, "claim %s: prep, the seed's download, shell, exec and put pods", claim)
+		for pod, on := range pods[claim] {
+			require.Equal(t, node, on, "pod %s of claim %s ran on %s, its volume is on %s", pod, claim, on, node)
+		}
+	}
+}
+
+// seed puts body into the workspace's seed.txt through the store: an
+// upload from here (a file in dir), then a download sidecar into the volume.
+func (k *kubeStack) seed(ctx context.Context, ws *cairn.Workspace, body, dir string) error {
+	src := filepath.Join(dir, ws.Name)
+	if err := os.WriteFile(src, []byte(body), 0o600); err != nil {
+		return err
+	}
+	art, err := k.api.Upload(ctx, ws.ID, src, client.UploadOptions{Name: "seed"})
+	if err != nil {
+		return fmt.Errorf("upload the seed of %s: %w", ws.Name, err)
+	}
+	return k.api.LoadIntoVolume(ctx, art.ID, cairn.MountPath+"/seed.txt")
+}
+
+// shellExecAndSave runs, at the same time, a v2 shell that writes a file
+// and exits 3, an exec that writes another, and the transfer of the seed
+// from the volume into a new artifact; then checks what each did.
+func (k *kubeStack) shellExecAndSave(ctx context.Context, ws *cairn.Workspace, seed string) error {
+	var g errgroup.Group
+	g.Go(func() error {
+		size := ptyshell.Size{Cols: 80, Rows: 24}
+		info, err := k.api.CreateShell(ctx, ws.ID, size, "")
+		if err != nil {
+			return fmt.Errorf("%s: create a shell: %w", ws.Name, err)
+		}
+		sess, err := k.api.AttachShell(ctx, info.ShellID, info.Secret, size)
+		if err != nil {
+			return fmt.Errorf("%s: attach: %w", ws.Name, err)
+		}
+		defer sess.Close()
+		if _, err := sess.Write([]byte("echo typed > " + cairn.MountPath + "/shell.txt; exit 3\r")); err != nil {
+			return err
+		}
+		select {
+		case <-sess.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if r := sess.Result(); r.Ending != ptyshell.EndExit || r.Exit.ExitCode != 3 {
+			return fmt.Errorf("%s: the shell ended %+v, not with EXIT 3", ws.Name, r)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		var out, errOut bytes.Buffer
+		st, err := k.api.Exec(ctx, ws.ID, []string{"sh", "-c", "echo ran > " + cairn.MountPath + "/exec.txt; echo exec-ok"},
+			nil, &out, &errOut)
+		if err != nil || st.ExitCode != 0 || out.String() != "exec-ok\n" {
+			return fmt.Errorf("%s: exec: %v %+v %q %q", ws.Name, err, st, out.String(), errOut.String())
+		}
+		return nil
+	})
+	var saved *cairn.Artifact
+	g.Go(func() (err error) {
+		saved, err = k.api.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{
+			SourcePath: cairn.MountPath + "/seed.txt", Name: "saved"})
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if _, err := k.api.DownloadTo(ctx, saved.ID, &b, client.DownloadOptions{}); err != nil {
+		return err
+	}
+	if b.String() != seed {
+		return fmt.Errorf("%s: the saved artifact holds %q, not the seed", ws.Name, b.String())
+	}
+	var out bytes.Buffer
+	_, err := k.api.Exec(ctx, ws.ID, []string{"cat", cairn.MountPath + "/shell.txt", cairn.MountPath + "/exec.txt"}, nil, &out, &out)
+	if err != nil || out.String() != "typed\nran\n" {
+		return fmt.Errorf("%s: the shell's and the exec's files: %v %q", ws.Name, err, out.String())
+	}
+	return nil
+}
+
+// volumeNode is the node the affinity of claim's volume names.
+func (k *kubeStack) volumeNode(t *testing.T, claim string) string {
+	t.Helper()
+	pvc, err := k.kube.CoreV1().PersistentVolumeClaims(k.ns).Get(t.Context(), claim, metav1.GetOptions{})
+	require.NoError(t, err)
+	pv, err := k.kube.CoreV1().PersistentVolumes().Get(t.Context(), pvc.Spec.VolumeName, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, pv.Spec.NodeAffinity, "volume %s is node-local", pv.Name)
+	terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
+	require.Len(t, terms, 1)
+	require.Len(t, terms[0].MatchExpressions, 1)
+	require.Len(t, terms[0].MatchExpressions[0].Values, 1)
+	return terms[0].MatchExpressions[0].Values[0]
+}
+
+// placements records, for every pod of the namespace that mounts a claim,
+// the node it was bound to, from a watch started before any pod exists.
+type placements struct {
+	mu   sync.Mutex
+	pods map[string]map[string]string // claim → pod → node
+}
+
+func (k *kubeStack) watchPlacement(t *testing.T) *placements {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := k.kube.CoreV1().Pods(k.ns).Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	p := &placements{pods: map[string]map[string]string{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type != watch.Error {
+				p.record(pod)
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return p
+}
+
+func (p *placements) record(pod *corev1.Pod) {
+	if pod.Spec.NodeName == "" {
+		return
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		p.mu.Lock()
+		claim := v.PersistentVolumeClaim.ClaimName
+		if p.pods[claim] == nil {
+			p.pods[claim] = map[string]string{}
+		}
+		p.pods[claim][pod.Name] = pod.Spec.NodeName
+		p.mu.Unlock()
+	}
+}
+
+func (p *placements) byClaim() map[string]map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]map[string]string{}
+	for claim, pods := range p.pods {
+		out[claim] = map[string]string{}
+		for pod, node := range pods {
+			out[claim][pod] = node
+		}
+	}
+	return out
+}
