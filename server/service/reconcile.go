@@ -13,11 +13,11 @@ const MaintainerActor = "maintainer"
 type VolumeCorrection int
 
 const (
-	VolumeUnchanged VolumeCorrection = iota // in line, busy, or gone
-	VolumeAdopted                           // a volume existed for a NONE row: prepared, now READY
-	VolumeCleared                           // the volume of a READY row was gone: now NONE
-	VolumeIssueRaised                       // a READY volume cannot take containers: its volume_issue is stored
-	VolumeIssueResolved                     // it can again: its volume_issue is cleared
+	VolumeUnchanged     VolumeCorrection = iota // in line, busy, or gone
+	VolumeAdopted                               // a volume existed for a NONE row: prepared, now READY
+	VolumeCleared                               // the volume of a READY row was gone: now NONE
+	VolumeIssueRaised                           // a READY volume cannot take containers: its volume_issue is stored
+	VolumeIssueResolved                         // it can again: its volume_issue is cleared
 )
 
 // ReconcileVolume brings one workspace's volume_state in line with the
