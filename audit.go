@@ -9,6 +9,9 @@ const (
 	AuditNewWorkspace         AuditType = "NEW_WORKSPACE"
 	AuditRenameWorkspace      AuditType = "RENAME_WORKSPACE"
 	AuditWorkspaceVolumeState AuditType = "WORKSPACE_VOLUME_STATE"
+	// AuditWorkspaceVolumeIssue: the maintainer found a READY volume unable
+	// to take containers, or able again (a workspace's volume_issue).
+	AuditWorkspaceVolumeIssue AuditType = "WORKSPACE_VOLUME_ISSUE"
 	AuditDeleteWorkspace      AuditType = "DELETE_WORKSPACE"
 	AuditNewArtifact          AuditType = "NEW_ARTIFACT"
 	AuditRenameArtifact       AuditType = "RENAME_ARTIFACT"
@@ -49,7 +52,7 @@ const (
 // what GET /v1/audit filters by and the TUI cycles through.
 func AuditTypes() []AuditType {
 	return []AuditType{
-		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditDeleteWorkspace,
+		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditWorkspaceVolumeIssue, AuditDeleteWorkspace,
 		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
 		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditShellAttached, AuditExecStarted, AuditExecEnded,
 		AuditSSHSessionStarted, AuditSSHSessionEnded,

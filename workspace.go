@@ -32,6 +32,7 @@ type Workspace struct {
 	VolumeName     string          `json:"volume_name"`
 	VolumeState    VolumeState     `json:"volume_state"`
 	VolumeMetadata *VolumeMetadata `json:"volume_metadata,omitempty"`
+	VolumeIssue    *VolumeIssue    `json:"volume_issue,omitempty"`
 	ArtifactCounts ArtifactCounts  `json:"artifact_counts"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
@@ -44,6 +45,17 @@ type Workspace struct {
 type ArtifactCounts struct {
 	Recorded      int64 `json:"recorded"`
 	MissingObject int64 `json:"missing_object"`
+}
+
+// VolumeIssue is why a READY volume cannot take new containers now, as the
+// maintainer last found it: the reason and detail a session or transfer
+// would be refused with (volume_node_unavailable: on Kubernetes, the one
+// node holding the volume is gone, cordoned, not ready or outside
+// kubernetes.nodeSelector). The maintainer clears it once the volume takes
+// containers again, or the volume is gone.
+type VolumeIssue struct {
+	Reason Reason `json:"reason"`
+	Detail string `json:"detail"`
 }
 
 // VolumeMetadata is what the workspace asks of its volume. SizeBytes is the

@@ -54,6 +54,7 @@ const (
 	SSHSESSIONENDED       AuditType = "SSH_SESSION_ENDED"
 	SSHSESSIONSTARTED     AuditType = "SSH_SESSION_STARTED"
 	UPDATEARTIFACTOBJECT  AuditType = "UPDATE_ARTIFACT_OBJECT"
+	WORKSPACEVOLUMEISSUE  AuditType = "WORKSPACE_VOLUME_ISSUE"
 	WORKSPACEVOLUMESTATE  AuditType = "WORKSPACE_VOLUME_STATE"
 )
 
@@ -91,6 +92,8 @@ func (e AuditType) Valid() bool {
 	case SSHSESSIONSTARTED:
 		return true
 	case UPDATEARTIFACTOBJECT:
+		return true
+	case WORKSPACEVOLUMEISSUE:
 		return true
 	case WORKSPACEVOLUMESTATE:
 		return true
@@ -1143,6 +1146,22 @@ type VolumeArtifactCreate struct {
 // VolumeArtifactCreateFormat Pack the directory at `source_path` into one archive.
 type VolumeArtifactCreateFormat string
 
+// VolumeIssue Why the workspace's READY volume cannot take new containers now, as
+// the maintainer last found it: on Kubernetes, `volume_node_unavailable`
+// while the one node holding a ReadWriteOnce volume is gone, cordoned,
+// not ready or outside `kubernetes.nodeSelector`; the detail names the
+// node. Absent when there is none; cleared by the first pass that finds
+// the volume usable again, or gone.
+type VolumeIssue struct {
+	Detail string `json:"detail"`
+
+	// Reason The stable machine-readable error code; `x-cairn-reasons` at the top
+	// of this document gives each one's status, docs/api.md its meaning.
+	// New reasons may be added. `client_gone` is never sent: it names, in
+	// the log, a request whose client hung up (499).
+	Reason Reason `json:"reason"`
+}
+
 // VolumeMetadata The size the workspace's volume is made with. A Kubernetes claim
 // requests `size_bytes` (at most `kubernetes.maxVolumeSize`); Docker's
 // local volumes cannot be sized, so there it is only stored.
@@ -1175,6 +1194,14 @@ type Workspace struct {
 	// Name A workspace or artifact name.
 	Name      Name      `json:"name"`
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// VolumeIssue Why the workspace's READY volume cannot take new containers now, as
+	// the maintainer last found it: on Kubernetes, `volume_node_unavailable`
+	// while the one node holding a ReadWriteOnce volume is gone, cordoned,
+	// not ready or outside `kubernetes.nodeSelector`; the detail names the
+	// node. Absent when there is none; cleared by the first pass that finds
+	// the volume usable again, or gone.
+	VolumeIssue *VolumeIssue `json:"volume_issue,omitempty"`
 
 	// VolumeMetadata The size the workspace's volume is made with. A Kubernetes claim
 	// requests `size_bytes` (at most `kubernetes.maxVolumeSize`); Docker's

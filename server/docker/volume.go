@@ -26,6 +26,12 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 	}
 }
 
+// VolumeIssue is always nil: the one engine that holds a volume is the one
+// that runs its containers, so a volume that exists can always be mounted.
+func (r *Runtime) VolumeIssue(context.Context, string) (*cairn.Error, error) {
+	return nil, nil
+}
+
 // CreateVolume creates a local volume; the local driver cannot size one,
 // so sizeBytes is not applied.
 func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, _ int64) error {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -32,20 +33,54 @@ const hostnameLabel = "kubernetes.io/hostname"
 // volume_node_unavailable, docker_unavailable.
 func (c *cluster) place(ctx context.Context, pod *corev1.Pod) error {
 	claim := claimOf(pod)
-	if claim == "" || c.cfg.AccessMode == corev1.ReadWriteMany {
+	if claim == "" {
 		return nil
 	}
-	name, node, err := c.volumeNode(ctx, claim)
+	name, err := c.podNode(ctx, claim)
 	if err != nil || name == "" {
 		return err
 	}
-	if node != nil {
-		if err := c.takesPods(node); err != nil {
-			return err
-		}
-	}
 	pinTo(pod, name)
 	return nil
+}
+
+// VolumeIssue is volume_node_unavailable, naming the node, while the node
+// holding the volume cannot take pods; nil when it can, when no node holds
+// the volume yet, with ReadWriteMany, and without the grant to read nodes
+// and volumes (this server cannot tell). The maintainer asks it of every
+// READY workspace each pass, so it writes nothing and reads only what
+// place reads. Reasons: docker_unavailable.
+func (r *Runtime) VolumeIssue(ctx context.Context, name string) (*cairn.Error, error) {
+	claim, err := objectName(name)
+	if err != nil {
+		return nil, err
+	}
+	_, err = r.podNode(ctx, claim)
+	var issue *cairn.Error
+	if errors.As(err, &issue) && issue.Reason == cairn.ReasonVolumeNodeUnavailable {
+		return issue, nil
+	}
+	return nil, err
+}
+
+// podNode is the node a pod mounting claim must run on, "" when any node
+// will do (ReadWriteMany, or no node holds the volume yet). Reasons:
+// volume_node_unavailable (that node cannot take pods now),
+// docker_unavailable.
+func (c *cluster) podNode(ctx context.Context, claim string) (string, error) {
+	if c.cfg.AccessMode == corev1.ReadWriteMany {
+		return "", nil
+	}
+	name, node, err := c.volumeNode(ctx, claim)
+	if err != nil || name == "" {
+		return "", err
+	}
+	if node != nil {
+		if err := c.takesPods(node); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
 }
 
 // claimOf is the claim of the workspace volume pod mounts, "" if none.

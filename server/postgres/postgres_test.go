@@ -90,6 +90,29 @@ func TestWorkspaceRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ws, got, "every field survives, an empty description included")
 
+	t.Run("VolumeIssueSetAndCleared", func(t *testing.T) {
+		ws := newWorkspace("stranded", cairn.Now())
+		require.NoError(t, db.InsertWorkspace(ctx, ws))
+		conn := listen(t, db)
+		ws.VolumeState = cairn.VolumeReady
+		ws.VolumeIssue = &cairn.VolumeIssue{Reason: cairn.ReasonVolumeNodeUnavailable,
+			Detail: "the workspace's volume is on node n1, which is cordoned"}
+		require.NoError(t, db.UpdateWorkspace(ctx, ws))
+		require.Equal(t, []string{"workspace UPDATE " + ws.ID + " " + ws.ID}, payloads(t, conn, 1),
+			"subscribers hear of it")
+		got, err := db.FindWorkspace(ctx, ws.ID)
+		require.NoError(t, err)
+		require.Equal(t, ws, got)
+		loaded, err := db.WorkspacesByID(ctx, []string{ws.ID})
+		require.NoError(t, err)
+		require.Equal(t, []*cairn.Workspace{ws}, loaded, "an event frame carries it")
+
+		ws.VolumeIssue = nil
+		require.NoError(t, db.UpdateWorkspace(ctx, ws))
+		got, err = db.FindWorkspace(ctx, ws.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.VolumeIssue)
+	})
 	t.Run("ErrNameTaken", func(t *testing.T) {
 		err := db.InsertWorkspace(ctx, newWorkspace("alpha", cairn.Now()))
 		require.Equal(t, cairn.ReasonNameTaken, cairn.ErrorReason(err))

@@ -13,16 +13,20 @@ import (
 // workspaceColumns reads a workspace row; the artifact counts are columns
 // kept by triggers (migrations/0003_events.sql), never a scan.
 const workspaceColumns = `id, name, description, volume_name, volume_state, volume_metadata,
-	artifacts_recorded, artifacts_missing_object,
+	volume_issue, volume_issue_detail, artifacts_recorded, artifacts_missing_object,
 	coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0))`
 
 func scanWorkspace(row pgx.Row) (*cairn.Workspace, error) {
 	var ws cairn.Workspace
+	var issue, issueDetail *string
 	err := row.Scan(&ws.ID, &ws.Name, &ws.Description, &ws.VolumeName, &ws.VolumeState,
-		&ws.VolumeMetadata, &ws.ArtifactCounts.Recorded, &ws.ArtifactCounts.MissingObject,
+		&ws.VolumeMetadata, &issue, &issueDetail, &ws.ArtifactCounts.Recorded, &ws.ArtifactCounts.MissingObject,
 		&ws.CreatedAt, &ws.UpdatedAt)
 	if err != nil {
 		return nil, err
+	}
+	if issue != nil {
+		ws.VolumeIssue = &cairn.VolumeIssue{Reason: cairn.Reason(*issue), Detail: *issueDetail}
 	}
 	ws.CreatedAt, ws.UpdatedAt = cairn.Timestamp(ws.CreatedAt), cairn.Timestamp(ws.UpdatedAt)
 	return &ws, nil
@@ -86,9 +90,11 @@ func (db *DB) FindWorkspaces(ctx context.Context, f cairn.WorkspaceFilter) ([]*c
 
 // UpdateWorkspace writes the mutable columns of ws.
 func (db *DB) UpdateWorkspace(ctx context.Context, ws *cairn.Workspace) error {
+	issue, issueDetail := issueColumns(ws.VolumeIssue)
 	tag, err := db.q.Exec(ctx, `UPDATE workspaces SET name = $2, description = $3,
-		volume_state = $4, volume_metadata = $5, updated_at = $6 WHERE id = $1`,
-		ws.ID, ws.Name, ws.Description, ws.VolumeState, ws.VolumeMetadata, ws.UpdatedAt)
+		volume_state = $4, volume_metadata = $5, volume_issue = $6, volume_issue_detail = $7,
+		updated_at = $8 WHERE id = $1`,
+		ws.ID, ws.Name, ws.Description, ws.VolumeState, ws.VolumeMetadata, issue, issueDetail, ws.UpdatedAt)
 	if err != nil {
 		return workspaceWriteError(err, ws)
 	}
@@ -96,6 +102,15 @@ func (db *DB) UpdateWorkspace(ctx context.Context, ws *cairn.Workspace) error {
 		return workspaceNotFound(ws.ID)
 	}
 	return nil
+}
+
+// issueColumns are the volume_issue columns of issue, both NULL for none.
+func issueColumns(issue *cairn.VolumeIssue) (reason, detail *string) {
+	if issue == nil {
+		return nil, nil
+	}
+	r := string(issue.Reason)
+	return &r, &issue.Detail
 }
 
 // DeleteWorkspace records the keys of the workspace's artifacts as released,

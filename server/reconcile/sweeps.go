@@ -28,7 +28,9 @@ func (p *pass) sweepVolumes(ctx context.Context) error {
 		p.res.VolumesExamined++
 		_, exists := left[ws.VolumeName]
 		delete(left, ws.VolumeName)
-		if exists == (ws.VolumeState == cairn.VolumeReady) {
+		// A READY volume that exists is in line, but whether it can take
+		// containers now (its node, on Kubernetes) is asked every pass.
+		if !exists && ws.VolumeState == cairn.VolumeNone {
 			return
 		}
 		corr, err := p.r.volumes.ReconcileVolume(ctx, ws.ID)
@@ -36,14 +38,7 @@ func (p *pass) sweepVolumes(ctx context.Context) error {
 			p.fail(sweepVolumes, "workspace "+ws.ID, err)
 			return
 		}
-		switch corr {
-		case service.VolumeAdopted:
-			p.res.VolumesAdopted++
-			p.r.log.Info("adopted a workspace volume", "sweep", sweepVolumes, "workspace_id", ws.ID, "volume", ws.VolumeName)
-		case service.VolumeCleared:
-			p.res.VolumesCleared++
-			p.r.log.Info("cleared a vanished workspace volume", "sweep", sweepVolumes, "workspace_id", ws.ID, "volume", ws.VolumeName)
-		}
+		p.logCorrection(corr, ws)
 	}
 	if p.ws != nil {
 		examine(p.ws)
@@ -68,6 +63,20 @@ func (p *pass) sweepVolumes(ctx context.Context) error {
 		p.r.log.Warn("orphan volume: no workspace row names it (never deleted)", "sweep", sweepVolumes, "volume", name)
 	}
 	return nil
+}
+
+// logCorrection counts and logs what ReconcileVolume did to ws (the
+// service logs a volume_issue set or cleared, with its detail).
+func (p *pass) logCorrection(corr service.VolumeCorrection, ws *cairn.Workspace) {
+	log := p.r.log.With("sweep", sweepVolumes, "workspace_id", ws.ID, "volume", ws.VolumeName)
+	switch corr {
+	case service.VolumeAdopted:
+		p.res.VolumesAdopted++
+		log.Info("adopted a workspace volume")
+	case service.VolumeCleared:
+		p.res.VolumesCleared++
+		log.Info("cleared a vanished workspace volume")
+	}
 }
 
 // sweepStaging is sweep (b): staging objects older than the cutoff go, one

@@ -66,6 +66,13 @@ func appendWorkspace(b []byte, ws *cairn.Workspace) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if issue := ws.VolumeIssue; issue != nil {
+		b = append(b, `,"volume_issue":{"reason":`...)
+		b = appendString(b, string(issue.Reason))
+		b = append(b, `,"detail":`...)
+		b = appendString(b, issue.Detail)
+		b = append(b, '}')
+	}
 	b = append(b, `,"artifact_counts":{"recorded":`...)
 	b = strconv.AppendInt(b, ws.ArtifactCounts.Recorded, 10)
 	b = append(b, `,"missing_object":`...)

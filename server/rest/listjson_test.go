@@ -65,6 +65,7 @@ func workspacesOf(strs []string, at time.Time) []*cairn.Workspace {
 		d, size := s, int64(i)<<40
 		list = append(list, &cairn.Workspace{ID: s, Name: s, Description: &d, VolumeName: s,
 			VolumeState: cairn.VolumeState(s), VolumeMetadata: &cairn.VolumeMetadata{SizeBytes: &size},
+			VolumeIssue:    &cairn.VolumeIssue{Reason: cairn.Reason(s), Detail: s + " detail"},
 			ArtifactCounts: cairn.ArtifactCounts{Recorded: int64(i), MissingObject: -int64(i)},
 			CreatedAt:      at, UpdatedAt: at})
 	}

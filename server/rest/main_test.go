@@ -244,6 +244,9 @@ func decodeWorkspace(t testing.TB, raw json.RawMessage, app string) *workspace {
 	if m, has := ws.raw["volume_metadata"]; has {
 		require.NotEqual(t, "null", string(m), "NULL volume metadata is omitted, not null")
 	}
+	if m, has := ws.raw["volume_issue"]; has {
+		require.NotEqual(t, "null", string(m), "no issue is omitted, not null")
+	}
 	return &ws
 }
 

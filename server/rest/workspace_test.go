@@ -31,6 +31,7 @@ func TestCreateWorkspace(t *testing.T) {
 		require.Equal(t, "NONE", ws.VolumeState)
 		require.NotContains(t, ws.raw, "description", "a NULL description is omitted")
 		require.NotContains(t, ws.raw, "volume_metadata", "NULL volume metadata is omitted")
+		require.NotContains(t, ws.raw, "volume_issue", "no issue is omitted")
 		require.Equal(t, ws.CreatedAt, ws.UpdatedAt)
 		require.WithinRange(t, ws.CreatedAt, before, time.Now().Add(time.Second))
 		var top map[string]json.RawMessage
@@ -255,6 +256,25 @@ func TestGetWorkspace(t *testing.T) {
 		require.JSONEq(t, `-1`, string(top["mount_count"]))
 		ws := decodeWorkspace(t, env.Workspace, b.app)
 		require.Equal(t, created.raw, ws.raw)
+	})
+
+	t.Run("OKVolumeIssueShownAndListedAlike", func(t *testing.T) {
+		ws := create(t, u, b, `{"name":"stranded"}`)
+		// Set behind the API's back, as the maintainer stores what the
+		// runtime reported.
+		b.exec(t, `UPDATE workspaces SET volume_state = 'READY', volume_issue = 'volume_node_unavailable',
+			volume_issue_detail = $2 WHERE id = $1`, ws.ID, `the workspace's volume is on node <n1>, which is cordoned`)
+
+		got, _ := get(t, u, b, ws.ID)
+		require.JSONEq(t, `{"reason":"volume_node_unavailable",
+			"detail":"the workspace's volume is on node <n1>, which is cordoned"}`, string(got.raw["volume_issue"]))
+		env := ok(t, do(t, http.MethodGet, u+"/v1/workspaces?name=stranded", ""))
+		listed := decodeWorkspaces(t, env.Workspaces, b.app)
+		require.Equal(t, got.raw, listed[0].raw, "the list writes the issue as the GET does")
+
+		b.exec(t, `UPDATE workspaces SET volume_issue = NULL, volume_issue_detail = NULL WHERE id = $1`, ws.ID)
+		got, _ = get(t, u, b, ws.ID)
+		require.NotContains(t, got.raw, "volume_issue", "a cleared issue is omitted")
 	})
 
 	t.Run("ErrNotFound", func(t *testing.T) {

@@ -107,6 +107,11 @@ type Runtime interface {
 	Ping(ctx context.Context) error
 	// VolumeExists inspects one volume.
 	VolumeExists(ctx context.Context, name string) (bool, error)
+	// VolumeIssue is why an existing volume cannot take new containers
+	// right now (reason volume_node_unavailable), nil when it can or when
+	// the engine cannot tell. The error is for an engine that did not
+	// answer (docker_unavailable).
+	VolumeIssue(ctx context.Context, name string) (*cairn.Error, error)
 	// CreateVolume creates a volume with the given labels, of sizeBytes
 	// where the engine can size volumes (0: the engine's default size).
 	CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error

@@ -85,10 +85,14 @@ func (s *Service) withVolumeLock(ctx context.Context, id string, op func(*cairn.
 }
 
 // setVolumeState writes the state with its audit row. Every write by a
-// request is audited, READY → READY included.
+// request is audited, READY → READY included. A volume that is gone has no
+// issue left: NONE clears the row's volume_issue.
 func (s *Service) setVolumeState(ctx context.Context, id string, state cairn.VolumeState) error {
 	_, err := s.updateWorkspace(ctx, id, func(st Store, ws *cairn.Workspace) error {
 		ws.VolumeState = state
+		if state == cairn.VolumeNone {
+			ws.VolumeIssue = nil
+		}
 		if err := st.UpdateWorkspace(ctx, ws); err != nil {
 			return err
 		}

@@ -13,7 +13,15 @@ func newer(stored, incoming time.Time) bool { return !stored.After(incoming) }
 func sameWorkspace(a, b *cairn.Workspace) bool {
 	return a.Name == b.Name && str(a.Description) == str(b.Description) &&
 		a.VolumeState == b.VolumeState && a.VolumeName == b.VolumeName &&
-		a.UpdatedAt.Equal(b.UpdatedAt) && rowCounts(a) == rowCounts(b)
+		a.UpdatedAt.Equal(b.UpdatedAt) && rowCounts(a) == rowCounts(b) && issue(a) == issue(b)
+}
+
+// issue is w's volume issue as a comparable value, zero when none.
+func issue(w *cairn.Workspace) cairn.VolumeIssue {
+	if w.VolumeIssue == nil {
+		return cairn.VolumeIssue{}
+	}
+	return *w.VolumeIssue
 }
 
 func sameArtifact(a, b *cairn.Artifact) bool {

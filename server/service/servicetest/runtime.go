@@ -3,6 +3,7 @@ package servicetest
 import (
 	"context"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
 	"github.com/cairn-dev/cairn/sidecar"
 )
@@ -13,6 +14,7 @@ var _ service.Runtime = (*Runtime)(nil)
 type Runtime struct {
 	PingFunc         func(ctx context.Context) error
 	VolumeExistsFunc func(ctx context.Context, name string) (bool, error)
+	VolumeIssueFunc  func(ctx context.Context, name string) (*cairn.Error, error)
 	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error
 	RemoveVolumeFunc func(ctx context.Context, name string) error
 	MountCountsFunc  func(ctx context.Context, volumes []string) (map[string]int, error)
@@ -35,6 +37,15 @@ func (r *Runtime) VolumeExists(ctx context.Context, name string) (bool, error) {
 		return false, notSet("Runtime.VolumeExists")
 	}
 	return r.VolumeExistsFunc(ctx, name)
+}
+
+// VolumeIssue defaults to none: a fake runtime's volumes always take
+// containers.
+func (r *Runtime) VolumeIssue(ctx context.Context, name string) (*cairn.Error, error) {
+	if r.VolumeIssueFunc == nil {
+		return nil, nil
+	}
+	return r.VolumeIssueFunc(ctx, name)
 }
 
 func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error {

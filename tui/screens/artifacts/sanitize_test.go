@@ -33,3 +33,17 @@ func TestSanitisedText(t *testing.T) {
 		screentest.Shown{Name: "Crumbs", Text: strings.Join(s.Crumbs(), "\n"), Want: []string{"ws" + shown + "\n"}},
 	)
 }
+
+// The banner says why the workspace's volume cannot take containers, in
+// the server's words made safe.
+func TestVolumeIssueBanner(t *testing.T) {
+	c, d := screentest.New(t)
+	h, shown := screentest.Hostile, screentest.HostileShown
+	d.SeedWorkspaces(&cairn.Workspace{ID: "w1", Name: "ws", VolumeState: cairn.VolumeReady,
+		VolumeIssue: &cairn.VolumeIssue{Reason: cairn.ReasonVolumeNodeUnavailable, Detail: "node n1" + h + " is cordoned"},
+		CreatedAt:   screentest.Epoch, UpdatedAt: screentest.Epoch})
+	d.SeedArtifacts("w1")
+	s := New(c, "w1")
+	s.SetSize(200, 30)
+	screentest.RequireShown(t, s.View(), "volume cannot take containers: node n1"+shown+" is cordoned")
+}

@@ -113,6 +113,9 @@ func (s *Screen) View() string {
 	banner := ""
 	if s.deleted {
 		banner = "workspace deleted — only back and copy remain"
+	} else if w, ok := s.c.Data.Store().Workspace(s.wsID); ok {
+		// Shells, loads and unloads would be refused: say so before.
+		banner = pane.VolumeIssue(w)
 	}
 	return s.list.View(banner, s.empty(), s.detail())
 }

@@ -5,12 +5,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/deps"
 	"github.com/cairn-dev/cairn/tui/errtext"
 	"github.com/cairn-dev/cairn/tui/optional"
 	"github.com/cairn-dev/cairn/tui/theme"
 )
+
+// VolumeIssue is the sentence saying why w's volume cannot take containers
+// now, sanitised for one line ("" when it can): the server's detail, which
+// names the node on Kubernetes.
+func VolumeIssue(w *cairn.Workspace) string {
+	if w == nil || w.VolumeIssue == nil {
+		return ""
+	}
+	return termkit.Sanitize("volume cannot take containers: " + w.VolumeIssue.Detail)
+}
 
 // Field is one "Label  value" line of a detail pane.
 func Field(th *theme.Theme, label, value string) string {

@@ -40,16 +40,32 @@ func (r *row) FilterKey() string { return r.key }
 func rowID(r *row) string { return r.ws.ID }
 
 // volumeCell is the glyph and word of the volume: a pending operation's
-// word while one runs.
+// word while one runs, and the warning glyph on a READY volume that cannot
+// take containers now (its volume_issue; the detail pane says why).
 func volumeCell(c *deps.Deps, w *cairn.Workspace) string {
 	g := c.Theme.Glyphs
 	if word := c.Data.Pending(w.ID); word != "" {
 		return g.Frame(c.Data.Frame()) + " " + word
 	}
-	if w.VolumeState == cairn.VolumeReady {
+	switch {
+	case w.VolumeState == cairn.VolumeReady && w.VolumeIssue != nil:
+		return g.Missing + " READY"
+	case w.VolumeState == cairn.VolumeReady:
 		return g.Ready + " READY"
 	}
 	return g.None + " NONE"
+}
+
+// volumeStyle colours volumeCell: pending dim, an issue in the warning
+// colour, READY good.
+func volumeStyle(c *deps.Deps, w *cairn.Workspace) (lipgloss.Style, bool) {
+	switch {
+	case c.Data.Pending(w.ID) != "":
+		return c.Theme.Pending, true
+	case w.VolumeIssue != nil:
+		return c.Theme.Warn, true
+	}
+	return c.Theme.Good, w.VolumeState == cairn.VolumeReady
 }
 
 func countCell(c *deps.Deps, w *cairn.Workspace, missing bool) string {
@@ -66,12 +82,8 @@ func countCell(c *deps.Deps, w *cairn.Workspace, missing bool) string {
 func columns(c *deps.Deps) []table.Column[*row] {
 	return []table.Column[*row]{
 		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
-		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) }, Style: func(r *row) (lipgloss.Style, bool) {
-			if c.Data.Pending(r.ws.ID) != "" {
-				return c.Theme.Pending, true
-			}
-			return c.Theme.Good, r.ws.VolumeState == cairn.VolumeReady
-		}},
+		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) },
+			Style: func(r *row) (lipgloss.Style, bool) { return volumeStyle(c, r.ws) }},
 		{Title: "ARTIFACTS", Min: 9, Right: true, Drop: 3, Cell: func(r *row) string { return countCell(c, r.ws, false) }},
 		{Title: "MISSING", Min: 7, Right: true, Drop: 4, Cell: func(r *row) string { return countCell(c, r.ws, true) }, Style: func(r *row) (lipgloss.Style, bool) {
 			n, ok := c.Data.Store().Counts(r.ws.ID)

@@ -59,6 +59,9 @@ func Detail(c *deps.Deps, w *cairn.Workspace, width int) []string {
 		pane.Field(th, "Created", pane.Stamped(now, w.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, w.UpdatedAt)),
 	}
+	if w.VolumeIssue != nil {
+		lines = append(lines, pane.Paragraph(th, "Volume issue", w.VolumeIssue.Detail, width)...)
+	}
 	if d := optional.String(w.Description); d != "" {
 		lines = append(lines, pane.Paragraph(th, "Description", d, width)...)
 	}
