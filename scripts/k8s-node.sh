@@ -11,10 +11,10 @@
 # cluster sees: node B stops reporting.
 set -euo pipefail
 . "$(dirname "$0")/k8s/env.sh"
+[ -d "$K8S_STATE_B" ] || die "no node B at $K8S_STATE_B: bring the cluster up with CAIRN_K8S_NODES=2"
+K8S_NODES=2
 . "$(dirname "$0")/k8s/host.sh"
 . "$(dirname "$0")/k8s/run.sh"
-
-[ "$K8S_NODES" = 2 ] && [ -d "$K8S_STATE_B" ] || die "no node B here: bring the cluster up with CAIRN_K8S_NODES=2"
 
 # node_b_pids prints node B's kubelet, containerd, shims and pod processes.
 node_b_pids() {

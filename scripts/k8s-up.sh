@@ -65,13 +65,15 @@ start_apiserver() {
   await "the apiserver" 300 kubectl_ get --raw /readyz
 }
 
+# A node that stops reporting is marked not Ready after 30 s (the default
+# is 50 s): the node-loss tests wait less.
 start_controllers() {
   local pki=$K8S_STATE/pki
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$K8S_STATE/controller-manager.kubeconfig" --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_CM_PORT:-26257}" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-    --use-service-account-credentials --profiling=false
+    --use-service-account-credentials --profiling=false --node-monitor-grace-period=30s
   start kube-scheduler "$K8S_BIN/kube-scheduler" \
     --kubeconfig "$K8S_STATE/scheduler.kubeconfig" --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port "${CAIRN_K8S_SCHEDULER_PORT:-26259}" --profiling=false

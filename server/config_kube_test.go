@@ -20,13 +20,14 @@ kubernetes:
   nodeSelector: {disk: ssd}
   imagePullPolicy: IfNotPresent
   podStartTimeoutSecs: 30
+  nodeLostSecs: 90
   transferHostNetwork: true
 `))
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
 	require.Equal(t, KubernetesConfig{Kubeconfig: "/etc/cairn/kubeconfig", Namespace: "team-a", StorageClass: "fast",
 		AccessMode: "ReadWriteMany", VolumeSize: "20Gi", MaxVolumeSize: "200Gi", NodeSelector: map[string]string{"disk": "ssd"},
-		ImagePullPolicy: "IfNotPresent", PodStartTimeoutSecs: 30, TransferHostNetwork: true}, c.Kubernetes)
+		ImagePullPolicy: "IfNotPresent", PodStartTimeoutSecs: 30, NodeLostSecs: 90, TransferHostNetwork: true}, c.Kubernetes)
 
 	t.Run("DefaultsAreValid", func(t *testing.T) {
 		t.Parallel()

@@ -39,7 +39,9 @@ type kubeStack struct {
 	events *eventLog
 }
 
-func startKubeStack(t *testing.T) *kubeStack {
+// startKubeStack starts the stack; kubernetes, if given, adds keys to its
+// kubernetes section (", key: value…").
+func startKubeStack(t *testing.T, kubernetes ...string) *kubeStack {
 	t.Helper()
 	kubeconfig := stacktest.Kubeconfig(t)
 	cs := stacktest.KubeClient(t, kubeconfig)
@@ -47,9 +49,9 @@ func startKubeStack(t *testing.T) *kubeStack {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true, Tokens: []string{shellAdminToken},
 		PresignEndpoint: stacktest.KubeStoreEndpoint(t, kubeconfig), Config: fmt.Sprintf(`
 workspace: {volumeType: kubernetes}
-kubernetes: {kubeconfig: %s, namespace: %s, storageClass: cairn-local, transferHostNetwork: true}
+kubernetes: {kubeconfig: %s, namespace: %s, storageClass: cairn-local, transferHostNetwork: true%s}
 shell: {enable: true, image: %s, instanceName: %s, reapIntervalSecs: 1}
-`, kubeconfig, ns, stacktest.Shell(t), "kube-"+ns)})
+`, kubeconfig, ns, strings.Join(kubernetes, ""), stacktest.Shell(t), "kube-"+ns)})
 	api, err := client.New(srv.URL, client.WithToken(srv.Token))
 	require.NoError(t, err)
 	k := &kubeStack{srv: srv, api: api, kube: cs, ns: ns,

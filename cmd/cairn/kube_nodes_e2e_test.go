@@ -36,9 +36,7 @@ const spreadWorkspaces = 20
 // workspace's volume.
 func TestKubernetesAcrossNodes(t *testing.T) {
 	k := startKubeStack(t)
-	nodes, err := k.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(nodes.Items), 2, "the suite's cluster has two nodes (CAIRN_K8S_NODES=2)")
+	nodes := k.requireNodes(t)
 	placed := k.watchPlacement(t)
 
 	wss := make([]*cairn.Workspace, spreadWorkspaces)
@@ -71,8 +69,8 @@ func TestKubernetesAcrossNodes(t *testing.T) {
 		perNode[node]++
 	}
 	t.Logf("workspaces per node: %v", perNode)
-	for _, n := range nodes.Items {
-		require.NotZero(t, perNode[n.Name], "no workspace's volume is on node %s: %v", n.Name, perNode)
+	for _, n := range nodes {
+		require.NotZero(t, perNode[n], "no workspace's volume is on node %s: %v", n, perNode)
 	}
 
 	work, ctx := errgroup.WithContext(t.Context())
@@ -120,7 +118,7 @@ func (k *kubeStack) shellExecAndSave(ctx context.Context, ws *cairn.Workspace, s
 		if err != nil {
 			return fmt.Errorf("%s: attach: %w", ws.Name, err)
 		}
-		defer sess.Close()
+		defer func() { _ = sess.Close() }()
 		if _, err := sess.Write([]byte("echo typed > " + cairn.MountPath + "/shell.txt; exit 3\r")); err != nil {
 			return err
 		}
@@ -165,6 +163,20 @@ func (k *kubeStack) shellExecAndSave(ctx context.Context, ws *cairn.Workspace, s
 		return fmt.Errorf("%s: the shell's and the exec's files: %v %q", ws.Name, err, out.String())
 	}
 	return nil
+}
+
+// requireNodes returns the names of the cluster's nodes, of which the
+// suite's cluster has two (CAIRN_K8S_NODES=2).
+func (k *kubeStack) requireNodes(t *testing.T) []string {
+	t.Helper()
+	list, err := k.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	var names []string
+	for _, n := range list.Items {
+		names = append(names, n.Name)
+	}
+	require.GreaterOrEqual(t, len(names), 2, "the suite's cluster has two nodes (CAIRN_K8S_NODES=2): %v", names)
+	return names
 }
 
 // volumeNode is the node the affinity of claim's volume names.

@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -136,6 +137,9 @@ type pod struct {
 		Labels            map[string]string `json:"labels"`
 		DeletionTimestamp *string           `json:"deletionTimestamp"`
 	} `json:"metadata"`
+	Spec struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
 	Status struct {
 		PodIP      string `json:"podIP"`
 		Conditions []struct {
@@ -299,6 +303,63 @@ func (d *deployment) remove(t *testing.T) {
 	}
 }
 
+// demoClient makes the demo client's calls through replica p.
+func (d *deployment) demoClient(t *testing.T, p pod) {
+	ok := func(code int, env map[string]json.RawMessage) map[string]json.RawMessage {
+		t.Helper()
+		require.Equal(t, http.StatusOK, code, "%s", env["error"])
+		require.JSONEq(t, "true", string(env["success"]))
+		return env
+	}
+	var ws struct {
+		ID string `json:"id"`
+	}
+	env := ok(d.call(t, p, http.MethodPost, "/v1/workspaces", map[string]string{"name": "demo-" + p.Spec.NodeName}, d.token))
+	require.NoError(t, json.Unmarshal(env["workspace"], &ws))
+	ok(d.call(t, p, http.MethodPost, "/v1/workspaces/"+ws.ID+"/volume", nil, d.token))
+
+	body := []byte("made through " + p.Spec.NodeName + "\n")
+	sum := sha256.Sum256(body)
+	sumB64 := base64.StdEncoding.EncodeToString(sum[:])
+	var staging struct {
+		Key    string `json:"staging_object_key"`
+		PutURL string `json:"put_url"`
+	}
+	env = ok(d.call(t, p, http.MethodPost, "/v1/workspaces/"+ws.ID+"/new-staging",
+		map[string]any{"size": len(body), "sha256_b64": sumB64}, d.token))
+	require.NoError(t, json.Unmarshal(env["staging"], &staging))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, staging.PutURL, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("x-amz-checksum-sha256", sumB64)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Less(t, res.StatusCode, 400)
+	ok(d.call(t, p, http.MethodPost, "/v1/workspaces/"+ws.ID+"/artifacts",
+		map[string]string{"staging_object_key": staging.Key, "name": "report", "description": "d"}, d.token))
+
+	var found []struct {
+		ID string `json:"id"`
+	}
+	env = ok(d.call(t, p, http.MethodGet, "/v1/workspaces/"+ws.ID+"/artifacts?name=report&state=RECORDED&state=MISSING_OBJECT", nil, d.token))
+	require.NoError(t, json.Unmarshal(env["artifacts"], &found))
+	require.Len(t, found, 1)
+	var getURL string
+	env = ok(d.call(t, p, http.MethodGet, "/v1/artifacts/"+found[0].ID+"?presign=true&ttl=60", nil, d.token))
+	require.NoError(t, json.Unmarshal(env["get_url"], &getURL))
+	req, err = http.NewRequestWithContext(t.Context(), http.MethodGet, getURL, nil)
+	require.NoError(t, err)
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, body, got)
+
+	ok(d.call(t, p, http.MethodDelete, "/v1/workspaces/"+ws.ID+"/volume", nil, d.token))
+	ok(d.call(t, p, http.MethodDelete, "/v1/workspaces/"+ws.ID, nil, d.token))
+}
+
 // call makes one API request to a replica's pod address.
 func (d *deployment) call(t *testing.T, p pod, method, path string, body any, token string) (int, map[string]json.RawMessage) {
 	t.Helper()
@@ -337,6 +398,18 @@ func TestDeploy(t *testing.T) {
 			require.NotEmpty(t, p.Status.PodIP)
 		}
 		require.NotEqual(t, d.pods[0].Status.PodIP, d.pods[1].Status.PodIP)
+		require.NotEqual(t, d.pods[0].Spec.NodeName, d.pods[1].Spec.NodeName,
+			"the replicas are spread over the suite's two nodes")
+	})
+
+	// The first cairn's demo client's calls, unchanged, through the replica
+	// on each node: a workspace with its volume, a staged upload PUT to the
+	// store with its checksum, the artifact registered, found by name and
+	// state, and read back through a presigned GET.
+	t.Run("DemoClientThroughEachNode", func(t *testing.T) {
+		for _, p := range d.pods {
+			t.Run(p.Spec.NodeName, func(t *testing.T) { d.demoClient(t, p) })
+		}
 	})
 
 	t.Run("NoTokenRefused", func(t *testing.T) {

@@ -57,7 +57,7 @@ type Config struct {
 	// NodeSelector pins every pod of cairn to matching nodes.
 	NodeSelector map[string]string
 	// NodeLostGrace is how long a node may be gone or not Ready before the
-	// shells and execs on it are ended as node_lost; default 60 s.
+	// shells on it are ended as node_lost; default 60 s.
 	NodeLostGrace time.Duration
 
 	Image   string        // sidecar image; default "cairn-sidecar:latest"

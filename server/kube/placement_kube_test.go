@@ -21,10 +21,10 @@ import (
 )
 
 // TestKubePlacement places pods of a ReadWriteOnce workspace on the test
-// cluster's node: pinned to the node of a pod that mounts the claim, or to
+// cluster's nodes: pinned to the node of a pod that mounts the claim, or to
 // the node its volume's affinity names; refused at once while that node is
 // cordoned or when it is gone; left to the scheduler with ReadWriteMany.
-// It cordons the cluster's node for a moment, so it runs alone.
+// It cordons a node of the cluster for a moment, so it runs alone.
 func TestKubePlacement(t *testing.T) {
 	kubeconfig := stacktest.Kubeconfig(t)
 	cs := stacktest.KubeClient(t, kubeconfig)
@@ -32,11 +32,6 @@ func TestKubePlacement(t *testing.T) {
 	ctx := t.Context()
 	c, err := connect(Config{Kubeconfig: kubeconfig, Namespace: ns, AppName: ns})
 	require.NoError(t, err)
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	require.NotEmpty(t, nodes.Items)
-	node := nodes.Items[0].Name
-
 	claim := newClaim(t, c, "ws", "")
 	pod := func() *corev1.Pod {
 		p := c.podBase(testMeta(c, "p-"+time.Now().Format("150405.000000")), claim, 0)
@@ -48,10 +43,11 @@ func TestKubePlacement(t *testing.T) {
 	t.Run("NoPodYetIsLeftToTheScheduler", func(t *testing.T) {
 		p := pod()
 		require.NoError(t, c.place(ctx, p))
-		require.Nil(t, p.Spec.Affinity, "the local class's volumes name no node")
+		require.Nil(t, p.Spec.Affinity, "the claim is not bound: the local class binds on first use")
 	})
 
 	holder := runHolder(t, c, claim)
+	node := holder.Spec.NodeName // the node the test cordons, and its volumes name
 	t.Run("PinnedToTheNodeOfAPodThatMountsIt", func(t *testing.T) {
 		p := pod()
 		require.NoError(t, c.place(ctx, p))

@@ -73,7 +73,7 @@ func BenchmarkKube(b *testing.B) {
 	}))
 	body := bytes.Repeat([]byte("cairn 1k\n"), benchFileSize/9+1)[:benchFileSize]
 	src := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	l, err := new(net.ListenConfig).Listen(b.Context(), "tcp", net.JoinHostPort(host, "0"))
 	require.NoError(b, err)
 	src.Listener = l
 	src.Start()

@@ -1,6 +1,7 @@
 package stacktest
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -15,7 +16,7 @@ import (
 // reached by pods at an address of this machine they can route to.
 func Relay(t testing.TB, host, target string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 	require.NoError(t, err)
 	var (
 		mu    sync.Mutex
@@ -37,7 +38,7 @@ func Relay(t testing.TB, host, target string) int {
 			if err != nil {
 				return
 			}
-			out, err := net.DialTimeout("tcp", target, 5*time.Second)
+			out, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(context.Background(), "tcp", target)
 			if err != nil {
 				in.Close()
 				continue
