@@ -469,6 +469,65 @@ func TestShellReapSparesACreateUnderWay(t *testing.T) {
 	}
 }
 
+// A running v2 shell whose container is listed on a lost node is ended
+// by the reaper with reason node_lost, its container removed and its row
+// dropped, without a call to its holder (which cannot be reached); one on
+// a running container is asked as usual.
+func TestShellReapEndsAShellOnALostNode(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
+	var mu sync.Mutex
+	rows := map[string]*service.ShellRow{}
+	for _, id := range []string{"lost", "fine"} {
+		rows[id] = &service.ShellRow{ID: id, WorkspaceID: ws.ID, Container: "c-" + id, Instance: shellInstance,
+			State: service.ShellRunning, CreatedAt: time.Now()}
+	}
+	f.store.FindShellRowsFunc = func(context.Context, string) ([]*service.ShellRow, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return []*service.ShellRow{rows["lost"], rows["fine"]}, nil
+	}
+	f.store.SetShellStateFunc = func(_ context.Context, id string, from []service.ShellState, to service.ShellState) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(from, rows[id].State) {
+			return false, nil
+		}
+		rows[id].State = to
+		return true, nil
+	}
+	var dropped []string
+	f.store.DeleteShellFunc = func(_ context.Context, id string) error {
+		dropped = append(dropped, id)
+		return nil
+	}
+	f.rt.ListShellsFunc = func(context.Context) ([]service.ShellContainer, error) {
+		return []service.ShellContainer{
+			{ContainerID: "c-lost", ShellID: "lost", WorkspaceID: ws.ID, Instance: shellInstance, State: service.ShellNodeLost},
+			{ContainerID: "c-fine", ShellID: "fine", WorkspaceID: ws.ID, Instance: shellInstance, State: "running"},
+		}, nil
+	}
+	var dialed []string
+	f.rt.DialHolderFunc = func(_ context.Context, container string) (net.Conn, error) {
+		dialed = append(dialed, container)
+		return nil, errors.New("the test's holders do not answer")
+	}
+	_, err := s.Reap(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, []string{"lost"}, dropped)
+	require.Equal(t, service.ShellRunning, rows["fine"].State, "a shell whose holder did not answer is left to the next pass")
+	require.NotContains(t, dialed, "c-lost", "a lost node's holder is not asked")
+	f.mu.Lock()
+	require.Equal(t, []string{"c-lost"}, f.removed)
+	f.mu.Unlock()
+	closed := f.audits(cairn.AuditShellClosed)
+	require.Len(t, closed, 1)
+	require.Equal(t, "lost", closed[0].Metadata["shell_id"])
+	require.Equal(t, string(ptyshell.ReasonNodeLost), closed[0].Metadata["reason"])
+}
+
 func TestFindShells(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)
