@@ -4,11 +4,13 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -224,8 +226,9 @@ func testMeta(c *cluster, name string) metav1.ObjectMeta {
 }
 
 // TestKubeStorageClassChecked refuses, at start, a storage class the
-// cluster does not have; the local cluster's default class passes, and a
-// server without the grant to read classes is not refused.
+// cluster does not have, and one of hostPath volumes on a cluster of
+// several nodes (the suite's has two); the local cluster's default class passes, and a server
+// without the grant to read classes is not refused.
 func TestKubeStorageClassChecked(t *testing.T) {
 	kubeconfig := stacktest.Kubeconfig(t)
 	cs := stacktest.KubeClient(t, kubeconfig)
@@ -241,4 +244,19 @@ func TestKubeStorageClassChecked(t *testing.T) {
 	require.ErrorContains(t, err, `kubernetes.storageClass: the cluster has no storage class "no-such-class"`)
 	require.NoError(t, check(stacktest.KubeServiceAccount(t, cs, kubeconfig, ns), "no-such-class"),
 		"without the grant nothing is checked")
+
+	hostPath := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-hostpath"}, Provisioner: hostPathProvisioner}
+	_, err = cs.StorageV1().StorageClasses().Create(t.Context(), hostPath, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = cs.StorageV1().StorageClasses().Delete(context.Background(), hostPath.Name, metav1.DeleteOptions{})
+	})
+	nodes, err := cs.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	if len(nodes.Items) == 1 {
+		require.NoError(t, check(kubeconfig, hostPath.Name), "one node: its hostPath volumes are beside every pod")
+		return
+	}
+	err = check(kubeconfig, hostPath.Name)
+	require.ErrorContains(t, err, fmt.Sprintf("makes hostPath volumes, which name no node; on this cluster of %d nodes", len(nodes.Items)))
 }

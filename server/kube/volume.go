@@ -147,10 +147,16 @@ func (r *Runtime) storageClass(ctx context.Context) (*storagev1.StorageClass, er
 	return sc, nil
 }
 
-// CheckStorage refuses, at start, claims that could never be bound: a
+// hostPathProvisioner makes hostPath volumes that name no node: on a
+// cluster of several nodes each pod would find the data of its own node.
+const hostPathProvisioner = "kubernetes.io/host-path"
+
+// CheckStorage refuses, at start, claims that could never be bound — a
 // kubernetes.storageClass the cluster does not have, or none named and no
-// default class. Without the optional grant to read storage classes
-// (cluster-reader.yaml) it checks nothing.
+// default class — and, on a cluster of several nodes, a class of hostPath
+// volumes, whose pods could land where their data is not. Without the
+// optional grant to read storage classes and nodes (cluster-reader.yaml)
+// it checks nothing.
 func (r *Runtime) CheckStorage(ctx context.Context) error {
 	sc, err := r.storageClass(ctx)
 	switch {
@@ -162,6 +168,18 @@ func (r *Runtime) CheckStorage(ctx context.Context) error {
 		return unavailable("read the storage classes", err)
 	case sc == nil:
 		return errors.New("kubernetes.storageClass: none is named and the cluster has no default storage class; name one")
+	case sc.Provisioner != hostPathProvisioner:
+		return nil
+	}
+	nodes, err := r.api.nodes().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return unavailable("list the nodes", err)
+	case len(nodes.Items) > 1:
+		return fmt.Errorf("kubernetes.storageClass: class %q makes hostPath volumes, which name no node; on this cluster of %d nodes a workspace's pods could run where its files are not. Name a class whose volumes carry node affinity (a local-volume provisioner) or network storage",
+			sc.Name, len(nodes.Items))
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ func (t *timings) report(b *testing.B) {
 	}
 	require.NoError(b, tw.Flush())
 	b.Logf("floors: put = bare pod / docker run --rm of the sidecar image, same claim and variables; "+
-		"shell = kubectl run --rm -it / docker run --rm -it of the shell image, sh -c 'echo ready'\n%s", out.String())
+		"shell = kubectl run --rm -it / docker run --rm -it of the shell image, saying ready (kubectl: every 50 ms, as it shows only what comes after its attach)\n%s", out.String())
 }
 
 // dockerApp is one fresh app on the Docker Engine, transfers on the host
@@ -421,13 +421,16 @@ func shellToPrompt(b *testing.B, shells service.ShellRuntime, spec service.Shell
 }
 
 // kubectlRunReady is the Kubernetes floor of a shell open: `kubectl run
-// --rm -it` of the shell image in a PTY, timed until "ready" is seen.
+// --rm -it` of the shell image in a PTY, timed until "ready" is seen. The
+// pod says it every 50 ms for two seconds: kubectl attaches to a running
+// container and shows only what it writes from then on, so a single line
+// written before the attach would be lost (and, on a slower node, was).
 func kubectlRunReady(b *testing.B, kubectl, adminKubeconfig, ns string) time.Duration {
 	b.Helper()
 	name := "floor-sh-" + strings.ToLower(ulid.Make().String())
 	return ptyUntilReady(b, exec.CommandContext(b.Context(), kubectl, "--kubeconfig", adminKubeconfig, "--namespace", ns,
 		"run", name, "--rm", "-it", "--image", kubeShellImage, "--image-pull-policy", "Never", "--restart", "Never",
-		"--command", "--", "/bin/sh", "-c", "echo ready"))
+		"--command", "--", "/bin/sh", "-c", "for i in $(seq 40); do echo ready; sleep 0.05; done"))
 }
 
 // dockerRunReady is the Docker floor of a shell open: `docker run --rm
