@@ -105,6 +105,9 @@ type WorkspaceFilter struct {
 type WorkspaceDetail struct {
 	Workspace  *Workspace
 	MountCount int
+	// VolumeSizeBytes is the size the runtime gave the volume (a
+	// Kubernetes claim's granted capacity); 0 when unknown or unsized.
+	VolumeSizeBytes int64
 }
 
 // WorkspaceService manages workspaces and their volumes. Every method returns

@@ -59,19 +59,21 @@ func workspaceRows(p *struct {
 	return p.Workspaces
 }
 
-// InspectWorkspace returns a workspace and its live mount count.
+// InspectWorkspace returns a workspace, its live mount count and the size
+// its volume was given (0 when unknown).
 func (c *Client) InspectWorkspace(ctx context.Context, id string) (*cairn.WorkspaceDetail, error) {
 	if err := needID("workspace", id); err != nil {
 		return nil, err
 	}
 	var out struct {
-		Workspace  *cairn.Workspace `json:"workspace"`
-		MountCount int              `json:"mount_count"`
+		Workspace       *cairn.Workspace `json:"workspace"`
+		MountCount      int              `json:"mount_count"`
+		VolumeSizeBytes int64            `json:"volume_size_bytes"`
 	}
 	if err := c.get(ctx, pathOf("workspaces", id), nil, &out); err != nil {
 		return nil, err
 	}
-	return &cairn.WorkspaceDetail{Workspace: out.Workspace, MountCount: out.MountCount}, nil
+	return &cairn.WorkspaceDetail{Workspace: out.Workspace, MountCount: out.MountCount, VolumeSizeBytes: out.VolumeSizeBytes}, nil
 }
 
 // RenameWorkspace changes the name; retried after a connection failure

@@ -194,6 +194,9 @@ func (k *kubeStack) demoClientCommands(t *testing.T) {
 	k.events.awaitVolume(t, ws.ID, "NONE")
 	c.ok(t, "ws", "setup", "demo")
 	k.events.awaitVolume(t, ws.ID, "READY")
+	detail, err := k.api.InspectWorkspace(t.Context(), ws.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<30, detail.VolumeSizeBytes, "GET shows the size the claim got (kubernetes.volumeSize)")
 	claim, ok := k.claims(t)[ws.VolumeName]
 	require.True(t, ok, "setup made a claim for %s", ws.VolumeName)
 

@@ -2122,7 +2122,11 @@ type ClientInterface interface {
 	//
 	// The workspace and `mount_count`, the number of running containers
 	// that mount its volume: -1 when `volume_state` is NONE or the
-	// container runtime did not answer within 2 s.
+	// container runtime did not answer within 2 s. `volume_size_bytes`
+	// is the size the runtime gave the volume (on Kubernetes, the
+	// capacity its claim was granted); absent where the runtime does not
+	// size volumes (Docker), before a claim is bound, or when the runtime
+	// did not answer.
 	//
 	// Corresponds with GET /v1/workspaces/{workspaceID} (the `GetWorkspace` operationId).
 	GetWorkspace(ctx context.Context, workspaceID WorkspaceID, params *GetWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2842,7 +2846,11 @@ func (c *Client) DeleteWorkspace(ctx context.Context, workspaceID WorkspaceID, p
 //
 // The workspace and `mount_count`, the number of running containers
 // that mount its volume: -1 when `volume_state` is NONE or the
-// container runtime did not answer within 2 s.
+// container runtime did not answer within 2 s. `volume_size_bytes`
+// is the size the runtime gave the volume (on Kubernetes, the
+// capacity its claim was granted); absent where the runtime does not
+// size volumes (Docker), before a claim is bound, or when the runtime
+// did not answer.
 //
 // Corresponds with GET /v1/workspaces/{workspaceID} (the `GetWorkspace` operationId).
 func (c *Client) GetWorkspace(ctx context.Context, workspaceID WorkspaceID, params *GetWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5886,7 +5894,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace and `mount_count`, the number of running containers
 	// that mount its volume: -1 when `volume_state` is NONE or the
-	// container runtime did not answer within 2 s.
+	// container runtime did not answer within 2 s. `volume_size_bytes`
+	// is the size the runtime gave the volume (on Kubernetes, the
+	// capacity its claim was granted); absent where the runtime does not
+	// size volumes (Docker), before a claim is bound, or when the runtime
+	// did not answer.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8558,10 +8570,11 @@ type GetWorkspaceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		MountCount int                                    `json:"mount_count"`
-		RequestId  string                                 `json:"request_id"`
-		Success    GetWorkspace200JSONResponseBodySuccess `json:"success"`
-		Workspace  Workspace                              `json:"workspace"`
+		MountCount      int                                    `json:"mount_count"`
+		RequestId       string                                 `json:"request_id"`
+		Success         GetWorkspace200JSONResponseBodySuccess `json:"success"`
+		VolumeSizeBytes *int64                                 `json:"volume_size_bytes,omitempty"`
+		Workspace       Workspace                              `json:"workspace"`
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Failure
@@ -8589,10 +8602,11 @@ type GetWorkspaceResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWorkspaceResponse) GetJSON200() *struct {
-	MountCount int                                    `json:"mount_count"`
-	RequestId  string                                 `json:"request_id"`
-	Success    GetWorkspace200JSONResponseBodySuccess `json:"success"`
-	Workspace  Workspace                              `json:"workspace"`
+	MountCount      int                                    `json:"mount_count"`
+	RequestId       string                                 `json:"request_id"`
+	Success         GetWorkspace200JSONResponseBodySuccess `json:"success"`
+	VolumeSizeBytes *int64                                 `json:"volume_size_bytes,omitempty"`
+	Workspace       Workspace                              `json:"workspace"`
 } {
 	return r.JSON200
 }
@@ -11481,7 +11495,11 @@ func (c *ClientWithResponses) DeleteWorkspaceWithResponse(ctx context.Context, w
 //
 // The workspace and `mount_count`, the number of running containers
 // that mount its volume: -1 when `volume_state` is NONE or the
-// container runtime did not answer within 2 s.
+// container runtime did not answer within 2 s. `volume_size_bytes`
+// is the size the runtime gave the volume (on Kubernetes, the
+// capacity its claim was granted); absent where the runtime does not
+// size volumes (Docker), before a claim is bound, or when the runtime
+// did not answer.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14425,10 +14443,11 @@ func ParseGetWorkspaceResponse(rsp *http.Response) (*GetWorkspaceResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			MountCount int                                    `json:"mount_count"`
-			RequestId  string                                 `json:"request_id"`
-			Success    GetWorkspace200JSONResponseBodySuccess `json:"success"`
-			Workspace  Workspace                              `json:"workspace"`
+			MountCount      int                                    `json:"mount_count"`
+			RequestId       string                                 `json:"request_id"`
+			Success         GetWorkspace200JSONResponseBodySuccess `json:"success"`
+			VolumeSizeBytes *int64                                 `json:"volume_size_bytes,omitempty"`
+			Workspace       Workspace                              `json:"workspace"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

@@ -46,6 +46,9 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 // too large.
 func (r *Runtime) MaxVolumeBytes() int64 { return 0 }
 
+// VolumeSize is 0: Docker's local volumes are not sized.
+func (r *Runtime) VolumeSize(context.Context, string) (int64, error) { return 0, nil }
+
 // RemoveVolume removes a volume without force, so the engine itself is the
 // atomic in-use gate. An absent volume is not an error.
 func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {

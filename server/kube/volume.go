@@ -93,6 +93,24 @@ func (r *Runtime) claimFor(claim, name string, labels map[string]string, sizeByt
 	return pvc
 }
 
+// VolumeSize is the capacity the volume's claim was granted, 0 while it
+// is not bound or when it is absent.
+func (r *Runtime) VolumeSize(ctx context.Context, name string) (int64, error) {
+	claim, err := objectName(name)
+	if err != nil {
+		return 0, err
+	}
+	pvc, err := r.api.claims(r.cfg.Namespace).Get(ctx, claim, getOpts)
+	switch {
+	case apierrors.IsNotFound(err):
+		return 0, nil
+	case err != nil:
+		return 0, unavailable("read the volume claim", err)
+	}
+	size := pvc.Status.Capacity[corev1.ResourceStorage]
+	return size.Value(), nil
+}
+
 // MaxVolumeBytes is the largest size a workspace may ask its claim for.
 func (r *Runtime) MaxVolumeBytes() int64 { return r.cfg.MaxVolumeSize.Value() }
 

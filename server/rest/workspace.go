@@ -68,9 +68,10 @@ func (a *API) getWorkspace(r *http.Request) (any, error) {
 		return nil, failed(err, "Failed to fetch workspace %s", id)
 	}
 	return struct {
-		Workspace  *cairn.Workspace `json:"workspace"`
-		MountCount int              `json:"mount_count"`
-	}{d.Workspace, d.MountCount}, nil
+		Workspace       *cairn.Workspace `json:"workspace"`
+		MountCount      int              `json:"mount_count"`
+		VolumeSizeBytes int64            `json:"volume_size_bytes,omitempty"`
+	}{d.Workspace, d.MountCount, d.VolumeSizeBytes}, nil
 }
 
 func (a *API) deleteWorkspace(r *http.Request) (any, error) {

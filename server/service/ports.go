@@ -118,6 +118,10 @@ type Runtime interface {
 	// MaxVolumeBytes is the largest size a workspace may ask for; 0 means
 	// no bound (an engine that never sizes volumes).
 	MaxVolumeBytes() int64
+	// VolumeSize is the size the engine gave a volume (a claim's granted
+	// capacity); 0 where the engine does not size volumes, or has not yet
+	// (a claim not bound), or the volume is absent.
+	VolumeSize(ctx context.Context, name string) (int64, error)
 	// RemoveVolume removes a volume without force; an absent volume is not an
 	// error. Reasons: volume_in_use, docker_unavailable.
 	RemoveVolume(ctx context.Context, name string) error

@@ -70,7 +70,23 @@ func (s *Service) InspectWorkspace(ctx context.Context, id string) (*cairn.Works
 	if err != nil {
 		return nil, err
 	}
-	return &cairn.WorkspaceDetail{Workspace: ws, MountCount: s.mountCount(ctx, ws)}, nil
+	return &cairn.WorkspaceDetail{Workspace: ws, MountCount: s.mountCount(ctx, ws), VolumeSizeBytes: s.volumeSize(ctx, ws)}, nil
+}
+
+// volumeSize is the size the runtime gave the workspace's volume, 0 for
+// a NONE row, a runtime that does not size volumes, or one that did not
+// answer in time (logged): the detail shows what is known.
+func (s *Service) volumeSize(ctx context.Context, ws *cairn.Workspace) int64 {
+	if ws.VolumeState == cairn.VolumeNone {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, mountCountTimeout)
+	defer cancel()
+	n, err := s.runtime.VolumeSize(ctx, ws.VolumeName)
+	if err != nil {
+		s.log.WarnContext(ctx, "read the volume's size", "workspace_id", ws.ID, "err", err)
+	}
+	return n
 }
 
 // mountCount takes the volume's existence from the row and only the running

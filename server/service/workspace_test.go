@@ -363,6 +363,28 @@ func TestInspectWorkspace(t *testing.T) {
 		require.False(t, asked)
 	})
 
+	t.Run("TheVolumesSizeIsTheRuntimes", func(t *testing.T) {
+		t.Parallel()
+		svc, f := setup(t)
+		ready := f.storedWorkspace(cairn.VolumeReady)
+		f.runtime.MountCountsFunc = func(context.Context, []string) (map[string]int, error) { return nil, nil }
+		var asked []string
+		f.runtime.VolumeSizeFunc = func(_ context.Context, name string) (int64, error) {
+			asked = append(asked, name)
+			return 3 << 30, nil
+		}
+		require.EqualValues(t, 3<<30, mustInspect(t, svc, ready.ID).VolumeSizeBytes)
+		require.Equal(t, []string{ready.VolumeName}, asked)
+		none := f.storedWorkspace(cairn.VolumeNone)
+		require.Zero(t, mustInspect(t, svc, none.ID).VolumeSizeBytes, "a NONE row has no volume to size")
+		require.Len(t, asked, 1, "nor is it asked")
+		f.row(ready)
+		f.runtime.VolumeSizeFunc = func(context.Context, string) (int64, error) {
+			return 0, cairn.Errorf(cairn.ReasonDockerUnavailable, "the engine is away")
+		}
+		require.Zero(t, mustInspect(t, svc, ready.ID).VolumeSizeBytes, "an engine that does not answer leaves it unknown")
+	})
+
 	// Concurrent callers share rounds: each round asks Docker once for all
 	// of its callers' volumes, and a caller never gets the answer of a round
 	// that had started before it asked.

@@ -15,6 +15,7 @@ type Runtime struct {
 	PingFunc         func(ctx context.Context) error
 	VolumeExistsFunc func(ctx context.Context, name string) (bool, error)
 	VolumeIssueFunc  func(ctx context.Context, name string) (*cairn.Error, error)
+	VolumeSizeFunc   func(ctx context.Context, name string) (int64, error)
 	CreateVolumeFunc func(ctx context.Context, name string, labels map[string]string, sizeBytes int64) error
 	RemoveVolumeFunc func(ctx context.Context, name string) error
 	MountCountsFunc  func(ctx context.Context, volumes []string) (map[string]int, error)
@@ -56,6 +57,14 @@ func (r *Runtime) CreateVolume(ctx context.Context, name string, labels map[stri
 }
 
 func (r *Runtime) MaxVolumeBytes() int64 { return r.MaxVolume }
+
+// VolumeSize defaults to 0: a fake runtime does not size volumes.
+func (r *Runtime) VolumeSize(ctx context.Context, name string) (int64, error) {
+	if r.VolumeSizeFunc == nil {
+		return 0, nil
+	}
+	return r.VolumeSizeFunc(ctx, name)
+}
 
 func (r *Runtime) RemoveVolume(ctx context.Context, name string) error {
 	if r.RemoveVolumeFunc == nil {
