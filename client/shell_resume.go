@@ -48,8 +48,10 @@ func (c *Client) ReattachShell(ctx context.Context, shellID, secret string, lost
 }
 
 // refusedForGood reports a server's answer that another try would not
-// change; server_shutting_down is not one.
+// change; server_shutting_down is not one, nor volume_node_unavailable (the
+// shell's node not ready: it may return, or the shell be ended as
+// node_lost, which the next try is told).
 func refusedForGood(err error) bool {
 	e, ok := errors.AsType[*cairn.Error](err)
-	return ok && e.Reason != cairn.ReasonServerShuttingDown
+	return ok && e.Reason != cairn.ReasonServerShuttingDown && e.Reason != cairn.ReasonVolumeNodeUnavailable
 }

@@ -76,8 +76,12 @@ func TestKubernetesNodeLost(t *testing.T) {
 	_, err = k.api.Exec(t.Context(), onB.ID, []string{"true"}, nil, nil, nil)
 	require.Equal(t, cairn.ReasonVolumeNodeUnavailable, cairn.ErrorReason(err), "%v", err)
 	require.Contains(t, err.Error(), "cairn-node-b")
-	// The shell is ended by the reaper, as node_lost.
+	// The shell is ended by the reaper, as node_lost, and a client that
+	// reattaches is told so.
 	k.awaitShellClosed(t, onB.ID, ptyshell.ReasonNodeLost)
+	_, err = k.api.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err), "%v", err)
+	require.ErrorContains(t, err, "node_lost, exit code -1): the node it ran on was lost")
 	// The maintainer reports B's workspace, and only it.
 	_, err = k.api.Sweep(t.Context(), "")
 	require.NoError(t, err)

@@ -183,7 +183,9 @@ func (s *Shells) DialHolder(ctx context.Context, name string) (net.Conn, error) 
 }
 
 // holderRunning answers shell_not_found unless the pod exists, is not
-// being deleted, and its holder runs.
+// being deleted, and its holder runs; volume_node_unavailable while its
+// node is not ready (the holder cannot be reached through it, and may be
+// again if the node returns before kubernetes.nodeLostSecs).
 func (s *Shells) holderRunning(ctx context.Context, name string) error {
 	pod, err := s.api.pods(s.cfg.Namespace).Get(ctx, name, getOpts)
 	switch {
@@ -195,5 +197,11 @@ func (s *Shells) holderRunning(ctx context.Context, name string) error {
 		return &cairn.Error{Reason: cairn.ReasonShellNotFound, Detail: "the shell's pod is not running",
 			Err: fmt.Errorf("pod %s is %s", name, podState(pod))}
 	}
-	return nil
+	node, err := s.api.nodes().Get(ctx, pod.Spec.NodeName, getOpts)
+	if err == nil && !nodeReady(node) {
+		return cairn.Errorf(cairn.ReasonVolumeNodeUnavailable,
+			"the shell runs on node %s, which is not ready; it ends (node_lost) unless the node is back within %s",
+			node.Name, s.cfg.NodeLostGrace)
+	}
+	return nil // a node this server may not read is reached through, or not, as it is
 }

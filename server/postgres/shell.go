@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -53,6 +54,25 @@ func (db *DB) FindShell(ctx context.Context, id string) (*service.ShellRow, erro
 		return nil, internal("find shell", err)
 	}
 	return s, nil
+}
+
+// FindShellEnd reads the reason and exit code of the shell's SHELL_CLOSED
+// audit row (indexed by the shell's ID); nil when there is none.
+func (db *DB) FindShellEnd(ctx context.Context, id string) (*service.ShellEnd, error) {
+	var (
+		reason string
+		code   int
+	)
+	err := db.q.QueryRow(ctx, `SELECT coalesce(metadata ->> 'reason', ''), coalesce((metadata ->> 'exit_code')::int, -1)
+		FROM audit_system_events WHERE type = $1 AND metadata ->> 'shell_id' = $2 LIMIT 1`,
+		string(cairn.AuditShellClosed), id).Scan(&reason, &code)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, internal("find a shell's end", err)
+	}
+	return &service.ShellEnd{Reason: ptyshell.Reason(reason), ExitCode: code}, nil
 }
 
 // FindShellRows lists the registry in (created_at, id) order, of one

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/ptyshell"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/service"
 )
@@ -289,6 +290,35 @@ func TestDeleteShell(t *testing.T) {
 	rest, err := db.FindShellRows(ctx, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"S2"}, shellIDs(rest), "only the named row goes")
+}
+
+// FindShellEnd reads how a shell ended from its SHELL_CLOSED row, and
+// only from that type of row.
+func TestFindShellEnd(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	ctx := t.Context()
+	audit := func(id string, typ cairn.AuditType, meta map[string]any) {
+		t.Helper()
+		require.NoError(t, db.InsertAudit(ctx, &cairn.AuditEvent{ID: id, Type: typ, Metadata: meta, CreatedAt: cairn.Now()}))
+	}
+	audit("A1", cairn.AuditShellOpened, map[string]any{"shell_id": "S1"})
+	audit("A2", cairn.AuditShellClosed, map[string]any{"shell_id": "S1", "reason": "node_lost", "exit_code": -1})
+	audit("A3", cairn.AuditShellClosed, map[string]any{"shell_id": "S2", "reason": "exited", "exit_code": 3})
+	audit("A4", cairn.AuditShellOpened, map[string]any{"shell_id": "S3"})
+
+	end, err := db.FindShellEnd(ctx, "S1")
+	require.NoError(t, err)
+	require.Equal(t, &service.ShellEnd{Reason: ptyshell.ReasonNodeLost, ExitCode: -1}, end)
+	end, err = db.FindShellEnd(ctx, "S2")
+	require.NoError(t, err)
+	require.Equal(t, &service.ShellEnd{Reason: ptyshell.ReasonExited, ExitCode: 3}, end)
+	end, err = db.FindShellEnd(ctx, "S3")
+	require.NoError(t, err)
+	require.Nil(t, end, "an open shell has no end")
+	end, err = db.FindShellEnd(ctx, "never-was")
+	require.NoError(t, err)
+	require.Nil(t, end)
 }
 
 func TestShellsCascadeWithWorkspace(t *testing.T) {

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"time"
+
+	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // ShellRow is one live v2 shell in the registry that every replica shares
@@ -61,6 +63,15 @@ type ShellStore interface {
 	SetShellState(ctx context.Context, id string, from []ShellState, state ShellState) (ok bool, err error)
 	// DeleteShell deletes a row; an absent one is no error.
 	DeleteShell(ctx context.Context, id string) error
+	// FindShellEnd reads how the shell ended, from its SHELL_CLOSED audit
+	// row; nil when none is recorded.
+	FindShellEnd(ctx context.Context, id string) (*ShellEnd, error)
+}
+
+// ShellEnd is how a shell ended, as its SHELL_CLOSED row records it.
+type ShellEnd struct {
+	Reason   ptyshell.Reason
+	ExitCode int
 }
 
 // MaxShellRows bounds one listing of the registry: far above the caps

@@ -528,6 +528,33 @@ func TestShellReapEndsAShellOnALostNode(t *testing.T) {
 	require.Equal(t, string(ptyshell.ReasonNodeLost), closed[0].Metadata["reason"])
 }
 
+// An attach to a shell no longer in the registry is shell_not_found, and
+// says how the shell ended when its SHELL_CLOSED row does: a client whose
+// connection broke with a lost node learns, as it reattaches, why.
+func TestAttachToAnEndedShellSaysWhy(t *testing.T) {
+	t.Parallel()
+	_, base := setup(t)
+	ws := base.newWorkspace(cairn.VolumeReady)
+	s, f := setupShells(t, service.ShellConfig{SessionConfig: service.SessionConfig{Enabled: true}}, ws)
+	f.store.FindShellFunc = func(_ context.Context, id string) (*service.ShellRow, error) {
+		return nil, cairn.ErrShellNotFound(id)
+	}
+	ends := map[string]*service.ShellEnd{"lost": {Reason: ptyshell.ReasonNodeLost, ExitCode: -1},
+		"done": {Reason: ptyshell.ReasonExited, ExitCode: 3}}
+	f.store.FindShellEndFunc = func(_ context.Context, id string) (*service.ShellEnd, error) { return ends[id], nil }
+	size := ptyshell.Size{Cols: 80, Rows: 24}
+
+	_, err := s.AttachShell(t.Context(), "lost", "secret", size, "")
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err))
+	require.ErrorContains(t, err, "shell lost has ended (node_lost, exit code -1): the node it ran on was lost")
+	_, err = s.WatchShell(t.Context(), "done", "")
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err))
+	require.ErrorContains(t, err, "shell done has ended (exited, exit code 3)")
+	_, err = s.AttachShell(t.Context(), "never-was", "secret", size, "")
+	require.Equal(t, cairn.ReasonShellNotFound, cairn.ErrorReason(err))
+	require.NotContains(t, err.Error(), "ended", "no end on record, nothing said of one")
+}
+
 func TestFindShells(t *testing.T) {
 	t.Parallel()
 	_, base := setup(t)

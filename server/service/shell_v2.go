@@ -289,6 +289,9 @@ func (s *Shells) lookupHeld(ctx context.Context, id string) (*ShellRow, error) {
 			"shell %s is a v1 shell, which ends with its connection; it cannot be attached", id)
 	}
 	row, err := s.svc.store.FindShell(ctx, id)
+	if cairn.ErrorReason(err) == cairn.ReasonShellNotFound {
+		return nil, s.endedWhy(ctx, id, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +299,22 @@ func (s *Shells) lookupHeld(ctx context.Context, id string) (*ShellRow, error) {
 		return nil, cairn.ErrShellNotFound(id) // starting (nobody has its secret yet) or ending
 	}
 	return row, nil
+}
+
+// endedWhy is the shell_not_found of a shell not in the registry, saying
+// how it ended when its SHELL_CLOSED row says so: a client reattaching
+// after its connection broke learns why (node_lost, max_lifetime, …)
+// rather than only that the shell is gone.
+func (s *Shells) endedWhy(ctx context.Context, id string, notFound error) error {
+	end, err := s.svc.store.FindShellEnd(ctx, id)
+	if err != nil || end == nil {
+		return notFound
+	}
+	why := ""
+	if end.Reason == ptyshell.ReasonNodeLost {
+		why = ": the node it ran on was lost"
+	}
+	return cairn.Errorf(cairn.ReasonShellNotFound, "shell %s has ended (%s, exit code %d)%s", id, end.Reason, end.ExitCode, why)
 }
 
 // holderOf is the client of the row's holder, reached over this server's

@@ -47,6 +47,7 @@ type Store struct {
 	CountShellsFunc    func(ctx context.Context, instance, workspaceID string) (int, int, error)
 	SetShellStateFunc  func(ctx context.Context, id string, from []service.ShellState, state service.ShellState) (bool, error)
 	DeleteShellFunc    func(ctx context.Context, id string) error
+	FindShellEndFunc   func(ctx context.Context, id string) (*service.ShellEnd, error)
 	InsertExecFunc     func(ctx context.Context, row *service.ExecRow) error
 	SetExecStartedFunc func(ctx context.Context, id string) error
 	DeleteExecFunc     func(ctx context.Context, id string) (bool, error)
@@ -258,6 +259,14 @@ func (s *Store) DeleteShell(ctx context.Context, id string) error {
 		return notSet("Store.DeleteShell")
 	}
 	return s.DeleteShellFunc(ctx, id)
+}
+
+// FindShellEnd defaults to no end on record.
+func (s *Store) FindShellEnd(ctx context.Context, id string) (*service.ShellEnd, error) {
+	if s.FindShellEndFunc == nil {
+		return nil, nil
+	}
+	return s.FindShellEndFunc(ctx, id)
 }
 
 func (s *Store) InsertExec(ctx context.Context, row *service.ExecRow) error {
