@@ -36,7 +36,7 @@ import (
 // It must not share the cluster with another test: it is not parallel, and
 // the package's other cluster tests are not either.
 func TestKubernetesNodeLost(t *testing.T) {
-	k := startKubeStack(t, ", nodeLostSecs: 5")
+	k := startKubeStack(t, ", nodeLostSecs: 20")
 	require.ElementsMatch(t, []string{"cairn-node", "cairn-node-b"}, k.requireNodes(t))
 	node := k.nodeScript(t)
 	onA, onB := k.workspaceOnEachNode(t)
@@ -72,10 +72,15 @@ func TestKubernetesNodeLost(t *testing.T) {
 	}
 	k.awaitNodeNotReady(t, "cairn-node-b")
 
-	// A request for B's workspace is refused at once, naming the node.
+	// A request for B's workspace is refused at once, naming the node; so
+	// is a reattach to its shell, which may come back with the node until
+	// kubernetes.nodeLostSecs (20 s here) is up.
 	_, err = k.api.Exec(t.Context(), onB.ID, []string{"true"}, nil, nil, nil)
 	require.Equal(t, cairn.ReasonVolumeNodeUnavailable, cairn.ErrorReason(err), "%v", err)
 	require.Contains(t, err.Error(), "cairn-node-b")
+	_, err = k.api.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+	require.Equal(t, cairn.ReasonVolumeNodeUnavailable, cairn.ErrorReason(err), "%v", err)
+	require.ErrorContains(t, err, "the shell runs on node cairn-node-b, which is not ready")
 	// The shell is ended by the reaper, as node_lost, and a client that
 	// reattaches is told so.
 	k.awaitShellClosed(t, onB.ID, ptyshell.ReasonNodeLost)
