@@ -199,17 +199,9 @@ func benchVolume(b *testing.B, rt service.Runtime, app, url string) (volume, wor
 	ctx := b.Context()
 	require.NoError(b, rt.CreateVolume(ctx, volume, map[string]string{"cairn.workspace": workspaceID}, 0))
 	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// The shells' pods may still be stopping: the removal is retried.
-		var err error
-		for range 30 {
-			if err = rt.RemoveVolume(ctx, volume); err == nil {
-				return
-			}
-			time.Sleep(time.Second)
+		if err := removeVolume(rt, volume); err != nil {
+			b.Errorf("remove volume %s: %v", volume, err)
 		}
-		b.Errorf("remove volume %s: %v", volume, err)
 	})
 	res := runSidecarOK(b, rt, service.SidecarSpec{
 		Command: sidecar.CommandPrep, Role: "volume-prep", Subject: workspaceID, WorkspaceID: workspaceID,
@@ -220,6 +212,21 @@ func benchVolume(b *testing.B, rt service.Runtime, app, url string) (volume, wor
 		map[string]string{sidecar.EnvURL: url, sidecar.EnvTargetPath: cairn.MountPath + "/file"}))
 	require.EqualValues(b, benchFileSize, *res.Size)
 	return volume, workspaceID
+}
+
+// removeVolume removes a benchmark's volume, retrying for up to a minute:
+// the pods of shells just closed may still be stopping.
+func removeVolume(rt service.Runtime, volume string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	for ctx.Err() == nil {
+		if err = rt.RemoveVolume(ctx, volume); err == nil {
+			return nil
+		}
+		time.Sleep(time.Second) // a removal refused while mounted: retried, bounded by ctx
+	}
+	return err
 }
 
 func transfer(command, volume, workspaceID string, env map[string]string) service.SidecarSpec {

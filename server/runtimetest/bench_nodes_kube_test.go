@@ -3,7 +3,6 @@
 package runtimetest_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -70,16 +69,6 @@ func provisionAndShell(b *testing.B, k *kubeApp) time.Duration {
 	})
 	shellToPrompt(b, k.shells, shellSpecOf(k.app, volume, id))
 	took := time.Since(began)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	// The shell's pod may still be stopping: the removal is retried.
-	var err error
-	for range 60 {
-		if err = k.rt.RemoveVolume(ctx, volume); err == nil {
-			return took
-		}
-		time.Sleep(time.Second)
-	}
-	b.Fatalf("remove volume %s: %v", volume, err)
+	require.NoError(b, removeVolume(k.rt, volume), "remove volume %s", volume)
 	return took
 }
