@@ -191,6 +191,10 @@ func (h *Hub) firstResize(ctx context.Context) {
 // Done is closed once the shell has ended and the stream is closed.
 func (h *Hub) Done() <-chan struct{} { return h.done }
 
+// Exited is closed once the shell's process has exited — before Done, and
+// before any connection is sent the exit.
+func (h *Hub) Exited() <-chan struct{} { return h.waitDone }
+
 // Result is how the shell ended, once Done is closed.
 func (h *Hub) Result() HubResult {
 	<-h.done

@@ -35,7 +35,7 @@ type State struct {
 func (h *Holder) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathAttach, h.attach)
-	mux.HandleFunc("GET "+PathState, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.state()) })
+	mux.HandleFunc("GET "+PathState, h.getState)
 	mux.HandleFunc("POST "+PathEnd, h.endShell)
 	mux.HandleFunc("GET "+PathRecording, h.recording)
 	mux.HandleFunc("POST "+PathRelease, h.releaseHolder)
@@ -51,6 +51,22 @@ func (h *Holder) proven(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// getState answers the state. A shell that has exited but whose end is not
+// recorded yet (the output drains, the recording is sealed) is waited for:
+// a client that has seen the exit frame must never be told it still runs.
+func (h *Holder) getState(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-h.hub.Exited():
+		select {
+		case <-h.endedCh:
+		case <-r.Context().Done():
+			return
+		}
+	default:
+	}
+	writeJSON(w, h.state())
 }
 
 func (h *Holder) state() State {
