@@ -6,6 +6,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 versitygw_version=v1.8.0
+# SeaweedFS, the second store of the store-conformance tests. Its go.mod has
+# replace directives, so `go install` refuses it: it is built inside its
+# downloaded module instead.
+seaweedfs_module=github.com/seaweedfs/seaweedfs@v0.0.0-20261109003541-7506e5f91cd6
 golangci_lint_version=v2.15.0
 
 need_pkgs=()
@@ -32,6 +36,15 @@ if [ ! -x "$bin/versitygw" ]; then
   echo "deps: installing versitygw $versitygw_version into $bin (takes a minute or two the first time)"
   mkdir -p "$bin"
   GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+fi
+
+if [ ! -x "$bin/weed" ]; then
+  echo "deps: building SeaweedFS (weed) into $bin (takes five to ten minutes the first time)"
+  mkdir -p "$bin"
+  src=$(cd / && GOFLAGS= go mod download -json "$seaweedfs_module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { echo "deps: could not download $seaweedfs_module" >&2; exit 1; }
+  (cd "$src" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$bin/weed.tmp" ./weed)
+  mv "$bin/weed.tmp" "$bin/weed"
 fi
 
 if [ "$("$bin/golangci-lint" version --short 2>/dev/null)" != "${golangci_lint_version#v}" ]; then

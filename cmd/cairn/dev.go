@@ -32,7 +32,8 @@ type devOptions struct {
 	noAuth     bool
 	runtime    string // docker or kubernetes
 	kubeconfig string
-	ha         bool // a synchronous standby beside the primary
+	ha         bool   // a synchronous standby beside the primary
+	store      string // the S3 implementation: stack.StoreVersitygw or stack.StoreSeaweedFS
 }
 
 func newDevCommand(g *globals) *cobra.Command {
@@ -40,7 +41,8 @@ func newDevCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the whole local stack: Postgres, an S3 store, the images and the server",
-		Long: `dev starts a private PostgreSQL cluster, a versitygw S3 store with its bucket,
+		Long: `dev starts a private PostgreSQL cluster, an S3 store with its bucket (versitygw,
+or SeaweedFS with --store seaweedfs),
 builds the sidecar image if it is missing or stale, and runs the server on
 --listen with the schema applied. With --ha, Postgres is a primary and a
 synchronous streaming standby, and the server is given both: kill the
@@ -62,6 +64,7 @@ stack's containers and volumes.`,
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:44123", "API listen address")
 	cmd.Flags().BoolVar(&o.noAuth, "no-auth", false, "run without authentication (loopback listeners only)")
 	cmd.Flags().BoolVar(&o.ha, "ha", false, "run Postgres as a primary and a synchronous standby, the server connected to both")
+	cmd.Flags().StringVar(&o.store, "store", stack.StoreVersitygw, "the S3 store to run: "+strings.Join(stack.StoreKinds, " or "))
 	cmd.Flags().StringVar(&o.runtime, "runtime", "docker", "where workspaces, sidecars and shells run: docker or kubernetes")
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "",
 		"with --runtime kubernetes: the cluster's kubeconfig (default: $CAIRN_K8S_STATE/admin.kubeconfig, the cluster of 'make k8s-up', else $KUBECONFIG)")
@@ -111,7 +114,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if err != nil {
 		return err
 	}
-	st, err := startDevServices(ctx, dir, o.ha, devStoreHost(o))
+	st, err := startDevServices(ctx, dir, o)
 	defer st.stop()
 	if err != nil {
 		return err
@@ -177,7 +180,7 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	if st.pair != nil {
 		fmt.Fprintf(out, "  standby    127.0.0.1:%d, synchronous (promote: SELECT pg_promote())\n", st.pair.Standby.Port)
 	}
-	fmt.Fprintf(out, "  s3 store   http://%s bucket %s\n", st.s3.Endpoint, devBucket)
+	fmt.Fprintf(out, "  s3 store   http://%s bucket %s (%s)\n", st.s3.Endpoint, devBucket, st.s3.Kind)
 	fmt.Fprintf(out, "  server     %s\n", url)
 	if k := cfg.Kubernetes; cfg.Workspace.VolumeType == "kubernetes" {
 		fmt.Fprintf(out, "  runtime    kubernetes, namespace %s (%s)\n", k.Namespace, cmp.Or(k.Kubeconfig, "$KUBECONFIG"))
@@ -194,10 +197,10 @@ func runDev(ctx context.Context, out io.Writer, log *slog.Logger, o devOptions, 
 	return srv.Serve(ctx)
 }
 
-// startDevServices starts Postgres (with ha, a primary and its standby),
-// the store (on storeHost) and its bucket, and connects to Docker.
+// startDevServices starts Postgres (with --ha, a primary and its standby),
+// the store (on devStoreHost) and its bucket, and connects to Docker.
 // Whatever started is in the returned stack even on error.
-func startDevServices(ctx context.Context, dir string, ha bool, storeHost string) (*devStack, error) {
+func startDevServices(ctx context.Context, dir string, o devOptions) (*devStack, error) {
 	st := &devStack{}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, err
@@ -207,14 +210,14 @@ func startDevServices(ctx context.Context, dir string, ha bool, storeHost string
 		return st, err
 	}
 	st.logs = logs
-	if err := startDevPostgres(ctx, st, dir, ha); err != nil {
+	if err := startDevPostgres(ctx, st, dir, o.ha); err != nil {
 		return st, err
 	}
-	bin, err := stack.FindVersitygw()
+	bin, err := stack.FindStore(o.store)
 	if err != nil {
 		return st, err
 	}
-	if st.s3, err = stack.StartS3On(ctx, storeHost, bin, filepath.Join(dir, "s3"), logs); err != nil {
+	if st.s3, err = stack.StartS3On(ctx, devStoreHost(o), bin, filepath.Join(dir, devStoreDir(o.store)), logs); err != nil {
 		return st, err
 	}
 	if err := st.s3.CreateBucket(ctx, devBucket); err != nil {
@@ -246,6 +249,15 @@ func startDevPostgres(ctx context.Context, st *devStack, dir string, ha bool) er
 	}
 	st.pair, st.pg = pair, pair.Primary
 	return nil
+}
+
+// devStoreDir is where a store kind keeps its data under the state dir:
+// one directory per kind, so switching --store keeps each one's objects.
+func devStoreDir(kind string) string {
+	if kind == stack.StoreVersitygw {
+		return "s3" // where it always was
+	}
+	return "s3-" + kind
 }
 
 // devMaxObjectSize is the local stack's artifact cap: the 5 TiB of S3.

@@ -88,8 +88,11 @@ func (p *process) stop(sig os.Signal, grace time.Duration) error {
 	}
 	_ = p.cmd.Process.Kill() // ErrProcessDone only: it may exit in between
 	<-p.done
-	return fmt.Errorf("stop %s: no exit within %s after %v, killed", p.name, grace, sig)
+	return fmt.Errorf("stop %s: no exit within %s after %v: %w", p.name, grace, sig, errKilled)
 }
+
+// errKilled is stop's error when the child outlived its grace.
+var errKilled = errors.New("killed")
 
 // kill ends the child at once with SIGKILL and waits for it. Idempotent.
 func (p *process) kill() {

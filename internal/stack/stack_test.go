@@ -140,10 +140,20 @@ func TestStartPostgres_ErrUntraversableParent(t *testing.T) {
 	require.ErrorContains(t, err, "cannot traverse")
 }
 
+// TestS3 starts, restarts, kills and starts again each kind of store the
+// stack runs, keeping its keys, port and objects throughout.
 func TestS3(t *testing.T) {
-	t.Parallel()
-	bin, err := FindVersitygw()
-	requireService(t, err)
+	for _, kind := range StoreKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			bin, err := FindStore(kind)
+			requireService(t, err)
+			testStore(t, bin)
+		})
+	}
+}
+
+func testStore(t *testing.T, bin StoreBinary) {
 	ctx := t.Context()
 	dir := t.TempDir()
 
@@ -151,8 +161,9 @@ func TestS3(t *testing.T) {
 	s, err := StartS3(ctx, bin, dir, t.Output())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Stop() })
-	t.Logf("versitygw start: %s", time.Since(began))
+	t.Logf("%s start: %s", bin.Kind, time.Since(began))
 	require.Equal(t, "us-east-1", s.Region)
+	require.Equal(t, bin.Kind, s.Kind)
 
 	require.NoError(t, s.CreateBucket(ctx, "cairn-test"))
 	require.NoError(t, s.CreateBucket(ctx, "cairn-test"), "idempotent")
@@ -169,7 +180,7 @@ func TestS3(t *testing.T) {
 	t.Run("Restart", func(t *testing.T) {
 		began := time.Now()
 		require.NoError(t, s.Restart(ctx))
-		t.Logf("versitygw restart: %s", time.Since(began))
+		t.Logf("%s restart: %s", bin.Kind, time.Since(began))
 		requireObject(t, cl, "hello, store")
 	})
 
@@ -208,10 +219,15 @@ func requireObject(t *testing.T, cl *s3.Client, want string) {
 	require.Equal(t, want, string(got))
 }
 
-func TestFindVersitygw_ErrSaysHowToInstall(t *testing.T) {
+func TestFindStore_ErrSaysHowToInstall(t *testing.T) {
 	t.Setenv("CAIRN_VERSITYGW", filepath.Join(t.TempDir(), "nope"))
-	_, err := FindVersitygw()
-	require.ErrorContains(t, err, "CAIRN_VERSITYGW")
+	t.Setenv("CAIRN_WEED", filepath.Join(t.TempDir(), "nope"))
+	for kind, env := range map[string]string{StoreVersitygw: "CAIRN_VERSITYGW", StoreSeaweedFS: "CAIRN_WEED"} {
+		_, err := FindStore(kind)
+		require.ErrorContains(t, err, env)
+	}
+	_, err := FindStore("minio")
+	require.ErrorContains(t, err, "not a store kind")
 }
 
 func TestDockerClient_ErrSaysHowToStart(t *testing.T) {

@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
-
-	"github.com/cairn-dev/cairn/internal/stack"
 )
 
-// TestArtifactStoreDown stops a private versitygw under a running server.
+// TestArtifactStoreDown stops a private store under a running server.
 // Every route that calls the store answers 502 store_unavailable in
 // bounded time and writes nothing; presigning is local to the server (no
 // network), so new-staging and the presigned GET still answer 200 with
@@ -21,13 +20,9 @@ import (
 // succeed.
 func TestArtifactStoreDown(t *testing.T) {
 	t.Parallel()
-	bin, err := stack.FindVersitygw()
-	require.NoError(t, err)
 	startCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	gw, err := stack.StartS3(startCtx, bin, t.TempDir(), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { gw.Stop() }) //nolint:errcheck // best effort: the test is over
+	gw := stacktest.PrivateS3(t)
 	bucket := "down-" + strings.ToLower(ulid.Make().String())
 	require.NoError(t, gw.CreateBucket(startCtx, bucket))
 	h := setupArtifacts(t, artConfig{gw: gw, bucket: bucket})

@@ -21,13 +21,18 @@ import (
 const maxListedParts = 1000
 
 // CreateUpload starts a multipart upload of key whose parts carry SHA-256
-// checksums, so the store verifies each part's bytes as it receives them.
+// checksums, so the store verifies each part's bytes as it receives them
+// and lists each part with its checksum. On a store the probe found not to
+// list them, the upload names no algorithm: its parts are verified all the
+// same, and it completes without them.
 func (s *Store) CreateUpload(ctx context.Context, key string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: &s.bucket, Key: &key, ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
-	})
+	in := &s3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: &key}
+	if !s.unlistedParts.Load() {
+		in.ChecksumAlgorithm = types.ChecksumAlgorithmSha256
+	}
+	out, err := s.client.CreateMultipartUpload(ctx, in)
 	if err != nil {
 		return "", translateUpload("start the upload", err)
 	}

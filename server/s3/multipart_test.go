@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
 )
@@ -52,8 +54,16 @@ func TestMultipart(t *testing.T) {
 		require.Len(t, parts, 2)
 		require.Equal(t, []int{1, 2}, []int{parts[0].Number, parts[1].Number})
 		require.Equal(t, []int64{int64(len(first)), int64(len(last))}, []int64{parts[0].Size, parts[1].Size})
-		require.Equal(t, sum(first), parts[0].SHA256B64, "each part carries the checksum the store verified")
-		require.Equal(t, sum(last), parts[1].SHA256B64)
+		if stacktest.StoreKind() == stack.StoreSeaweedFS {
+			// SeaweedFS verifies each part's checksum on upload (the
+			// integrity probe proves it) but lists parts without it: a pack
+			// then reads the assembled archive back (service/archive.go),
+			// and a client resuming an upload sends such parts again.
+			require.Empty(t, parts[0].SHA256B64+parts[1].SHA256B64, "SeaweedFS lists no part checksums")
+		} else {
+			require.Equal(t, sum(first), parts[0].SHA256B64, "each part carries the checksum the store verified")
+			require.Equal(t, sum(last), parts[1].SHA256B64)
+		}
 
 		require.NoError(t, store.CompleteUpload(ctxT(t), key, id, parts))
 		info, err := store.Stat(ctxT(t), key)

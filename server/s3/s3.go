@@ -5,6 +5,7 @@ package s3
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,7 +54,12 @@ const (
 type Store struct {
 	bucket  string
 	client  *s3.Client
-	presign *s3.PresignClient
+	presign *s3.PresignClient // for the address sidecars and clients dial
+	direct  *s3.PresignClient // for the server's own endpoint: the probe
+	http    *http.Client
+	// unlistedParts: the probe found that the store lists parts without
+	// their checksums, so uploads start without a checksum algorithm.
+	unlistedParts atomic.Bool
 }
 
 // New builds the clients; it makes no call.
@@ -64,10 +71,13 @@ func New(cfg Config) (*Store, error) {
 	if presignAt == "" {
 		presignAt = cfg.Endpoint
 	}
+	client := s3.New(options(cfg, cfg.Endpoint))
 	return &Store{
 		bucket:  cfg.Bucket,
-		client:  s3.New(options(cfg, cfg.Endpoint)),
+		client:  client,
 		presign: s3.NewPresignClient(s3.New(options(cfg, presignAt))),
+		direct:  s3.NewPresignClient(client),
+		http:    cmp.Or(cfg.HTTPClient, http.DefaultClient),
 	}, nil
 }
 

@@ -143,7 +143,7 @@ func (p *packer) settle(ctx context.Context, res *sidecar.Result, format string)
 	case p.object != nil:
 		return obj, p.checkObject(ctx, res)
 	case len(p.parts) > 0:
-		return obj, p.complete(ctx, *res.Size)
+		return obj, p.complete(ctx, *res.Size, res.SHA256B64)
 	}
 	return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the pack sidecar reported success without uploading its archive")
 }
@@ -161,24 +161,40 @@ func (p *packer) checkObject(ctx context.Context, res *sidecar.Result) error {
 }
 
 // complete assembles the parts once the store lists each one granted, with
-// the size and digest granted, and their sum is the archive's size.
-func (p *packer) complete(ctx context.Context, size int64) error {
+// the size and digest granted, and their sum is the archive's size. A
+// store that lists parts without their checksums (SeaweedFS) verified each
+// against its URL but cannot say so: the assembled archive is read back
+// and must hash to the sidecar's digest.
+func (p *packer) complete(ctx context.Context, size int64, digest string) error {
 	held, err := p.s.objects.ListParts(ctx, p.key, p.uploadID)
 	if err != nil {
 		return err
 	}
 	var sum int64
+	unlisted := false
 	for i, want := range p.parts {
-		if i >= len(held) || held[i].Number != want.Number || held[i].Size != want.Size || held[i].SHA256B64 != want.SHA256B64 {
+		if i >= len(held) || held[i].Number != want.Number || held[i].Size != want.Size ||
+			(held[i].SHA256B64 != want.SHA256B64 && held[i].SHA256B64 != "") {
 			return cairn.Errorf(cairn.ReasonSidecarFailed, "the object store does not hold part %d of the archive as the pack sidecar sent it", want.Number)
 		}
+		unlisted = unlisted || held[i].SHA256B64 == ""
 		sum += want.Size
 	}
 	if len(held) != len(p.parts) || sum != size {
 		return cairn.Errorf(cairn.ReasonSidecarFailed, "the object store holds %d parts (%d bytes), not the %d parts of %d bytes the pack sidecar sent",
 			len(held), sum, len(p.parts), size)
 	}
-	return p.s.objects.CompleteUpload(ctx, p.key, p.uploadID, held)
+	if err := p.s.objects.CompleteUpload(ctx, p.key, p.uploadID, held); err != nil || !unlisted {
+		return err
+	}
+	obj, err := p.s.hashObject(ctx, p.key, size)
+	if err != nil {
+		return err
+	}
+	if obj.sha256B64 != digest {
+		return cairn.Errorf(cairn.ReasonSidecarFailed, "the assembled archive hashes to %s, not the %s the pack sidecar sent", obj.sha256B64, digest)
+	}
+	return nil
 }
 
 // discard removes what a failed pack may have stored, best-effort: what it

@@ -2,6 +2,7 @@ package stacktest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,25 +16,50 @@ import (
 	"github.com/cairn-dev/cairn/internal/stack"
 )
 
+// StoreKind is the S3 implementation the tests run against:
+// $CAIRN_TEST_STORE (versitygw or seaweedfs), versitygw by default. `make
+// test` runs the store-conformance tests once more with seaweedfs.
+func StoreKind() string {
+	if k := os.Getenv("CAIRN_TEST_STORE"); k != "" {
+		return k
+	}
+	return stack.StoreVersitygw
+}
+
 func startS3() (*stack.S3, error) {
 	dir, err := stateDir()
 	if err != nil {
 		return nil, err
 	}
-	bin, err := stack.FindVersitygw()
+	return startStore(filepath.Join(dir, "s3"))
+}
+
+func startStore(dir string) (*stack.S3, error) {
+	bin, err := stack.FindStore(StoreKind())
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return stack.StartS3(ctx, bin, filepath.Join(dir, "s3"), nil)
+	return stack.StartS3(ctx, bin, dir, nil)
 }
 
-// S3 returns the shared versitygw store.
+// S3 returns the shared store of StoreKind.
 func S3(t testing.TB) *stack.S3 {
 	t.Helper()
 	store, err := services.s3.get(startS3)
-	Need(t, "versitygw", err)
+	Need(t, StoreKind(), err)
+	return store
+}
+
+// PrivateS3 starts a store of StoreKind of the test's own, for tests that
+// stop or kill it (the shared one keeps serving the others); it is stopped
+// when the test ends.
+func PrivateS3(t testing.TB) *stack.S3 {
+	t.Helper()
+	store, err := startStore(t.TempDir())
+	Need(t, StoreKind(), err)
+	t.Cleanup(func() { _ = store.Stop() }) // the test is over: a kill is as good
 	return store
 }
 
