@@ -23,7 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/reconcile"
-	"github.com/cairn-dev/cairn/server/s3"
+	"github.com/cairn-dev/cairn/server/s3/s3test"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -88,9 +88,7 @@ func (b *backend) serve(t testing.TB) services {
 	store, err := postgres.Open(ctx, b.dsn)
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
-	objects, err := s3.New(s3.Config{Endpoint: "http://" + b.gw.Endpoint, Region: b.gw.Region, Bucket: b.bucket,
-		AccessKey: b.gw.AccessKey, SecretKey: b.gw.SecretKey})
-	require.NoError(t, err)
+	objects := s3test.Open(t, b.gw, b.bucket, "")
 	runtime := docker.New(stacktest.Docker(t), docker.Config{AppName: b.app, Image: b.image, NetworkMode: "host"})
 	svc := service.New(store, runtime, objects, service.Config{AppName: b.app, MaxObjectSize: contractMaxObject})
 	require.NoError(t, svc.PinKeyPrefixes(ctx))

@@ -302,6 +302,12 @@ type ArtifactConfig struct {
 	Sidecar SidecarConfig `yaml:"sidecar"`
 }
 
+// The values of artifact.s3.verify.
+const (
+	VerifyByStore  = "store"
+	VerifyByServer = "server"
+)
+
 // S3Config is `artifact.s3`.
 type S3Config struct {
 	// The store's address for the server's own calls: `host:port`, or
@@ -317,6 +323,11 @@ type S3Config struct {
 	Region string `yaml:"region"`
 	// Accepted for compatibility; has no effect.
 	ClientTTL int `yaml:"clientTTL"`
+	// Who checks that stored bytes are the ones a presigned URL binds:
+	// `store` (the server refuses to start on a store that fails its
+	// integrity probe) or `server` (the server reads back and hashes every
+	// registered object itself, on a store that cannot be trusted to).
+	Verify string `yaml:"verify"`
 }
 
 // StoreConfig is `artifact.store`.
@@ -587,7 +598,7 @@ func DefaultConfig() Config {
 		Server:    ServerConfig{ShutdownGraceSecs: 15},
 		Workspace: WorkspaceConfig{VolumeType: "docker"},
 		Artifact: ArtifactConfig{
-			S3: S3Config{UseTLS: true, ClientTTL: 3600},
+			S3: S3Config{UseTLS: true, ClientTTL: 3600, Verify: VerifyByStore},
 			Store: StoreConfig{
 				PutURLTTLSecs:    360,
 				GetURLMaxTTLSecs: 900,

@@ -85,6 +85,7 @@ var configRules = map[string]KeyRule{
 	"auth.tokens[].scopes":                   tokenScopes,
 	"workspace.volumeType":                   oneOf("docker", "kubernetes"),
 	"artifact.s3.clientTTL":                  atLeast(minClientTTL),
+	"artifact.s3.verify":                     oneOf(VerifyByStore, VerifyByServer),
 	"artifact.store.putUrlTTLSecs":           presignTTL,
 	"artifact.store.getUrlMaxTTLSecs":        presignTTL,
 	"artifact.store.maxObjectSize":           between(1, maxObjectSizeCap).inBytes(),

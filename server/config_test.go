@@ -111,7 +111,7 @@ func TestDefaultConfig(t *testing.T) {
 		"skipHeaders":                 {c.API.APIs.RequestLogging.SkipHeaders, []string{"WWW-Authenticate", "Authorization", "Proxy-Authenticate", "Proxy-Authorization"}},
 		"mcp":                         {c.API.APIs.MCP, MCPConfig{Enable: false, EnableDNSRebindGuard: true}},
 		"volumeType":                  {c.Workspace.VolumeType, "docker"},
-		"s3":                          {c.Artifact.S3, S3Config{UseTLS: true, ClientTTL: 3600}},
+		"s3":                          {c.Artifact.S3, S3Config{UseTLS: true, ClientTTL: 3600, Verify: VerifyByStore}},
 		"putUrlTTLSecs":               {c.Artifact.Store.PutURLTTLSecs, 360},
 		"getUrlMaxTTLSecs":            {c.Artifact.Store.GetURLMaxTTLSecs, 900},
 		"maxObjectSize":               {c.Artifact.Store.MaxObjectSize, int64(1073741824)},

@@ -145,6 +145,7 @@ func (s S3Config) validate(p *configProblems) {
 		p.endpoint("artifact.s3.presignEndpoint", s.PresignEndpoint)
 	}
 	inRange(p, "artifact.s3.clientTTL", s.ClientTTL)
+	p.allowed("artifact.s3.verify", s.Verify)
 }
 
 func (s StoreConfig) validate(p *configProblems) {

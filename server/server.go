@@ -120,20 +120,16 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	if err := runtime.CheckImage(ctx); err != nil {
 		return nil, err
 	}
-	objects, err := s3.New(s3.Config{
-		Endpoint:        cfg.EndpointURL(),
-		PresignEndpoint: cfg.PresignEndpointURL(),
-		Region:          cfg.Artifact.S3.Region,
-		Bucket:          cfg.Artifact.Store.Bucket,
-		AccessKey:       secrets.S3AccessKey,
-		SecretKey:       secrets.S3SecretKey,
-	})
+	objects, err := s.openStore(secrets)
 	if err != nil {
 		return nil, err
 	}
 	svcCfg := s.serviceConfig()
 	svcCfg.OnTransfer = metrics.transfer
 	svc := service.New(s.db, runtime, objects, svcCfg)
+	if err := s.checkIntegrity(ctx, objects, svc.ProbePrefix()); err != nil {
+		return nil, err
+	}
 	if err := s.openShells(ctx, svc, opts.MaintainerOnly); err != nil {
 		return nil, err
 	}
@@ -170,6 +166,18 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr(), err)
 	}
 	return s, nil
+}
+
+// openStore builds the object store adapter; it makes no call.
+func (s *Server) openStore(secrets Secrets) (*s3.Store, error) {
+	return s3.New(s3.Config{
+		Endpoint:        s.cfg.EndpointURL(),
+		PresignEndpoint: s.cfg.PresignEndpointURL(),
+		Region:          s.cfg.Artifact.S3.Region,
+		Bucket:          s.cfg.Artifact.Store.Bucket,
+		AccessKey:       secrets.S3AccessKey,
+		SecretKey:       secrets.S3SecretKey,
+	})
 }
 
 func (s *Server) runtimeConfig() docker.Config {
@@ -228,7 +236,8 @@ func (s *Server) serviceConfig() service.Config {
 		SidecarTimeout:     time.Duration(s.cfg.Artifact.Sidecar.TimeoutSecs) * time.Second,
 		Unpack: service.UnpackLimits{MaxEntries: s.cfg.Files.Unpack.MaxEntries, MaxBytes: s.cfg.Files.Unpack.MaxBytes,
 			MaxRatio: s.cfg.Files.Unpack.MaxRatio},
-		Logger: s.log,
+		VerifyObjects: s.cfg.Artifact.S3.Verify == VerifyByServer,
+		Logger:        s.log,
 	}
 }
 

@@ -46,6 +46,7 @@ func newRootCommand() *cobra.Command {
 		newServerCommand(g),
 		newMaintainerCommand(g),
 		newMigrateCommand(g),
+		newDoctorCommand(g),
 		newDevCommand(g),
 		newTokenCommand(),
 		&cobra.Command{

@@ -459,6 +459,39 @@ func (e WorkspaceAnswerSuccess) Valid() bool {
 	}
 }
 
+// Defines values for Ready200JSONResponseBodyIntegrity.
+const (
+	Server Ready200JSONResponseBodyIntegrity = "server"
+	Store  Ready200JSONResponseBodyIntegrity = "store"
+)
+
+// Valid indicates whether the value is a known member of the Ready200JSONResponseBodyIntegrity enum.
+func (e Ready200JSONResponseBodyIntegrity) Valid() bool {
+	switch e {
+	case Server:
+		return true
+	case Store:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Ready200JSONResponseBodySuccess.
+const (
+	Ready200JSONResponseBodySuccessTrue Ready200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the Ready200JSONResponseBodySuccess enum.
+func (e Ready200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case Ready200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetArtifact200JSONResponseBodySuccess.
 const (
 	GetArtifact200JSONResponseBodySuccessTrue GetArtifact200JSONResponseBodySuccess = true
@@ -1293,6 +1326,12 @@ type ReadyParams struct {
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
 }
 
+// Ready200JSONResponseBodyIntegrity defines parameters for Ready.
+type Ready200JSONResponseBodyIntegrity string
+
+// Ready200JSONResponseBodySuccess defines parameters for Ready.
+type Ready200JSONResponseBodySuccess bool
+
 // DeleteArtifactParams defines parameters for DeleteArtifact.
 type DeleteArtifactParams struct {
 	// XRequestID The request's ID, echoed in the answer's header and envelope when it
@@ -1896,7 +1935,11 @@ type ClientInterface interface {
 	// Succeeds when the server can serve: the database answers now, and
 	// the object store and the container runtime answered a recent check.
 	// Otherwise 500 `not_ready` whose detail names the failing dependency
-	// (`database`, `object store` or `docker`).
+	// (`database`, `object store` or `docker`). `integrity` says who checks
+	// that stored bytes are the ones their upload URL bound: `store` (the
+	// store passed the integrity probe at start) or `server`
+	// (`artifact.s3.verify: server`: every registered object is read back
+	// and hashed).
 	//
 	// Corresponds with GET /liveness/ready (the `Ready` operationId).
 	Ready(ctx context.Context, params *ReadyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2400,7 +2443,11 @@ func (c *Client) Alive(ctx context.Context, params *AliveParams, reqEditors ...R
 // Succeeds when the server can serve: the database answers now, and
 // the object store and the container runtime answered a recent check.
 // Otherwise 500 `not_ready` whose detail names the failing dependency
-// (`database`, `object store` or `docker`).
+// (`database`, `object store` or `docker`). `integrity` says who checks
+// that stored bytes are the ones their upload URL bound: `store` (the
+// store passed the integrity probe at start) or `server`
+// (`artifact.s3.verify: server`: every registered object is read back
+// and hashed).
 //
 // Corresponds with GET /liveness/ready (the `Ready` operationId).
 func (c *Client) Ready(ctx context.Context, params *ReadyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5648,7 +5695,11 @@ type ClientWithResponsesInterface interface {
 	// Succeeds when the server can serve: the database answers now, and
 	// the object store and the container runtime answered a recent check.
 	// Otherwise 500 `not_ready` whose detail names the failing dependency
-	// (`database`, `object store` or `docker`).
+	// (`database`, `object store` or `docker`). `integrity` says who checks
+	// that stored bytes are the ones their upload URL bound: `store` (the
+	// store passed the integrity probe at start) or `server`
+	// (`artifact.s3.verify: server`: every registered object is read back
+	// and hashed).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6249,7 +6300,11 @@ type ReadyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Empty
+	JSON200 *struct {
+		Integrity Ready200JSONResponseBodyIntegrity `json:"integrity"`
+		RequestId string                            `json:"request_id"`
+		Success   Ready200JSONResponseBodySuccess   `json:"success"`
+	}
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6263,7 +6318,11 @@ type ReadyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReadyResponse) GetJSON200() *Empty {
+func (r ReadyResponse) GetJSON200() *struct {
+	Integrity Ready200JSONResponseBodyIntegrity `json:"integrity"`
+	RequestId string                            `json:"request_id"`
+	Success   Ready200JSONResponseBodySuccess   `json:"success"`
+} {
 	return r.JSON200
 }
 
@@ -11117,7 +11176,11 @@ func (c *ClientWithResponses) AliveWithResponse(ctx context.Context, params *Ali
 // Succeeds when the server can serve: the database answers now, and
 // the object store and the container runtime answered a recent check.
 // Otherwise 500 `not_ready` whose detail names the failing dependency
-// (`database`, `object store` or `docker`).
+// (`database`, `object store` or `docker`). `integrity` says who checks
+// that stored bytes are the ones their upload URL bound: `store` (the
+// store passed the integrity probe at start) or `server`
+// (`artifact.s3.verify: server`: every registered object is read back
+// and hashed).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11977,7 +12040,11 @@ func ParseReadyResponse(rsp *http.Response) (*ReadyResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Empty
+		var dest struct {
+			Integrity Ready200JSONResponseBodyIntegrity `json:"integrity"`
+			RequestId string                            `json:"request_id"`
+			Success   Ready200JSONResponseBodySuccess   `json:"success"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

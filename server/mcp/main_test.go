@@ -27,7 +27,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/postgres"
-	"github.com/cairn-dev/cairn/server/s3"
+	"github.com/cairn-dev/cairn/server/s3/s3test"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -75,9 +75,7 @@ func newHarness(t testing.TB) *harness {
 	t.Cleanup(db.Close)
 
 	gw, bucket := stacktest.S3(t), stacktest.Bucket(t)
-	objects, err := s3.New(s3.Config{Endpoint: "http://" + gw.Endpoint, Region: gw.Region,
-		Bucket: bucket, AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
-	require.NoError(t, err)
+	objects := s3test.Open(t, gw, bucket, "")
 	runtime := docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"})
 	t.Cleanup(func() {
 		if err := runtime.CloseBrowsers(context.Background()); err != nil {

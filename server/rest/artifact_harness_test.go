@@ -30,7 +30,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
-	"github.com/cairn-dev/cairn/server/s3"
+	"github.com/cairn-dev/cairn/server/s3/s3test"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -74,9 +74,7 @@ func setupArtifacts(t testing.TB, cfg artConfig) *artHarness {
 	if gw == nil {
 		gw, bucket = stacktest.S3(t), stacktest.Bucket(t)
 	}
-	objects, err := s3.New(s3.Config{Endpoint: "http://" + gw.Endpoint, Region: gw.Region,
-		Bucket: bucket, AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
-	require.NoError(t, err)
+	objects := s3test.Open(t, gw, bucket, "")
 
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}),
 		objects, service.Config{AppName: app, MaxObjectSize: cfg.maxObjectSize})

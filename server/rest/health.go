@@ -8,9 +8,15 @@ import (
 
 func (a *API) alive(*http.Request) (any, error) { return nil, nil }
 
+// readyAnswer is the data of a ready answer: who checks that stored bytes
+// are the ones their upload URL bound (artifact.s3.verify).
+type readyAnswer struct {
+	Integrity string `json:"integrity"`
+}
+
 func (a *API) ready(r *http.Request) (any, error) {
 	if err := a.svc.Ready(r.Context()); err != nil {
 		return nil, failed(&cairn.Error{Reason: cairn.ReasonNotReady, Detail: cairn.ErrorDetail(err), Err: err}, "not ready")
 	}
-	return nil, nil
+	return readyAnswer{Integrity: a.svc.Integrity()}, nil
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
-	"github.com/cairn-dev/cairn/server/s3"
+	"github.com/cairn-dev/cairn/server/s3/s3test"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -62,9 +62,7 @@ func setupUnder(t testing.TB, prefix string, cfg rest.Config) (string, *testBund
 	t.Cleanup(db.Close)
 
 	gw := stacktest.S3(t)
-	objects, err := s3.New(s3.Config{Endpoint: "http://" + gw.Endpoint, Region: gw.Region,
-		Bucket: stacktest.Bucket(t), AccessKey: gw.AccessKey, SecretKey: gw.SecretKey})
-	require.NoError(t, err)
+	objects := s3test.Open(t, gw, stacktest.Bucket(t), "")
 
 	svc := service.New(store, docker.New(cli, docker.Config{AppName: app, Image: image, NetworkMode: "host"}), objects,
 		service.Config{AppName: app})

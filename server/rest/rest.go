@@ -18,8 +18,10 @@ import (
 
 // Readiness answers whether the server can serve: the database live, the
 // other dependencies from a recent check. Its error names the failing one.
+// Integrity says who checks stored bytes: "store" or "server".
 type Readiness interface {
 	Ready(ctx context.Context) error
+	Integrity() string
 }
 
 // Config holds the front door's settings; zero values take defaults.

@@ -28,7 +28,7 @@ import (
 	"github.com/cairn-dev/cairn/server/docker"
 	"github.com/cairn-dev/cairn/server/postgres"
 	"github.com/cairn-dev/cairn/server/rest"
-	"github.com/cairn-dev/cairn/server/s3"
+	"github.com/cairn-dev/cairn/server/s3/s3test"
 	"github.com/cairn-dev/cairn/server/service"
 )
 
@@ -96,9 +96,7 @@ func xferSetup(t testing.TB, o xferOpts) *xferHarness {
 // app, and returns its base URL.
 func (h *xferHarness) serve(t testing.TB, o xferOpts) string {
 	t.Helper()
-	objects, err := s3.New(s3.Config{Endpoint: "http://" + h.gw.Endpoint, PresignEndpoint: o.presign,
-		Region: h.gw.Region, Bucket: h.bucket, AccessKey: h.gw.AccessKey, SecretKey: h.gw.SecretKey})
-	require.NoError(t, err)
+	objects := s3test.Open(t, h.gw, h.bucket, o.presign)
 	runtime := docker.New(h.b.cli, docker.Config{AppName: h.b.app, Image: cmp.Or(o.image, h.image),
 		NetworkMode: "host", Timeout: o.timeout})
 	t.Cleanup(func() {

@@ -148,7 +148,9 @@ func TestDatabaseFailure(t *testing.T) {
 func TestReadyFailure(t *testing.T) {
 	t.Parallel()
 	u, b := setup(t, rest.Config{})
-	bare(t, do(t, http.MethodGet, u+"/liveness/ready", ""))
+	r := do(t, http.MethodGet, u+"/liveness/ready", "")
+	ok(t, r)
+	require.Contains(t, string(r.body), readyPayload)
 	b.store.Close()
 
 	e := fails(t, do(t, http.MethodGet, u+"/liveness/ready", ""), http.StatusInternalServerError, "not_ready")

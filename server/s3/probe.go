@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -188,14 +190,20 @@ func (s *Store) probePut(ctx context.Context, key string, spec service.PutSpec, 
 // send PUTs body to a presigned URL with the checksum header it binds, as
 // a client does, and reports whether the store answered 2xx. A refusal is
 // any 4xx; anything else means the store did not answer the question.
-func (s *Store) send(ctx context.Context, url string, body []byte, sum string) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(body))
+func (s *Store) send(ctx context.Context, rawURL string, body []byte, sum string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, rawURL, bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}
 	req.Header.Set("X-Amz-Checksum-Sha256", sum)
 	resp, err := s.http.Do(req)
 	if err != nil {
+		// The URL error quotes the presigned URL, whose signature is a
+		// credential: keep only what went wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return false, translate("answer the integrity probe", err)
 	}
 	defer resp.Body.Close()

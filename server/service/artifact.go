@@ -143,6 +143,9 @@ func (s *Service) checkKeyUnused(ctx context.Context, key string) error {
 // of an empty object fails (stores refuse a range over zero bytes) and is
 // then not needed.
 func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
+	if s.verifyObjects {
+		return s.ingestVerified(ctx, key)
+	}
 	var head []byte
 	var headErr error
 	read := make(chan struct{})
@@ -167,6 +170,26 @@ func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
 		digest = "" // not a whole-object SHA-256 (none, or a composite)
 	}
 	return &object{key: key, size: info.Size, mimeType: mimeType, sha256B64: digest}, nil
+}
+
+// ingestVerified is ingestPut on a store not trusted to check checksums:
+// the object is read back and hashed, and must hash to the SHA-256 the
+// store reports for it (the one its URL bound). A mismatch deletes it.
+func (s *Service) ingestVerified(ctx context.Context, key string) (*object, error) {
+	info, err := s.stagedInfo(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.hashObject(ctx, key, info.Size)
+	if err != nil {
+		return nil, err
+	}
+	if claimed := info.SHA256B64; cairn.ValidateSHA256B64(claimed) == nil && claimed != obj.sha256B64 {
+		s.deleteObject(ctx, key, "mismatched upload")
+		return nil, cairn.Errorf(cairn.ReasonChecksumMismatch,
+			"the stored object's SHA-256 is %s, not the %s its upload URL bound; upload it again", obj.sha256B64, claimed)
+	}
+	return obj, nil
 }
 
 // stagedInfo stats an uploaded object and applies the size cap and the

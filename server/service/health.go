@@ -52,6 +52,21 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
+// Integrity says who checks that stored bytes are the ones their upload
+// URL bound: "store", or "server" when the server hashes every registered
+// object itself.
+func (s *Service) Integrity() string {
+	if s.verifyObjects {
+		return "server"
+	}
+	return "store"
+}
+
+// ProbePrefix is where the object store's integrity probe writes: under
+// the staging prefix, so what a crashed probe leaves is reaped as never
+// referenced, and named so no register can claim it.
+func (s *Service) ProbePrefix() string { return s.keys.staging + "/integrity-probe" }
+
 // PingDatabase answers whether the database serves queries.
 func (s *Service) PingDatabase(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {

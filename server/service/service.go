@@ -49,6 +49,10 @@ type Config struct {
 	OnTransfer func(direction string, bytes int64)
 	// Unpack bounds what one unpack may write; zero fields take defaults.
 	Unpack UnpackLimits
+	// VerifyObjects: the store is not trusted to check the SHA-256 a
+	// presigned PUT binds (artifact.s3.verify: server), so register reads
+	// every uploaded object back and hashes it.
+	VerifyObjects bool
 }
 
 // Service implements the cairn service interfaces.
@@ -64,6 +68,7 @@ type Service struct {
 	onTransfer func(direction string, bytes int64)
 
 	maxObjectSize      int64
+	verifyObjects      bool
 	multipartThreshold int64
 	partSize           int64
 	registerWindow     time.Duration
@@ -94,6 +99,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		log:           cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		now:           cfg.Now,
 		maxObjectSize: cmp.Or(cfg.MaxObjectSize, 1<<30),
+		verifyObjects: cfg.VerifyObjects,
 		// A part is never below the store's minimum, whatever the config.
 		multipartThreshold: cmp.Or(cfg.MultipartThreshold, 1<<30),
 		partSize:           max(cmp.Or(cfg.PartSize, 64<<20), cairn.MinPartSize),
