@@ -91,18 +91,6 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// ReadByte lets a decompressor read without a buffer of its own.
-func (ra *readAhead) ReadByte() (byte, error) {
-	for len(ra.cur) == 0 {
-		if !ra.next() {
-			return 0, ra.err
-		}
-	}
-	b := ra.cur[0]
-	ra.cur = ra.cur[1:]
-	return b, nil
-}
-
 // close stops the producer and waits for it; after it, what the producer
 // recorded (in r too) may be read. It may be called more than once.
 func (ra *readAhead) close() {

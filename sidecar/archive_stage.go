@@ -57,6 +57,16 @@ type stage struct {
 	dirs      map[string]*entryMeta
 	top       *entryMeta
 	buf       []byte
+	// born is the owner the kernel gives what the unpack creates, when the
+	// staging directory shows it: the process's own IDs, no set-group-ID
+	// parent or mount option giving it another group. An entry the
+	// archive gives that owner already has it, and needs no chown.
+	born *[2]int
+	// at is the directory the last file was created in, kept open: the
+	// entries of a directory come together, so one walk of the root
+	// serves them all.
+	at     *os.File
+	atName string
 }
 
 func newStage(parent *os.Root, parentDir *os.File, display string) (*stage, *failure) {
@@ -77,7 +87,26 @@ func newStage(parent *os.Root, parentDir *os.File, display string) (*stage, *fai
 		_ = parent.Remove(s.name)
 		return nil, fail(ReasonWriteFailed, "cannot open the directory unpacked into: %s", errno(err))
 	}
+	s.born = bornOwner(s.root)
 	return s, nil
+}
+
+// bornOwner is the owner of what is created in root, if root itself shows
+// it: the effective IDs the kernel gives a new file. A set-group-ID
+// directory (inherited by every directory below it) or a mount option can
+// give a new file its directory's group instead; the staging directory's
+// own group shows that, and then nil keeps every chown.
+func bornOwner(root *os.Root) *[2]int {
+	fi, err := root.Stat(".")
+	if err != nil {
+		return nil
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	uid, gid := os.Geteuid(), os.Getegid()
+	if int(st.Uid) != uid || int(st.Gid) != gid {
+		return nil
+	}
+	return &[2]int{uid, gid}
 }
 
 func writeFailed(name string, err error) *failure {
@@ -115,12 +144,12 @@ func (s *stage) dir(name string, meta entryMeta) *failure {
 // file writes a regular file from r. A failure to write is write_failed;
 // an error reading r comes back as readErr, for the caller to judge.
 func (s *stage) file(name string, meta entryMeta, r io.Reader) (f *failure, readErr error) {
-	out, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	out, err := s.create(name)
 	if err != nil {
 		return writeFailed(name, err), nil
 	}
 	defer out.Close()
-	in := &readRecorder{r: r}
+	in := &readRecorder{r: fullReads{r}}
 	if _, err := io.CopyBuffer(writerOnly{out}, in, s.buf); err != nil {
 		if in.err != nil {
 			return nil, in.err
@@ -136,6 +165,76 @@ func (s *stage) file(name string, meta entryMeta, r io.Reader) (f *failure, read
 	return nil, nil
 }
 
+// fullReads fills each buffer it is given unless the reader ends or fails
+// first: an inflater yields 32 KiB at a time, and a file is written in as
+// few calls as the copy buffer allows.
+type fullReads struct{ r io.Reader }
+
+func (f fullReads) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := f.r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// create creates the regular file name, empty, for writing, O_EXCL and
+// O_NOFOLLOW as the root would. The descriptor stays blocking and out of
+// the poller: a regular file gains nothing there, and os.OpenFile's
+// attempt to add it costs five system calls.
+func (s *stage) create(name string) (*os.File, error) {
+	dirfd, base, err := s.dirOf(name)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := openatRetrying(dirfd, base, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// dirOf returns the directory holding name, opened through the root (a
+// walk that no link can lead out of), and name's last element. It keeps
+// the directory open for the next entry: the entries of a directory come
+// together, so one walk serves them all.
+func (s *stage) dirOf(name string) (dirfd int, base string, err error) {
+	dir, base := path.Split(name)
+	dir = path.Clean(dir) // "." for an entry at the top
+	if s.at == nil || s.atName != dir {
+		s.closeAt()
+		at, err := s.root.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return 0, "", err
+		}
+		s.at, s.atName = at, dir
+	}
+	return int(s.at.Fd()), base, nil
+}
+
+// openatRetrying is openat(2), retried when a signal interrupts it, as
+// package os does.
+func openatRetrying(dirfd int, name string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := syscall.Openat(dirfd, name, flags, mode)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// closeAt closes the directory kept open for creating files.
+func (s *stage) closeAt() {
+	if s.at != nil {
+		_ = s.at.Close() // a directory opened for reading has nothing to flush
+		s.at, s.atName = nil, ""
+	}
+}
+
 // settle gives an open file or directory its mode, mtime and owner, in
 // that order: the chown comes last, so the rest needs no CAP_FOWNER.
 func (s *stage) settle(f *os.File, meta entryMeta) error {
@@ -147,7 +246,10 @@ func (s *stage) settle(f *os.File, meta entryMeta) error {
 			return err
 		}
 	}
-	uid, gid := s.ownerOf(meta)
+	uid, gid, ok := s.chownTo(meta)
+	if !ok {
+		return nil
+	}
 	return f.Chown(uid, gid)
 }
 
@@ -156,6 +258,16 @@ func (s *stage) ownerOf(meta entryMeta) (int, int) {
 		return meta.uid, meta.gid
 	}
 	return s.owner.uid, s.owner.gid
+}
+
+// chownTo is the owner to give what the unpack created for meta, or false
+// when it was born with that owner.
+func (s *stage) chownTo(meta entryMeta) (uid, gid int, ok bool) {
+	uid, gid = s.ownerOf(meta)
+	if s.born != nil && *s.born == [2]int{uid, gid} {
+		return 0, 0, false
+	}
+	return uid, gid, true
 }
 
 // fileMode turns permission and sticky bits into an fs.FileMode.
@@ -173,19 +285,19 @@ func (s *stage) symlink(name, target string, meta entryMeta) *failure {
 	if err := s.root.Symlink(target, name); err != nil {
 		return writeFailed(name, err)
 	}
-	uid, gid := s.ownerOf(meta)
-	if err := s.root.Lchown(name, uid, gid); err != nil {
+	dirfd, base, err := s.dirOf(name)
+	if err != nil {
 		return writeFailed(name, err)
+	}
+	if uid, gid, ok := s.chownTo(meta); ok {
+		if err := syscall.Fchownat(dirfd, base, uid, gid, atSymlinkNoFollow); err != nil {
+			return writeFailed(name, err)
+		}
 	}
 	if meta.mtime.IsZero() {
 		return nil
 	}
-	dir, err := s.root.OpenFile(path.Dir(name), os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return writeFailed(name, err)
-	}
-	defer dir.Close()
-	if err := setTimes(int(dir.Fd()), path.Base(name), meta.mtime); err != nil {
+	if err := setTimes(dirfd, base, meta.mtime); err != nil {
 		return writeFailed(name, err)
 	}
 	return nil
@@ -203,6 +315,7 @@ func (s *stage) hardlink(name, old string) *failure {
 // change inside one moves its mtime, and the staging directory's last: the
 // archive root's mode, owner and mtime, or openMode and the parent's owner.
 func (s *stage) finish() *failure {
+	s.closeAt()
 	names := make([]string, 0, len(s.dirs))
 	for n := range s.dirs {
 		names = append(names, n)
@@ -272,6 +385,7 @@ func targetExists(display string) *failure {
 // whose archive mode forbids writing is opened up first, for a container
 // without CAP_DAC_OVERRIDE.
 func (s *stage) abort() {
+	s.closeAt()
 	s.root.Close()
 	if s.parent.RemoveAll(s.name) == nil {
 		return
@@ -286,4 +400,7 @@ func (s *stage) abort() {
 }
 
 // close releases the staging root after a commit.
-func (s *stage) close() { s.root.Close() }
+func (s *stage) close() {
+	s.closeAt()
+	s.root.Close()
+}

@@ -2,16 +2,18 @@ package sidecar
 
 import (
 	"archive/tar"
-	"compress/gzip"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // unpackTarGz unpacks a tar.gz in one streaming pass, with no second
 // decompression: a second pass would halve the throughput the product
-// asks of unpack (≥ 0.8× `curl | tar xzf -`). Each header is judged before
+// asks of unpack (≥ 0.9× `curl | tar xzf -`). Each header is judged before
 // its entry is written, and only into the staging directory; what needs
 // the whole archive — a symlink through a symlink that comes later, the
 // final ratio, the digest of the compressed bytes, hashed as they stream —
@@ -23,7 +25,11 @@ func (u *unpacker) unpackTarGz(src *archiveStream) *failure {
 	ra := newReadAhead(src)
 	defer ra.close()
 	u.stopReading = ra.close
-	gz, err := gzip.NewReader(ra)
+	// klauspost's inflater has a loop made for a *bufio.Reader; any other
+	// byte reader it reads a byte at a time through an interface, 10-15%
+	// slower.
+	in := bufio.NewReaderSize(ra, inflateBuffer)
+	gz, err := gzip.NewReader(in)
 	if err != nil {
 		return u.readFailure(src, err)
 	}
@@ -43,12 +49,16 @@ func (u *unpacker) unpackTarGz(src *archiveStream) *failure {
 			return f
 		}
 	}
-	if f := u.drain(gz, ra, src); f != nil {
+	if f := u.drain(gz, in, src); f != nil {
 		return f
 	}
 	ra.close()
 	return u.complete(src.n.Load(), src.digest())
 }
+
+// inflateBuffer is the size of the buffer between the read-ahead and the
+// inflater.
+const inflateBuffer = 64 << 10
 
 // drain reads what follows the tar's end: its padding, then the rest of
 // the compressed stream, so the gzip CRC is checked and the digest covers

@@ -395,6 +395,28 @@ func TestUnpackOwners(t *testing.T) {
 	requireOwner(t, v.at("home/z/d"), 4321, 8765)
 }
 
+// TestUnpackOwnersUnderSetGID unpacks entries owned by the unpack's own
+// IDs below a set-group-ID directory of another group, where a new file
+// is born with the directory's group: each still gets the group the
+// archive gives it, so an unpack skips a chown only where the kernel
+// already gave the owner.
+func TestUnpackOwnersUnderSetGID(t *testing.T) {
+	t.Parallel()
+	v := newVolume(t)
+	v.mkdir(t, "shared")
+	require.NoError(t, os.Chown(v.at("shared"), os.Geteuid(), 8765))
+	require.NoError(t, os.Chmod(v.at("shared"), 0o777|os.ModeSetgid))
+	require.Equal(t, [2]int{0, 0}, [2]int{os.Geteuid(), os.Getegid()}, "the unpack runs as root, the owner of the archive's entries")
+	b := startBucket(t)
+	data := buildTarGz(t, hdir("d/"), hfile("d/f", "x"), hfile("top", "y"), hlink("l", "d/f")) // owned 0:0
+	line, code := runLine(t, []string{CommandUnpack}, unpackVars(v, b.keep("t", data), v.at("shared/t"), FormatTarGz))
+	require.Equal(t, ExitOK, code, line)
+	for _, name := range []string{"d", "d/f", "top", "l"} {
+		requireOwner(t, v.at("shared/t/"+name), 0, 0)
+	}
+	requireOwner(t, v.at("shared/t"), 0, 8765) // no root entry: the parent's owner
+}
+
 func buildTarGzOwned(t *testing.T, uid, gid int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
