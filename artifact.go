@@ -109,10 +109,14 @@ type PartURLs struct {
 }
 
 // UploadedPart is a part the store holds, verified against its SHA-256.
+// SHA256B64 is empty on a store that lists parts without their checksums
+// (SeaweedFS); ETag is the store's, without quotes — for a part, the MD5
+// of its bytes in hex on the stores cairn is tested with.
 type UploadedPart struct {
 	Number    int    `json:"part_number"`
 	Size      int64  `json:"size"`
 	SHA256B64 string `json:"sha256_b64"`
+	ETag      string `json:"etag,omitempty"`
 }
 
 // StagedUpload names the multipart upload a register or replace completes.

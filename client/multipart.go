@@ -2,12 +2,17 @@ package client
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -123,7 +128,17 @@ func (c *Client) uploadInParts(ctx context.Context, t uploadTarget, src *source,
 			return nil, err
 		}
 	}
-	if err := c.sendParts(ctx, st, src, stored, o); err != nil {
+	err = c.sendParts(ctx, st, src, stored, o)
+	if errors.Is(err, errPartVersions) {
+		notify(o.Notice, Notice{Kind: NoticeSourceChanged,
+			Text: "a stored part differs from the file, and this store keeps every version of a part; starting over"})
+		c.abandon(ctx, st)
+		if st, err = c.startUpload(ctx, t, src, file, o); err != nil {
+			return nil, err
+		}
+		err = c.sendParts(ctx, st, src, nil, o)
+	}
+	if err != nil {
 		return nil, err
 	}
 	a, err := t.register(ctx, c, st.staged(src.size))
@@ -266,10 +281,16 @@ func (c *Client) sendParts(ctx context.Context, st *uploadState, src *source, st
 	return nil
 }
 
+// errPartVersions: a stored part holds other bytes than the file's, on a
+// store that lists parts without their checksums — SeaweedFS, which also
+// keeps every version of a part sent twice and lists them all, so the
+// part cannot be replaced in place: the upload starts over.
+var errPartVersions = errors.New("a stored part differs on a store that keeps every version of a part")
+
 // checkStored hashes the parts the store holds, from the file, o.Parallel
 // at once (PhaseHashing over their bytes): a part whose SHA-256 is the
-// store's is kept, any other is sent again. need lists the parts to send,
-// in order.
+// store's is kept, any other is sent again (errPartVersions where the store
+// lists no checksums). need lists the parts to send, in order.
 func (c *Client) checkStored(ctx context.Context, st *uploadState, src *source, stored []cairn.UploadedPart,
 	o UploadOptions) (kept int, keptBytes int64, need []int, err error) {
 	have := make(map[int]cairn.UploadedPart, len(stored))
@@ -297,8 +318,7 @@ func (c *Client) checkStored(ctx context.Context, st *uploadState, src *source, 
 	same := make([]bool, len(check))
 	err = eachParallel(ctx, o.parallel(), indices(len(check)), func(ctx context.Context, i int) error {
 		off, size := st.part(check[i].Number, src.size)
-		sum, err := hashFile(ctx, fl.reader(io.NewSectionReader(src.f, off, size)), size, nil)
-		same[i] = sum == check[i].SHA256B64
+		same[i], err = holdsPart(ctx, fl.reader(io.NewSectionReader(src.f, off, size)), size, check[i])
 		return err
 	})
 	if err != nil {
@@ -306,6 +326,9 @@ func (c *Client) checkStored(ctx context.Context, st *uploadState, src *source, 
 	}
 	fl.finish()
 	for i, p := range check {
+		if !same[i] && p.SHA256B64 == "" {
+			return 0, 0, nil, errPartVersions
+		}
 		if !same[i] {
 			need = append(need, p.Number)
 			continue
@@ -315,6 +338,39 @@ func (c *Client) checkStored(ctx context.Context, st *uploadState, src *source, 
 	}
 	slices.Sort(need)
 	return kept, keptBytes, need, nil
+}
+
+// holdsPart reports whether the stored part p holds the bytes of r: by
+// the SHA-256 the store verified it against, or — on a store that lists
+// parts without it — by its ETag when that is an MD5 (the store verified
+// the part's SHA-256 at upload; equal MD5s mean these are those bytes).
+// A part it cannot tell is sent again.
+func holdsPart(ctx context.Context, r io.Reader, size int64, p cairn.UploadedPart) (bool, error) {
+	sha, md := sha256.New(), md5.New()
+	w := io.Writer(sha)
+	byMD5 := p.SHA256B64 == "" && isMD5(p.ETag)
+	if byMD5 {
+		w = md
+	}
+	m := newMeter(ctx, r, size, nil, 0)
+	if _, err := io.CopyBuffer(w, m, make([]byte, hashBuffer)); err != nil {
+		return false, fmt.Errorf("hash the file: %w", err)
+	}
+	m.finish()
+	if byMD5 {
+		return hex.EncodeToString(md.Sum(nil)) == strings.ToLower(p.ETag), nil
+	}
+	return p.SHA256B64 != "" && base64.StdEncoding.EncodeToString(sha.Sum(nil)) == p.SHA256B64, nil
+}
+
+// isMD5 reports whether an ETag is a bare MD5 in hex: a multipart
+// object's ("…-N") or an encrypted one's is not.
+func isMD5(etag string) bool {
+	if len(etag) != 2*md5.Size {
+		return false
+	}
+	_, err := hex.DecodeString(etag)
+	return err == nil
 }
 
 // sendPart hashes part n, gets its URL, bound to that digest, and PUTs

@@ -18,6 +18,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/server"
 )
 
@@ -157,6 +159,16 @@ func (n *notices) add(x client.Notice) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.seen = append(n.seen, x)
+}
+
+func (n *notices) texts() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, x := range n.seen {
+		out = append(out, x.Text)
+	}
+	return out
 }
 
 func (n *notices) kinds() []client.NoticeKind {
@@ -345,6 +357,14 @@ func TestMultipartResume(t *testing.T) {
 		a, err := s.client(t, traffic).Upload(t.Context(), s.ws.ID, src, o)
 		require.NoError(t, err)
 		require.Equal(t, fileDigest(t, src), *a.SHA256B64, "the patched bytes were stored")
+		if stacktest.StoreKind() == stack.StoreSeaweedFS {
+			// SeaweedFS lists parts without checksums (compared by MD5
+			// ETag) and keeps every version of a part sent twice: a changed
+			// part means starting over.
+			require.Contains(t, heard.texts(), "a stored part differs from the file, and this store keeps every version of a part; starting over")
+			require.Equal(t, int64(6*partSize), traffic.sent.Load())
+			return
+		}
 		require.Equal(t, stored-1, heard.seen[0].PartsDone, "the changed part does not count as stored")
 		require.Equal(t, int64(6*partSize)-storedBytes+partSize, traffic.sent.Load())
 	})

@@ -1155,9 +1155,16 @@ type UploadPlan struct {
 
 // UploadedPart defines model for UploadedPart.
 type UploadedPart struct {
-	PartNumber int    `json:"part_number"`
-	Sha256B64  string `json:"sha256_b64"`
-	Size       int64  `json:"size"`
+	// Etag The store's ETag of the part, without quotes: the MD5 of its
+	// bytes in hex on the stores cairn is tested with. A resuming
+	// client compares it when `sha256_b64` is empty.
+	Etag       *string `json:"etag,omitempty"`
+	PartNumber int     `json:"part_number"`
+
+	// Sha256B64 The SHA-256 the store verified the part against; empty on a
+	// store that lists parts without it (SeaweedFS).
+	Sha256B64 string `json:"sha256_b64"`
+	Size      int64  `json:"size"`
 }
 
 // VolumeArtifactCreate defines model for VolumeArtifactCreate.

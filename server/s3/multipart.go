@@ -68,7 +68,7 @@ func (s *Store) ListParts(ctx context.Context, key, uploadID string) ([]service.
 			return nil, err
 		}
 		for _, p := range out.Parts {
-			parts = append(parts, service.Part{Number: int(aws.ToInt32(p.PartNumber)), Size: aws.ToInt64(p.Size),
+			parts = keepLatest(parts, service.Part{Number: int(aws.ToInt32(p.PartNumber)), Size: aws.ToInt64(p.Size),
 				ETag: aws.ToString(p.ETag), SHA256B64: aws.ToString(p.ChecksumSHA256), LastModified: aws.ToTime(p.LastModified)})
 		}
 		if !aws.ToBool(out.IsTruncated) || len(parts) > service.MaxParts {
@@ -76,6 +76,20 @@ func (s *Store) ListParts(ctx context.Context, key, uploadID string) ([]service.
 		}
 		marker = out.NextPartNumberMarker
 	}
+}
+
+// keepLatest appends p to parts, listed in part order, unless it is
+// another version of the last one: SeaweedFS keeps every upload of a part
+// number and lists them all, and completes with the latest. The later of
+// the two by time stays (on a tie, the one listed last).
+func keepLatest(parts []service.Part, p service.Part) []service.Part {
+	if n := len(parts); n > 0 && parts[n-1].Number == p.Number {
+		if !p.LastModified.Before(parts[n-1].LastModified) {
+			parts[n-1] = p
+		}
+		return parts
+	}
+	return append(parts, p)
 }
 
 func (s *Store) listParts(ctx context.Context, key, uploadID string, marker *string) (*s3.ListPartsOutput, error) {

@@ -2,14 +2,17 @@ package s3_test
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/require"
 
@@ -58,7 +61,7 @@ func TestMultipart(t *testing.T) {
 			// SeaweedFS verifies each part's checksum on upload (the
 			// integrity probe proves it) but lists parts without it: a pack
 			// then reads the assembled archive back (service/archive.go),
-			// and a client resuming an upload sends such parts again.
+			// and a resuming client compares parts by their MD5 ETag.
 			require.Empty(t, parts[0].SHA256B64+parts[1].SHA256B64, "SeaweedFS lists no part checksums")
 		} else {
 			require.Equal(t, sum(first), parts[0].SHA256B64, "each part carries the checksum the store verified")
@@ -82,6 +85,37 @@ func TestMultipart(t *testing.T) {
 
 		_, err = store.ListParts(ctxT(t), key, id)
 		require.ErrorIs(t, err, service.ErrUploadNotFound, "a completed upload is gone")
+	})
+
+	// A part sent twice (a retried PUT, a resumed upload) is listed once —
+	// SeaweedFS keeps both uploads and lists both — and the listing's
+	// version is the one completion assembles.
+	t.Run("OKPartSentTwiceListedOnce", func(t *testing.T) {
+		t.Parallel()
+		store, b := setup(t)
+		key := "store/ws/" + ulid.Make().String()
+		id, err := store.CreateUpload(ctxT(t), key)
+		require.NoError(t, err)
+		versions := map[string][]byte{}
+		for _, fill := range []byte{'a', 'b'} {
+			body := partOf(cairn.MinPartSize, fill)
+			status, answer := putPart(t, store, key, id, 1, body)
+			require.Equal(t, http.StatusOK, status, answer)
+			sum := md5.Sum(body)
+			versions[hex.EncodeToString(sum[:])] = body
+		}
+		parts, err := store.ListParts(ctxT(t), key, id)
+		require.NoError(t, err)
+		require.Len(t, parts, 1)
+		listed, ok := versions[strings.Trim(parts[0].ETag, `"`)]
+		require.True(t, ok, "the listed part is one of the two sent: %q", parts[0].ETag)
+		require.NoError(t, store.CompleteUpload(ctxT(t), key, id, parts))
+		out, err := b.sdk.GetObject(ctxT(t), &awss3.GetObjectInput{Bucket: &b.bucket, Key: &key})
+		require.NoError(t, err)
+		got, err := io.ReadAll(out.Body)
+		require.NoError(t, err)
+		require.NoError(t, out.Body.Close())
+		require.Equal(t, listed, got, "completion assembles the listed version")
 	})
 
 	t.Run("ErrWrongDigestRefused", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
 
@@ -82,7 +83,7 @@ func (s *Service) UploadedParts(ctx context.Context, workspaceID, key, uploadID 
 	}
 	out := make([]cairn.UploadedPart, len(parts))
 	for i, p := range parts {
-		out[i] = cairn.UploadedPart{Number: p.Number, Size: p.Size, SHA256B64: p.SHA256B64}
+		out[i] = cairn.UploadedPart{Number: p.Number, Size: p.Size, SHA256B64: p.SHA256B64, ETag: strings.Trim(p.ETag, `"`)}
 	}
 	return out, nil
 }
