@@ -2,9 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,28 +119,7 @@ func TestDatabaseOutage(t *testing.T) {
 		return status == http.StatusOK
 	}, 30*time.Second, 100*time.Millisecond)
 	content := []byte("back again")
-	sum := sha256.Sum256(content)
-	digest := base64.StdEncoding.EncodeToString(sum[:])
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/new-staging",
-		`{"size":`+strconv.Itoa(len(content))+`,"sha256_b64":"`+digest+`"}`)
-	require.Equal(t, http.StatusOK, status, body)
-	var minted struct {
-		Staging struct {
-			Key    string `json:"staging_object_key"`
-			PutURL string `json:"put_url"`
-		} `json:"staging"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &minted))
-	staging := minted.Staging
-	put, err := http.NewRequestWithContext(t.Context(), http.MethodPut, staging.PutURL, strings.NewReader(string(content)))
-	require.NoError(t, err)
-	put.Header.Set("x-amz-checksum-sha256", digest)
-	resp, err := http.DefaultClient.Do(put)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	status, body = call(t, "POST", base+"/v1/workspaces/"+ws+"/artifacts",
-		`{"name":"a","staging_object_key":"`+staging.Key+`"}`)
+	status, body = upload(t, base, ws, content, content)
 	require.Equal(t, http.StatusOK, status, body)
 }
 

@@ -79,7 +79,8 @@ func TestReadySaysTheStoreVerifies(t *testing.T) {
 }
 
 // upload mints a staging slot for declared, PUTs sent through its URL
-// (with declared's checksum header, as the URL asks) and registers it.
+// (with declared's checksum header, as the URL asks) and registers it as
+// "a"; the store must keep the PUT.
 func upload(t *testing.T, base, ws string, declared, sent []byte) (int, string) {
 	t.Helper()
 	status, body := call(t, "POST", base+"/v1/workspaces/"+ws+"/new-staging",
@@ -98,7 +99,7 @@ func upload(t *testing.T, base, ws string, declared, sent []byte) (int, string) 
 	resp, err := http.DefaultClient.Do(put)
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "the lax store keeps whatever it is sent")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the store keeps the upload (a lax one, whatever it is sent)")
 	return call(t, "POST", base+"/v1/workspaces/"+ws+"/artifacts",
 		`{"name":"a","staging_object_key":"`+minted.Staging.Key+`"}`)
 }
