@@ -72,12 +72,6 @@ type S3 struct {
 	proc *process
 }
 
-// FindVersitygw returns the versitygw binary, as FindStore does.
-func FindVersitygw() (string, error) {
-	b, err := FindStore(StoreVersitygw)
-	return b.Path, err
-}
-
 // FindStore returns the binary of the store kind: its variable
 // ($CAIRN_VERSITYGW, $CAIRN_WEED), then bin/ under the module root, then
 // $GOBIN or $(go env GOPATH)/bin, then PATH. Its error says how to install it.
