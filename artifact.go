@@ -52,11 +52,18 @@ type Artifact struct {
 // With Multipart, a size above the server's multipart threshold gets an
 // upload plan instead of one PUT URL, and SHA256B64 is optional (the server
 // hashes the assembled object itself).
+//
+// With Stream (and no SHA256B64), the PUT URL binds the size only and the
+// store computes the SHA-256 of the bytes as they arrive, so the uploader
+// need not read the file twice; a store that computes none is refused with
+// ReasonDigestRequired. The uploader's own digest, taken as it sent the
+// bytes, goes with the register (Staged.SHA256B64).
 type StagingRequest struct {
 	Size        int64
 	SHA256B64   string
 	ContentType string // optional; only shapes the PUT's signature
 	Multipart   bool
+	Stream      bool
 }
 
 // Staging is a presigned upload slot: PUT the bytes to PutURL with exactly
@@ -129,16 +136,21 @@ type StagedUpload struct {
 }
 
 // Staged is uploaded content a register or replace takes: a staging key,
-// and the upload to complete when it was a multipart one.
+// and the upload to complete when it was a multipart one. SHA256B64, for
+// a single PUT, is the SHA-256 its uploader computed; when set, the stored
+// bytes must have it.
 type Staged struct {
-	Key    string
-	Upload *StagedUpload
+	Key       string
+	Upload    *StagedUpload
+	SHA256B64 string
 }
 
-// ArtifactCreate registers a staged object as a new artifact.
+// ArtifactCreate registers a staged object as a new artifact; SHA256B64
+// is Staged's.
 type ArtifactCreate struct {
 	StagingKey  string
 	Upload      *StagedUpload
+	SHA256B64   string
 	Name        string
 	Description *string
 }

@@ -29,7 +29,10 @@ const (
 	ReasonUploadIncomplete Reason = "upload_incomplete"
 	// ReasonChecksumMismatch: the stored bytes' SHA-256 is not the one the
 	// uploader declared.
-	ReasonChecksumMismatch  Reason = "checksum_mismatch"
+	ReasonChecksumMismatch Reason = "checksum_mismatch"
+	// ReasonDigestRequired: a streamed upload was asked of a store that
+	// does not compute the SHA-256 of what it receives; send the digest.
+	ReasonDigestRequired    Reason = "digest_required"
 	ReasonInvalidPath       Reason = "invalid_path"
 	ReasonPathOutsideMount  Reason = "path_outside_mount"
 	ReasonPathIsMountRoot   Reason = "path_is_mount_root"

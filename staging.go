@@ -16,9 +16,11 @@ func (r StagingRequest) Validate() error {
 		return err
 	}
 	switch {
+	case r.Stream && (r.Multipart || r.SHA256B64 != ""):
+		return Errorf(ReasonInvalidParameters, "stream takes neither sha256_b64 nor multipart")
 	case r.SHA256B64 != "":
 		return ValidateSHA256B64(r.SHA256B64)
-	case !r.Multipart:
+	case !r.Multipart && !r.Stream:
 		return Errorf(ReasonInvalidParameters, "sha256_b64 is required")
 	}
 	return nil
@@ -28,6 +30,9 @@ func (r StagingRequest) Validate() error {
 // upload to complete, a staging key, the name and the description.
 func (c ArtifactCreate) Validate() error {
 	if err := c.Upload.Validate(); err != nil {
+		return err
+	}
+	if err := validatePutDigest(c.Upload, c.SHA256B64); err != nil {
 		return err
 	}
 	if err := RequireParam("staging_object_key", c.StagingKey); err != nil {
@@ -45,7 +50,22 @@ func (s Staged) Validate() error {
 	if err := RequireParam("staging_object_key", s.Key); err != nil {
 		return err
 	}
-	return s.Upload.Validate()
+	if err := s.Upload.Validate(); err != nil {
+		return err
+	}
+	return validatePutDigest(s.Upload, s.SHA256B64)
+}
+
+// validatePutDigest checks a single PUT's declared SHA-256; a multipart
+// upload declares its own in the upload.
+func validatePutDigest(upload *StagedUpload, sum string) error {
+	switch {
+	case sum == "":
+		return nil
+	case upload != nil:
+		return Errorf(ReasonInvalidParameters, "a multipart upload's sha256_b64 goes with its upload_id")
+	}
+	return ValidateSHA256B64(sum)
 }
 
 // RequireParam refuses an empty required parameter, named as the API

@@ -24,6 +24,7 @@ var reasonStatus = map[Reason]int{
 	ReasonStagingNotFound:   http.StatusBadRequest,
 	ReasonUploadIncomplete:  http.StatusBadRequest,
 	ReasonChecksumMismatch:  http.StatusBadRequest,
+	ReasonDigestRequired:    http.StatusBadRequest,
 	ReasonStagingKeyUsed:    http.StatusConflict,
 	ReasonInvalidPath:       http.StatusBadRequest,
 	ReasonPathOutsideMount:  http.StatusBadRequest,

@@ -27,7 +27,8 @@ func (c *Client) MintStaging(ctx context.Context, workspaceID string, r cairn.St
 		SHA256B64   string `json:"sha256_b64,omitempty"`
 		ContentType string `json:"content_type,omitempty"`
 		Multipart   bool   `json:"multipart,omitempty"`
-	}{r.Size, r.SHA256B64, r.ContentType, r.Multipart}
+		Stream      bool   `json:"stream,omitempty"`
+	}{r.Size, r.SHA256B64, r.ContentType, r.Multipart, r.Stream}
 	var out struct {
 		Staging *cairn.Staging `json:"staging"`
 	}
@@ -48,7 +49,7 @@ func (c *Client) RegisterArtifact(ctx context.Context, workspaceID string, ac ca
 		stagedBody
 		Name        string  `json:"name"`
 		Description *string `json:"description,omitempty"`
-	}{newStagedBody(cairn.Staged{Key: ac.StagingKey, Upload: ac.Upload}), ac.Name, ac.Description}
+	}{newStagedBody(cairn.Staged{Key: ac.StagingKey, Upload: ac.Upload, SHA256B64: ac.SHA256B64}), ac.Name, ac.Description}
 	return c.artifactCall(ctx, call{method: http.MethodPost, path: pathOf("workspaces", workspaceID, "artifacts"), body: body,
 		long: ac.Upload != nil})
 }

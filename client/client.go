@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -56,6 +57,9 @@ type Client struct {
 	caPool    *x509.CertPool // nil: the system roots
 	http      *http.Client   // API calls and transfers; bounded by contexts, no Timeout of its own
 	rest      *resty.Client
+	// hashFirst: the server refused a streamed upload (digest_required),
+	// so this store wants every single PUT bound to a SHA-256.
+	hashFirst atomic.Bool
 }
 
 // Option configures a Client.

@@ -58,6 +58,20 @@ func openSource(path string) (*source, error) {
 	return &source{f: f, path: abs, size: fi.Size(), fp: fingerprintOf(fi)}, nil
 }
 
+// unchanged refuses a file whose size or modification time changed since
+// it was opened: what was read of it may mix two versions.
+func (s *source) unchanged() error {
+	fi, err := s.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", s.path, err)
+	}
+	if fingerprintOf(fi) != s.fp {
+		return &cairn.Error{Reason: cairn.ReasonSourceChanged,
+			Detail: fmt.Sprintf("%s changed while it was uploaded; upload it again", s.path)}
+	}
+	return nil
+}
+
 // close closes the file, which was only read: nothing can be lost.
 func (s *source) close() { _ = s.f.Close() }
 

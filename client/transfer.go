@@ -150,11 +150,12 @@ func (c *Client) Upload(ctx context.Context, workspaceID, path string, o UploadO
 	if _, err := c.checkTarget(ctx, t, nil); err != nil {
 		return nil, err
 	}
-	key, err := c.stageFile(ctx, workspaceID, src, o)
+	staged, err := c.stageFile(ctx, workspaceID, src, o)
 	if err != nil {
 		return nil, err
 	}
-	return c.RegisterArtifact(ctx, workspaceID, cairn.ArtifactCreate{StagingKey: key, Name: name, Description: o.Description})
+	return c.RegisterArtifact(ctx, workspaceID, cairn.ArtifactCreate{StagingKey: staged.Key, SHA256B64: staged.SHA256B64,
+		Name: name, Description: o.Description})
 }
 
 // Replace uploads the file at path as the artifact's new content, as
@@ -175,11 +176,11 @@ func (c *Client) Replace(ctx context.Context, artifactID, path string, o UploadO
 	if o.multipart(src.size) || c.interrupted(t, src, o) {
 		return c.uploadInParts(ctx, t, src, o)
 	}
-	key, err := c.stageFile(ctx, d.Artifact.WorkspaceID, src, o)
+	staged, err := c.stageFile(ctx, d.Artifact.WorkspaceID, src, o)
 	if err != nil {
 		return nil, err
 	}
-	return c.ReplaceContent(ctx, artifactID, cairn.Staged{Key: key})
+	return c.ReplaceContent(ctx, artifactID, staged)
 }
 
 // nameTakenBy is the artifact of the workspace named name in any state,
@@ -198,9 +199,54 @@ func nameTaken(workspaceID, name string) error {
 		Detail: fmt.Sprintf("workspace %s already has an artifact named '%s'", workspaceID, name)}
 }
 
-// stageFile hashes the file, mints a slot for it and uploads it; it
-// returns the staging key.
-func (c *Client) stageFile(ctx context.Context, workspaceID string, src *source, o UploadOptions) (string, error) {
+// StreamAbove is the file size from which a single-PUT upload streams the
+// file in one read, where the store hashes what it receives, instead of
+// hashing it first: below it the second read costs less than the request
+// that asks whether the store can.
+const StreamAbove = 8 << 20
+
+// stageFile uploads the file to a new staging slot and returns what a
+// register takes: streamed where the store hashes the bytes it receives,
+// else hashed first and bound to its SHA-256.
+func (c *Client) stageFile(ctx context.Context, workspaceID string, src *source, o UploadOptions) (cairn.Staged, error) {
+	if src.size >= StreamAbove && !c.hashFirst.Load() {
+		staged, err := c.streamFile(ctx, workspaceID, src, o)
+		if cairn.ErrorReason(err) != cairn.ReasonDigestRequired {
+			return staged, err
+		}
+		c.hashFirst.Store(true)
+	}
+	key, err := c.hashThenSend(ctx, workspaceID, src, o)
+	return cairn.Staged{Key: key}, err
+}
+
+// streamFile sends the file in one read to a URL that binds its size and
+// has the store hash it; the client hashes the same bytes as they leave,
+// for the register to compare with the store's. A file that changed while
+// it was read is refused before any register (source_changed).
+func (c *Client) streamFile(ctx context.Context, workspaceID string, src *source, o UploadOptions) (cairn.Staged, error) {
+	st, err := c.MintStaging(ctx, workspaceID, cairn.StagingRequest{Size: src.size, ContentType: o.ContentType, Stream: true})
+	if err != nil {
+		return cairn.Staged{}, err
+	}
+	h := sha256.New()
+	begin(o.PhaseProgress, PhaseUploading, src.size)
+	m := newMeter(ctx, io.TeeReader(io.LimitReader(src.f, src.size), h), src.size,
+		reporter(PhaseUploading, o.Progress, o.PhaseProgress), o.RateLimit)
+	if err := c.put(ctx, st.PutURL, m, src.size, "", o.ContentType); err != nil {
+		return cairn.Staged{}, err
+	}
+	m.finish()
+	if err := src.unchanged(); err != nil {
+		return cairn.Staged{}, err
+	}
+	return cairn.Staged{Key: st.Key, SHA256B64: base64.StdEncoding.EncodeToString(h.Sum(nil))}, nil
+}
+
+// hashThenSend hashes the file, mints a slot bound to its SHA-256 and
+// uploads it; it returns the staging key. The store refuses the PUT if the
+// file changed between the two reads.
+func (c *Client) hashThenSend(ctx context.Context, workspaceID string, src *source, o UploadOptions) (string, error) {
 	f, size := src.f, src.size
 	begin(o.PhaseProgress, PhaseHashing, size)
 	sum, err := hashFile(ctx, f, size, reporter(PhaseHashing, nil, o.PhaseProgress))
@@ -272,7 +318,9 @@ func (c *Client) put(ctx context.Context, putURL string, body io.Reader, size in
 		return errors.New("the staging PUT URL is malformed")
 	}
 	req.ContentLength = size
-	req.Header.Set("x-amz-checksum-sha256", sum)
+	if sum != "" {
+		req.Header.Set("x-amz-checksum-sha256", sum)
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

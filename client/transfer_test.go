@@ -20,6 +20,9 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/client/clienttest"
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
+	"github.com/cairn-dev/cairn/server"
 )
 
 // remoteSetup is a client of a real server on a fresh backend.
@@ -500,4 +503,54 @@ func TestStoreUnreachable(t *testing.T) {
 			requireStore(t, tc.call(t), tc.op)
 		})
 	}
+}
+
+// TestTransfersStreamed: from client.StreamAbove, a single-PUT upload reads
+// the file once where the store hashes what it receives (SeaweedFS) and
+// hashes it first where it does not (versitygw, which refuses the
+// streamed mint); either way the artifact's SHA-256 is the file's. A file
+// rewritten while it is sent is refused source_changed and registers
+// nothing, whichever way it went up.
+func TestTransfersStreamed(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, newBackend(t).remote(t, func(cfg *server.Config) { cfg.Artifact.Store.MaxObjectSize = 64 << 20 }))
+	ctx := t.Context()
+	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: unique("streamed")})
+	require.NoError(t, err)
+	storeHashes := stacktest.StoreKind() == stack.StoreSeaweedFS
+
+	t.Run("OK", func(t *testing.T) {
+		src, body := randomFile(t, "one-read.bin", client.StreamAbove+5)
+		for range 2 { // the second upload goes the way the first learned
+			var r recorder
+			a, err := c.Upload(ctx, ws.ID, src, client.UploadOptions{Name: unique("s"), PhaseProgress: r.phase})
+			require.NoError(t, err)
+			require.Equal(t, digest(body), *a.SHA256B64)
+			require.Equal(t, !storeHashes, len(r.of(client.PhaseHashing)) > 0, "a hash pass only where the store hashes nothing")
+			require.Equal(t, report{client.PhaseUploading, a.Size, a.Size}, r.seen[len(r.seen)-1])
+		}
+	})
+	t.Run("ErrRewrittenWhileSent", func(t *testing.T) {
+		src, body := randomFile(t, "rewritten.bin", client.StreamAbove+5)
+		name := unique("rewritten")
+		var once sync.Once
+		rewrite := func(p client.Phase, done, _ int64) {
+			if p == client.PhaseUploading && done > 0 {
+				once.Do(func() {
+					f, err := os.OpenFile(src, os.O_WRONLY, 0)
+					require.NoError(t, err)
+					_, err = f.WriteAt([]byte{^body[len(body)-1]}, int64(len(body)-1))
+					require.NoError(t, err)
+					require.NoError(t, f.Close())
+				})
+			}
+		}
+		// Sent at 4 MiB/s, the last byte is still unread at the first report.
+		_, err := c.Upload(ctx, ws.ID, src, client.UploadOptions{Name: name, PhaseProgress: rewrite, RateLimit: 4 << 20})
+		e := requireReason(t, err, cairn.ReasonSourceChanged)
+		require.Contains(t, e.Detail, "changed while it was uploaded")
+		found, err := c.FindArtifacts(ctx, cairn.ArtifactFilter{WorkspaceID: ws.ID, Names: []string{name}})
+		require.NoError(t, err)
+		require.Empty(t, found)
+	})
 }

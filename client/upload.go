@@ -17,7 +17,7 @@ type stagedBody struct {
 }
 
 func newStagedBody(s cairn.Staged) stagedBody {
-	b := stagedBody{StagingKey: s.Key}
+	b := stagedBody{StagingKey: s.Key, SHA256B64: s.SHA256B64}
 	if s.Upload != nil {
 		b.UploadID, b.Size, b.SHA256B64 = s.Upload.ID, s.Upload.Size, s.Upload.SHA256B64
 	}

@@ -27,6 +27,7 @@ func (s *Server) checkIntegrity(ctx context.Context, objects *s3.Store, prefix s
 	}
 	byServer := s.cfg.Artifact.S3.Verify == VerifyByServer
 	s.log.Info("object store integrity probe", "trusted", p.Trusted(), "part_checksums_listed", p.PartChecksumsListed,
+		"hashes_streams", p.HashesStreams,
 		"verify", s.cfg.Artifact.S3.Verify)
 	failed := ""
 	if !p.Trusted() {

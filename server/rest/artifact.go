@@ -20,12 +20,14 @@ func (a *API) mintStaging(r *http.Request) (any, error) {
 		SHA256B64   string `json:"sha256_b64"`
 		ContentType string `json:"content_type"`
 		Multipart   bool   `json:"multipart"`
+		Stream      bool   `json:"stream"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse staging upload parameters from request")
 	}
 	st, err := a.svc.MintStaging(r.Context(), id, cairn.StagingRequest{
 		Size: req.Size, SHA256B64: req.SHA256B64, ContentType: req.ContentType, Multipart: req.Multipart,
+		Stream: req.Stream,
 	})
 	switch {
 	case isValidation(err):
@@ -52,7 +54,7 @@ func (a *API) registerArtifact(r *http.Request) (any, error) {
 	}
 	staged := req.staged()
 	art, err := a.svc.RegisterArtifact(r.Context(), id, cairn.ArtifactCreate{
-		StagingKey: staged.Key, Upload: staged.Upload, Name: req.Name, Description: req.Description,
+		StagingKey: staged.Key, Upload: staged.Upload, SHA256B64: staged.SHA256B64, Name: req.Name, Description: req.Description,
 	})
 	switch {
 	case isValidation(err):

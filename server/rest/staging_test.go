@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn/internal/stack"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
 // TestStagingRefusedByStore checks that the store binds what the mint
@@ -254,10 +257,12 @@ func TestStagingValidation(t *testing.T) {
 	})
 
 	for name, body := range map[string]string{
-		"ChecksumMissing": `{"size":10}`,
-		"ChecksumEmpty":   `{"size":10,"sha256_b64":""}`,
-		"ChecksumNull":    `{"size":10,"sha256_b64":null}`,
-		"NegativeSize":    sprintf(`{"size":-1,"sha256_b64":%q}`, sha256B64(nil)),
+		"ChecksumMissing":  `{"size":10}`,
+		"ChecksumEmpty":    `{"size":10,"sha256_b64":""}`,
+		"ChecksumNull":     `{"size":10,"sha256_b64":null}`,
+		"NegativeSize":     sprintf(`{"size":-1,"sha256_b64":%q}`, sha256B64(nil)),
+		"StreamWithDigest": sprintf(`{"size":0,"stream":true,"sha256_b64":%q}`, sha256B64(nil)),
+		"StreamMultipart":  `{"size":10,"stream":true,"multipart":true}`,
 	} {
 		t.Run("ErrInvalidParameters"+name, func(t *testing.T) {
 			t.Parallel()
@@ -341,5 +346,62 @@ func TestStagingValidation(t *testing.T) {
 				http.StatusBadRequest, "invalid_json")
 			require.Equal(t, "Unable to parse new artifact parameters from request", e.Message)
 		}
+	})
+}
+
+// TestStagingStreamed: a mint with "stream" binds the size only and has the
+// store hash what it receives, so a client sends a file in one read. On
+// SeaweedFS, which hashes such a PUT, the register records the store's
+// SHA-256 and refuses a declared one that differs (the object is deleted,
+// no row); on versitygw, which does not, the mint is refused
+// digest_required and nothing is minted.
+func TestStagingStreamed(t *testing.T) {
+	t.Parallel()
+	h := setupArtifacts(t, artConfig{})
+	body := []byte("bytes the client hashed only as it sent them")
+	mint := func(t *testing.T, ws string) *response {
+		return do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/new-staging", sprintf(`{"size":%d,"stream":true}`, len(body)))
+	}
+	registerDeclared := func(t *testing.T, ws, key, sum string) *response {
+		return do(t, http.MethodPost, h.url+"/v1/workspaces/"+ws+"/artifacts",
+			sprintf(`{"staging_object_key":%q,"name":"streamed","sha256_b64":%q}`, key, sum))
+	}
+	if stacktest.StoreKind() != stack.StoreSeaweedFS {
+		ws := h.newWorkspace(t)
+		e := h.failsArt(t, mint(t, ws), http.StatusBadRequest, "digest_required")
+		require.Contains(t, e.Detail, "send sha256_b64 instead of stream")
+		return
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		ws := h.newWorkspace(t)
+		st := h.mintRaw(t, ws, sprintf(`{"size":%d,"stream":true}`, len(body)))
+		status, resp := put(t, st.PutURL, body, "")
+		require.Equal(t, http.StatusOK, status, resp)
+		a := h.artifactOf(t, registerDeclared(t, ws, st.Key, sha256B64(body)))
+		require.JSONEq(t, sprintf("%q", sha256B64(body)), string(a.raw["sha256_b64"]), "the store's digest, as declared")
+	})
+
+	t.Run("ErrDeclaredDigestDiffers", func(t *testing.T) {
+		t.Parallel()
+		ws := h.newWorkspace(t)
+		st := h.mintRaw(t, ws, sprintf(`{"size":%d,"stream":true}`, len(body)))
+		status, resp := put(t, st.PutURL, body, "")
+		require.Equal(t, http.StatusOK, status, resp)
+		e := h.failsArt(t, registerDeclared(t, ws, st.Key, sha256B64([]byte("what the client meant to send"))),
+			http.StatusBadRequest, "checksum_mismatch")
+		require.Contains(t, e.Detail, "not the "+sha256B64([]byte("what the client meant to send"))+" declared")
+		require.Zero(t, h.rows(t, ws))
+		require.Empty(t, h.objects(t, "store/"+ws+"/"), "the mismatched object is deleted")
+	})
+
+	t.Run("ErrLengthStillBound", func(t *testing.T) {
+		t.Parallel()
+		ws := h.newWorkspace(t)
+		st := h.mintRaw(t, ws, sprintf(`{"size":%d,"stream":true}`, len(body)))
+		status, resp := put(t, st.PutURL, body[1:], "")
+		require.Equal(t, http.StatusForbidden, status, resp)
+		h.failsArt(t, registerDeclared(t, ws, st.Key, sha256B64(body)), http.StatusBadRequest, "staging_not_found")
 	})
 }

@@ -8,7 +8,8 @@ import (
 
 // stagedBody is what register and replace take: a staging key and, for a
 // multipart upload, the upload to complete with the whole object's size
-// (and, optionally, its SHA-256).
+// (and, optionally, its SHA-256). A single PUT's optional SHA-256 is the
+// digest its uploader took while streaming it.
 type stagedBody struct {
 	StagingKey string `json:"staging_object_key"`
 	UploadID   string `json:"upload_id"`
@@ -18,8 +19,11 @@ type stagedBody struct {
 
 func (b stagedBody) staged() cairn.Staged {
 	s := cairn.Staged{Key: b.StagingKey}
-	if b.UploadID != "" || b.Size != 0 || b.SHA256B64 != "" {
+	switch {
+	case b.UploadID != "" || b.Size != 0:
 		s.Upload = &cairn.StagedUpload{ID: b.UploadID, Size: b.Size, SHA256B64: b.SHA256B64}
+	default:
+		s.SHA256B64 = b.SHA256B64
 	}
 	return s
 }

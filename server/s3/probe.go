@@ -33,6 +33,10 @@ type Probe struct {
 	// checksum it verified; when not, uploads start without an algorithm
 	// and a pack's archive is read back.
 	PartChecksumsListed bool
+	// HashesStreams: the store computes the SHA-256 of a PUT whose URL
+	// binds none but names the algorithm, and reports the right one — so
+	// a client may stream a file without hashing it first.
+	HashesStreams bool
 }
 
 // Trusted reports whether the store passed every check.
@@ -91,7 +95,26 @@ func (s *Store) ProbeIntegrity(ctx context.Context, prefix string) (Probe, error
 	if failure != "" {
 		p.Failures = append(p.Failures, failure)
 	}
-	return p, nil
+	p.HashesStreams, err = s.probeHashes(ctx, key(), body, right)
+	s.hashesStreams.Store(p.HashesStreams)
+	return p, err
+}
+
+// probeHashes PUTs body through a URL that binds no checksum but asks the
+// store to compute the SHA-256, and reports whether the store reports the
+// body's. Not doing so is no failure: uploads to such a store are hashed
+// by the client first.
+func (s *Store) probeHashes(ctx context.Context, key string, body []byte, right string) (bool, error) {
+	kept, err := s.probePut(ctx, key, service.PutSpec{Size: int64(len(body)), StoreHashes: true}, body)
+	if err != nil || !kept {
+		return false, err
+	}
+	defer func() { _ = s.Delete(ctx, key) }() // best effort, as above
+	info, err := s.Stat(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	return info.SHA256B64 == right, nil
 }
 
 // probeKept PUTs body bound to its own SHA-256: the store must keep it and
@@ -179,23 +202,31 @@ func (s *Store) probeSend(ctx context.Context, key, id string, body []byte, sum 
 func (s *Store) probePut(ctx context.Context, key string, spec service.PutSpec, send []byte) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	req, err := s.direct.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key,
-		ContentLength: aws.Int64(spec.Size), ChecksumSHA256: aws.String(spec.SHA256B64)}, s3.WithPresignExpires(time.Minute))
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, ContentLength: aws.Int64(spec.Size)}
+	opts := []func(*s3.PresignOptions){s3.WithPresignExpires(time.Minute)}
+	if spec.StoreHashes {
+		opts = append(opts, namingAlgorithm)
+	} else {
+		in.ChecksumSHA256 = aws.String(spec.SHA256B64)
+	}
+	req, err := s.direct.PresignPutObject(ctx, in, opts...)
 	if err != nil {
 		return false, translate("presign the probe's upload", err)
 	}
 	return s.send(ctx, req.URL, send, spec.SHA256B64)
 }
 
-// send PUTs body to a presigned URL with the checksum header it binds, as
-// a client does, and reports whether the store answered 2xx. A refusal is
+// send PUTs body to a presigned URL with the checksum header it binds (if
+// any), as a client does, and reports whether the store answered 2xx. A refusal is
 // any 4xx; anything else means the store did not answer the question.
 func (s *Store) send(ctx context.Context, rawURL string, body []byte, sum string) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, rawURL, bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}
-	req.Header.Set("X-Amz-Checksum-Sha256", sum)
+	if sum != "" {
+		req.Header.Set("X-Amz-Checksum-Sha256", sum)
+	}
 	resp, err := s.http.Do(req)
 	if err != nil {
 		// The URL error quotes the presigned URL, whose signature is a

@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
@@ -60,6 +62,9 @@ type Store struct {
 	// unlistedParts: the probe found that the store lists parts without
 	// their checksums, so uploads start without a checksum algorithm.
 	unlistedParts atomic.Bool
+	// hashesStreams: the probe found that the store computes the SHA-256
+	// of a PUT that binds none, when its URL names the algorithm.
+	hashesStreams atomic.Bool
 }
 
 // New builds the clients; it makes no call.
@@ -115,8 +120,14 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // PresignPut signs a PUT whose signed headers are host, content-length,
-// x-amz-checksum-sha256 and, only when given, content-type.
+// x-amz-checksum-sha256 and, only when given, content-type. With
+// StoreHashes the URL's signed query names the SHA-256 algorithm instead,
+// so the URL alone has the store hash what it receives: a client PUTs it
+// with no header of its own.
 func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec) (string, error) {
+	if put.StoreHashes && !s.hashesStreams.Load() {
+		return "", service.ErrStoreCannotHash
+	}
 	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}
 	if put.Size != service.AnySize {
 		in.ContentLength = aws.Int64(put.Size)
@@ -127,11 +138,35 @@ func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec)
 	if put.ContentType != "" {
 		in.ContentType = aws.String(put.ContentType)
 	}
-	req, err := s.presign.PresignPutObject(ctx, in, s3.WithPresignExpires(put.TTL))
+	opts := []func(*s3.PresignOptions){s3.WithPresignExpires(put.TTL)}
+	if put.StoreHashes {
+		opts = append(opts, namingAlgorithm)
+	}
+	req, err := s.presign.PresignPutObject(ctx, in, opts...)
 	if err != nil {
 		return "", translate("presign the upload", err)
 	}
 	return req.URL, nil
+}
+
+// namingAlgorithm adds X-Amz-Checksum-Algorithm=SHA256 to a presigned
+// URL's query before it is signed. (The SDK's own ChecksumAlgorithm input
+// would instead bind the checksum of the empty body it presigns.)
+func namingAlgorithm(o *s3.PresignOptions) {
+	o.ClientOptions = append(o.ClientOptions, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Build.Add(middleware.BuildMiddlewareFunc("cairnChecksumAlgorithm",
+				func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (
+					middleware.BuildOutput, middleware.Metadata, error) {
+					if req, ok := in.Request.(*smithyhttp.Request); ok {
+						q := req.URL.Query()
+						q.Set("X-Amz-Checksum-Algorithm", string(types.ChecksumAlgorithmSha256))
+						req.URL.RawQuery = q.Encode()
+					}
+					return next.HandleBuild(ctx, in)
+				}), middleware.After)
+		})
+	})
 }
 
 // PresignGet signs a GET that browsers treat as a download, whatever the

@@ -20,8 +20,9 @@ const sniffBytes = sidecar.HeadBytes
 // MintStaging presigns an upload slot in the workspace under a fresh final
 // key, so that register moves no bytes. With Multipart and a size above the
 // threshold (or no digest to bind a single PUT to), it starts a multipart
-// upload and returns its plan instead of a URL. Nothing is written to the
-// database.
+// upload and returns its plan instead of a URL. With Stream, the URL binds
+// the size only and has the store hash the bytes — or, under verify:
+// server, the register does. Nothing is written to the database.
 func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.StagingRequest) (*cairn.Staging, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -40,7 +41,12 @@ func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.S
 	expires := s.now().Add(s.putURLTTL)
 	url, err := s.objects.PresignPut(ctx, key, PutSpec{
 		Size: r.Size, SHA256B64: r.SHA256B64, ContentType: r.ContentType, TTL: s.putURLTTL,
+		StoreHashes: r.Stream && !s.verifyObjects,
 	})
+	if errors.Is(err, ErrStoreCannotHash) {
+		return nil, cairn.Errorf(cairn.ReasonDigestRequired,
+			"this object store does not compute the SHA-256 of an upload it receives: send sha256_b64 instead of stream")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +70,7 @@ func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c ca
 	if err := s.checkNameFree(ctx, workspaceID, c.Name); err != nil {
 		return nil, err
 	}
-	staged := cairn.Staged{Key: c.StagingKey, Upload: c.Upload}
+	staged := cairn.Staged{Key: c.StagingKey, Upload: c.Upload, SHA256B64: c.SHA256B64}
 	obj, err := s.ingest(ctx, workspaceID, staged)
 	if err != nil {
 		return nil, err
@@ -119,7 +125,7 @@ func (s *Service) ingest(ctx context.Context, workspaceID string, staged cairn.S
 	if staged.Upload != nil {
 		return s.ingestUpload(ctx, staged.Key, *staged.Upload)
 	}
-	return s.ingestPut(ctx, staged.Key)
+	return s.ingestPut(ctx, staged.Key, staged.SHA256B64)
 }
 
 // checkKeyUnused refuses a key that an artifact names or once named: a key
@@ -135,14 +141,29 @@ func (s *Service) checkKeyUnused(ctx context.Context, key string) error {
 	return nil
 }
 
-// ingestPut takes an object written by one checksum-bound PUT: its size and
-// digest are what the store verified, as its HEAD reports them.
+// ingestPut takes an object written by one PUT: its size and digest are
+// what the store verified (a checksum-bound PUT) or computed (a streamed
+// one), as its HEAD reports them. A streamed PUT's digest must be the one
+// its uploader declares, or the object is deleted.
+func (s *Service) ingestPut(ctx context.Context, key, declared string) (*object, error) {
+	obj, err := s.ingestStored(ctx, key)
+	if err != nil || declared == "" || obj.sha256B64 == declared {
+		return obj, err
+	}
+	s.deleteObject(ctx, key, "mismatched upload")
+	return nil, cairn.Errorf(cairn.ReasonChecksumMismatch,
+		"the stored object's SHA-256 is %s, not the %s declared; upload it again", obj.sha256B64, declared)
+}
+
+// ingestStored reads what the store says of an uploaded object. Where it
+// reports no SHA-256 (a streamed PUT to a store that did not hash it), the
+// object is read back and hashed.
 //
 // The HEAD and the ranged read go out together: neither needs the other's
 // answer, and a register's time is mostly these two round trips. The read
 // of an empty object fails (stores refuse a range over zero bytes) and is
 // then not needed.
-func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
+func (s *Service) ingestStored(ctx context.Context, key string) (*object, error) {
 	if s.verifyObjects {
 		return s.ingestVerified(ctx, key)
 	}
@@ -164,12 +185,10 @@ func (s *Service) ingestPut(ctx context.Context, key string) (*object, error) {
 	if headErr != nil {
 		return nil, stagingError(key, headErr)
 	}
-	mimeType := mimetype.Detect(head).String()
-	digest := info.SHA256B64
-	if cairn.ValidateSHA256B64(digest) != nil {
-		digest = "" // not a whole-object SHA-256 (none, or a composite)
+	if cairn.ValidateSHA256B64(info.SHA256B64) != nil { // none, or a composite
+		return s.hashObject(ctx, key, info.Size)
 	}
-	return &object{key: key, size: info.Size, mimeType: mimeType, sha256B64: digest}, nil
+	return &object{key: key, size: info.Size, mimeType: mimetype.Detect(head).String(), sha256B64: info.SHA256B64}, nil
 }
 
 // ingestVerified is ingestPut on a store not trusted to check checksums:

@@ -167,14 +167,21 @@ func (f *fixture) flow() *artifactFlow {
 }
 
 // stage makes the bucket hold one object at key, size bytes long, whose
-// first bytes are head; every other key is absent.
+// first bytes are head; every other key is absent. When head is the whole
+// object its HEAD reports its SHA-256, as a checksum-bound PUT leaves it.
 func (fl *artifactFlow) stage(key string, size int64, head []byte) {
+	digest := ""
+	if int64(len(head)) == size {
+		d := sha256.Sum256(head)
+		digest = base64.StdEncoding.EncodeToString(d[:])
+	}
 	fl.f.objects.StatFunc = func(_ context.Context, k string) (*service.ObjectInfo, error) {
 		fl.record("stat")
 		if k != key {
 			return nil, fmt.Errorf("stat %s: %w", k, service.ErrObjectNotFound)
 		}
-		return &service.ObjectInfo{Key: k, Size: size, LastModified: fl.f.now.Add(-time.Minute)}, nil
+		return &service.ObjectInfo{Key: k, Size: size, LastModified: fl.f.now.Add(-time.Minute),
+			SHA256B64: digest}, nil
 	}
 	fl.f.objects.ReadHeadFunc = func(_ context.Context, k string, n int64) ([]byte, error) {
 		fl.record("readhead")

@@ -260,7 +260,15 @@ type PutSpec struct {
 	SHA256B64   string
 	ContentType string
 	TTL         time.Duration
+	// StoreHashes, with no SHA256B64, has the store compute the SHA-256 of
+	// the bytes as they arrive, for Stat to report. A store that cannot
+	// (its integrity probe found so) refuses with ErrStoreCannotHash.
+	StoreHashes bool
 }
+
+// ErrStoreCannotHash: the store does not compute the SHA-256 of a PUT
+// that binds none, so the uploader must hash the bytes first.
+var ErrStoreCannotHash = errors.New("the object store does not compute a SHA-256 while it receives an upload")
 
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {
