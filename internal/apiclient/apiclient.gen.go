@@ -153,6 +153,7 @@ const (
 	ClientGone            Reason = "client_gone"
 	ContainerStartTimeout Reason = "container_start_timeout"
 	DatabaseUnavailable   Reason = "database_unavailable"
+	DigestRequired        Reason = "digest_required"
 	DockerUnavailable     Reason = "docker_unavailable"
 	Forbidden             Reason = "forbidden"
 	HostNotAllowed        Reason = "host_not_allowed"
@@ -242,6 +243,8 @@ func (e Reason) Valid() bool {
 	case ContainerStartTimeout:
 		return true
 	case DatabaseUnavailable:
+		return true
+	case DigestRequired:
 		return true
 	case DockerUnavailable:
 		return true
@@ -887,7 +890,9 @@ type ArtifactRegister struct {
 	// Name A workspace or artifact name.
 	Name Name `json:"name"`
 
-	// Sha256B64 Checked against the assembled bytes (multipart only; optional).
+	// Sha256B64 Optional. With `upload_id`, checked against the assembled bytes;
+	// without, the SHA-256 of a single PUT's bytes as its uploader sent
+	// them (a `stream` upload), checked against the stored object's.
 	Sha256B64 *string `json:"sha256_b64,omitempty"`
 
 	// Size The whole object's size (multipart only).
@@ -1065,7 +1070,9 @@ type ShellSessionInfo struct {
 
 // Staged Uploaded content; for a multipart upload, the upload to complete.
 type Staged struct {
-	// Sha256B64 Checked against the assembled bytes (multipart only; optional).
+	// Sha256B64 Optional. With `upload_id`, checked against the assembled bytes;
+	// without, the SHA-256 of a single PUT's bytes as its uploader sent
+	// them (a `stream` upload), checked against the stored object's.
 	Sha256B64 *string `json:"sha256_b64,omitempty"`
 
 	// Size The whole object's size (multipart only).
@@ -1098,11 +1105,18 @@ type StagingRequest struct {
 	Multipart *bool `json:"multipart,omitempty"`
 
 	// Sha256B64 The standard padded base64 of the raw 32-byte SHA-256 (a hex digest
-	// is refused with `invalid_checksum`). Required unless `multipart`.
+	// is refused with `invalid_checksum`). Required unless `multipart` or
+	// `stream`.
 	Sha256B64 *string `json:"sha256_b64,omitempty"`
 
 	// Size The exact size of the bytes to upload.
 	Size *int64 `json:"size,omitempty"`
+
+	// Stream Without `sha256_b64` or `multipart`: a `put_url` that binds the size
+	// only and has the store compute the SHA-256 of what it receives, so
+	// the file is read once. Register with the SHA-256 you computed while
+	// sending. A store that computes none answers `digest_required`.
+	Stream *bool `json:"stream,omitempty"`
 }
 
 // Success The success envelope; the payload's fields sit beside these two.
