@@ -87,9 +87,18 @@ store-conformance: deps build ## the store-dependent tests against SeaweedFS (ST
 chaos: deps build ## the fault suite: kill, restart and cut the real stack's parts under load, check nothing acknowledged is lost or leaked
 	CI=$${CI:-true} $(GO) test -count=1 -p 1 -tags chaos -timeout 20m -v ./internal/chaos/
 
+# The benchmarks of the byte paths, whose ratios rest on the store: `make
+# bench` runs them once per store, each line naming its store.
+STORE_BENCH := ^(BenchmarkCLITransfer|BenchmarkMultipartUpload|BenchmarkVolumeTransfer|BenchmarkArchives|BenchmarkRegisterSideBySide)$$
+
 .PHONY: bench
-bench: deps build ## benchmarks against the real stack, printed as ratios
-	CI=true $(GO) test -run '^$$' -bench . -benchtime 3s ./...
+bench: deps build ## benchmarks against the real stack, printed as ratios (the byte paths once per store)
+	CI=true $(GO) test -run '^$$' -bench . -skip '$(STORE_BENCH)' -benchtime 3s ./...
+	@for store in versitygw seaweedfs; do \
+		echo "== the byte paths on $$store"; \
+		CI=true CAIRN_TEST_STORE=$$store $(GO) test -run '^$$' -bench '$(STORE_BENCH)' -benchtime 1x -timeout 60m \
+			./cmd/cairn/ ./server/ ./server/rest/ || exit 1; \
+	done
 	@scripts/k8s-test.sh bench
 
 .PHONY: k8s-up

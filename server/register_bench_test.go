@@ -42,7 +42,7 @@ func BenchmarkRegisterSideBySide(b *testing.B) {
 	b.ReportMetric(float64(sides[0].median())/float64(sides[1].median()), "now/then")
 	for i, name := range []string{"now", "then"} {
 		rt := sides[i]
-		b.Logf("%s: mint %.2f ms, PUT %.2f ms, register %.2f ms (medians)", name,
+		b.Logf("%s, %s: mint %.2f ms, PUT %.2f ms, register %.2f ms (medians)", stacktest.StoreKind(), name,
 			ms(medianOf(rt.mints)), ms(medianOf(rt.puts)), ms(medianOf(rt.registers)))
 	}
 }

@@ -94,11 +94,11 @@ func BenchmarkMultipartUpload(b *testing.B) {
 	b.ReportMetric(mbps(curlUp), "up-curl-MB/s")
 	b.ReportMetric(mbps(four)/mbps(curlUp), "up-4parts-ratio")
 	b.ReportMetric(mbps(cliDown)/mbps(curlDown), "down-ratio")
-	b.Logf("2 GiB upload, parts until stored: 4 at once %v (%.0f MB/s), 1 at a time %v (%.0f MB/s); curl -T %v (%.0f MB/s); "+
+	b.Logf("%s: 2 GiB upload, parts until stored: 4 at once %v (%.0f MB/s), 1 at a time %v (%.0f MB/s); curl -T %v (%.0f MB/s); "+
 		"ratio 4 parts/curl %.2f (target ≥ 1.2); then the register (completion + the server's hash) %v / %v",
-		per(four), mbps(four), per(one), mbps(one), per(curlUp), mbps(curlUp), mbps(four)/mbps(curlUp), per(reg4), per(reg1))
-	b.Logf("2 GiB download: cairn (4 ranges) %v (%.0f MB/s) vs curl -o %v (%.0f MB/s): ratio %.2f",
-		per(cliDown), mbps(cliDown), per(curlDown), mbps(curlDown), mbps(cliDown)/mbps(curlDown))
+		stacktest.StoreKind(), per(four), mbps(four), per(one), mbps(one), per(curlUp), mbps(curlUp), mbps(four)/mbps(curlUp), per(reg4), per(reg1))
+	b.Logf("%s: 2 GiB download: cairn (4 ranges) %v (%.0f MB/s) vs curl -o %v (%.0f MB/s): ratio %.2f (target ≥ 1.0)",
+		stacktest.StoreKind(), per(cliDown), mbps(cliDown), per(curlDown), mbps(curlDown), mbps(cliDown)/mbps(curlDown))
 }
 
 // mintFor mints a single-PUT staging slot for a file of that size and

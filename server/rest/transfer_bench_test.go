@@ -92,8 +92,8 @@ func BenchmarkVolumeTransfer(b *testing.B) {
 		b.ReportMetric(millis(lat), "latency-ms")
 		b.ReportMetric(millis(fl), "floor-ms")
 		b.ReportMetric(millis(lat)/millis(fl), "ratio")
-		b.Logf("artifact-from-volume 1 KiB: median %v, floor (2 bare sidecar runs + 1 PUT) median %v, ratio %.2f (target ≤ 1.25)",
-			lat.Round(time.Millisecond), fl.Round(time.Millisecond), millis(lat)/millis(fl))
+		b.Logf("%s: artifact-from-volume 1 KiB: median %v, floor (2 bare sidecar runs + 1 PUT) median %v, ratio %.2f "+
+			"(target ≤ 1.25)", stacktest.StoreKind(), lat.Round(time.Millisecond), fl.Round(time.Millisecond), millis(lat)/millis(fl))
 	})
 
 	b.Run("Throughput512MiB", func(b *testing.B) {
@@ -191,13 +191,13 @@ func BenchmarkVolumeTransfer(b *testing.B) {
 		b.ReportMetric(mbps(downAPI), "down-cairn-MB/s")
 		b.ReportMetric(mbps(downCurl), "down-curl-MB/s")
 		b.ReportMetric(mbps(downAPI)/mbps(downCurl), "down-ratio")
-		b.Logf("512 MiB volume→store: cairn median %v, floor median %v (docker run --rm of the sidecar image %v + "+
-			"curl -T %v, medians), ratio %.2f (target ≤ 1.15); samples: cairn %v, floor %v",
+		b.Logf("%s: 512 MiB volume→store: cairn median %v, floor median %v (docker run --rm of the sidecar image %v + "+
+			"curl -T %v, medians), ratio %.2f (target ≤ 1.15); samples: cairn %v, floor %v", stacktest.StoreKind(),
 			up.Round(time.Millisecond), floor.Round(time.Millisecond), xferMedian(upRun).Round(time.Millisecond),
 			xferMedian(upCurl).Round(time.Millisecond), up.Seconds()/floor.Seconds(), rounded(upAPI), rounded(upFloor))
 		b.Logf("512 MiB volume→store: cairn vs curl -T run inside a container (docker run --rm, host network): median %v, "+
 			"ratio %.2f; samples %v", boxed.Round(time.Millisecond), up.Seconds()/boxed.Seconds(), rounded(upBoxed))
-		b.Logf("512 MiB store→volume: cairn %.0f MB/s, curl -o %.0f MB/s, ratio %.2f (target ≥ 0.8)",
+		b.Logf("%s: 512 MiB store→volume: cairn %.0f MB/s, curl -o %.0f MB/s, ratio %.2f (target ≥ 0.8)", stacktest.StoreKind(),
 			mbps(downAPI), mbps(downCurl), mbps(downAPI)/mbps(downCurl))
 		b.Logf("where the time went (last iteration): volume→store %s; store→volume %s", upPhases, downPhases)
 	})
