@@ -176,6 +176,36 @@ func TestMintStaging(t *testing.T) {
 		}
 	})
 
+	// A streamed mint asks the store to hash the PUT — unless the server
+	// hashes every registered object itself (verify: server), when the
+	// URL binds the size alone; a store that cannot hash is digest_required.
+	t.Run("Stream", func(t *testing.T) {
+		t.Parallel()
+		for _, verify := range []bool{false, true} {
+			_, f := setup(t)
+			svc := f.serviceWith(service.Config{VerifyObjects: verify})
+			ws := f.storedWorkspace(cairn.VolumeNone)
+			var asked service.PutSpec
+			f.objects.PresignPutFunc = func(_ context.Context, _ string, put service.PutSpec) (string, error) {
+				asked = put
+				return "u", nil
+			}
+			st, err := svc.MintStaging(t.Context(), ws.ID, cairn.StagingRequest{Size: 5, Stream: true})
+			require.NoError(t, err)
+			require.Equal(t, "u", st.PutURL)
+			require.Equal(t, service.PutSpec{Size: 5, TTL: asked.TTL, StoreHashes: !verify}, asked, "verify %v", verify)
+		}
+
+		svc, f := setup(t)
+		ws := f.storedWorkspace(cairn.VolumeNone)
+		f.objects.PresignPutFunc = func(context.Context, string, service.PutSpec) (string, error) {
+			return "", service.ErrStoreCannotHash
+		}
+		st, err := svc.MintStaging(t.Context(), ws.ID, cairn.StagingRequest{Size: 5, Stream: true})
+		require.Equal(t, cairn.ReasonDigestRequired, cairn.ErrorReason(err))
+		require.Nil(t, st)
+	})
+
 	t.Run("ErrStoreUnavailable", func(t *testing.T) {
 		t.Parallel()
 		svc, f := setup(t)
