@@ -58,11 +58,17 @@ func (s *Service) MintStaging(ctx context.Context, workspaceID string, r cairn.S
 func (s *Service) singlePutCap() int64 { return min(s.maxObjectSize, cairn.MaxPartSize) }
 
 // RegisterArtifact turns an uploaded object into a new artifact. The name
-// is checked before any store work; a row is inserted only after its
-// object is known to exist, and a key registers once.
+// is checked before any store write (a single PUT's object is looked at
+// while the database checks run); a row is inserted only after its object
+// is known to exist, and a key registers once.
 func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c cairn.ArtifactCreate) (*cairn.Artifact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	staged := cairn.Staged{Key: c.StagingKey, Upload: c.Upload, SHA256B64: c.SHA256B64}
+	look := s.lookAhead(ctx, workspaceID, staged)
+	if look != nil {
+		defer func() { <-look.done }() // no store call outlives the register
 	}
 	if _, err := s.store.FindWorkspace(ctx, workspaceID); err != nil {
 		return nil, err
@@ -70,8 +76,7 @@ func (s *Service) RegisterArtifact(ctx context.Context, workspaceID string, c ca
 	if err := s.checkNameFree(ctx, workspaceID, c.Name); err != nil {
 		return nil, err
 	}
-	staged := cairn.Staged{Key: c.StagingKey, Upload: c.Upload, SHA256B64: c.SHA256B64}
-	obj, err := s.ingest(ctx, workspaceID, staged)
+	obj, err := s.ingest(ctx, workspaceID, staged, look)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +113,7 @@ type object struct {
 // final key minted by MintStaging is taken where it lies — one HEAD and one
 // ranged read, or, for a multipart upload, its completion and one read that
 // hashes it; a legacy staging key is copied to a final key as before.
-func (s *Service) ingest(ctx context.Context, workspaceID string, staged cairn.Staged) (*object, error) {
+func (s *Service) ingest(ctx context.Context, workspaceID string, staged cairn.Staged, look *objectLook) (*object, error) {
 	legacy, err := s.keys.checkStagingKey(workspaceID, staged.Key)
 	if err != nil {
 		return nil, err
@@ -125,7 +130,7 @@ func (s *Service) ingest(ctx context.Context, workspaceID string, staged cairn.S
 	if staged.Upload != nil {
 		return s.ingestUpload(ctx, staged.Key, *staged.Upload)
 	}
-	return s.ingestPut(ctx, staged.Key, staged.SHA256B64)
+	return s.ingestPut(ctx, staged.Key, staged.SHA256B64, look)
 }
 
 // checkKeyUnused refuses a key that an artifact names or once named: a key
@@ -145,8 +150,8 @@ func (s *Service) checkKeyUnused(ctx context.Context, key string) error {
 // what the store verified (a checksum-bound PUT) or computed (a streamed
 // one), as its HEAD reports them. A streamed PUT's digest must be the one
 // its uploader declares, or the object is deleted.
-func (s *Service) ingestPut(ctx context.Context, key, declared string) (*object, error) {
-	obj, err := s.ingestStored(ctx, key)
+func (s *Service) ingestPut(ctx context.Context, key, declared string, look *objectLook) (*object, error) {
+	obj, err := s.ingestStored(ctx, key, look)
 	if err != nil || declared == "" || obj.sha256B64 == declared {
 		return obj, err
 	}
@@ -155,29 +160,21 @@ func (s *Service) ingestPut(ctx context.Context, key, declared string) (*object,
 		"the stored object's SHA-256 is %s, not the %s declared; upload it again", obj.sha256B64, declared)
 }
 
-// ingestStored reads what the store says of an uploaded object. Where it
-// reports no SHA-256 (a streamed PUT to a store that did not hash it), the
-// object is read back and hashed.
-//
-// The HEAD and the ranged read go out together: neither needs the other's
-// answer, and a register's time is mostly these two round trips. The read
-// of an empty object fails (stores refuse a range over zero bytes) and is
-// then not needed.
-func (s *Service) ingestStored(ctx context.Context, key string) (*object, error) {
+// ingestStored reads what the store says of an uploaded object: look's
+// answers, or a look of its own when look is nil. Where the store reports
+// no SHA-256 (a streamed PUT to a store that did not hash it), the object
+// is read back and hashed.
+func (s *Service) ingestStored(ctx context.Context, key string, look *objectLook) (*object, error) {
 	if s.verifyObjects {
 		return s.ingestVerified(ctx, key)
 	}
-	var head []byte
-	var headErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		head, headErr = s.objects.ReadHead(ctx, key, sniffBytes)
-	}()
-	info, err := s.stagedInfo(ctx, key)
-	<-read
-	if err != nil {
-		return nil, err
+	if look == nil {
+		look = s.lookAt(ctx, key)
+	}
+	<-look.done
+	info, head, headErr := look.info, look.head, look.headErr
+	if look.infoErr != nil {
+		return nil, look.infoErr
 	}
 	if info.Size == 0 {
 		head, headErr = nil, nil
@@ -189,6 +186,48 @@ func (s *Service) ingestStored(ctx context.Context, key string) (*object, error)
 		return s.hashObject(ctx, key, info.Size)
 	}
 	return &object{key: key, size: info.Size, mimeType: mimetype.Detect(head).String(), sha256B64: info.SHA256B64}, nil
+}
+
+// objectLook is an uploaded object's HEAD (through stagedInfo) and first
+// bytes, asked for side by side: neither needs the other's answer, and a
+// register's time is mostly these two round trips. The read of an empty
+// object fails (stores refuse a range over zero bytes) and is then not
+// needed. done closes once both answered.
+type objectLook struct {
+	done    chan struct{}
+	info    *ObjectInfo
+	infoErr error
+	head    []byte
+	headErr error
+}
+
+func (s *Service) lookAt(ctx context.Context, key string) *objectLook {
+	l := &objectLook{done: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		l.head, l.headErr = s.objects.ReadHead(ctx, key, sniffBytes)
+	}()
+	go func() {
+		defer close(l.done)
+		l.info, l.infoErr = s.stagedInfo(ctx, key)
+		<-read
+	}()
+	return l
+}
+
+// lookAhead starts the look at a register's object while the database
+// checks run, when it is a single PUT under a final key of the workspace
+// (nothing else is looked at before the checks); nil otherwise. The look
+// only reads: a register refused meanwhile leaves nothing.
+func (s *Service) lookAhead(ctx context.Context, workspaceID string, staged cairn.Staged) *objectLook {
+	if staged.Upload != nil || s.verifyObjects {
+		return nil
+	}
+	if legacy, err := s.keys.checkStagingKey(workspaceID, staged.Key); err != nil || legacy {
+		return nil
+	}
+	return s.lookAt(ctx, staged.Key)
 }
 
 // ingestVerified is ingestPut on a store not trusted to check checksums:

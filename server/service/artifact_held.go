@@ -44,7 +44,7 @@ func (s *Service) storeHeld(ctx context.Context, workspaceID, name string, desc 
 	if err := s.objects.Put(ctx, key, h.body, h.size, h.sha256, h.mimeType); err != nil {
 		return nil, err
 	}
-	obj, err := s.ingest(ctx, workspaceID, cairn.Staged{Key: key})
+	obj, err := s.ingest(ctx, workspaceID, cairn.Staged{Key: key}, nil)
 	if err == nil && obj.sha256B64 == "" {
 		obj.sha256B64 = base64.StdEncoding.EncodeToString(h.sha256) // the store verified it at the PUT
 	}

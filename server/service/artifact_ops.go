@@ -121,7 +121,7 @@ func (s *Service) ReplaceContent(ctx context.Context, id string, src cairn.Stage
 	if err != nil {
 		return nil, err
 	}
-	obj, err := s.ingest(ctx, a.WorkspaceID, src)
+	obj, err := s.ingest(ctx, a.WorkspaceID, src, nil)
 	if err != nil {
 		return nil, err
 	}
