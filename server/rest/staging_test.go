@@ -373,23 +373,26 @@ func TestStagingStreamed(t *testing.T) {
 		return
 	}
 
-	t.Run("OK", func(t *testing.T) {
-		t.Parallel()
-		ws := h.newWorkspace(t)
+	// streamed mints a streamed upload in a new workspace and PUTs body.
+	streamed := func(t *testing.T) (ws, key string) {
+		ws = h.newWorkspace(t)
 		st := h.mintRaw(t, ws, sprintf(`{"size":%d,"stream":true}`, len(body)))
 		status, resp := put(t, st.PutURL, body, "")
 		require.Equal(t, http.StatusOK, status, resp)
-		a := h.artifactOf(t, registerDeclared(t, ws, st.Key, sha256B64(body)))
+		return ws, st.Key
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		ws, key := streamed(t)
+		a := h.artifactOf(t, registerDeclared(t, ws, key, sha256B64(body)))
 		require.JSONEq(t, sprintf("%q", sha256B64(body)), string(a.raw["sha256_b64"]), "the store's digest, as declared")
 	})
 
 	t.Run("ErrDeclaredDigestDiffers", func(t *testing.T) {
 		t.Parallel()
-		ws := h.newWorkspace(t)
-		st := h.mintRaw(t, ws, sprintf(`{"size":%d,"stream":true}`, len(body)))
-		status, resp := put(t, st.PutURL, body, "")
-		require.Equal(t, http.StatusOK, status, resp)
-		e := h.failsArt(t, registerDeclared(t, ws, st.Key, sha256B64([]byte("what the client meant to send"))),
+		ws, key := streamed(t)
+		e := h.failsArt(t, registerDeclared(t, ws, key, sha256B64([]byte("what the client meant to send"))),
 			http.StatusBadRequest, "checksum_mismatch")
 		require.Contains(t, e.Detail, "not the "+sha256B64([]byte("what the client meant to send"))+" declared")
 		require.Zero(t, h.rows(t, ws))
