@@ -115,7 +115,10 @@ const hashBuffer = 256 << 10
 // its size and SHA-256, PUTs the bytes with exactly the signed headers,
 // then registers the artifact, whose sha256_b64 is that digest. The file
 // is read twice (hash, then upload) with memory independent of its size;
-// if it changes in between, the store refuses the PUT (source_changed). A
+// if it changes in between, the store refuses the PUT (source_changed).
+// From StreamAbove, where the store hashes what it receives, it is read
+// once instead: sent to a URL bound to its size and hashed on the way out,
+// the register comparing that digest with the store's. A
 // cancelled context stops it; the staging object an interrupted upload may
 // leave is never referenced and the reaper removes it by age.
 //
