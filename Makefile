@@ -75,7 +75,7 @@ test: deps build lint ## every test, against real Postgres, versitygw (and Seawe
 # archive routes, the first cairn's demo client, the client's uploads and
 # downloads — once more against SeaweedFS (`make test` ran them on versitygw).
 STORE_REST := ^(TestArtifact|TestListArtifacts|TestDeleteArtifact|TestGetArtifactQuery|TestStaging|TestObjectSizeCap|TestRegisterKeys|TestReplace|TestConcurrentReplace|TestTransfer|TestArchives|TestDemoClientCalls)
-STORE_CLIENT := ^(TestContract|TestMultipart|TestRangedDownloadResume|TestTransfers|TestDownload|TestStoreUnreachable)
+STORE_CLIENT := ^(TestInfo|TestContract|TestMultipart|TestRangedDownloadResume|TestTransfers|TestDownload|TestStoreUnreachable)
 
 .PHONY: store-conformance
 store-conformance: deps build ## the store-dependent tests against SeaweedFS (STORE=versitygw for the default store)

@@ -52,6 +52,16 @@ func WithoutAuthentication(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noAuthKey{}, true)
 }
 
+// ScopesOf is the caller's scopes: those of its token, or all of allScopes
+// with authentication off; none when ctx says neither.
+func ScopesOf(ctx context.Context, allScopes []string) []string {
+	if off, _ := ctx.Value(noAuthKey{}).(bool); off {
+		return slices.Clone(allScopes)
+	}
+	scopes, _ := ctx.Value(scopesKey{}).([]string)
+	return slices.Clone(scopes)
+}
+
 // ScopeAllowed reports whether the caller may act with scope. It fails
 // closed: without recorded scopes or the no-authentication mark, no.
 func ScopeAllowed(ctx context.Context, scope string) bool {

@@ -122,6 +122,11 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, status, "%s without a token: %s", pattern, body)
 		require.Contains(t, body, `"reason":"unauthenticated"`)
 
+		if rt.Scope == route.Any {
+			status, body = send(pattern, tokens[route.Read]) // a token lacking a scope is still a valid token
+			require.Equal(t, http.StatusOK, status, "%s with any valid token: %s", pattern, body)
+			continue
+		}
 		status, body = send(pattern, tokens[rt.Scope])
 		require.Equal(t, http.StatusForbidden, status, "%s without scope %s: %s", pattern, rt.Scope, body)
 		require.Contains(t, body, `"reason":"forbidden"`)
@@ -135,6 +140,7 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	// describe or delete) would say otherwise, the specific scope wins.
 	for pattern, scope := range map[string]route.Scope{
 		"GET /liveness/ready":                        route.Public,
+		"GET /v1/info":                               route.Any,
 		"GET /v1/workspaces":                         route.Read,
 		"DELETE /v1/workspaces/{workspaceID}":        route.Admin,
 		"POST /v1/workspaces/{workspaceID}/volume":   route.Admin,

@@ -60,8 +60,7 @@ var (
 	logLevels   = oneOf("warn", "info", "debug")
 	presignTTL  = between(minPresignTTLSecs, maxPresignTTLSecs)
 	partBytes   = between(cairn.MinPartSize, cairn.MaxPartSize).inBytes()
-	tokenScopes = oneOf(string(route.Read), string(route.Write), string(route.Admin), string(route.Shell),
-		string(route.MCP)).and("at least one")
+	tokenScopes = oneOf(route.Names(route.TokenScopes)...).and("at least one")
 )
 
 // configRules maps each dotted key with a rule to it; the elements of a

@@ -26,6 +26,7 @@ func (s *Server) checkIntegrity(ctx context.Context, objects *s3.Store, prefix s
 		return fmt.Errorf("the object store did not answer the integrity probe: %w", err)
 	}
 	byServer := s.cfg.Artifact.S3.Verify == VerifyByServer
+	s.streamUploads = byServer || p.HashesStreams
 	s.log.Info("object store integrity probe", "trusted", p.Trusted(), "part_checksums_listed", p.PartChecksumsListed,
 		"hashes_streams", p.HashesStreams,
 		"verify", s.cfg.Artifact.S3.Verify)

@@ -163,7 +163,11 @@ func checkOperationReasons(t *testing.T, table map[string]int, key string, op *o
 	reasons := opReasons(t, key, op)
 	require.Len(t, reasons, len(slices.Compact(slices.Sorted(slices.Values(reasons)))), "%s repeats a reason", key)
 	guards := []string{string(cairn.ReasonOriginNotAllowed), string(cairn.ReasonHostNotAllowed)}
-	if op.Extensions["x-cairn-scope"] != string(route.Public) {
+	switch op.Extensions["x-cairn-scope"] {
+	case string(route.Public):
+	case string(route.Any): // any valid token: never forbidden
+		guards = append(guards, string(cairn.ReasonUnauthenticated))
+	default:
 		guards = append(guards, string(cairn.ReasonUnauthenticated), string(cairn.ReasonForbidden))
 	}
 	for _, g := range guards {
@@ -258,6 +262,10 @@ func checkScope(t *testing.T, key string, op *openapi3.Operation, scope route.Sc
 	require.NotNil(t, op.Security, "%s states no security requirement", key)
 	if scope == route.Public {
 		require.Empty(t, *op.Security, "%s needs no token", key)
+		return
+	}
+	if scope == route.Any {
+		require.Equal(t, openapi3.SecurityRequirements{{"bearer": {}}}, *op.Security, "%s: any valid token", key)
 		return
 	}
 	require.Equal(t, openapi3.SecurityRequirements{{"bearer": {string(scope)}}}, *op.Security, key)

@@ -71,6 +71,9 @@ type Server struct {
 	metricsLn net.Listener
 	registry  *prometheus.Registry
 	routes    []route.Route // every route the API listener serves
+	// streamUploads: a "stream" mint is served — the store hashes what a
+	// PUT carries (its integrity probe found so), or the server does.
+	streamUploads bool
 
 	reconciler *reconcile.Reconciler
 	events     *events.Events // the live events stream; nil without an API listener
@@ -253,6 +256,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Maintenance:     s.reconciler,
 		Shell:           s.shellREST(),
 		Exec:            s.execREST(svc),
+		Info:            s.info(svc),
 	})
 	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,

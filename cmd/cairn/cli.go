@@ -33,7 +33,7 @@ func newClientCommands() []*cobra.Command {
 	// and says nothing on stderr.
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
 	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c),
-		newEventsCommand(c), newShellCommand(c), newFilesCommand(c)}
+		newEventsCommand(c), newShellCommand(c), newFilesCommand(c), newInfoCommand(c)}
 	cmds = append(cmds, newExecCommand(c))
 	for _, cmd := range cmds {
 		f := cmd.PersistentFlags()

@@ -219,6 +219,26 @@ func TestCLISweepAndAudit(t *testing.T) {
 	require.Equal(t, 5, reader.code, "audit needs admin: %s", reader.stderr)
 }
 
+// TestCLIInfo: `cairn info` is GET /v1/info, for any token, in each format.
+func TestCLIInfo(t *testing.T) {
+	t.Parallel()
+	s := startCLIServer(t)
+	requireSameJSON(t, s.rest(t, "GET", "/v1/info"), s.json(t, "info"))
+	info := field[cairn.Info](t, s.json(t, "info"), "info")
+	require.Equal(t, []string{"read", "write", "admin"}, info.Scopes)
+	table := s.ok(t, "info", "-o", "table").stdout
+	require.Contains(t, table, "Scopes:")
+	require.Contains(t, table, "read, write, admin")
+	require.Contains(t, table, "Runtime:")
+	requireFits(t, table, 100)
+
+	reader := s.cliEnv(t, map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": cliReadToken}, "info", "-o", "json")
+	require.Zero(t, reader.code, reader.stderr)
+	require.Contains(t, reader.stdout, `"scopes": [`)
+	require.Contains(t, reader.stdout, `"read"`)
+	require.NotContains(t, reader.stdout, `"admin"`, "a read token is told its own scopes")
+}
+
 // Where the server and token come from: flag > env > the file cairn dev
 // writes; the file's token goes only to the file's server.
 func TestCLIConfigPrecedence(t *testing.T) {

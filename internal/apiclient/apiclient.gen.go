@@ -141,6 +141,84 @@ func (e FileEntryType) Valid() bool {
 	}
 }
 
+// Defines values for InfoApiVersion.
+const (
+	V1 InfoApiVersion = "v1"
+)
+
+// Valid indicates whether the value is a known member of the InfoApiVersion enum.
+func (e InfoApiVersion) Valid() bool {
+	switch e {
+	case V1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InfoFeaturesIntegrity.
+const (
+	InfoFeaturesIntegrityServer InfoFeaturesIntegrity = "server"
+	InfoFeaturesIntegrityStore  InfoFeaturesIntegrity = "store"
+)
+
+// Valid indicates whether the value is a known member of the InfoFeaturesIntegrity enum.
+func (e InfoFeaturesIntegrity) Valid() bool {
+	switch e {
+	case InfoFeaturesIntegrityServer:
+		return true
+	case InfoFeaturesIntegrityStore:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InfoFeaturesRuntime.
+const (
+	Docker     InfoFeaturesRuntime = "docker"
+	Kubernetes InfoFeaturesRuntime = "kubernetes"
+)
+
+// Valid indicates whether the value is a known member of the InfoFeaturesRuntime enum.
+func (e InfoFeaturesRuntime) Valid() bool {
+	switch e {
+	case Docker:
+		return true
+	case Kubernetes:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InfoScopes.
+const (
+	InfoScopesAdmin InfoScopes = "admin"
+	InfoScopesMcp   InfoScopes = "mcp"
+	InfoScopesRead  InfoScopes = "read"
+	InfoScopesShell InfoScopes = "shell"
+	InfoScopesWrite InfoScopes = "write"
+)
+
+// Valid indicates whether the value is a known member of the InfoScopes enum.
+func (e InfoScopes) Valid() bool {
+	switch e {
+	case InfoScopesAdmin:
+		return true
+	case InfoScopesMcp:
+		return true
+	case InfoScopesRead:
+		return true
+	case InfoScopesShell:
+		return true
+	case InfoScopesWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Reason.
 const (
 	ArchiveInvalid        Reason = "archive_invalid"
@@ -464,16 +542,16 @@ func (e WorkspaceAnswerSuccess) Valid() bool {
 
 // Defines values for Ready200JSONResponseBodyIntegrity.
 const (
-	Server Ready200JSONResponseBodyIntegrity = "server"
-	Store  Ready200JSONResponseBodyIntegrity = "store"
+	Ready200JSONResponseBodyIntegrityServer Ready200JSONResponseBodyIntegrity = "server"
+	Ready200JSONResponseBodyIntegrityStore  Ready200JSONResponseBodyIntegrity = "store"
 )
 
 // Valid indicates whether the value is a known member of the Ready200JSONResponseBodyIntegrity enum.
 func (e Ready200JSONResponseBodyIntegrity) Valid() bool {
 	switch e {
-	case Server:
+	case Ready200JSONResponseBodyIntegrityServer:
 		return true
-	case Store:
+	case Ready200JSONResponseBodyIntegrityStore:
 		return true
 	default:
 		return false
@@ -612,6 +690,21 @@ const (
 func (e ListAudit200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListAudit200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetInfo200JSONResponseBodySuccess.
+const (
+	GetInfo200JSONResponseBodySuccessTrue GetInfo200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the GetInfo200JSONResponseBodySuccess enum.
+func (e GetInfo200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case GetInfo200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -980,6 +1073,80 @@ type FileListing struct {
 	NextAfter *string `json:"next_after,omitempty"`
 	Path      string  `json:"path"`
 }
+
+// Info defines model for Info.
+type Info struct {
+	ApiVersion InfoApiVersion `json:"api_version"`
+
+	// Bounds The limits requests are held to, in bytes unless named otherwise.
+	Bounds struct {
+		// FileReadMaxBytes One read of a volume file.
+		FileReadMaxBytes int64 `json:"file_read_max_bytes"`
+		GetUrlMaxTtlSecs int   `json:"get_url_max_ttl_secs"`
+
+		// ListLimit The largest page of a list.
+		ListLimit int `json:"list_limit"`
+
+		// MaxBodyBytes A JSON request body.
+		MaxBodyBytes int64 `json:"max_body_bytes"`
+
+		// MaxObjectSize An artifact.
+		MaxObjectSize int64 `json:"max_object_size"`
+
+		// MultipartThreshold Above it a multipart mint gets a plan.
+		MultipartThreshold int64 `json:"multipart_threshold"`
+
+		// PartSize A planned part.
+		PartSize int64 `json:"part_size"`
+
+		// PartsPerRequest Part URLs minted by one request.
+		PartsPerRequest int `json:"parts_per_request"`
+		PutUrlTtlSecs   int `json:"put_url_ttl_secs"`
+
+		// SinglePutMax One PUT of a staging upload.
+		SinglePutMax     int64 `json:"single_put_max"`
+		UnpackMaxBytes   int64 `json:"unpack_max_bytes"`
+		UnpackMaxEntries int   `json:"unpack_max_entries"`
+		UnpackMaxRatio   int   `json:"unpack_max_ratio"`
+	} `json:"bounds"`
+	Features struct {
+		// FilesWrite Writing workspace files; not served yet.
+		FilesWrite bool `json:"files_write"`
+
+		// Integrity Who checks uploaded bytes (`artifact.s3.verify`).
+		Integrity InfoFeaturesIntegrity `json:"integrity"`
+		Mcp       bool                  `json:"mcp"`
+		Runtime   InfoFeaturesRuntime   `json:"runtime"`
+
+		// Shell Shells and execs are served.
+		Shell bool `json:"shell"`
+
+		// Ssh The SSH workbench listens.
+		Ssh bool `json:"ssh"`
+
+		// StreamUploads A `stream` mint is served.
+		StreamUploads bool `json:"stream_uploads"`
+
+		// Watch Watching workspace files change; not served yet.
+		Watch bool `json:"watch"`
+	} `json:"features"`
+
+	// Scopes The caller's scopes.
+	Scopes  []InfoScopes `json:"scopes"`
+	Version string       `json:"version"`
+}
+
+// InfoApiVersion defines model for Info.ApiVersion.
+type InfoApiVersion string
+
+// InfoFeaturesIntegrity Who checks uploaded bytes (`artifact.s3.verify`).
+type InfoFeaturesIntegrity string
+
+// InfoFeaturesRuntime defines model for Info.Features.Runtime.
+type InfoFeaturesRuntime string
+
+// InfoScopes defines model for Info.Scopes.
+type InfoScopes string
 
 // Name A workspace or artifact name.
 type Name = string
@@ -1507,6 +1674,18 @@ type ListAuditParamsOrder string
 
 // ListAudit200JSONResponseBodySuccess defines parameters for ListAudit.
 type ListAudit200JSONResponseBodySuccess bool
+
+// GetInfoParams defines parameters for GetInfo.
+type GetInfoParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// GetInfo200JSONResponseBodySuccess defines parameters for GetInfo.
+type GetInfo200JSONResponseBodySuccess bool
 
 // SweepParams defines parameters for Sweep.
 type SweepParams struct {
@@ -2113,6 +2292,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInfo What the server offers
+	//
+	// The server's version, the bounds requests are held to, which features
+	// it serves, and the caller's scopes (every scope with authentication
+	// off). Any valid token may ask, whatever its scopes; a client sizes its
+	// requests by it instead of guessing.
+	//
+	// Corresponds with GET /v1/info (the `GetInfo` operationId).
+	GetInfo(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Sweep Run a reconciliation pass now
 	//
@@ -2762,6 +2951,26 @@ func (c *Client) UpdateArtifactFromVolume(ctx context.Context, artifactID Artifa
 // Corresponds with GET /v1/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInfo What the server offers
+//
+// The server's version, the bounds requests are held to, which features
+// it serves, and the caller's scopes (every scope with authentication
+// off). Any valid token may ask, whatever its scopes; a client sizes its
+// requests by it instead of guessing.
+//
+// Corresponds with GET /v1/info (the `GetInfo` operationId).
+func (c *Client) GetInfo(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInfoRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4094,6 +4303,48 @@ func NewListAuditRequest(server string, params *ListAuditParams) (*http.Request,
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetInfoRequest constructs an http.Request for the GetInfo method
+func NewGetInfoRequest(server string, params *GetInfoParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/info")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5883,6 +6134,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/audit (the `ListAudit` operationId).
 	ListAuditWithResponse(ctx context.Context, params *ListAuditParams, reqEditors ...RequestEditorFn) (*ListAuditResponse, error)
+
+	// GetInfoWithResponse What the server offers
+	//
+	// The server's version, the bounds requests are held to, which features
+	// it serves, and the caller's scopes (every scope with authentication
+	// off). Any valid token may ask, whatever its scopes; a client sizes its
+	// requests by it instead of guessing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/info (the `GetInfo` operationId).
+	GetInfoWithResponse(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*GetInfoResponse, error)
 
 	// SweepWithResponse Run a reconciliation pass now
 	//
@@ -7836,6 +8099,90 @@ func (r ListAuditResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInfoResponse200Headers the declared response headers of an HTTP 200 response for GetInfo
+type GetInfoResponse200Headers struct {
+	XRequestID *string
+}
+
+// GetInfoResponse401Headers the declared response headers of an HTTP 401 response for GetInfo
+type GetInfoResponse401Headers struct {
+	XRequestID *string
+}
+
+// GetInfoResponse403Headers the declared response headers of an HTTP 403 response for GetInfo
+type GetInfoResponse403Headers struct {
+	XRequestID *string
+}
+
+type GetInfoResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Info      Info                              `json:"info"`
+		RequestId string                            `json:"request_id"`
+		Success   GetInfo200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInfoResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetInfoResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetInfoResponse403Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInfoResponse) GetJSON200() *struct {
+	Info      Info                              `json:"info"`
+	RequestId string                            `json:"request_id"`
+	Success   GetInfo200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetInfoResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetInfoResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInfoResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInfoResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInfoResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInfoResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11455,6 +11802,24 @@ func (c *ClientWithResponses) ListAuditWithResponse(ctx context.Context, params 
 	return ParseListAuditResponse(rsp)
 }
 
+// GetInfoWithResponse What the server offers
+//
+// The server's version, the bounds requests are held to, which features
+// it serves, and the caller's scopes (every scope with authentication
+// off). Any valid token may ask, whatever its scopes; a client sizes its
+// requests by it instead of guessing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/info (the `GetInfo` operationId).
+func (c *ClientWithResponses) GetInfoWithResponse(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*GetInfoResponse, error) {
+	rsp, err := c.GetInfo(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInfoResponse(rsp)
+}
+
 // SweepWithResponse Run a reconciliation pass now
 //
 // One pass of the maintainer, serialised with every other pass (it
@@ -13691,6 +14056,83 @@ func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInfoResponse parses an HTTP response from a GetInfoWithResponse call
+func ParseGetInfoResponse(rsp *http.Response) (*GetInfoResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInfoResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Info      Info                              `json:"info"`
+			RequestId string                            `json:"request_id"`
+			Success   GetInfo200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInfoResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetInfoResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetInfoResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	}
 
 	return response, nil

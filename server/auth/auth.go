@@ -184,11 +184,11 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, scope route.Scope)
 		g.refuse(w, r, "Authentication required", cairn.ReasonUnauthenticated)
 		return nil, false
 	}
-	if !slices.Contains(t.scopes, scope) {
+	if scope != route.Any && !slices.Contains(t.scopes, scope) {
 		g.refuse(w, r, fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
 		return nil, false
 	}
-	return cairn.WithScopes(cairn.WithActor(ctx, t.name), scopeNames(t.scopes)), true
+	return cairn.WithScopes(cairn.WithActor(ctx, t.name), route.Names(t.scopes)), true
 }
 
 func (g *Guard) originAllowed(origin string) bool {
@@ -296,14 +296,6 @@ func CheckExposure(tokens int, loopback, insecureNoAuth bool, log *slog.Logger) 
 }
 
 // scopeNames lists scopes as the domain's context carries them.
-func scopeNames(scopes []route.Scope) []string {
-	names := make([]string, len(scopes))
-	for i, s := range scopes {
-		names[i] = string(s)
-	}
-	return names
-}
-
 // corsPreflight adds the CORS headers for an allow-listed origin, and
 // answers a preflight itself (204). It reports whether it answered. CORS is
 // thereby off unless api.cors.allowedOrigins lists origins; no

@@ -38,6 +38,9 @@ type Config struct {
 	// unmounted.
 	Shell ShellConfig
 	Exec  ExecConfig // GET /v1/workspaces/{id}/exec; a nil Exec.Service leaves it unmounted
+	// Info is what GET /v1/info answers, but the caller's scopes; nil
+	// leaves the route unmounted.
+	Info func() cairn.Info
 }
 
 // Services is what the front door calls; the service layer implements all
@@ -108,6 +111,9 @@ func (a *API) Routes() []route.Route {
 		a.route("GET /v1/workspaces/{workspaceID}/files/content", route.Read, a.readFile),
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
+	}
+	if a.cfg.Info != nil {
+		rs = append(rs, a.route("GET /v1/info", route.Any, a.info))
 	}
 	if a.cfg.Maintenance != nil {
 		rs = append(rs, a.route("POST /v1/maintenance/sweep", route.Admin, a.sweep))

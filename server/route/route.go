@@ -18,9 +18,12 @@ import (
 type Scope string
 
 // The scopes. Public marks a route that needs no token (the liveness
-// probes); it must be said, never implied by a missing value.
+// probes); it must be said, never implied by a missing value. Any marks a
+// route every valid token may call, whatever its scopes (what the server
+// offers the caller); no token carries it.
 const (
 	Public Scope = "public"
+	Any    Scope = "any"
 	Read   Scope = "read"
 	Write  Scope = "write"
 	Admin  Scope = "admin"
@@ -28,10 +31,22 @@ const (
 	MCP    Scope = "mcp"
 )
 
+// TokenScopes are the scopes a token may carry.
+var TokenScopes = []Scope{Read, Write, Admin, Shell, MCP}
+
+// Names is scopes as strings.
+func Names(scopes []Scope) []string {
+	out := make([]string, len(scopes))
+	for i, s := range scopes {
+		out[i] = string(s)
+	}
+	return out
+}
+
 // Valid reports whether s is one of the declared scopes.
 func (s Scope) Valid() bool {
 	switch s {
-	case Public, Read, Write, Admin, Shell, MCP:
+	case Public, Any, Read, Write, Admin, Shell, MCP:
 		return true
 	}
 	return false
@@ -70,7 +85,7 @@ func (r Route) Validate() error {
 	case !strings.HasPrefix(r.Path, "/"):
 		return fmt.Errorf("route %s: path must start with /", r)
 	case !r.Scope.Valid():
-		return fmt.Errorf("route %s: scope %q is not declared (one of public, read, write, admin, shell, mcp)", r, r.Scope)
+		return fmt.Errorf("route %s: scope %q is not declared (one of public, any, read, write, admin, shell, mcp)", r, r.Scope)
 	}
 	return nil
 }
