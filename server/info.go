@@ -10,14 +10,14 @@ import (
 
 // info builds what GET /v1/info answers, but the caller's scopes: fixed
 // once the server has opened.
-func (s *Server) info(svc *service.Service) func() cairn.Info {
+func (s *Server) info(svc *service.Service) *cairn.Info {
 	bounds := svc.Bounds()
 	bounds.MaxBodyBytes = auth.MaxBodyBytes
 	runtime := "docker"
 	if s.cfg.Workspace.VolumeType == "kubernetes" {
 		runtime = "kubernetes"
 	}
-	info := cairn.Info{Version: s.version, APIVersion: cairn.APIVersion, Bounds: bounds, Features: cairn.InfoFeatures{
+	return &cairn.Info{Version: s.version, APIVersion: cairn.APIVersion, Bounds: bounds, Features: cairn.InfoFeatures{
 		Runtime:       runtime,
 		Shell:         s.shells != nil,
 		SSH:           s.cfg.SSHEnabled(),
@@ -25,5 +25,4 @@ func (s *Server) info(svc *service.Service) func() cairn.Info {
 		Integrity:     cmp.Or(s.cfg.Artifact.S3.Verify, VerifyByStore),
 		StreamUploads: s.streamUploads,
 	}}
-	return func() cairn.Info { return info }
 }

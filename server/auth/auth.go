@@ -295,7 +295,6 @@ func CheckExposure(tokens int, loopback, insecureNoAuth bool, log *slog.Logger) 
 	return nil
 }
 
-// scopeNames lists scopes as the domain's context carries them.
 // corsPreflight adds the CORS headers for an allow-listed origin, and
 // answers a preflight itself (204). It reports whether it answered. CORS is
 // thereby off unless api.cors.allowedOrigins lists origins; no

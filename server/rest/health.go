@@ -24,7 +24,7 @@ func (a *API) ready(r *http.Request) (any, error) {
 
 // info answers what the server offers, with the caller's scopes.
 func (a *API) info(r *http.Request) (any, error) {
-	info := a.cfg.Info()
+	info := *a.cfg.Info
 	info.Scopes = cairn.ScopesOf(r.Context(), route.Names(route.TokenScopes))
 	return struct {
 		Info cairn.Info `json:"info"`

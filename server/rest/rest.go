@@ -40,7 +40,7 @@ type Config struct {
 	Exec  ExecConfig // GET /v1/workspaces/{id}/exec; a nil Exec.Service leaves it unmounted
 	// Info is what GET /v1/info answers, but the caller's scopes; nil
 	// leaves the route unmounted.
-	Info func() cairn.Info
+	Info *cairn.Info
 }
 
 // Services is what the front door calls; the service layer implements all

@@ -203,13 +203,10 @@ func (s *Store) probePut(ctx context.Context, key string, spec service.PutSpec, 
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, ContentLength: aws.Int64(spec.Size)}
-	opts := []func(*s3.PresignOptions){s3.WithPresignExpires(time.Minute)}
-	if spec.StoreHashes {
-		opts = append(opts, namingAlgorithm)
-	} else {
+	if !spec.StoreHashes {
 		in.ChecksumSHA256 = aws.String(spec.SHA256B64)
 	}
-	req, err := s.direct.PresignPutObject(ctx, in, opts...)
+	req, err := s.direct.PresignPutObject(ctx, in, putOptions(time.Minute, spec.StoreHashes)...)
 	if err != nil {
 		return false, translate("presign the probe's upload", err)
 	}
@@ -217,8 +214,9 @@ func (s *Store) probePut(ctx context.Context, key string, spec service.PutSpec, 
 }
 
 // send PUTs body to a presigned URL with the checksum header it binds (if
-// any), as a client does, and reports whether the store answered 2xx. A refusal is
-// any 4xx; anything else means the store did not answer the question.
+// any), as a client does, and reports whether the store answered 2xx. A
+// refusal is any 4xx; anything else means the store did not answer the
+// question.
 func (s *Store) send(ctx context.Context, rawURL string, body []byte, sum string) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, rawURL, bytes.NewReader(body))
 	if err != nil {

@@ -138,15 +138,21 @@ func (s *Store) PresignPut(ctx context.Context, key string, put service.PutSpec)
 	if put.ContentType != "" {
 		in.ContentType = aws.String(put.ContentType)
 	}
-	opts := []func(*s3.PresignOptions){s3.WithPresignExpires(put.TTL)}
-	if put.StoreHashes {
-		opts = append(opts, namingAlgorithm)
-	}
-	req, err := s.presign.PresignPutObject(ctx, in, opts...)
+	req, err := s.presign.PresignPutObject(ctx, in, putOptions(put.TTL, put.StoreHashes)...)
 	if err != nil {
 		return "", translate("presign the upload", err)
 	}
 	return req.URL, nil
+}
+
+// putOptions presign a PUT valid for ttl, naming the SHA-256 algorithm in
+// its query when the store is to hash what it receives.
+func putOptions(ttl time.Duration, storeHashes bool) []func(*s3.PresignOptions) {
+	opts := []func(*s3.PresignOptions){s3.WithPresignExpires(ttl)}
+	if storeHashes {
+		opts = append(opts, namingAlgorithm)
+	}
+	return opts
 }
 
 // namingAlgorithm adds X-Amz-Checksum-Algorithm=SHA256 to a presigned
