@@ -350,7 +350,7 @@ func (s *stage) settleDir(name string, meta *entryMeta) *failure {
 // commit renames the staging directory to base, refusing atomically if
 // base exists by then.
 func (s *stage) commit(base, display string) *failure {
-	err := renameExclusive(int(s.parentDir.Fd()), s.name, base)
+	err := renameExclusive(int(s.parentDir.Fd()), s.name, int(s.parentDir.Fd()), base)
 	if errors.Is(err, errNoReplaceUnsupported) {
 		err = s.renameOntoEmpty(base)
 	}

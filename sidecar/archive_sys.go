@@ -19,9 +19,9 @@ const (
 // errNoReplaceUnsupported reports a filesystem without RENAME_NOREPLACE.
 var errNoReplaceUnsupported = errors.New("rename without replace is not supported here")
 
-// renameExclusive renames oldName to newName within the directory dirfd,
-// refusing with EEXIST when newName exists, in one atomic step.
-func renameExclusive(dirfd int, oldName, newName string) error {
+// renameExclusive renames oldName in oldDir to newName in newDir, refusing
+// with EEXIST when newName exists, in one atomic step.
+func renameExclusive(oldDir int, oldName string, newDir int, newName string) error {
 	oldp, err := syscall.BytePtrFromString(oldName)
 	if err != nil {
 		return err
@@ -30,8 +30,8 @@ func renameExclusive(dirfd int, oldName, newName string) error {
 	if err != nil {
 		return err
 	}
-	_, _, errno := syscall.Syscall6(sysRenameat2, uintptr(dirfd), uintptr(unsafe.Pointer(oldp)),
-		uintptr(dirfd), uintptr(unsafe.Pointer(newp)), renameNoReplace, 0)
+	_, _, errno := syscall.Syscall6(sysRenameat2, uintptr(oldDir), uintptr(unsafe.Pointer(oldp)),
+		uintptr(newDir), uintptr(unsafe.Pointer(newp)), renameNoReplace, 0)
 	switch errno {
 	case 0:
 		return nil

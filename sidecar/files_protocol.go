@@ -23,14 +23,16 @@ const (
 
 // Environment variables of the files commands.
 const (
-	EnvFormat        = "CAIRN_FORMAT"         // pack, unpack: tar.gz or zip
-	EnvPartSize      = "CAIRN_PART_SIZE"      // pack: bytes per multipart part
-	EnvIdleSecs      = "CAIRN_IDLE_SECS"      // serve: exit after this long without a request
-	EnvLifetimeSecs  = "CAIRN_LIFETIME_SECS"  // serve: exit this long after start, whatever comes
-	EnvMaxEntries    = "CAIRN_MAX_ENTRIES"    // unpack: entries in the archive
-	EnvMaxBytes      = "CAIRN_MAX_BYTES"      // unpack: bytes once unpacked
-	EnvMaxRatio      = "CAIRN_MAX_RATIO"      // unpack: unpacked bytes per archive byte
-	EnvArchiveSHA256 = "CAIRN_ARCHIVE_SHA256" // unpack: the recorded digest of the archive (base64)
+	EnvFormat        = "CAIRN_FORMAT"          // pack, unpack: tar.gz or zip
+	EnvPartSize      = "CAIRN_PART_SIZE"       // pack: bytes per multipart part
+	EnvIdleSecs      = "CAIRN_IDLE_SECS"       // serve: exit after this long without a request
+	EnvLifetimeSecs  = "CAIRN_LIFETIME_SECS"   // serve: exit this long after start, whatever comes
+	EnvMaxEntries    = "CAIRN_MAX_ENTRIES"     // unpack: entries in the archive
+	EnvMaxBytes      = "CAIRN_MAX_BYTES"       // unpack: bytes once unpacked
+	EnvMaxRatio      = "CAIRN_MAX_RATIO"       // unpack: unpacked bytes per archive byte
+	EnvArchiveSHA256 = "CAIRN_ARCHIVE_SHA256"  // unpack: the recorded digest of the archive (base64)
+	EnvWritable      = "CAIRN_WRITABLE"        // serve: "1" answers the write operations too
+	EnvMaxWriteBytes = "CAIRN_MAX_WRITE_BYTES" // serve, writable: the most one put carries
 )
 
 // Archive formats.
@@ -53,12 +55,25 @@ const (
 	ReasonArchiveRatio      = "archive_ratio"
 	ReasonTargetExists      = "target_exists"
 	ReasonSourceNotDir      = "source_not_directory"
+	ReasonFileChanged       = "file_changed"
+	ReasonDirNotEmpty       = "directory_not_empty"
+	ReasonWriteTooLarge     = "body_too_large"
+	ReasonReadOnly          = "read_only"
 )
 
-// Browse operations.
+// Browse operations. ls, read, search and tree only read. put, rm, mkdir
+// and mv change the volume and are answered only by a writable serve
+// (CAIRN_WRITABLE=1), whose container mounts the volume read-write; a
+// reader refuses them (read_only).
 const (
-	OpList = "ls"
-	OpRead = "read"
+	OpList   = "ls"
+	OpRead   = "read"
+	OpSearch = "search"
+	OpTree   = "tree"
+	OpPut    = "put"
+	OpRemove = "rm"
+	OpMkdir  = "mkdir"
+	OpMove   = "mv"
 )
 
 // Bounds of one browse request. MaxReplyLine bounds the reply line a
@@ -68,6 +83,24 @@ const (
 	MaxListLimit = 1000
 	MaxReadBytes = 1 << 20
 	MaxReplyLine = 8 << 20
+	// MaxWriteBytes is the most a put may carry, whatever a deployment
+	// configures: the body is held in the sidecar's memory until written.
+	MaxWriteBytes = 64 << 20
+)
+
+// Bounds of search and tree. A search stops at the first bound it meets
+// and says which (BrowseReply.Stopped); so does a tree, whose reply is also
+// held under MaxTreeReplyBytes of paths.
+const (
+	MaxSearchResults  = 1000
+	MaxSearchEntries  = 100_000   // directory entries looked at
+	MaxSearchBytes    = 256 << 20 // file bytes read for content
+	MaxSearchTime     = 10 * time.Second
+	MaxPatternBytes   = 1024 // a glob or an expression
+	MaxMatchText      = 512  // bytes of a matching line kept
+	MaxTreeDepth      = 32
+	MaxTreeEntries    = 10_000
+	MaxTreeReplyBytes = 4 << 20
 )
 
 // Entry types.
@@ -86,6 +119,21 @@ type BrowseRequest struct {
 	After  string `json:"after,omitempty"`  // ls: list names byte-greater than this
 	Offset int64  `json:"offset,omitempty"` // read
 	Length int64  `json:"length,omitempty"` // read: 1 … MaxReadBytes
+
+	// put: exactly Size raw bytes follow the line. IfMatch is the ETag
+	// the file must have now; CreateOnly refuses a file that exists.
+	Size       int64  `json:"size,omitempty"`
+	Mode       string `json:"mode,omitempty"` // put, mkdir: "0644"; else the rule for new files
+	IfMatch    string `json:"if_match,omitempty"`
+	CreateOnly bool   `json:"create_only,omitempty"`
+	Recursive  bool   `json:"recursive,omitempty"` // rm: a directory with what it holds
+	Parents    bool   `json:"parents,omitempty"`   // mkdir: make missing parents; an existing directory is no error
+	To         string `json:"to,omitempty"`        // mv: the new path
+	Overwrite  bool   `json:"overwrite,omitempty"` // mv: replace what To names
+
+	Glob    string `json:"glob,omitempty"`    // search: names matching this pattern
+	Content string `json:"content,omitempty"` // search: lines matching this RE2 expression
+	Depth   int    `json:"depth,omitempty"`   // tree: levels below Path, 1 … MaxTreeDepth
 }
 
 // Entry is one file as a listing reports it. Mode is the permission and
@@ -97,6 +145,10 @@ type Entry struct {
 	Mode       string    `json:"mode"`
 	MTime      time.Time `json:"mtime"`
 	LinkTarget *string   `json:"link_target,omitempty"`
+	// ETag changes whenever the file is replaced, written, resized or
+	// has its mode or owner changed: a digest of its inode number, size,
+	// modification and change times.
+	ETag string `json:"etag,omitempty"`
 }
 
 // BrowseReply answers one BrowseRequest. A read's reply is followed on the
@@ -108,9 +160,31 @@ type BrowseReply struct {
 	Path      string  `json:"path,omitempty"`
 	Entries   []Entry `json:"entries,omitempty"`
 	NextAfter string  `json:"next_after,omitempty"`
-	File      *Entry  `json:"file,omitempty"`   // read: the file the bytes come from
+	File      *Entry  `json:"file,omitempty"`   // read: the file the bytes come from; put, mkdir, mv: what is there now
 	Length    int64   `json:"length,omitempty"` // read: raw bytes following this line
 	Data      []byte  `json:"-"`
+
+	Matches []Match     `json:"matches,omitempty"` // search
+	Tree    []TreeEntry `json:"tree,omitempty"`    // tree
+	// Stopped names the bound that ended a search or tree before it saw
+	// everything: "results", "entries", "bytes" or "time"; empty when
+	// it saw all.
+	Stopped string `json:"stopped,omitempty"`
+	Scanned int64  `json:"scanned,omitempty"` // search, tree: entries looked at
+}
+
+// Match is one search result: a file whose name matched (Line 0), or one
+// line of a file that matched the content expression.
+type Match struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+	Text string `json:"text,omitempty"` // the line, cut at MaxMatchText bytes
+}
+
+// TreeEntry is one entry of a tree: its path and what a listing says of it.
+type TreeEntry struct {
+	Path string `json:"path"`
+	Entry
 }
 
 // Needs a pack sidecar asks for.
