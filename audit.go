@@ -58,3 +58,7 @@ func AuditTypes() []AuditType {
 		AuditSSHSessionStarted, AuditSSHSessionEnded,
 	}
 }
+
+// AuditFileChanged records one change of a workspace volume's files through
+// the API: a write, remove, mkdir or move, with its path.
+const AuditFileChanged AuditType = "WORKSPACE_FILE_CHANGED"

@@ -109,6 +109,11 @@ const (
 	ReasonArchiveTooLarge   Reason = "archive_too_large"
 	ReasonArchiveRatio      Reason = "archive_ratio"
 	ReasonTargetExists      Reason = "target_exists"
+	// ReasonFileChanged: a write's If-Match names an ETag the file no
+	// longer has.
+	ReasonFileChanged Reason = "file_changed"
+	// ReasonDirNotEmpty: a directory to remove or replace holds files.
+	ReasonDirNotEmpty Reason = "directory_not_empty"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

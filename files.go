@@ -53,6 +53,9 @@ type FileEntry struct {
 	Mode       string    `json:"mode"`
 	MTime      time.Time `json:"mtime"`
 	LinkTarget *string   `json:"link_target,omitempty"`
+	// ETag changes whenever the file is replaced, written, resized or
+	// has its mode or owner changed; a write's If-Match takes it.
+	ETag string `json:"etag,omitempty"`
 }
 
 // FileListing is one page of a directory, in byte order of names; a path
@@ -88,6 +91,7 @@ type FileContent struct {
 	Size        int64
 	MTime       time.Time
 	ContentType string
+	ETag        string
 }
 
 // UnpackResult is what an unpack wrote.

@@ -53,6 +53,8 @@ var reasonStatus = map[Reason]int{
 	ReasonArchiveRatio:      http.StatusBadRequest,
 	ReasonPathNotFound:      http.StatusNotFound,
 	ReasonTargetExists:      http.StatusConflict,
+	ReasonFileChanged:       http.StatusPreconditionFailed,
+	ReasonDirNotEmpty:       http.StatusConflict,
 
 	// The shell's refusals before the websocket upgrade.
 	ReasonWebsocketRequired:   http.StatusBadRequest,

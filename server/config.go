@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-dev/cairn"
 )
 
 //go:generate go run ./configdoc -src . -out ../docs/configuration.md
@@ -78,6 +80,16 @@ type FilesConfig struct {
 	// Limits of unpacking an archive artifact into a volume; an archive
 	// over any of them is refused and leaves nothing in the volume.
 	Unpack UnpackConfig `yaml:"unpack"`
+	// Changing a workspace volume's files through the API (a writer
+	// container per workspace, beside its browse container).
+	Write WriteConfig `yaml:"write"`
+}
+
+// WriteConfig is `files.write`.
+type WriteConfig struct {
+	// Bytes one file write may carry; a larger file goes through an
+	// artifact and a load.
+	MaxBytes int64 `yaml:"maxBytes"`
 }
 
 // BrowseConfig is `files.browse`.
@@ -617,6 +629,7 @@ func DefaultConfig() Config {
 		Files: FilesConfig{
 			Browse: BrowseConfig{IdleSecs: 60, MaxContainers: 16},
 			Unpack: UnpackConfig{MaxEntries: 10000, MaxBytes: 10 << 30, MaxRatio: 200},
+			Write:  WriteConfig{MaxBytes: cairn.DefaultMaxFileWriteBytes},
 		},
 		SSH:        DefaultSSHConfig(),
 		Kubernetes: DefaultKubernetesConfig(),

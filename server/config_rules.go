@@ -124,6 +124,7 @@ var configRules = map[string]KeyRule{
 	"files.unpack.maxEntries":        positive,
 	"files.unpack.maxBytes":          atLeast(1).inBytes(),
 	"files.unpack.maxRatio":          positive,
+	"files.write.maxBytes":           between(1, cairn.MaxFileWriteBytes).inBytes(),
 	"ssh.authorizedKeys[].scopes":    tokenScopes,
 	"ssh.maxSessions":                positive,
 	"ssh.maxSessionsPerKey":          positive.and("at most `ssh.maxSessions`"),

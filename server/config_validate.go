@@ -49,6 +49,7 @@ func (f FilesConfig) validate(p *configProblems) {
 	inRange(p, "files.unpack.maxEntries", f.Unpack.MaxEntries)
 	inRange(p, "files.unpack.maxBytes", f.Unpack.MaxBytes)
 	inRange(p, "files.unpack.maxRatio", f.Unpack.MaxRatio)
+	inRange(p, "files.write.maxBytes", f.Write.MaxBytes)
 }
 
 func (s SQLAppConfig) validate(p *configProblems) {

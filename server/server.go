@@ -240,6 +240,7 @@ func (s *Server) serviceConfig() service.Config {
 		Unpack: service.UnpackLimits{MaxEntries: s.cfg.Files.Unpack.MaxEntries, MaxBytes: s.cfg.Files.Unpack.MaxBytes,
 			MaxRatio: s.cfg.Files.Unpack.MaxRatio},
 		VerifyObjects: s.cfg.Artifact.S3.Verify == VerifyByServer,
+		MaxFileWrite:  s.cfg.Files.Write.MaxBytes,
 		Logger:        s.log,
 	}
 }
@@ -257,6 +258,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Shell:           s.shellREST(),
 		Exec:            s.execREST(svc),
 		Info:            s.info(svc),
+		MaxFileWrite:    s.cfg.Files.Write.MaxBytes,
 	})
 	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,

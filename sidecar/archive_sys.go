@@ -14,6 +14,8 @@ const (
 	oPath             = 0x200000 // O_PATH: a handle that opens nothing, not even a device
 	atSymlinkNoFollow = 0x100    // AT_SYMLINK_NOFOLLOW
 	renameNoReplace   = 0x1      // RENAME_NOREPLACE
+	renameExchange    = 0x2      // RENAME_EXCHANGE
+	atRemoveDir       = 0x200    // AT_REMOVEDIR
 )
 
 // errNoReplaceUnsupported reports a filesystem without RENAME_NOREPLACE.
@@ -22,6 +24,15 @@ var errNoReplaceUnsupported = errors.New("rename without replace is not supporte
 // renameExclusive renames oldName in oldDir to newName in newDir, refusing
 // with EEXIST when newName exists, in one atomic step.
 func renameExclusive(oldDir int, oldName string, newDir int, newName string) error {
+	err := renameat2(oldDir, oldName, newDir, newName, renameNoReplace)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) {
+		return errNoReplaceUnsupported
+	}
+	return err
+}
+
+// renameat2 is renameat2(2), which package syscall does not offer.
+func renameat2(oldDir int, oldName string, newDir int, newName string, flags uintptr) error {
 	oldp, err := syscall.BytePtrFromString(oldName)
 	if err != nil {
 		return err
@@ -31,14 +42,25 @@ func renameExclusive(oldDir int, oldName string, newDir int, newName string) err
 		return err
 	}
 	_, _, errno := syscall.Syscall6(sysRenameat2, uintptr(oldDir), uintptr(unsafe.Pointer(oldp)),
-		uintptr(newDir), uintptr(unsafe.Pointer(newp)), renameNoReplace, 0)
-	switch errno {
-	case 0:
-		return nil
-	case syscall.EINVAL, syscall.ENOSYS:
-		return errNoReplaceUnsupported
+		uintptr(newDir), uintptr(unsafe.Pointer(newp)), flags, 0)
+	if errno != 0 {
+		return errno
 	}
-	return errno
+	return nil
+}
+
+// removeAt is unlinkat(2) with its flags, which package syscall's Unlinkat
+// does not take: atRemoveDir removes an empty directory.
+func removeAt(dirfd int, name string, flags uintptr) error {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	_, _, errno := syscall.Syscall(syscall.SYS_UNLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // setTimes sets the access and modification times of name in dirfd, or of

@@ -42,7 +42,7 @@ func serve(env Env, in io.Reader, out io.Writer) int {
 	defer b.close()
 	done := make(chan struct{})
 	defer close(done)
-	return b.loop(readLines(in, done), w, t)
+	return b.loop(readLines(in, done, b.maxBody()), w, t)
 }
 
 // serveTimeouts are the serve loop's backstops; the server also removes the
@@ -64,8 +64,36 @@ func openBrowser(env Env) (*browser, serveTimeouts, *failure) {
 	if f != nil {
 		return nil, serveTimeouts{}, f
 	}
+	writable, maxWrite, f := writeEnv(env)
+	if f != nil {
+		return nil, serveTimeouts{}, f
+	}
 	b, f := newBrowser(root)
-	return b, serveTimeouts{idle: idle, lifetime: lifetime}, f
+	if f != nil {
+		return nil, serveTimeouts{}, f
+	}
+	b.writable, b.maxWrite = writable, maxWrite
+	return b, serveTimeouts{idle: idle, lifetime: lifetime}, nil
+}
+
+// writeEnv reads whether this serve writes, and the most one put carries.
+func writeEnv(env Env) (bool, int64, *failure) {
+	switch env(EnvWritable) {
+	case "":
+		return false, 0, nil
+	case "1":
+	default:
+		return false, 0, fail(ReasonEnvInvalid, "%s must be 1 or unset", EnvWritable)
+	}
+	v := env(EnvMaxWriteBytes)
+	if v == "" {
+		return true, defaultMaxWrite, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > MaxWriteBytes {
+		return false, 0, fail(ReasonEnvInvalid, "%s must be a whole number of bytes from 1 to %d", EnvMaxWriteBytes, MaxWriteBytes)
+	}
+	return true, n, nil
 }
 
 // envSeconds reads a positive whole number of seconds, or def when unset.
@@ -120,13 +148,26 @@ func (b *browser) answer(l requestLine) BrowseReply {
 	if err := json.Unmarshal(l.data, &req); err != nil {
 		return refusal(fail(ReasonEnvInvalid, "the request is not a browse request in JSON: %v", err))
 	}
+	if l.bodyRefused != nil {
+		return refusal(l.bodyRefused)
+	}
 	switch req.Op {
 	case OpList:
 		return b.list(req)
 	case OpRead:
 		return b.read(req)
+	case OpSearch:
+		return b.search(req)
+	case OpTree:
+		return b.tree(req)
 	}
-	return refusal(fail(ReasonEnvInvalid, "unknown op %q: expected %q or %q", req.Op, OpList, OpRead))
+	if Writes(req.Op) {
+		if !b.writable {
+			return refusal(fail(ReasonReadOnly, "this browse container mounts the volume read-only; %s is a writer's", req.Op))
+		}
+		return b.change(req, l.body)
+	}
+	return refusal(fail(ReasonEnvInvalid, "unknown op %q", req.Op))
 }
 
 func (b *browser) list(req BrowseRequest) BrowseReply {
@@ -182,20 +223,28 @@ type requestLine struct {
 	data    []byte
 	tooLong bool
 	err     error
+	// body is the raw bytes a put line announced, read after it;
+	// bodyRefused says why they were read past instead.
+	body        []byte
+	bodyRefused *failure
 }
 
 // readLines reads request lines of at most maxRequestLine bytes into an
 // unbuffered channel: the serve loop takes each as it answers. An
-// over-long line is discarded up to its newline and reported as tooLong.
+// over-long line is discarded up to its newline and reported as tooLong;
+// a put's body, of at most maxBody bytes, comes with its line.
 // The goroutine ends after the last line or once done is closed; when
 // serve returns on a timer, it may stay blocked in a read of in until the
 // process exits, which follows at once.
-func readLines(in io.Reader, done <-chan struct{}) <-chan requestLine {
+func readLines(in io.Reader, done <-chan struct{}, maxBody int64) <-chan requestLine {
 	lines := make(chan requestLine)
 	go func() {
 		r := bufio.NewReaderSize(in, maxRequestLine)
 		for {
 			l := nextLine(r)
+			if l.err == nil && len(l.data) > 0 {
+				readBody(r, &l, maxBody)
+			}
 			select {
 			case lines <- l:
 			case <-done:
@@ -230,6 +279,10 @@ type browser struct {
 	dirents []byte // getdents batch, reused by every listing
 	link    []byte // symlink target, reused by every readlink
 	data    []byte // read buffer, reused by every read
+	// writable: this serve's container mounts the volume read-write and
+	// answers the writes too, each put of at most maxWrite bytes.
+	writable bool
+	maxWrite int64
 }
 
 func newBrowser(root string) (*browser, *failure) {
@@ -241,3 +294,36 @@ func newBrowser(root string) (*browser, *failure) {
 }
 
 func (b *browser) close() { syscall.Close(b.rootfd) }
+
+// readBody reads the raw bytes a put line announces, so that the stream
+// stays in step whatever the line asks: at most maxBody of them are kept
+// (none by a reader); a larger body is read past and refused, a body the
+// stream ends inside is refused and ends the loop.
+func readBody(r *bufio.Reader, l *requestLine, maxBody int64) {
+	var head struct {
+		Op   string `json:"op"`
+		Size int64  `json:"size"`
+	}
+	if json.Unmarshal(l.data, &head) != nil || head.Op != OpPut || head.Size == 0 {
+		return
+	}
+	switch {
+	case head.Size < 0:
+		l.bodyRefused = fail(ReasonEnvInvalid, "size %d is negative", head.Size)
+		return
+	case head.Size > maxBody:
+		if _, err := io.CopyN(io.Discard, r, head.Size); err != nil {
+			l.err = err
+		}
+		l.bodyRefused = fail(ReasonWriteTooLarge, "a put carries at most %d bytes here, not %d", maxBody, head.Size)
+		if maxBody == 0 {
+			l.bodyRefused = fail(ReasonReadOnly, "this browse container mounts the volume read-only; put is a writer's")
+		}
+		return
+	}
+	l.body = make([]byte, head.Size)
+	if n, err := io.ReadFull(r, l.body); err != nil {
+		l.body, l.err = nil, io.EOF
+		l.bodyRefused = fail(ReasonEnvInvalid, "the stream ended after %d of the put's %d bytes", n, head.Size)
+	}
+}

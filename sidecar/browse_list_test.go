@@ -78,7 +78,7 @@ func TestServeList(t *testing.T) {
 		linkTime, outTime := mtimeOf(t, v.at("d/link")), mtimeOf(t, v.at("d/out"))
 		line, _ := s.send(t, `{"op":"ls","path":`+quote(v.at("d"))+"}\n")
 		require.Equal(t, `{"ok":true,"path":`+quote(v.at("d"))+`,"entries":[`+
-			`{"name":"f","type":"file","size":3,"mode":"0644","mtime":"2026-01-02T03:04:05.000000006Z"},`+
+			`{"name":"f","type":"file","size":3,"mode":"0644","mtime":"2026-01-02T03:04:05.000000006Z","etag":"`+etagAt(t, v.at("d/f"))+`"},`+
 			`{"name":"link","type":"symlink","size":1,"mode":"0777","mtime":"`+linkTime+`","link_target":"f"},`+
 			`{"name":"out","type":"symlink","size":`+strconv.Itoa(len(v.outside+"/secret"))+`,"mode":"0777","mtime":"`+outTime+`","link_target":`+quote(v.outside+"/secret")+`},`+
 			`{"name":"sub","type":"dir","size":`+strconv.FormatInt(subSize, 10)+`,"mode":"`+subMode+`","mtime":"2026-01-02T03:04:05.000000006Z"}]}`, line)
@@ -186,7 +186,7 @@ func TestServeList(t *testing.T) {
 		t.Parallel()
 		line, _ := s.send(t, `{"op":"ls","path":`+quote(v.at("file"))+"}\n")
 		require.Equal(t, `{"ok":true,"path":`+quote(v.at("file"))+`,"entries":[`+
-			`{"name":"file","type":"file","size":10,"mode":"0640","mtime":"2026-01-02T03:04:05.000000006Z"}]}`, line)
+			`{"name":"file","type":"file","size":10,"mode":"0640","mtime":"2026-01-02T03:04:05.000000006Z","etag":"`+etagAt(t, v.at("file"))+`"}]}`, line)
 		for _, tc := range []struct{ rel, typ, target string }{
 			{"dirlink", TypeSymlink, "d"}, // a symlink to a directory is not listed through
 			{"dangling", TypeSymlink, "nowhere"},
@@ -293,6 +293,14 @@ func lstatOf(t *testing.T, path string) (string, int64) {
 	var st syscall.Stat_t
 	require.NoError(t, syscall.Lstat(path, &st))
 	return fmt.Sprintf("%04o", st.Mode&0o7777), st.Size
+}
+
+// etagAt is the ETag of the file at path.
+func etagAt(t *testing.T, path string) string {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	return etagOf(fi.Sys().(*syscall.Stat_t))
 }
 
 // mtimeOf is path's modification time as a listing writes it.

@@ -36,7 +36,7 @@ func TestServeRead(t *testing.T) {
 		t.Parallel()
 		line, r := s.send(t, `{"op":"read","path":`+quote(v.ws+"//data")+`,"offset":100,"length":50}`+"\n")
 		require.Equal(t, `{"ok":true,"path":`+quote(v.at("data"))+`,"file":`+
-			`{"name":"data","type":"file","size":3200,"mode":"0644","mtime":"2026-01-02T03:04:05.000000006Z"},"length":50}`, line)
+			`{"name":"data","type":"file","size":3200,"mode":"0644","mtime":"2026-01-02T03:04:05.000000006Z","etag":"`+etagAt(t, v.at("data"))+`"},"length":50}`, line)
 		require.Equal(t, data[100:150], r.Data)
 	})
 	t.Run("OKRanges", func(t *testing.T) {

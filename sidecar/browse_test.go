@@ -191,7 +191,7 @@ func TestServeLoop(t *testing.T) {
 		s := startServe(t, serveVars(v))
 		for _, raw := range []string{
 			"not json", "{", "[1]", `"ls"`, "null", `{"op":"ls"} trailing`,
-			`{"op":"rm","path":` + quote(v.at("f")) + `}`,
+			`{"op":"chmod","path":` + quote(v.at("f")) + `}`,
 			`{"op":"ls","path":` + quote(v.at("f")) + `,"limit":"ten"}`,
 		} {
 			_, r := s.send(t, raw+"\n")
@@ -204,8 +204,8 @@ func TestServeLoop(t *testing.T) {
 	t.Run("ErrUnknownOp", func(t *testing.T) {
 		t.Parallel()
 		s := startServe(t, serveVars(v))
-		line, _ := s.send(t, `{"op":"rm","path":"/x"}`+"\n")
-		require.Equal(t, refusalLine(ReasonEnvInvalid, `unknown op "rm": expected "ls" or "read"`), line)
+		line, _ := s.send(t, `{"op":"chmod","path":"/x"}`+"\n")
+		require.Equal(t, refusalLine(ReasonEnvInvalid, `unknown op "chmod"`), line)
 	})
 	t.Run("ErrOverLongLineThenOK", func(t *testing.T) {
 		t.Parallel()

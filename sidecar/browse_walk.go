@@ -366,13 +366,17 @@ func (b *browser) readlink(fd int) (string, error) {
 }
 
 func entryFromStat(name string, st *syscall.Stat_t) Entry {
-	return Entry{
+	e := Entry{
 		Name:  name,
 		Type:  entryType(st.Mode),
 		Size:  st.Size,
 		Mode:  fmt.Sprintf("%04o", st.Mode&0o7777),
 		MTime: time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)).UTC(),
 	}
+	if e.Type == TypeFile {
+		e.ETag = etagOf(st) // what a write's If-Match takes
+	}
+	return e
 }
 
 func entryType(mode uint32) string {

@@ -6,12 +6,15 @@ package sidecar
 // chmod). Unpack restores the owners and modes an archive records, of files
 // it does not own: DAC_OVERRIDE, CHOWN and FOWNER. Download replaces a file
 // by a new one that keeps the old one's owner: DAC_OVERRIDE and CHOWN. The
-// others read or write files of other users: DAC_OVERRIDE.
+// A writer (a writable serve) writes files of any owner, gives a new one
+// its directory's owner and renames and removes in any directory, sticky
+// ones included: DAC_OVERRIDE, CHOWN and FOWNER. The others read or write
+// files of other users: DAC_OVERRIDE.
 func Capabilities(command string) []string {
 	switch command {
 	case CommandPrep:
 		return nil
-	case CommandUnpack:
+	case CommandUnpack, CommandWrite:
 		return []string{"DAC_OVERRIDE", "CHOWN", "FOWNER"}
 	case CommandDownload:
 		return []string{"DAC_OVERRIDE", "CHOWN"}

@@ -19,6 +19,9 @@ const (
 	CommandServe  = "serve"
 	CommandPack   = "pack"
 	CommandUnpack = "unpack"
+	// CommandWrite names a writer's posture, not a command: it runs serve
+	// with CAIRN_WRITABLE=1.
+	CommandWrite = "serve-writable"
 )
 
 // Environment variables of the files commands.
@@ -134,6 +137,19 @@ type BrowseRequest struct {
 	Glob    string `json:"glob,omitempty"`    // search: names matching this pattern
 	Content string `json:"content,omitempty"` // search: lines matching this RE2 expression
 	Depth   int    `json:"depth,omitempty"`   // tree: levels below Path, 1 … MaxTreeDepth
+
+	// Body is a put's bytes, sent raw after the line; Size is its length.
+	Body []byte `json:"-"`
+}
+
+// Writes reports whether op changes the volume: a writer's, and never sent
+// twice.
+func Writes(op string) bool {
+	switch op {
+	case OpPut, OpRemove, OpMkdir, OpMove:
+		return true
+	}
+	return false
 }
 
 // Entry is one file as a listing reports it. Mode is the permission and

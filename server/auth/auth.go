@@ -34,8 +34,9 @@ type Token struct {
 	Scopes []route.Scope
 }
 
-// MaxBodyBytes bounds every request body on every route; a front door may
-// answer a larger one itself first, with its own error shape.
+// MaxBodyBytes bounds every request body on every route but those that
+// declare their own (route.Route.MaxBody); a front door may answer a
+// larger one itself first, with its own error shape.
 const MaxBodyBytes = 1 << 20
 
 // Config holds the decorator's settings.
@@ -138,12 +139,12 @@ func (g *Guard) protect(rt route.Route) http.Handler {
 		// server reads the original's type to decide how to finish a
 		// connection whose body was not read.
 		routed := r.WithContext(ctx)
-		routed.Body = boundBody(w, r)
+		routed.Body = boundBody(w, r, cmp.Or(rt.MaxBody, MaxBodyBytes))
 		rt.Handler.ServeHTTP(w, routed)
 	})
 }
 
-// boundBody bounds the request body at MaxBodyBytes. A body declared
+// boundBody bounds the request body at max. A body declared
 // larger is refused before a byte of it is read: its reads fail at once
 // with the *http.MaxBytesError each front door answers 413 to, in the
 // route's own words, and the answer carries "Connection: close", so that
@@ -153,9 +154,9 @@ func (g *Guard) protect(rt route.Route) http.Handler {
 // (it half-closes and lingers on a body left unread). The header rather
 // than http.MaxBytesReader's own signal to the server, which does not pass
 // through a ResponseWriter wrapper such as the metrics recorder.
-func boundBody(w http.ResponseWriter, r *http.Request) io.ReadCloser {
-	if r.ContentLength <= MaxBodyBytes {
-		return http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+func boundBody(w http.ResponseWriter, r *http.Request, max int64) io.ReadCloser {
+	if r.ContentLength <= max {
+		return http.MaxBytesReader(w, r.Body, max)
 	}
 	w.Header().Set("Connection", "close")
 	// One byte that is not the body's trips the limit of a zero-byte

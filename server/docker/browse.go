@@ -39,8 +39,10 @@ import (
 // timeout, a cancelled request or a stream out of protocol.
 
 const (
-	// browseRole names browse containers: <app>.browse.<workspace>.<ULID>.
+	// browseRole names browse containers: <app>.browse.<workspace>.<ULID>;
+	// writerRole, the writers.
 	browseRole = "browse"
+	writerRole = "writer"
 )
 
 // Why a browse container's stream was cut.
@@ -89,7 +91,8 @@ func newBrowsers(maxStarts int) *browsers {
 // past either, or when ctx is cancelled, the container is removed before
 // Browse returns. A container whose output ended before its reply began
 // (it died, or exited idle) is replaced and the request sent again, once:
-// a browse request only reads, so repeating it is harmless. A reply with
+// a read is harmless to repeat; a write, which may have been made, is
+// never repeated. A reply with
 // OK false is the sidecar's refusal, not an error. Reasons:
 // docker_unavailable, sidecar_busy, sidecar_timeout, sidecar_failed (an
 // answer out of protocol), server_shutting_down.
@@ -106,7 +109,7 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 		if err == nil {
 			return reply, nil
 		}
-		if attempt == 1 && errors.Is(err, errBrowseEnded) && ctx.Err() == nil {
+		if attempt == 1 && errors.Is(err, errBrowseEnded) && ctx.Err() == nil && !sidecar.Writes(req.Op) {
 			r.log.Info("browse container ended before it answered; asking a fresh one", "workspace_id", t.WorkspaceID)
 			continue
 		}
@@ -227,7 +230,7 @@ func (r *Runtime) pick(t service.BrowseTarget) (pick, error) {
 	if bs.closed {
 		return pick{}, cairn.Errorf(cairn.ReasonServerShuttingDown, "the server is shutting down")
 	}
-	if b := bs.byWS[t.WorkspaceID]; b != nil {
+	if b := bs.byWS[t.Key()]; b != nil {
 		b.users++
 		return pick{b: b}, nil
 	}
@@ -241,7 +244,7 @@ func (r *Runtime) pick(t service.BrowseTarget) (pick, error) {
 	b := newBrowser(t, r.now())
 	b.users = 1
 	b.turn <- struct{}{}
-	bs.byWS[t.WorkspaceID] = b
+	bs.byWS[b.key] = b
 	bs.all[b] = struct{}{}
 	if !bs.reaping {
 		bs.reaping = true
@@ -265,8 +268,8 @@ func (bs *browsers) leastRecentIdle() *browser {
 // takeOut removes b from use and pins it for its ender: no request finds
 // it any more. The caller holds bs.mu.
 func (bs *browsers) takeOut(b *browser) {
-	if bs.byWS[b.ws] == b {
-		delete(bs.byWS, b.ws)
+	if bs.byWS[b.key] == b {
+		delete(bs.byWS, b.key)
 	}
 	b.gone = true
 	b.users++
@@ -456,7 +459,11 @@ func (r *Runtime) startBrowser(ctx context.Context, b *browser) error {
 		return err
 	}
 	defer release()
-	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, browseRole, b.ws, ulid.Make())
+	role := browseRole
+	if b.writable {
+		role = writerRole
+	}
+	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, role, b.ws, ulid.Make())
 	if b.id, err = r.createContainer(ctx, r.browseConfig(b), r.browseHostConfig(b), name, "the browse container"); err != nil {
 		return err
 	}
@@ -484,13 +491,13 @@ func (r *Runtime) browseConfig(b *browser) *container.Config {
 		Image:      r.cfg.Image,
 		Entrypoint: []string{"/cairn-sidecar"},
 		Cmd:        []string{sidecar.CommandServe},
-		Env: []string{
+		Env: append([]string{
 			// Twice the pool's idle limit: the reaper removes it first;
 			// the sidecar's own exit is for a server that stopped looking.
 			sidecar.EnvIdleSecs + "=" + seconds(2*r.cfg.BrowseIdle),
 			sidecar.EnvLifetimeSecs + "=" + seconds(r.cfg.Timeout),
 			sidecar.EnvMountRoot + "=" + cairn.MountPath,
-		},
+		}, writerEnv(b.writable)...),
 		User:         "0:0",
 		WorkingDir:   "/",
 		StopSignal:   "SIGINT",
@@ -510,13 +517,18 @@ func (r *Runtime) browseConfig(b *browser) *container.Config {
 
 // browseHostConfig is the sidecar posture for a reader: the volume mounted
 // read-only, no network, and only DAC_READ_SEARCH, which lets root read
-// and list every user's files and nothing more. The engine removes it once
-// it exits.
+// and list every user's files and nothing more. A writer mounts it
+// read-write with the capabilities of sidecar.CommandWrite. The engine
+// removes either once it exits.
 func (r *Runtime) browseHostConfig(b *browser) *container.HostConfig {
+	m, caps := readOnlyWorkspaceMount(b.volume), []string{"DAC_READ_SEARCH"}
+	if b.writable {
+		m, caps = workspaceMount(b.volume), sidecar.Capabilities(sidecar.CommandWrite)
+	}
 	return &container.HostConfig{
-		Mounts:         []mount.Mount{readOnlyWorkspaceMount(b.volume)},
+		Mounts:         []mount.Mount{m},
 		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"DAC_READ_SEARCH"},
+		CapAdd:         caps,
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		NetworkMode:    "none",
@@ -586,6 +598,8 @@ func (r *Runtime) browseError(err error) error {
 // lock, held by whoever uses the stream: the request, the start, the ender.
 type browser struct {
 	ws, volume string
+	writable   bool   // mounts the volume read-write and answers writes
+	key        string // its place in browsers.byWS: BrowseTarget.Key
 	turn       chan struct{}
 	ended      chan struct{} // closed when the output pump stops
 
@@ -610,7 +624,7 @@ type browser struct {
 }
 
 func newBrowser(t service.BrowseTarget, now time.Time) *browser {
-	return &browser{ws: t.WorkspaceID, volume: t.VolumeName, lastUsed: now,
+	return &browser{ws: t.WorkspaceID, volume: t.VolumeName, writable: t.Writable, key: t.Key(), lastUsed: now,
 		turn: make(chan struct{}, 1), ended: make(chan struct{}), stderr: sidecar.BoundedBuffer{Max: 64 << 10}}
 }
 
@@ -685,10 +699,11 @@ func (r *Runtime) exchange(ctx context.Context, b *browser, req sidecar.BrowseRe
 	return reply, nil
 }
 
-// roundTrip writes the request line, reads the reply line and, for a read,
+// roundTrip writes the request line and a put's body, reads the reply line and, for a read,
 // exactly the reply's Length bytes after it.
 func (b *browser) roundTrip(ctx context.Context, line []byte, req sidecar.BrowseRequest, sent func(context.Context)) (*sidecar.BrowseReply, error) {
-	if _, err := b.conn.Write(line); err != nil {
+	bufs := net.Buffers{line, req.Body}
+	if _, err := bufs.WriteTo(b.conn); err != nil {
 		return nil, fmt.Errorf("%w: write the request: %v", errBrowseEnded, err)
 	}
 	if sent != nil {
@@ -737,4 +752,13 @@ func readLine(br *bufio.Reader, max int) (line []byte, long bool, err error) {
 			return line, total > max, err
 		}
 	}
+}
+
+// writerEnv tells a writer's serve that it writes, up to the bound of the
+// protocol: the service holds a write to the deployment's own.
+func writerEnv(writable bool) []string {
+	if !writable {
+		return nil
+	}
+	return []string{sidecar.EnvWritable + "=1", sidecar.EnvMaxWriteBytes + "=" + strconv.Itoa(sidecar.MaxWriteBytes)}
 }

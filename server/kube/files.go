@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ import (
 
 const (
 	browseRole = "browse"
+	writerRole = "writer" // a browse pod that mounts the claim read-write
 	// maxBrowseStderr keeps enough of a failing serve's stderr to log.
 	maxBrowseStderr = 4 << 10
 	// browseExecs bounds the requests of one workspace at once: each is a
@@ -82,8 +84,8 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 		if err == nil {
 			return reply, nil
 		}
-		r.dropBrowser(t.WorkspaceID, p)
-		if attempt == 1 && ctx.Err() == nil && !errors.Is(err, errBrowseProtocol) {
+		r.dropBrowser(t.Key(), p)
+		if attempt == 1 && ctx.Err() == nil && !errors.Is(err, errBrowseProtocol) && !sidecar.Writes(req.Op) {
 			r.log.Info("browse pod did not answer; asking a fresh one", "workspace_id", t.WorkspaceID, "err", err)
 			continue
 		}
@@ -102,9 +104,10 @@ func (r *Runtime) browsePod(ctx context.Context, t service.BrowseTarget) (*brows
 		return nil, cairn.Errorf(cairn.ReasonServerShuttingDown, "the server is shutting down")
 	}
 	r.retireIdle(now)
-	p := bs.byWS[t.WorkspaceID]
+	key := t.Key()
+	p := bs.byWS[key]
 	if p != nil && (p.volume != t.VolumeName || (!p.started.IsZero() && r.browseExpired(p, now))) {
-		r.retire(t.WorkspaceID, p)
+		r.retire(key, p)
 		p = nil
 	}
 	fresh := p == nil
@@ -113,7 +116,7 @@ func (r *Runtime) browsePod(ctx context.Context, t service.BrowseTarget) (*brows
 			r.retireOldest()
 		}
 		p = &browsePod{volume: t.VolumeName, ready: make(chan struct{}), execs: make(chan struct{}, browseExecs)}
-		bs.byWS[t.WorkspaceID] = p
+		bs.byWS[key] = p
 	}
 	p.lastUsed = now
 	bs.mu.Unlock()
@@ -121,8 +124,8 @@ func (r *Runtime) browsePod(ctx context.Context, t service.BrowseTarget) (*brows
 		p.name, p.err = r.startBrowsePod(ctx, t)
 		bs.mu.Lock()
 		p.started = r.now()
-		if p.err != nil && bs.byWS[t.WorkspaceID] == p {
-			delete(bs.byWS, t.WorkspaceID)
+		if p.err != nil && bs.byWS[key] == p {
+			delete(bs.byWS, key)
 		}
 		bs.mu.Unlock()
 		close(p.ready)
@@ -232,7 +235,13 @@ func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, err := objectName(fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, browseRole, t.WorkspaceID, ulid.Make()))
+	role, caps, env := browseRole, []string{"DAC_READ_SEARCH"}, []corev1.EnvVar(nil)
+	if t.Writable {
+		role, caps = writerRole, sidecar.Capabilities(sidecar.CommandWrite)
+		env = []corev1.EnvVar{{Name: sidecar.EnvWritable, Value: "1"},
+			{Name: sidecar.EnvMaxWriteBytes, Value: strconv.Itoa(sidecar.MaxWriteBytes)}}
+	}
+	name, err := objectName(fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, role, t.WorkspaceID, ulid.Make()))
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +249,7 @@ func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
 		LabelRole: "sidecar", LabelSidecar: "true", LabelCommand: sidecar.CommandServe, LabelWorkspace: t.WorkspaceID,
 	}, map[string]string{})
 	pod := r.podBase(meta, claim, 0)
-	pod.Spec.Volumes = []corev1.Volume{workspaceVolume(claim, true)}
+	pod.Spec.Volumes = []corev1.Volume{workspaceVolume(claim, !t.Writable)}
 	deadline := int64(r.cfg.Timeout/time.Second) + sidecarGrace
 	pod.Spec.ActiveDeadlineSeconds = &deadline
 	pod.Spec.Containers = []corev1.Container{{
@@ -249,14 +258,14 @@ func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
 		ImagePullPolicy: r.cfg.ImagePullPolicy,
 		Command:         []string{"/cairn-sidecar"},
 		Args:            []string{sidecar.CommandServe},
-		Env: []corev1.EnvVar{
+		Env: append([]corev1.EnvVar{
 			{Name: sidecar.EnvIdleSecs, Value: seconds(r.cfg.Timeout)},
 			{Name: sidecar.EnvLifetimeSecs, Value: seconds(r.cfg.Timeout)},
 			{Name: sidecar.EnvMountRoot, Value: cairn.MountPath},
-		},
+		}, env...),
 		WorkingDir:      "/",
-		VolumeMounts:    []corev1.VolumeMount{workspaceMount(true)},
-		SecurityContext: hardened(0, 0, []string{"DAC_READ_SEARCH"}),
+		VolumeMounts:    []corev1.VolumeMount{workspaceMount(!t.Writable)},
+		SecurityContext: hardened(0, 0, caps),
 		Resources: corev1.ResourceRequirements{
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: sidecarMemory},
 			Requests: corev1.ResourceList{corev1.ResourceMemory: sidecarMemoryRequest, corev1.ResourceCPU: sidecarCPURequest},
@@ -294,7 +303,8 @@ func (r *Runtime) browseExec(ctx context.Context, pod string, line []byte, req s
 	}
 	stdout := &capped{max: sidecar.MaxReplyLine + 1 + sidecar.MaxReadBytes}
 	stderr := &capped{max: maxBrowseStderr, quiet: true}
-	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: bytes.NewReader(line), Stdout: stdout, Stderr: stderr})
+	stdin := io.MultiReader(bytes.NewReader(line), bytes.NewReader(req.Body))
+	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		if stderr.Len() > 0 {
 			r.log.Debug("browse exec stderr", "pod", pod, "stderr", stderr.String())
@@ -352,10 +362,15 @@ func (c *capped) Write(p []byte) (int, error) {
 // docker_unavailable.
 func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 	r.browse.mu.Lock()
-	p := r.browse.byWS[workspaceID]
-	delete(r.browse.byWS, workspaceID)
+	var pods []*browsePod
+	for _, key := range service.BrowseKeys(workspaceID) {
+		if p := r.browse.byWS[key]; p != nil {
+			pods = append(pods, p)
+			delete(r.browse.byWS, key)
+		}
+	}
 	r.browse.mu.Unlock()
-	return r.removeBrowsers(ctx, p)
+	return r.removeBrowsers(ctx, pods...)
 }
 
 // CloseBrowsers deletes every browse pod; Browse then answers

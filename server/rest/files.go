@@ -130,6 +130,9 @@ func (f fileBytes) respond(w http.ResponseWriter, _ string) int {
 	h.Set(cairn.HeaderFileSize, strconv.FormatInt(f.c.Size, 10))
 	h.Set(cairn.HeaderFileMTime, f.c.MTime.UTC().Format(time.RFC3339Nano))
 	h.Set(cairn.HeaderFileOffset, strconv.FormatInt(f.c.Offset, 10))
+	if f.c.ETag != "" {
+		h.Set("ETag", strconv.Quote(f.c.ETag))
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(f.c.Data) //nolint:errcheck // the client went away
 	return http.StatusOK

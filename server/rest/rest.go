@@ -41,6 +41,9 @@ type Config struct {
 	// Info is what GET /v1/info answers, but the caller's scopes; nil
 	// leaves the route unmounted.
 	Info *cairn.Info
+	// MaxFileWrite bounds a file write's body (files.write.maxBytes);
+	// default cairn.DefaultMaxFileWriteBytes.
+	MaxFileWrite int64
 }
 
 // Services is what the front door calls; the service layer implements all
@@ -50,6 +53,7 @@ type Services interface {
 	cairn.ArtifactService
 	cairn.VolumeTransferService
 	cairn.FileService
+	cairn.FileWriter
 	cairn.AuditService
 	Readiness
 }
@@ -109,6 +113,10 @@ func (a *API) Routes() []route.Route {
 		a.route("POST /v1/artifacts/{artifactID}/unpack-in-volume", route.Write, a.unpackInVolume),
 		a.route("GET /v1/workspaces/{workspaceID}/files", route.Read, a.listFiles),
 		a.route("GET /v1/workspaces/{workspaceID}/files/content", route.Read, a.readFile),
+		a.bodyRoute("PUT /v1/workspaces/{workspaceID}/files/content", route.Write, a.maxFileWrite(), a.writeFile),
+		a.route("DELETE /v1/workspaces/{workspaceID}/files", route.Write, a.removePath),
+		a.route("POST /v1/workspaces/{workspaceID}/files/mkdir", route.Write, a.makeDir),
+		a.route("POST /v1/workspaces/{workspaceID}/files/move", route.Write, a.movePath),
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
 	}
@@ -132,6 +140,14 @@ type endpoint func(r *http.Request) (any, error)
 func (a *API) route(pattern string, scope route.Scope, h endpoint) route.Route {
 	method, path, _ := strings.Cut(pattern, " ")
 	return route.Route{Method: method, Path: path, Scope: scope, Handler: a.serve(h, a.cfg.LogLevel)}
+}
+
+// bodyRoute declares a route whose body may be larger than the guard's
+// bound for every other route.
+func (a *API) bodyRoute(pattern string, scope route.Scope, maxBody int64, h endpoint) route.Route {
+	rt := a.route(pattern, scope, h)
+	rt.MaxBody = maxBody
+	return rt
 }
 
 // health declares a probe: public, and logged at its own level.

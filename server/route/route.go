@@ -62,6 +62,9 @@ type Route struct {
 	Path    string
 	Scope   Scope
 	Handler http.Handler
+	// MaxBody bounds the route's request body; 0 is the guard's
+	// MaxBodyBytes, which bounds every other route.
+	MaxBody int64
 }
 
 // Pattern is the ServeMux pattern of r with prefix in front of its path.

@@ -64,7 +64,7 @@ func (s *Service) ReadFile(ctx context.Context, workspaceID string, p cairn.File
 		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the browse sidecar answered a read without the file it read")
 	}
 	return &cairn.FileContent{Path: reply.Path, Offset: p.Offset, Data: reply.Data, Size: reply.File.Size,
-		MTime: reply.File.MTime, ContentType: sniff(reply.Data)}, nil
+		MTime: reply.File.MTime, ContentType: sniff(reply.Data), ETag: reply.File.ETag}, nil
 }
 
 // browse runs one request under the workspace's shared lock, so that it
@@ -74,7 +74,8 @@ func (s *Service) browse(ctx context.Context, workspaceID string, req sidecar.Br
 	var reply *sidecar.BrowseReply
 	err := s.withTransferLock(ctx, workspaceID, func(ws *cairn.Workspace) error {
 		var err error
-		reply, err = s.runtime.Browse(ctx, BrowseTarget{WorkspaceID: ws.ID, VolumeName: ws.VolumeName}, req)
+		target := BrowseTarget{WorkspaceID: ws.ID, VolumeName: ws.VolumeName, Writable: sidecar.Writes(req.Op)}
+		reply, err = s.runtime.Browse(ctx, target, req)
 		return err
 	})
 	if err != nil {
@@ -93,14 +94,16 @@ func browseRefusal(r *sidecar.BrowseReply) error {
 	reason, detail := deref(r.Reason), deref(r.Error)
 	switch reason {
 	case sidecar.ReasonPathNotFound, sidecar.ReasonPathIsDirectory, sidecar.ReasonPathIsSymlink,
-		sidecar.ReasonPathNotRegular, sidecar.ReasonPathUnreadable, sidecar.ReasonPathOutsideMount:
+		sidecar.ReasonPathNotRegular, sidecar.ReasonPathUnreadable, sidecar.ReasonPathOutsideMount,
+		sidecar.ReasonFileChanged, sidecar.ReasonDirNotEmpty, sidecar.ReasonTargetExists, sidecar.ReasonPathIsMountRoot,
+		sidecar.ReasonTargetIsDirectory, sidecar.ReasonWriteFailed, sidecar.ReasonVolumeFull, sidecar.ReasonWriteTooLarge:
 		return cairn.Errorf(cairn.Reason(reason), "%s", detail)
 	}
 	return cairn.Errorf(cairn.ReasonSidecarFailed, "the browse sidecar failed (%s): %s", reason, detail)
 }
 
 func fileEntry(e sidecar.Entry) cairn.FileEntry {
-	return cairn.FileEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mode: e.Mode, MTime: e.MTime.UTC(), LinkTarget: e.LinkTarget}
+	return cairn.FileEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mode: e.Mode, MTime: e.MTime.UTC(), LinkTarget: e.LinkTarget, ETag: e.ETag}
 }
 
 // sniff names the type of a file's bytes, as for an artifact's head.

@@ -131,21 +131,39 @@ type Runtime interface {
 	// RunSidecar runs one sidecar container to completion and always removes
 	// it. Reasons: docker_unavailable, sidecar_busy, sidecar_timeout.
 	RunSidecar(ctx context.Context, spec SidecarSpec) (*SidecarRun, error)
-	// Browse answers one read-only request about a workspace volume's files
-	// in that workspace's browse container, started on first use and kept
-	// warm for a while. A reply with OK false is the
-	// sidecar's refusal, not an error. Reasons: docker_unavailable,
-	// sidecar_busy, sidecar_timeout.
+	// Browse answers one request about a workspace volume's files in that
+	// workspace's browse container — its writer for a target that is
+	// Writable — started on first use and kept warm for a while. A put's
+	// Body follows its line. A request that changes the volume is never
+	// sent twice. A reply with OK false is the sidecar's refusal, not an
+	// error. Reasons: docker_unavailable, sidecar_busy, sidecar_timeout.
 	Browse(ctx context.Context, target BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
 	// StopBrowse removes a workspace's browse container, if it has one, so
 	// that a teardown finds its volume unmounted.
 	StopBrowse(ctx context.Context, workspaceID string) error
 }
 
-// BrowseTarget names the volume a browse container mounts, read-only.
+// BrowseTarget names the volume a browse container mounts: read-only, or
+// read-write for a writer, a container of its own (the reader never
+// writes).
 type BrowseTarget struct {
 	WorkspaceID string
 	VolumeName  string
+	Writable    bool
+}
+
+// Key is where a runtime keeps the target's container: a workspace's
+// reader and its writer are two.
+func (t BrowseTarget) Key() string {
+	if t.Writable {
+		return t.WorkspaceID + "/writer"
+	}
+	return t.WorkspaceID
+}
+
+// BrowseKeys are the keys of a workspace's reader and writer.
+func BrowseKeys(workspaceID string) []string {
+	return []string{workspaceID, BrowseTarget{WorkspaceID: workspaceID, Writable: true}.Key()}
 }
 
 // SidecarSpec describes one sidecar run; the runtime adds the hardened

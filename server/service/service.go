@@ -53,6 +53,9 @@ type Config struct {
 	// presigned PUT binds (artifact.s3.verify: server), so register reads
 	// every uploaded object back and hashes it.
 	VerifyObjects bool
+	// MaxFileWrite bounds one file write's body (files.write.maxBytes);
+	// default cairn.DefaultMaxFileWriteBytes.
+	MaxFileWrite int64
 }
 
 // Service implements the cairn service interfaces.
@@ -77,6 +80,7 @@ type Service struct {
 	// sidecarTimeout bounds one sidecar run.
 	sidecarTimeout time.Duration
 	unpackLimits   UnpackLimits
+	maxFileWrite   int64
 
 	mounts      *mountCounter
 	dockerCheck cachedCheck
@@ -108,6 +112,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		getURLMaxTTL:       cmp.Or(cfg.GetURLMaxTTL, 900*time.Second),
 		sidecarTimeout:     cmp.Or(cfg.SidecarTimeout, 300*time.Second),
 		unpackLimits:       cfg.Unpack.withDefaults(),
+		maxFileWrite:       cmp.Or(cfg.MaxFileWrite, cairn.DefaultMaxFileWriteBytes),
 	}
 	if s.now == nil {
 		s.now = cairn.Now
