@@ -55,7 +55,7 @@ func AuditTypes() []AuditType {
 		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditWorkspaceVolumeIssue, AuditDeleteWorkspace,
 		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
 		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditShellAttached, AuditExecStarted, AuditExecEnded,
-		AuditSSHSessionStarted, AuditSSHSessionEnded,
+		AuditSSHSessionStarted, AuditSSHSessionEnded, AuditFileChanged,
 	}
 }
 

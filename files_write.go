@@ -91,3 +91,73 @@ func ValidateFileMode(mode string) error {
 	}
 	return nil
 }
+
+// Bounds of search and tree, as the browse sidecar holds them.
+const (
+	DefaultSearchLimit = 100
+	MaxSearchLimit     = 1000
+	MaxPatternBytes    = 1024
+	DefaultTreeDepth   = 3
+	MaxTreeDepth       = 32
+	DefaultTreeLimit   = 1000
+	MaxTreeLimit       = 10_000
+)
+
+// FileSearchParams searches under Path: names matching Glob (path.Match
+// syntax, on the base name) and, with Content, lines matching that RE2
+// expression in the regular text files among them. Limit 0 is the default.
+type FileSearchParams struct {
+	Path    string
+	Glob    string
+	Content string
+	Limit   int
+}
+
+// FileMatch is a file whose name matched (Line 0), or one line of a file
+// that matched the content expression.
+type FileMatch struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
+// FileSearch is a search's answer. Stopped names the bound that ended it
+// before it saw everything — "results", "entries", "bytes" or "time" —
+// and is empty when it saw all; Scanned counts the entries looked at.
+type FileSearch struct {
+	Path    string      `json:"path"`
+	Matches []FileMatch `json:"matches"`
+	Stopped string      `json:"stopped,omitempty"`
+	Scanned int64       `json:"scanned"`
+}
+
+// FileTreeParams lists Path recursively, Depth levels down (1: its own
+// entries), at most Limit entries. Zero fields take the defaults.
+type FileTreeParams struct {
+	Path  string
+	Depth int
+	Limit int
+}
+
+// FileTreeEntry is one entry of a tree, with its whole path.
+type FileTreeEntry struct {
+	Path string `json:"path"`
+	FileEntry
+}
+
+// FileTree is a tree's answer, depth first in byte order of names;
+// Stopped and Scanned as for a search.
+type FileTree struct {
+	Path    string          `json:"path"`
+	Entries []FileTreeEntry `json:"entries"`
+	Stopped string          `json:"stopped,omitempty"`
+	Scanned int64           `json:"scanned"`
+}
+
+// FileFinder searches and walks a workspace volume's files in its browse
+// container; symlinks are reported, never followed. Reasons: as
+// FileService.ListFiles.
+type FileFinder interface {
+	SearchFiles(ctx context.Context, workspaceID string, p FileSearchParams) (*FileSearch, error)
+	FileTree(ctx context.Context, workspaceID string, p FileTreeParams) (*FileTree, error)
+}

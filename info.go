@@ -29,6 +29,7 @@ type InfoBounds struct {
 	UnpackMaxEntries   int   `json:"unpack_max_entries"`
 	UnpackMaxBytes     int64 `json:"unpack_max_bytes"`
 	UnpackMaxRatio     int   `json:"unpack_max_ratio"`
+	FileWriteMaxBytes  int64 `json:"file_write_max_bytes"` // one file write's body
 }
 
 // InfoFeatures says which parts of the API this server serves.
@@ -43,8 +44,9 @@ type InfoFeatures struct {
 	// StreamUploads: a "stream" mint is served (the store, or the server,
 	// hashes what a PUT carries).
 	StreamUploads bool `json:"stream_uploads"`
-	// FilesWrite and Watch: writing workspace files and watching them
-	// change; not served yet.
+	// FilesWrite: workspace files are written, removed, made and moved
+	// through the API, and searched. Watch: watching them change; not
+	// served yet.
 	FilesWrite bool `json:"files_write"`
 	Watch      bool `json:"watch"`
 }

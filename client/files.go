@@ -72,6 +72,7 @@ func (c *Client) ReadFile(ctx context.Context, workspaceID string, p cairn.FileR
 	out := &cairn.FileContent{Path: p.Path, Offset: p.Offset, Data: raw.body, ContentType: raw.header.Get("Content-Type")}
 	out.Size, _ = strconv.ParseInt(raw.header.Get(cairn.HeaderFileSize), 10, 64)
 	out.MTime, _ = time.Parse(time.RFC3339Nano, raw.header.Get(cairn.HeaderFileMTime))
+	out.ETag, _ = strconv.Unquote(raw.header.Get("ETag"))
 	return out, nil
 }
 

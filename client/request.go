@@ -19,6 +19,10 @@ type call struct {
 	path   string     // under the base path, e.g. "/v1/workspaces"
 	query  url.Values // optional
 	body   any        // JSON-encoded when not nil
+	// raw, when not nil, is the body as it is, application/octet-stream.
+	raw []byte
+	// header holds the call's own request headers (If-Match, …).
+	header http.Header
 	// idempotent requests are sent again after a connection failure: every
 	// GET, the PUTs that set a name, description or volume hint, and the
 	// DELETEs that succeed on an absent target (artifact, volume). Never a
@@ -56,6 +60,12 @@ func (c *Client) do(parent context.Context, k call, out any) error {
 	}
 	if k.body != nil {
 		req.SetHeader("Content-Type", "application/json").SetBody(k.body)
+	}
+	if k.raw != nil {
+		req.SetHeader("Content-Type", "application/octet-stream").SetBody(k.raw)
+	}
+	for name, values := range k.header {
+		req.SetHeader(name, values[0])
 	}
 	if k.ifNoneMatch != "" {
 		req.SetHeader("If-None-Match", k.ifNoneMatch)

@@ -24,5 +24,6 @@ func (s *Server) info(svc *service.Service) *cairn.Info {
 		MCP:           s.cfg.API.APIs.MCP.Enable,
 		Integrity:     cmp.Or(s.cfg.Artifact.S3.Verify, VerifyByStore),
 		StreamUploads: s.streamUploads,
+		FilesWrite:    true,
 	}}
 }

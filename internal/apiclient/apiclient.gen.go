@@ -54,6 +54,7 @@ const (
 	SSHSESSIONENDED       AuditType = "SSH_SESSION_ENDED"
 	SSHSESSIONSTARTED     AuditType = "SSH_SESSION_STARTED"
 	UPDATEARTIFACTOBJECT  AuditType = "UPDATE_ARTIFACT_OBJECT"
+	WORKSPACEFILECHANGED  AuditType = "WORKSPACE_FILE_CHANGED"
 	WORKSPACEVOLUMEISSUE  AuditType = "WORKSPACE_VOLUME_ISSUE"
 	WORKSPACEVOLUMESTATE  AuditType = "WORKSPACE_VOLUME_STATE"
 )
@@ -93,6 +94,8 @@ func (e AuditType) Valid() bool {
 		return true
 	case UPDATEARTIFACTOBJECT:
 		return true
+	case WORKSPACEFILECHANGED:
+		return true
 	case WORKSPACEVOLUMEISSUE:
 		return true
 	case WORKSPACEVOLUMESTATE:
@@ -119,22 +122,46 @@ func (e FailureSuccess) Valid() bool {
 
 // Defines values for FileEntryType.
 const (
-	Dir     FileEntryType = "dir"
-	File    FileEntryType = "file"
-	Other   FileEntryType = "other"
-	Symlink FileEntryType = "symlink"
+	FileEntryTypeDir     FileEntryType = "dir"
+	FileEntryTypeFile    FileEntryType = "file"
+	FileEntryTypeOther   FileEntryType = "other"
+	FileEntryTypeSymlink FileEntryType = "symlink"
 )
 
 // Valid indicates whether the value is a known member of the FileEntryType enum.
 func (e FileEntryType) Valid() bool {
 	switch e {
-	case Dir:
+	case FileEntryTypeDir:
 		return true
-	case File:
+	case FileEntryTypeFile:
 		return true
-	case Other:
+	case FileEntryTypeOther:
 		return true
-	case Symlink:
+	case FileEntryTypeSymlink:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FileTreeEntriesType.
+const (
+	FileTreeEntriesTypeDir     FileTreeEntriesType = "dir"
+	FileTreeEntriesTypeFile    FileTreeEntriesType = "file"
+	FileTreeEntriesTypeOther   FileTreeEntriesType = "other"
+	FileTreeEntriesTypeSymlink FileTreeEntriesType = "symlink"
+)
+
+// Valid indicates whether the value is a known member of the FileTreeEntriesType enum.
+func (e FileTreeEntriesType) Valid() bool {
+	switch e {
+	case FileTreeEntriesTypeDir:
+		return true
+	case FileTreeEntriesTypeFile:
+		return true
+	case FileTreeEntriesTypeOther:
+		return true
+	case FileTreeEntriesTypeSymlink:
 		return true
 	default:
 		return false
@@ -232,7 +259,9 @@ const (
 	ContainerStartTimeout Reason = "container_start_timeout"
 	DatabaseUnavailable   Reason = "database_unavailable"
 	DigestRequired        Reason = "digest_required"
+	DirectoryNotEmpty     Reason = "directory_not_empty"
 	DockerUnavailable     Reason = "docker_unavailable"
+	FileChanged           Reason = "file_changed"
 	Forbidden             Reason = "forbidden"
 	HostNotAllowed        Reason = "host_not_allowed"
 	Internal              Reason = "internal"
@@ -324,7 +353,11 @@ func (e Reason) Valid() bool {
 		return true
 	case DigestRequired:
 		return true
+	case DirectoryNotEmpty:
+		return true
 	case DockerUnavailable:
+		return true
+	case FileChanged:
 		return true
 	case Forbidden:
 		return true
@@ -504,6 +537,30 @@ func (e VolumeState) Valid() bool {
 	case NONE:
 		return true
 	case READY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WalkStopped.
+const (
+	Bytes   WalkStopped = "bytes"
+	Entries WalkStopped = "entries"
+	Results WalkStopped = "results"
+	Time    WalkStopped = "time"
+)
+
+// Valid indicates whether the value is a known member of the WalkStopped enum.
+func (e WalkStopped) Valid() bool {
+	switch e {
+	case Bytes:
+		return true
+	case Entries:
+		return true
+	case Results:
+		return true
+	case Time:
 		return true
 	default:
 		return false
@@ -846,6 +903,21 @@ func (e DescribeWorkspace200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for RemovePath200JSONResponseBodySuccess.
+const (
+	RemovePath200JSONResponseBodySuccessTrue RemovePath200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RemovePath200JSONResponseBodySuccess enum.
+func (e RemovePath200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RemovePath200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListFiles200JSONResponseBodySuccess.
 const (
 	ListFiles200JSONResponseBodySuccessTrue ListFiles200JSONResponseBodySuccess = true
@@ -855,6 +927,120 @@ const (
 func (e ListFiles200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListFiles200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WriteFileParamsIfNoneMatch.
+const (
+	Asterisk WriteFileParamsIfNoneMatch = "*"
+)
+
+// Valid indicates whether the value is a known member of the WriteFileParamsIfNoneMatch enum.
+func (e WriteFileParamsIfNoneMatch) Valid() bool {
+	switch e {
+	case Asterisk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WriteFile200JSONResponseBodySuccess.
+const (
+	WriteFile200JSONResponseBodySuccessTrue WriteFile200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WriteFile200JSONResponseBodySuccess enum.
+func (e WriteFile200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case WriteFile200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MakeDir200JSONResponseBodySuccess.
+const (
+	MakeDir200JSONResponseBodySuccessTrue MakeDir200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MakeDir200JSONResponseBodySuccess enum.
+func (e MakeDir200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case MakeDir200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MovePath200JSONResponseBodySuccess.
+const (
+	MovePath200JSONResponseBodySuccessTrue MovePath200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MovePath200JSONResponseBodySuccess enum.
+func (e MovePath200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case MovePath200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchFiles200JSONResponseBodySuccess.
+const (
+	SearchFiles200JSONResponseBodySuccessTrue SearchFiles200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SearchFiles200JSONResponseBodySuccess enum.
+func (e SearchFiles200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case SearchFiles200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FileTree200JSONResponseBodyEntriesType.
+const (
+	FileTree200JSONResponseBodyEntriesTypeDir     FileTree200JSONResponseBodyEntriesType = "dir"
+	FileTree200JSONResponseBodyEntriesTypeFile    FileTree200JSONResponseBodyEntriesType = "file"
+	FileTree200JSONResponseBodyEntriesTypeOther   FileTree200JSONResponseBodyEntriesType = "other"
+	FileTree200JSONResponseBodyEntriesTypeSymlink FileTree200JSONResponseBodyEntriesType = "symlink"
+)
+
+// Valid indicates whether the value is a known member of the FileTree200JSONResponseBodyEntriesType enum.
+func (e FileTree200JSONResponseBodyEntriesType) Valid() bool {
+	switch e {
+	case FileTree200JSONResponseBodyEntriesTypeDir:
+		return true
+	case FileTree200JSONResponseBodyEntriesTypeFile:
+		return true
+	case FileTree200JSONResponseBodyEntriesTypeOther:
+		return true
+	case FileTree200JSONResponseBodyEntriesTypeSymlink:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FileTree200JSONResponseBodySuccess.
+const (
+	FileTree200JSONResponseBodySuccessTrue FileTree200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the FileTree200JSONResponseBodySuccess enum.
+func (e FileTree200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case FileTree200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -1049,8 +1235,21 @@ type Failure struct {
 // FailureSuccess defines model for Failure.Success.
 type FailureSuccess bool
 
+// FileChange defines model for FileChange.
+type FileChange struct {
+	Entry *FileEntry `json:"entry,omitempty"`
+
+	// Path The path acted on (the new path of a move).
+	Path string `json:"path"`
+}
+
 // FileEntry defines model for FileEntry.
 type FileEntry struct {
+	// Etag A regular file's entity tag, without quotes: it changes whenever
+	// the file is replaced, written, resized or has its mode or owner
+	// changed. A write's `If-Match` takes it, quoted.
+	Etag *string `json:"etag,omitempty"`
+
 	// LinkTarget A symlink's target (never followed).
 	LinkTarget *string `json:"link_target,omitempty"`
 
@@ -1074,6 +1273,66 @@ type FileListing struct {
 	Path      string  `json:"path"`
 }
 
+// FileMatch defines model for FileMatch.
+type FileMatch struct {
+	// Line The matching line's number, from 1; absent for a name match.
+	Line *int   `json:"line,omitempty"`
+	Path string `json:"path"`
+
+	// Text The matching line, at most 512 bytes, invalid UTF-8 replaced.
+	Text *string `json:"text,omitempty"`
+}
+
+// FileMode Permission bits in octal; set-user-ID, set-group-ID and sticky bits are refused.
+type FileMode = string
+
+// FileSearch defines model for FileSearch.
+type FileSearch struct {
+	Matches []FileMatch `json:"matches"`
+	Path    string      `json:"path"`
+
+	// Scanned Directory entries looked at.
+	Scanned int64 `json:"scanned"`
+
+	// Stopped The bound that ended a search or tree before it saw everything:
+	// `results` (the limit), `entries` (100 000 looked at), `bytes`
+	// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+	// all.
+	Stopped *WalkStopped `json:"stopped,omitempty"`
+}
+
+// FileTree defines model for FileTree.
+type FileTree struct {
+	Entries []struct {
+		// Etag A regular file's entity tag, without quotes: it changes whenever
+		// the file is replaced, written, resized or has its mode or owner
+		// changed. A write's `If-Match` takes it, quoted.
+		Etag *string `json:"etag,omitempty"`
+
+		// LinkTarget A symlink's target (never followed).
+		LinkTarget *string `json:"link_target,omitempty"`
+
+		// Mode Permission and special bits in four octal digits.
+		Mode  string              `json:"mode"`
+		Mtime time.Time           `json:"mtime"`
+		Name  string              `json:"name"`
+		Path  string              `json:"path"`
+		Size  int64               `json:"size"`
+		Type  FileTreeEntriesType `json:"type"`
+	} `json:"entries"`
+	Path    string `json:"path"`
+	Scanned int64  `json:"scanned"`
+
+	// Stopped The bound that ended a search or tree before it saw everything:
+	// `results` (the limit), `entries` (100 000 looked at), `bytes`
+	// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+	// all.
+	Stopped *WalkStopped `json:"stopped,omitempty"`
+}
+
+// FileTreeEntriesType defines model for FileTree.Entries.Type.
+type FileTreeEntriesType string
+
 // Info defines model for Info.
 type Info struct {
 	ApiVersion InfoApiVersion `json:"api_version"`
@@ -1082,7 +1341,10 @@ type Info struct {
 	Bounds struct {
 		// FileReadMaxBytes One read of a volume file.
 		FileReadMaxBytes int64 `json:"file_read_max_bytes"`
-		GetUrlMaxTtlSecs int   `json:"get_url_max_ttl_secs"`
+
+		// FileWriteMaxBytes One file write's body (`files.write.maxBytes`).
+		FileWriteMaxBytes int64 `json:"file_write_max_bytes"`
+		GetUrlMaxTtlSecs  int   `json:"get_url_max_ttl_secs"`
 
 		// ListLimit The largest page of a list.
 		ListLimit int `json:"list_limit"`
@@ -1110,7 +1372,7 @@ type Info struct {
 		UnpackMaxRatio   int   `json:"unpack_max_ratio"`
 	} `json:"bounds"`
 	Features struct {
-		// FilesWrite Writing workspace files; not served yet.
+		// FilesWrite Workspace files are written, removed, made, moved and searched through the API.
 		FilesWrite bool `json:"files_write"`
 
 		// Integrity Who checks uploaded bytes (`artifact.s3.verify`).
@@ -1147,6 +1409,36 @@ type InfoFeaturesRuntime string
 
 // InfoScopes defines model for Info.Scopes.
 type InfoScopes string
+
+// MakeDirRequest defines model for MakeDirRequest.
+type MakeDirRequest struct {
+	// Mode Permission bits in octal; set-user-ID, set-group-ID and sticky bits are refused.
+	Mode *FileMode `json:"mode,omitempty"`
+
+	// Parents Make every missing directory on the way; an existing directory is then no error.
+	Parents *bool `json:"parents,omitempty"`
+
+	// Path A path as seen inside any container that mounts the workspace: under
+	// `/mnt/cairn/ws`, at most 4096 bytes of UTF-8 without control
+	// characters. An invalid path is never echoed back.
+	Path VolumePath `json:"path"`
+}
+
+// MoveRequest defines model for MoveRequest.
+type MoveRequest struct {
+	// From A path as seen inside any container that mounts the workspace: under
+	// `/mnt/cairn/ws`, at most 4096 bytes of UTF-8 without control
+	// characters. An invalid path is never echoed back.
+	From VolumePath `json:"from"`
+
+	// Overwrite Replace what `to` names (a file, or an empty directory by a directory).
+	Overwrite *bool `json:"overwrite,omitempty"`
+
+	// To A path as seen inside any container that mounts the workspace: under
+	// `/mnt/cairn/ws`, at most 4096 bytes of UTF-8 without control
+	// characters. An invalid path is never echoed back.
+	To VolumePath `json:"to"`
+}
 
 // Name A workspace or artifact name.
 type Name = string
@@ -1402,6 +1694,12 @@ type VolumePath = string
 
 // VolumeState defines model for VolumeState.
 type VolumeState string
+
+// WalkStopped The bound that ended a search or tree before it saw everything:
+// `results` (the limit), `entries` (100 000 looked at), `bytes`
+// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+// all.
+type WalkStopped string
 
 // Workspace defines model for Workspace.
 type Workspace struct {
@@ -1851,6 +2149,24 @@ type DescribeWorkspaceParams struct {
 // DescribeWorkspace200JSONResponseBodySuccess defines parameters for DescribeWorkspace.
 type DescribeWorkspace200JSONResponseBodySuccess bool
 
+// RemovePathParams defines parameters for RemovePath.
+type RemovePathParams struct {
+	// Path What to remove.
+	Path VolumePath `form:"path" json:"path"`
+
+	// Recursive Remove a directory with everything under it.
+	Recursive *bool `form:"recursive,omitempty" json:"recursive,omitempty"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// RemovePath200JSONResponseBodySuccess defines parameters for RemovePath.
+type RemovePath200JSONResponseBodySuccess bool
+
 // ListFilesParams defines parameters for ListFiles.
 type ListFilesParams struct {
 	// Path The directory (or file) to list; the mount root `/mnt/cairn/ws` when absent.
@@ -1889,6 +2205,105 @@ type ReadFileParams struct {
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
 }
+
+// WriteFileParams defines parameters for WriteFile.
+type WriteFileParams struct {
+	// Path The file to write; its directory must exist.
+	Path VolumePath `form:"path" json:"path"`
+
+	// Mode The file's permission bits; else 0666 for a new file, its own for a rewritten one.
+	Mode *FileMode `form:"mode,omitempty" json:"mode,omitempty"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IfMatch The file's ETag, quoted, as a listing or read gave it; `file_changed` (412) when it is no longer that.
+	IfMatch *string `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*`: create the file only; `target_exists` (409) when it exists.
+	IfNoneMatch *WriteFileParamsIfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// WriteFileParamsIfNoneMatch defines parameters for WriteFile.
+type WriteFileParamsIfNoneMatch string
+
+// WriteFile200JSONResponseBodySuccess defines parameters for WriteFile.
+type WriteFile200JSONResponseBodySuccess bool
+
+// MakeDirParams defines parameters for MakeDir.
+type MakeDirParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// MakeDir200JSONResponseBodySuccess defines parameters for MakeDir.
+type MakeDir200JSONResponseBodySuccess bool
+
+// MovePathParams defines parameters for MovePath.
+type MovePathParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// MovePath200JSONResponseBodySuccess defines parameters for MovePath.
+type MovePath200JSONResponseBodySuccess bool
+
+// SearchFilesParams defines parameters for SearchFiles.
+type SearchFilesParams struct {
+	// Path Where to search; the mount root when absent.
+	Path *VolumePath `form:"path,omitempty" json:"path,omitempty"`
+
+	// Glob A pattern for base names (`*`, `?`, `[...]`), at most 1024 bytes.
+	Glob *string `form:"glob,omitempty" json:"glob,omitempty"`
+
+	// Content An RE2 expression for lines, at most 1024 bytes.
+	Content *string `form:"content,omitempty" json:"content,omitempty"`
+
+	// Limit Results at most; 100 when absent.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// SearchFiles200JSONResponseBodySuccess defines parameters for SearchFiles.
+type SearchFiles200JSONResponseBodySuccess bool
+
+// FileTreeParams defines parameters for FileTree.
+type FileTreeParams struct {
+	// Path The directory; the mount root when absent.
+	Path *VolumePath `form:"path,omitempty" json:"path,omitempty"`
+
+	// Depth Levels below the path (1 is its own entries); 3 when absent.
+	Depth *int `form:"depth,omitempty" json:"depth,omitempty"`
+
+	// Limit Entries at most; 1000 when absent.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// FileTree200JSONResponseBodyEntriesType defines parameters for FileTree.
+type FileTree200JSONResponseBodyEntriesType string
+
+// FileTree200JSONResponseBodySuccess defines parameters for FileTree.
+type FileTree200JSONResponseBodySuccess bool
 
 // RenameWorkspaceParams defines parameters for RenameWorkspace.
 type RenameWorkspaceParams struct {
@@ -2036,6 +2451,12 @@ type RegisterArtifactJSONRequestBody = ArtifactRegister
 
 // DescribeWorkspaceJSONRequestBody defines body for DescribeWorkspace for application/json ContentType.
 type DescribeWorkspaceJSONRequestBody = DescriptionChange
+
+// MakeDirJSONRequestBody defines body for MakeDir for application/json ContentType.
+type MakeDirJSONRequestBody = MakeDirRequest
+
+// MovePathJSONRequestBody defines body for MovePath for application/json ContentType.
+type MovePathJSONRequestBody = MoveRequest
 
 // MintStagingJSONRequestBody defines body for MintStaging for application/json ContentType.
 type MintStagingJSONRequestBody = StagingRequest
@@ -2465,6 +2886,16 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/workspaces/{workspaceID}/description (the `DescribeWorkspace` operationId).
 	DescribeWorkspace(ctx context.Context, workspaceID WorkspaceID, params *DescribeWorkspaceParams, body DescribeWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RemovePath Remove a volume path
+	//
+	// Removes a file, symlink (never what it points to) or empty
+	// directory; with `recursive=true`, a directory and everything under
+	// it, walked without following a symlink. The mount root is never
+	// removed (`path_is_mount_root`). Audited.
+	//
+	// Corresponds with DELETE /v1/workspaces/{workspaceID}/files (the `RemovePath` operationId).
+	RemovePath(ctx context.Context, workspaceID WorkspaceID, params *RemovePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFiles List one page of a volume directory
 	//
 	// Entries in byte order of their names. A path that is not a
@@ -2485,6 +2916,94 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/content (the `ReadFile` operationId).
 	ReadFile(ctx context.Context, workspaceID WorkspaceID, params *ReadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WriteFileWithBody Write a volume file's whole content
+	//
+	// The raw body becomes the file's content: written to a temporary file
+	// beside it, flushed and renamed into place, so a reader sees the old
+	// file or the new one, never a part. It goes through the workspace's
+	// writer, a sidecar that mounts the volume read-write (the browse
+	// container stays read-only), walking the path one component at a
+	// time without following a symlink. A new file takes its directory's
+	// owner and mode 0666 (`mode` names another); a rewritten one keeps its
+	// owner and mode. The body is bounded by `files.write.maxBytes` (16 MiB
+	// by default): a larger declared body is refused before it is read.
+	// Audited as `WORKSPACE_FILE_CHANGED`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/files/content (the `WriteFile` operationId).
+	WriteFileWithBody(ctx context.Context, workspaceID WorkspaceID, params *WriteFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MakeDirWithBody Make a volume directory
+	//
+	// A new directory takes its parent's owner and mode 0777 (`mode` names
+	// another); with `parents`, every missing one on the way, and an
+	// existing directory is no error. Audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+	MakeDirWithBody(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MakeDir Make a volume directory
+	//
+	// A new directory takes its parent's owner and mode 0777 (`mode` names
+	// another); with `parents`, every missing one on the way, and an
+	// existing directory is no error. Audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+	MakeDir(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, body MakeDirJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MovePathWithBody Move or rename a volume path
+	//
+	// One atomic rename within the volume. Without `overwrite`, a `to`
+	// that exists is `target_exists`; with it, a file is replaced, and a
+	// directory only by a directory, when empty. The mount root can be
+	// neither moved nor replaced; a directory cannot move into itself.
+	// Audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+	MovePathWithBody(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MovePath Move or rename a volume path
+	//
+	// One atomic rename within the volume. Without `overwrite`, a `to`
+	// that exists is `target_exists`; with it, a file is replaced, and a
+	// directory only by a directory, when empty. The mount root can be
+	// neither moved nor replaced; a directory cannot move into itself.
+	// Audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+	MovePath(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, body MovePathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchFiles Search a volume's names and lines
+	//
+	// Depth first, names in byte order, symlinks never followed: entries
+	// whose base name matches `glob`, or, with `content`, each line
+	// matching that RE2 expression (linear time whatever it is) in the
+	// regular files among them; a file with a NUL byte in its first 8 KiB
+	// is binary and skipped. Bounded by `limit` results, 100 000 entries,
+	// 256 MiB read and 10 s; `stopped` names the bound that ended it.
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
+	SearchFiles(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FileTree List a volume directory recursively
+	//
+	// Entries with their whole paths, depth first, names in byte order;
+	// symlinks are reported, never descended. Bounded by `depth`, `limit`,
+	// 100 000 entries looked at, 4 MiB of answer and 10 s; `stopped` names
+	// the bound that ended it.
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
+	FileTree(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RenameWorkspace Rename a workspace
 	//
@@ -3293,6 +3812,26 @@ func (c *Client) DescribeWorkspace(ctx context.Context, workspaceID WorkspaceID,
 	return c.Client.Do(req)
 }
 
+// RemovePath Remove a volume path
+//
+// Removes a file, symlink (never what it points to) or empty
+// directory; with `recursive=true`, a directory and everything under
+// it, walked without following a symlink. The mount root is never
+// removed (`path_is_mount_root`). Audited.
+//
+// Corresponds with DELETE /v1/workspaces/{workspaceID}/files (the `RemovePath` operationId).
+func (c *Client) RemovePath(ctx context.Context, workspaceID WorkspaceID, params *RemovePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemovePathRequest(c.Server, workspaceID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListFiles List one page of a volume directory
 //
 // Entries in byte order of their names. A path that is not a
@@ -3324,6 +3863,164 @@ func (c *Client) ListFiles(ctx context.Context, workspaceID WorkspaceID, params 
 // Corresponds with GET /v1/workspaces/{workspaceID}/files/content (the `ReadFile` operationId).
 func (c *Client) ReadFile(ctx context.Context, workspaceID WorkspaceID, params *ReadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadFileRequest(c.Server, workspaceID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WriteFileWithBody Write a volume file's whole content
+//
+// The raw body becomes the file's content: written to a temporary file
+// beside it, flushed and renamed into place, so a reader sees the old
+// file or the new one, never a part. It goes through the workspace's
+// writer, a sidecar that mounts the volume read-write (the browse
+// container stays read-only), walking the path one component at a
+// time without following a symlink. A new file takes its directory's
+// owner and mode 0666 (`mode` names another); a rewritten one keeps its
+// owner and mode. The body is bounded by `files.write.maxBytes` (16 MiB
+// by default): a larger declared body is refused before it is read.
+// Audited as `WORKSPACE_FILE_CHANGED`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/files/content (the `WriteFile` operationId).
+func (c *Client) WriteFileWithBody(ctx context.Context, workspaceID WorkspaceID, params *WriteFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWriteFileRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MakeDirWithBody Make a volume directory
+//
+// A new directory takes its parent's owner and mode 0777 (`mode` names
+// another); with `parents`, every missing one on the way, and an
+// existing directory is no error. Audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+func (c *Client) MakeDirWithBody(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMakeDirRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MakeDir Make a volume directory
+//
+// A new directory takes its parent's owner and mode 0777 (`mode` names
+// another); with `parents`, every missing one on the way, and an
+// existing directory is no error. Audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+func (c *Client) MakeDir(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, body MakeDirJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMakeDirRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MovePathWithBody Move or rename a volume path
+//
+// One atomic rename within the volume. Without `overwrite`, a `to`
+// that exists is `target_exists`; with it, a file is replaced, and a
+// directory only by a directory, when empty. The mount root can be
+// neither moved nor replaced; a directory cannot move into itself.
+// Audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+func (c *Client) MovePathWithBody(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMovePathRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MovePath Move or rename a volume path
+//
+// One atomic rename within the volume. Without `overwrite`, a `to`
+// that exists is `target_exists`; with it, a file is replaced, and a
+// directory only by a directory, when empty. The mount root can be
+// neither moved nor replaced; a directory cannot move into itself.
+// Audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+func (c *Client) MovePath(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, body MovePathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMovePathRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchFiles Search a volume's names and lines
+//
+// Depth first, names in byte order, symlinks never followed: entries
+// whose base name matches `glob`, or, with `content`, each line
+// matching that RE2 expression (linear time whatever it is) in the
+// regular files among them; a file with a NUL byte in its first 8 KiB
+// is binary and skipped. Bounded by `limit` results, 100 000 entries,
+// 256 MiB read and 10 s; `stopped` names the bound that ended it.
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
+func (c *Client) SearchFiles(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchFilesRequest(c.Server, workspaceID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FileTree List a volume directory recursively
+//
+// Entries with their whole paths, depth first, names in byte order;
+// symlinks are reported, never descended. Bounded by `depth`, `limit`,
+// 100 000 entries looked at, 4 MiB of answer and 10 s; `stopped` names
+// the bound that ended it.
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
+func (c *Client) FileTree(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFileTreeRequest(c.Server, workspaceID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5135,6 +5832,90 @@ func NewDescribeWorkspaceRequestWithBody(server string, workspaceID WorkspaceID,
 	return req, nil
 }
 
+// NewRemovePathRequest constructs an http.Request for the RemovePath method
+func NewRemovePathRequest(server string, workspaceID WorkspaceID, params *RemovePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Recursive != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recursive", *params.Recursive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListFilesRequest constructs an http.Request for the ListFiles method
 func NewListFilesRequest(server string, workspaceID WorkspaceID, params *ListFilesParams) (*http.Request, error) {
 	var err error
@@ -5293,6 +6074,450 @@ func NewReadFileRequest(server string, workspaceID WorkspaceID, params *ReadFile
 		if params.Length != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "length", *params.Length, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewWriteFileRequestWithBody constructs an http.Request for the WriteFile method, with any body, and a specified content type
+func NewWriteFileRequestWithBody(server string, workspaceID WorkspaceID, params *WriteFileParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/content", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam1)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewMakeDirRequest calls the generic MakeDir builder with application/json body
+func NewMakeDirRequest(server string, workspaceID WorkspaceID, params *MakeDirParams, body MakeDirJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMakeDirRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewMakeDirRequestWithBody constructs an http.Request for the MakeDir method, with any body, and a specified content type
+func NewMakeDirRequestWithBody(server string, workspaceID WorkspaceID, params *MakeDirParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/mkdir", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewMovePathRequest calls the generic MovePath builder with application/json body
+func NewMovePathRequest(server string, workspaceID WorkspaceID, params *MovePathParams, body MovePathJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMovePathRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewMovePathRequestWithBody constructs an http.Request for the MovePath method, with any body, and a specified content type
+func NewMovePathRequestWithBody(server string, workspaceID WorkspaceID, params *MovePathParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/move", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewSearchFilesRequest constructs an http.Request for the SearchFiles method
+func NewSearchFilesRequest(server string, workspaceID WorkspaceID, params *SearchFilesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/search", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Path != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", *params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Glob != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "glob", *params.Glob, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Content != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "content", *params.Content, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewFileTreeRequest constructs an http.Request for the FileTree method
+func NewFileTreeRequest(server string, workspaceID WorkspaceID, params *FileTreeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/tree", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Path != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", *params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Depth != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "depth", *params.Depth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6323,6 +7548,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/workspaces/{workspaceID}/description (the `DescribeWorkspace` operationId).
 	DescribeWorkspaceWithResponse(ctx context.Context, workspaceID WorkspaceID, params *DescribeWorkspaceParams, body DescribeWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*DescribeWorkspaceResponse, error)
 
+	// RemovePathWithResponse Remove a volume path
+	//
+	// Removes a file, symlink (never what it points to) or empty
+	// directory; with `recursive=true`, a directory and everything under
+	// it, walked without following a symlink. The mount root is never
+	// removed (`path_is_mount_root`). Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/workspaces/{workspaceID}/files (the `RemovePath` operationId).
+	RemovePathWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RemovePathParams, reqEditors ...RequestEditorFn) (*RemovePathResponse, error)
+
 	// ListFilesWithResponse List one page of a volume directory
 	//
 	// Entries in byte order of their names. A path that is not a
@@ -6347,6 +7584,98 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/content (the `ReadFile` operationId).
 	ReadFileWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ReadFileParams, reqEditors ...RequestEditorFn) (*ReadFileResponse, error)
+
+	// WriteFileWithBodyWithResponse Write a volume file's whole content
+	//
+	// The raw body becomes the file's content: written to a temporary file
+	// beside it, flushed and renamed into place, so a reader sees the old
+	// file or the new one, never a part. It goes through the workspace's
+	// writer, a sidecar that mounts the volume read-write (the browse
+	// container stays read-only), walking the path one component at a
+	// time without following a symlink. A new file takes its directory's
+	// owner and mode 0666 (`mode` names another); a rewritten one keeps its
+	// owner and mode. The body is bounded by `files.write.maxBytes` (16 MiB
+	// by default): a larger declared body is refused before it is read.
+	// Audited as `WORKSPACE_FILE_CHANGED`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/files/content (the `WriteFile` operationId).
+	WriteFileWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *WriteFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WriteFileResponse, error)
+
+	// MakeDirWithBodyWithResponse Make a volume directory
+	//
+	// A new directory takes its parent's owner and mode 0777 (`mode` names
+	// another); with `parents`, every missing one on the way, and an
+	// existing directory is no error. Audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+	MakeDirWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MakeDirResponse, error)
+
+	// MakeDirWithResponse Make a volume directory
+	//
+	// A new directory takes its parent's owner and mode 0777 (`mode` names
+	// another); with `parents`, every missing one on the way, and an
+	// existing directory is no error. Audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+	MakeDirWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, body MakeDirJSONRequestBody, reqEditors ...RequestEditorFn) (*MakeDirResponse, error)
+
+	// MovePathWithBodyWithResponse Move or rename a volume path
+	//
+	// One atomic rename within the volume. Without `overwrite`, a `to`
+	// that exists is `target_exists`; with it, a file is replaced, and a
+	// directory only by a directory, when empty. The mount root can be
+	// neither moved nor replaced; a directory cannot move into itself.
+	// Audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+	MovePathWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MovePathResponse, error)
+
+	// MovePathWithResponse Move or rename a volume path
+	//
+	// One atomic rename within the volume. Without `overwrite`, a `to`
+	// that exists is `target_exists`; with it, a file is replaced, and a
+	// directory only by a directory, when empty. The mount root can be
+	// neither moved nor replaced; a directory cannot move into itself.
+	// Audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+	MovePathWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, body MovePathJSONRequestBody, reqEditors ...RequestEditorFn) (*MovePathResponse, error)
+
+	// SearchFilesWithResponse Search a volume's names and lines
+	//
+	// Depth first, names in byte order, symlinks never followed: entries
+	// whose base name matches `glob`, or, with `content`, each line
+	// matching that RE2 expression (linear time whatever it is) in the
+	// regular files among them; a file with a NUL byte in its first 8 KiB
+	// is binary and skipped. Bounded by `limit` results, 100 000 entries,
+	// 256 MiB read and 10 s; `stopped` names the bound that ended it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
+	SearchFilesWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*SearchFilesResponse, error)
+
+	// FileTreeWithResponse List a volume directory recursively
+	//
+	// Entries with their whole paths, depth first, names in byte order;
+	// symlinks are reported, never descended. Bounded by `depth`, `limit`,
+	// 100 000 entries looked at, 4 MiB of answer and 10 s; `stopped` names
+	// the bound that ended it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
+	FileTreeWithResponse(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*FileTreeResponse, error)
 
 	// RenameWorkspaceWithResponse Rename a workspace
 	//
@@ -9749,6 +11078,194 @@ func (r DescribeWorkspaceResponse) ContentType() string {
 	return ""
 }
 
+// RemovePathResponse200Headers the declared response headers of an HTTP 200 response for RemovePath
+type RemovePathResponse200Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse400Headers the declared response headers of an HTTP 400 response for RemovePath
+type RemovePathResponse400Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse401Headers the declared response headers of an HTTP 401 response for RemovePath
+type RemovePathResponse401Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse403Headers the declared response headers of an HTTP 403 response for RemovePath
+type RemovePathResponse403Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse404Headers the declared response headers of an HTTP 404 response for RemovePath
+type RemovePathResponse404Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse409Headers the declared response headers of an HTTP 409 response for RemovePath
+type RemovePathResponse409Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse500Headers the declared response headers of an HTTP 500 response for RemovePath
+type RemovePathResponse500Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse503Headers the declared response headers of an HTTP 503 response for RemovePath
+type RemovePathResponse503Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse504Headers the declared response headers of an HTTP 504 response for RemovePath
+type RemovePathResponse504Headers struct {
+	XRequestID *string
+}
+
+// RemovePathResponse507Headers the declared response headers of an HTTP 507 response for RemovePath
+type RemovePathResponse507Headers struct {
+	XRequestID *string
+}
+
+type RemovePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entry *FileEntry `json:"entry,omitempty"`
+
+		// Path The path acted on (the new path of a move).
+		Path      string                               `json:"path"`
+		RequestId string                               `json:"request_id"`
+		Success   RemovePath200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RemovePathResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RemovePathResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RemovePathResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RemovePathResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RemovePathResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RemovePathResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RemovePathResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemovePathResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RemovePathResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *RemovePathResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemovePathResponse) GetJSON200() *struct {
+	Entry *FileEntry `json:"entry,omitempty"`
+
+	// Path The path acted on (the new path of a move).
+	Path      string                               `json:"path"`
+	RequestId string                               `json:"request_id"`
+	Success   RemovePath200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemovePathResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RemovePathResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemovePathResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemovePathResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RemovePathResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RemovePathResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RemovePathResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RemovePathResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r RemovePathResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r RemovePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemovePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemovePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemovePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListFilesResponse200Headers the declared response headers of an HTTP 200 response for ListFiles
 type ListFilesResponse200Headers struct {
 	XRequestID *string
@@ -10078,6 +11595,1030 @@ func (r ReadFileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WriteFileResponse200Headers the declared response headers of an HTTP 200 response for WriteFile
+type WriteFileResponse200Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse400Headers the declared response headers of an HTTP 400 response for WriteFile
+type WriteFileResponse400Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse401Headers the declared response headers of an HTTP 401 response for WriteFile
+type WriteFileResponse401Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse403Headers the declared response headers of an HTTP 403 response for WriteFile
+type WriteFileResponse403Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse404Headers the declared response headers of an HTTP 404 response for WriteFile
+type WriteFileResponse404Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse409Headers the declared response headers of an HTTP 409 response for WriteFile
+type WriteFileResponse409Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse412Headers the declared response headers of an HTTP 412 response for WriteFile
+type WriteFileResponse412Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse413Headers the declared response headers of an HTTP 413 response for WriteFile
+type WriteFileResponse413Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse500Headers the declared response headers of an HTTP 500 response for WriteFile
+type WriteFileResponse500Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse503Headers the declared response headers of an HTTP 503 response for WriteFile
+type WriteFileResponse503Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse504Headers the declared response headers of an HTTP 504 response for WriteFile
+type WriteFileResponse504Headers struct {
+	XRequestID *string
+}
+
+// WriteFileResponse507Headers the declared response headers of an HTTP 507 response for WriteFile
+type WriteFileResponse507Headers struct {
+	XRequestID *string
+}
+
+type WriteFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entry *FileEntry `json:"entry,omitempty"`
+
+		// Path The path acted on (the new path of a move).
+		Path      string                              `json:"path"`
+		RequestId string                              `json:"request_id"`
+		Success   WriteFile200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WriteFileResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WriteFileResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WriteFileResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WriteFileResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WriteFileResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WriteFileResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *WriteFileResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *WriteFileResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WriteFileResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WriteFileResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *WriteFileResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *WriteFileResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WriteFileResponse) GetJSON200() *struct {
+	Entry *FileEntry `json:"entry,omitempty"`
+
+	// Path The path acted on (the new path of a move).
+	Path      string                              `json:"path"`
+	RequestId string                              `json:"request_id"`
+	Success   WriteFile200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WriteFileResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WriteFileResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WriteFileResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WriteFileResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WriteFileResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r WriteFileResponse) GetJSON412() *Failure {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r WriteFileResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WriteFileResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WriteFileResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r WriteFileResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r WriteFileResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r WriteFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WriteFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WriteFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WriteFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MakeDirResponse200Headers the declared response headers of an HTTP 200 response for MakeDir
+type MakeDirResponse200Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse400Headers the declared response headers of an HTTP 400 response for MakeDir
+type MakeDirResponse400Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse401Headers the declared response headers of an HTTP 401 response for MakeDir
+type MakeDirResponse401Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse403Headers the declared response headers of an HTTP 403 response for MakeDir
+type MakeDirResponse403Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse404Headers the declared response headers of an HTTP 404 response for MakeDir
+type MakeDirResponse404Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse409Headers the declared response headers of an HTTP 409 response for MakeDir
+type MakeDirResponse409Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse413Headers the declared response headers of an HTTP 413 response for MakeDir
+type MakeDirResponse413Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse500Headers the declared response headers of an HTTP 500 response for MakeDir
+type MakeDirResponse500Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse503Headers the declared response headers of an HTTP 503 response for MakeDir
+type MakeDirResponse503Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse504Headers the declared response headers of an HTTP 504 response for MakeDir
+type MakeDirResponse504Headers struct {
+	XRequestID *string
+}
+
+// MakeDirResponse507Headers the declared response headers of an HTTP 507 response for MakeDir
+type MakeDirResponse507Headers struct {
+	XRequestID *string
+}
+
+type MakeDirResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entry *FileEntry `json:"entry,omitempty"`
+
+		// Path The path acted on (the new path of a move).
+		Path      string                            `json:"path"`
+		RequestId string                            `json:"request_id"`
+		Success   MakeDir200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MakeDirResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MakeDirResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MakeDirResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MakeDirResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MakeDirResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MakeDirResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *MakeDirResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *MakeDirResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MakeDirResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *MakeDirResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *MakeDirResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MakeDirResponse) GetJSON200() *struct {
+	Entry *FileEntry `json:"entry,omitempty"`
+
+	// Path The path acted on (the new path of a move).
+	Path      string                            `json:"path"`
+	RequestId string                            `json:"request_id"`
+	Success   MakeDir200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MakeDirResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MakeDirResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MakeDirResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MakeDirResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MakeDirResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MakeDirResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MakeDirResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MakeDirResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r MakeDirResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r MakeDirResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r MakeDirResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MakeDirResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MakeDirResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MakeDirResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MovePathResponse200Headers the declared response headers of an HTTP 200 response for MovePath
+type MovePathResponse200Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse400Headers the declared response headers of an HTTP 400 response for MovePath
+type MovePathResponse400Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse401Headers the declared response headers of an HTTP 401 response for MovePath
+type MovePathResponse401Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse403Headers the declared response headers of an HTTP 403 response for MovePath
+type MovePathResponse403Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse404Headers the declared response headers of an HTTP 404 response for MovePath
+type MovePathResponse404Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse409Headers the declared response headers of an HTTP 409 response for MovePath
+type MovePathResponse409Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse413Headers the declared response headers of an HTTP 413 response for MovePath
+type MovePathResponse413Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse500Headers the declared response headers of an HTTP 500 response for MovePath
+type MovePathResponse500Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse503Headers the declared response headers of an HTTP 503 response for MovePath
+type MovePathResponse503Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse504Headers the declared response headers of an HTTP 504 response for MovePath
+type MovePathResponse504Headers struct {
+	XRequestID *string
+}
+
+// MovePathResponse507Headers the declared response headers of an HTTP 507 response for MovePath
+type MovePathResponse507Headers struct {
+	XRequestID *string
+}
+
+type MovePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entry *FileEntry `json:"entry,omitempty"`
+
+		// Path The path acted on (the new path of a move).
+		Path      string                             `json:"path"`
+		RequestId string                             `json:"request_id"`
+		Success   MovePath200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MovePathResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MovePathResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MovePathResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MovePathResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MovePathResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MovePathResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *MovePathResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *MovePathResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MovePathResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *MovePathResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *MovePathResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MovePathResponse) GetJSON200() *struct {
+	Entry *FileEntry `json:"entry,omitempty"`
+
+	// Path The path acted on (the new path of a move).
+	Path      string                             `json:"path"`
+	RequestId string                             `json:"request_id"`
+	Success   MovePath200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MovePathResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MovePathResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MovePathResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MovePathResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MovePathResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MovePathResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MovePathResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MovePathResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r MovePathResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r MovePathResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r MovePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MovePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MovePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MovePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchFilesResponse200Headers the declared response headers of an HTTP 200 response for SearchFiles
+type SearchFilesResponse200Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse400Headers the declared response headers of an HTTP 400 response for SearchFiles
+type SearchFilesResponse400Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse401Headers the declared response headers of an HTTP 401 response for SearchFiles
+type SearchFilesResponse401Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse403Headers the declared response headers of an HTTP 403 response for SearchFiles
+type SearchFilesResponse403Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse404Headers the declared response headers of an HTTP 404 response for SearchFiles
+type SearchFilesResponse404Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse409Headers the declared response headers of an HTTP 409 response for SearchFiles
+type SearchFilesResponse409Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse500Headers the declared response headers of an HTTP 500 response for SearchFiles
+type SearchFilesResponse500Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse503Headers the declared response headers of an HTTP 503 response for SearchFiles
+type SearchFilesResponse503Headers struct {
+	XRequestID *string
+}
+
+// SearchFilesResponse504Headers the declared response headers of an HTTP 504 response for SearchFiles
+type SearchFilesResponse504Headers struct {
+	XRequestID *string
+}
+
+type SearchFilesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Matches   []FileMatch `json:"matches"`
+		Path      string      `json:"path"`
+		RequestId string      `json:"request_id"`
+
+		// Scanned Directory entries looked at.
+		Scanned int64 `json:"scanned"`
+
+		// Stopped The bound that ended a search or tree before it saw everything:
+		// `results` (the limit), `entries` (100 000 looked at), `bytes`
+		// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+		// all.
+		Stopped *WalkStopped                          `json:"stopped,omitempty"`
+		Success SearchFiles200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchFilesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchFilesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchFilesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SearchFilesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SearchFilesResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SearchFilesResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchFilesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchFilesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *SearchFilesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchFilesResponse) GetJSON200() *struct {
+	Matches   []FileMatch `json:"matches"`
+	Path      string      `json:"path"`
+	RequestId string      `json:"request_id"`
+
+	// Scanned Directory entries looked at.
+	Scanned int64 `json:"scanned"`
+
+	// Stopped The bound that ended a search or tree before it saw everything:
+	// `results` (the limit), `entries` (100 000 looked at), `bytes`
+	// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+	// all.
+	Stopped *WalkStopped                          `json:"stopped,omitempty"`
+	Success SearchFiles200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SearchFilesResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SearchFilesResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SearchFilesResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SearchFilesResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SearchFilesResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SearchFilesResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SearchFilesResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r SearchFilesResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchFilesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchFilesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchFilesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchFilesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FileTreeResponse200Headers the declared response headers of an HTTP 200 response for FileTree
+type FileTreeResponse200Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse400Headers the declared response headers of an HTTP 400 response for FileTree
+type FileTreeResponse400Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse401Headers the declared response headers of an HTTP 401 response for FileTree
+type FileTreeResponse401Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse403Headers the declared response headers of an HTTP 403 response for FileTree
+type FileTreeResponse403Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse404Headers the declared response headers of an HTTP 404 response for FileTree
+type FileTreeResponse404Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse409Headers the declared response headers of an HTTP 409 response for FileTree
+type FileTreeResponse409Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse500Headers the declared response headers of an HTTP 500 response for FileTree
+type FileTreeResponse500Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse503Headers the declared response headers of an HTTP 503 response for FileTree
+type FileTreeResponse503Headers struct {
+	XRequestID *string
+}
+
+// FileTreeResponse504Headers the declared response headers of an HTTP 504 response for FileTree
+type FileTreeResponse504Headers struct {
+	XRequestID *string
+}
+
+type FileTreeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entries []struct {
+			// Etag A regular file's entity tag, without quotes: it changes whenever
+			// the file is replaced, written, resized or has its mode or owner
+			// changed. A write's `If-Match` takes it, quoted.
+			Etag *string `json:"etag,omitempty"`
+
+			// LinkTarget A symlink's target (never followed).
+			LinkTarget *string `json:"link_target,omitempty"`
+
+			// Mode Permission and special bits in four octal digits.
+			Mode  string                                 `json:"mode"`
+			Mtime time.Time                              `json:"mtime"`
+			Name  string                                 `json:"name"`
+			Path  string                                 `json:"path"`
+			Size  int64                                  `json:"size"`
+			Type  FileTree200JSONResponseBodyEntriesType `json:"type"`
+		} `json:"entries"`
+		Path      string `json:"path"`
+		RequestId string `json:"request_id"`
+		Scanned   int64  `json:"scanned"`
+
+		// Stopped The bound that ended a search or tree before it saw everything:
+		// `results` (the limit), `entries` (100 000 looked at), `bytes`
+		// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+		// all.
+		Stopped *WalkStopped                       `json:"stopped,omitempty"`
+		Success FileTree200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *FileTreeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *FileTreeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FileTreeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *FileTreeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *FileTreeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *FileTreeResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *FileTreeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FileTreeResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *FileTreeResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FileTreeResponse) GetJSON200() *struct {
+	Entries []struct {
+		// Etag A regular file's entity tag, without quotes: it changes whenever
+		// the file is replaced, written, resized or has its mode or owner
+		// changed. A write's `If-Match` takes it, quoted.
+		Etag *string `json:"etag,omitempty"`
+
+		// LinkTarget A symlink's target (never followed).
+		LinkTarget *string `json:"link_target,omitempty"`
+
+		// Mode Permission and special bits in four octal digits.
+		Mode  string                                 `json:"mode"`
+		Mtime time.Time                              `json:"mtime"`
+		Name  string                                 `json:"name"`
+		Path  string                                 `json:"path"`
+		Size  int64                                  `json:"size"`
+		Type  FileTree200JSONResponseBodyEntriesType `json:"type"`
+	} `json:"entries"`
+	Path      string `json:"path"`
+	RequestId string `json:"request_id"`
+	Scanned   int64  `json:"scanned"`
+
+	// Stopped The bound that ended a search or tree before it saw everything:
+	// `results` (the limit), `entries` (100 000 looked at), `bytes`
+	// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+	// all.
+	Stopped *WalkStopped                       `json:"stopped,omitempty"`
+	Success FileTree200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FileTreeResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FileTreeResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FileTreeResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FileTreeResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FileTreeResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FileTreeResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FileTreeResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r FileTreeResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r FileTreeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FileTreeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FileTreeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FileTreeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12086,6 +14627,24 @@ func (c *ClientWithResponses) DescribeWorkspaceWithResponse(ctx context.Context,
 	return ParseDescribeWorkspaceResponse(rsp)
 }
 
+// RemovePathWithResponse Remove a volume path
+//
+// Removes a file, symlink (never what it points to) or empty
+// directory; with `recursive=true`, a directory and everything under
+// it, walked without following a symlink. The mount root is never
+// removed (`path_is_mount_root`). Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/workspaces/{workspaceID}/files (the `RemovePath` operationId).
+func (c *ClientWithResponses) RemovePathWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RemovePathParams, reqEditors ...RequestEditorFn) (*RemovePathResponse, error) {
+	rsp, err := c.RemovePath(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemovePathResponse(rsp)
+}
+
 // ListFilesWithResponse List one page of a volume directory
 //
 // Entries in byte order of their names. A path that is not a
@@ -12121,6 +14680,140 @@ func (c *ClientWithResponses) ReadFileWithResponse(ctx context.Context, workspac
 		return nil, err
 	}
 	return ParseReadFileResponse(rsp)
+}
+
+// WriteFileWithBodyWithResponse Write a volume file's whole content
+//
+// The raw body becomes the file's content: written to a temporary file
+// beside it, flushed and renamed into place, so a reader sees the old
+// file or the new one, never a part. It goes through the workspace's
+// writer, a sidecar that mounts the volume read-write (the browse
+// container stays read-only), walking the path one component at a
+// time without following a symlink. A new file takes its directory's
+// owner and mode 0666 (`mode` names another); a rewritten one keeps its
+// owner and mode. The body is bounded by `files.write.maxBytes` (16 MiB
+// by default): a larger declared body is refused before it is read.
+// Audited as `WORKSPACE_FILE_CHANGED`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/files/content (the `WriteFile` operationId).
+func (c *ClientWithResponses) WriteFileWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *WriteFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WriteFileResponse, error) {
+	rsp, err := c.WriteFileWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWriteFileResponse(rsp)
+}
+
+// MakeDirWithBodyWithResponse Make a volume directory
+//
+// A new directory takes its parent's owner and mode 0777 (`mode` names
+// another); with `parents`, every missing one on the way, and an
+// existing directory is no error. Audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+func (c *ClientWithResponses) MakeDirWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MakeDirResponse, error) {
+	rsp, err := c.MakeDirWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMakeDirResponse(rsp)
+}
+
+// MakeDirWithResponse Make a volume directory
+//
+// A new directory takes its parent's owner and mode 0777 (`mode` names
+// another); with `parents`, every missing one on the way, and an
+// existing directory is no error. Audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/mkdir (the `MakeDir` operationId).
+func (c *ClientWithResponses) MakeDirWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MakeDirParams, body MakeDirJSONRequestBody, reqEditors ...RequestEditorFn) (*MakeDirResponse, error) {
+	rsp, err := c.MakeDir(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMakeDirResponse(rsp)
+}
+
+// MovePathWithBodyWithResponse Move or rename a volume path
+//
+// One atomic rename within the volume. Without `overwrite`, a `to`
+// that exists is `target_exists`; with it, a file is replaced, and a
+// directory only by a directory, when empty. The mount root can be
+// neither moved nor replaced; a directory cannot move into itself.
+// Audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+func (c *ClientWithResponses) MovePathWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MovePathResponse, error) {
+	rsp, err := c.MovePathWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMovePathResponse(rsp)
+}
+
+// MovePathWithResponse Move or rename a volume path
+//
+// One atomic rename within the volume. Without `overwrite`, a `to`
+// that exists is `target_exists`; with it, a file is replaced, and a
+// directory only by a directory, when empty. The mount root can be
+// neither moved nor replaced; a directory cannot move into itself.
+// Audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/files/move (the `MovePath` operationId).
+func (c *ClientWithResponses) MovePathWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MovePathParams, body MovePathJSONRequestBody, reqEditors ...RequestEditorFn) (*MovePathResponse, error) {
+	rsp, err := c.MovePath(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMovePathResponse(rsp)
+}
+
+// SearchFilesWithResponse Search a volume's names and lines
+//
+// Depth first, names in byte order, symlinks never followed: entries
+// whose base name matches `glob`, or, with `content`, each line
+// matching that RE2 expression (linear time whatever it is) in the
+// regular files among them; a file with a NUL byte in its first 8 KiB
+// is binary and skipped. Bounded by `limit` results, 100 000 entries,
+// 256 MiB read and 10 s; `stopped` names the bound that ended it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
+func (c *ClientWithResponses) SearchFilesWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*SearchFilesResponse, error) {
+	rsp, err := c.SearchFiles(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchFilesResponse(rsp)
+}
+
+// FileTreeWithResponse List a volume directory recursively
+//
+// Entries with their whole paths, depth first, names in byte order;
+// symlinks are reported, never descended. Bounded by `depth`, `limit`,
+// 100 000 entries looked at, 4 MiB of answer and 10 s; `stopped` names
+// the bound that ended it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
+func (c *ClientWithResponses) FileTreeWithResponse(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*FileTreeResponse, error) {
+	rsp, err := c.FileTree(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFileTreeResponse(rsp)
 }
 
 // RenameWorkspaceWithResponse Rename a workspace
@@ -15818,6 +18511,205 @@ func ParseDescribeWorkspaceResponse(rsp *http.Response) (*DescribeWorkspaceRespo
 	return response, nil
 }
 
+// ParseRemovePathResponse parses an HTTP response from a RemovePathWithResponse call
+func ParseRemovePathResponse(rsp *http.Response) (*RemovePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemovePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entry *FileEntry `json:"entry,omitempty"`
+
+			// Path The path acted on (the new path of a move).
+			Path      string                               `json:"path"`
+			RequestId string                               `json:"request_id"`
+			Success   RemovePath200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RemovePathResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RemovePathResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RemovePathResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RemovePathResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RemovePathResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RemovePathResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers RemovePathResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RemovePathResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RemovePathResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers RemovePathResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListFilesResponse parses an HTTP response from a ListFilesWithResponse call
 func ParseListFilesResponse(rsp *http.Response) (*ListFilesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16198,6 +19090,1063 @@ func ParseReadFileResponse(rsp *http.Response) (*ReadFileResponse, error) {
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ReadFileResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWriteFileResponse parses an HTTP response from a WriteFileWithResponse call
+func ParseWriteFileResponse(rsp *http.Response) (*WriteFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WriteFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entry *FileEntry `json:"entry,omitempty"`
+
+			// Path The path acted on (the new path of a move).
+			Path      string                              `json:"path"`
+			RequestId string                              `json:"request_id"`
+			Success   WriteFile200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WriteFileResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WriteFileResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WriteFileResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WriteFileResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WriteFileResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WriteFileResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers WriteFileResponse412Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers WriteFileResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers WriteFileResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WriteFileResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers WriteFileResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers WriteFileResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMakeDirResponse parses an HTTP response from a MakeDirWithResponse call
+func ParseMakeDirResponse(rsp *http.Response) (*MakeDirResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MakeDirResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entry *FileEntry `json:"entry,omitempty"`
+
+			// Path The path acted on (the new path of a move).
+			Path      string                            `json:"path"`
+			RequestId string                            `json:"request_id"`
+			Success   MakeDir200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MakeDirResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MakeDirResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MakeDirResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MakeDirResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MakeDirResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MakeDirResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers MakeDirResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers MakeDirResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MakeDirResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers MakeDirResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers MakeDirResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMovePathResponse parses an HTTP response from a MovePathWithResponse call
+func ParseMovePathResponse(rsp *http.Response) (*MovePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MovePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entry *FileEntry `json:"entry,omitempty"`
+
+			// Path The path acted on (the new path of a move).
+			Path      string                             `json:"path"`
+			RequestId string                             `json:"request_id"`
+			Success   MovePath200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MovePathResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MovePathResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MovePathResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MovePathResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MovePathResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MovePathResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers MovePathResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers MovePathResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MovePathResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers MovePathResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers MovePathResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchFilesResponse parses an HTTP response from a SearchFilesWithResponse call
+func ParseSearchFilesResponse(rsp *http.Response) (*SearchFilesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchFilesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Matches   []FileMatch `json:"matches"`
+			Path      string      `json:"path"`
+			RequestId string      `json:"request_id"`
+
+			// Scanned Directory entries looked at.
+			Scanned int64 `json:"scanned"`
+
+			// Stopped The bound that ended a search or tree before it saw everything:
+			// `results` (the limit), `entries` (100 000 looked at), `bytes`
+			// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+			// all.
+			Stopped *WalkStopped                          `json:"stopped,omitempty"`
+			Success SearchFiles200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchFilesResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchFilesResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SearchFilesResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SearchFilesResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SearchFilesResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SearchFilesResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchFilesResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchFilesResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers SearchFilesResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFileTreeResponse parses an HTTP response from a FileTreeWithResponse call
+func ParseFileTreeResponse(rsp *http.Response) (*FileTreeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FileTreeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entries []struct {
+				// Etag A regular file's entity tag, without quotes: it changes whenever
+				// the file is replaced, written, resized or has its mode or owner
+				// changed. A write's `If-Match` takes it, quoted.
+				Etag *string `json:"etag,omitempty"`
+
+				// LinkTarget A symlink's target (never followed).
+				LinkTarget *string `json:"link_target,omitempty"`
+
+				// Mode Permission and special bits in four octal digits.
+				Mode  string                                 `json:"mode"`
+				Mtime time.Time                              `json:"mtime"`
+				Name  string                                 `json:"name"`
+				Path  string                                 `json:"path"`
+				Size  int64                                  `json:"size"`
+				Type  FileTree200JSONResponseBodyEntriesType `json:"type"`
+			} `json:"entries"`
+			Path      string `json:"path"`
+			RequestId string `json:"request_id"`
+			Scanned   int64  `json:"scanned"`
+
+			// Stopped The bound that ended a search or tree before it saw everything:
+			// `results` (the limit), `entries` (100 000 looked at), `bytes`
+			// (256 MiB of file content read) or `time` (10 s). Absent when it saw
+			// all.
+			Stopped *WalkStopped                       `json:"stopped,omitempty"`
+			Success FileTree200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers FileTreeResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers FileTreeResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers FileTreeResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers FileTreeResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers FileTreeResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers FileTreeResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers FileTreeResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FileTreeResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers FileTreeResponse504Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

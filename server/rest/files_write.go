@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"net/http"
@@ -126,4 +127,39 @@ func (a *API) maxFileWrite() int64 {
 		return a.cfg.MaxFileWrite
 	}
 	return cairn.DefaultMaxFileWriteBytes
+}
+
+// searchFiles answers GET /v1/workspaces/{id}/files/search.
+func (a *API) searchFiles(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	q := r.URL.Query()
+	p := cairn.FileSearchParams{Path: cmp.Or(q.Get("path"), cairn.MountPath), Glob: q.Get("glob"), Content: q.Get("content")}
+	var err error
+	if p.Limit, err = intParam(q, "limit"); err != nil {
+		return nil, err
+	}
+	out, err := a.svc.SearchFiles(r.Context(), id, p)
+	if err != nil {
+		return nil, filesFailure(err, "Failed to search the files of workspace %s volume", id)
+	}
+	return out, nil
+}
+
+// fileTree answers GET /v1/workspaces/{id}/files/tree.
+func (a *API) fileTree(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	q := r.URL.Query()
+	p := cairn.FileTreeParams{Path: cmp.Or(q.Get("path"), cairn.MountPath)}
+	var err error
+	if p.Depth, err = intParam(q, "depth"); err != nil {
+		return nil, err
+	}
+	if p.Limit, err = intParam(q, "limit"); err != nil {
+		return nil, err
+	}
+	out, err := a.svc.FileTree(r.Context(), id, p)
+	if err != nil {
+		return nil, filesFailure(err, "Failed to list the tree of workspace %s volume", id)
+	}
+	return out, nil
 }

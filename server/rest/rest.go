@@ -54,6 +54,7 @@ type Services interface {
 	cairn.VolumeTransferService
 	cairn.FileService
 	cairn.FileWriter
+	cairn.FileFinder
 	cairn.AuditService
 	Readiness
 }
@@ -114,6 +115,8 @@ func (a *API) Routes() []route.Route {
 		a.route("GET /v1/workspaces/{workspaceID}/files", route.Read, a.listFiles),
 		a.route("GET /v1/workspaces/{workspaceID}/files/content", route.Read, a.readFile),
 		a.bodyRoute("PUT /v1/workspaces/{workspaceID}/files/content", route.Write, a.maxFileWrite(), a.writeFile),
+		a.route("GET /v1/workspaces/{workspaceID}/files/search", route.Read, a.searchFiles),
+		a.route("GET /v1/workspaces/{workspaceID}/files/tree", route.Read, a.fileTree),
 		a.route("DELETE /v1/workspaces/{workspaceID}/files", route.Write, a.removePath),
 		a.route("POST /v1/workspaces/{workspaceID}/files/mkdir", route.Write, a.makeDir),
 		a.route("POST /v1/workspaces/{workspaceID}/files/move", route.Write, a.movePath),

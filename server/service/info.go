@@ -22,5 +22,6 @@ func (s *Service) Bounds() cairn.InfoBounds {
 		UnpackMaxEntries:   s.unpackLimits.MaxEntries,
 		UnpackMaxBytes:     s.unpackLimits.MaxBytes,
 		UnpackMaxRatio:     s.unpackLimits.MaxRatio,
+		FileWriteMaxBytes:  s.maxFileWrite,
 	}
 }

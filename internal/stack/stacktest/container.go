@@ -81,10 +81,17 @@ func runContainer(t testing.TB, cfg *container.Config, hc *container.HostConfig)
 // returns a function that stops and removes it.
 func StartMounting(t testing.TB, app, volume string) (stop func()) {
 	t.Helper()
+	return StartInVolume(t, app, volume, "sleep 600")
+}
+
+// StartInVolume starts script in a container that mounts volume, in the
+// background, and returns a function that stops and removes it.
+func StartInVolume(t testing.TB, app, volume, script string) (stop func()) {
+	t.Helper()
 	cli, image := Docker(t), Shell(t)
 	ctx := context.Background()
 	resp, err := cli.ContainerCreate(ctx, &container.Config{
-		Image: image, Cmd: []string{"-c", "sleep 600"},
+		Image: image, Cmd: []string{"-c", script},
 		Labels: map[string]string{"cairn.app": app},
 	}, &container.HostConfig{
 		Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: volume, Target: cairn.MountPath}},
