@@ -195,7 +195,7 @@ func TestFilesWriteSymlinkRace(t *testing.T) {
 	t.Parallel()
 	h := xferSetup(t, xferOpts{timeout: 20 * time.Second})
 	ws := h.volumeWorkspace(t, "mkdir other")
-	stop := stacktest.StartInVolume(t, h.b.app, ws.VolumeName, "cd "+volRoot+
+	_, stop := stacktest.StartInVolume(t, h.b.app, ws.VolumeName, "cd "+volRoot+
 		" && while :; do mkdir d; rm -rf d; ln -s other d; rm -f d; done")
 	defer stop()
 	written, refused := 0, 0
@@ -228,10 +228,7 @@ func TestFilesSearch(t *testing.T) {
 		}
 		return h.do(t, h.url, http.MethodGet, "/v1/workspaces/"+ws.ID+"/files/search?"+v.Encode(), "")
 	}
-	decode := func(r *response, v any) {
-		ok(t, r)
-		require.NoError(t, json.Unmarshal(r.body, v))
-	}
+	decode := func(r *response, v any) { decodeOK(t, r, v) }
 
 	t.Run("OKContent", func(t *testing.T) {
 		var s cairn.FileSearch

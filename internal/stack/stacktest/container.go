@@ -81,12 +81,13 @@ func runContainer(t testing.TB, cfg *container.Config, hc *container.HostConfig)
 // returns a function that stops and removes it.
 func StartMounting(t testing.TB, app, volume string) (stop func()) {
 	t.Helper()
-	return StartInVolume(t, app, volume, "sleep 600")
+	_, stop = StartInVolume(t, app, volume, "sleep 600")
+	return stop
 }
 
 // StartInVolume starts script in a container that mounts volume, in the
-// background, and returns a function that stops and removes it.
-func StartInVolume(t testing.TB, app, volume, script string) (stop func()) {
+// background, and returns its ID and a function that stops and removes it.
+func StartInVolume(t testing.TB, app, volume, script string) (id string, stop func()) {
 	t.Helper()
 	cli, image := Docker(t), Shell(t)
 	ctx := context.Background()
@@ -102,7 +103,7 @@ func StartInVolume(t testing.TB, app, volume, script string) (stop func()) {
 	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		t.Fatalf("start container: %v", err)
 	}
-	return func() {
+	return resp.ID, func() {
 		cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true}) //nolint:errcheck // also removed with the app
 	}
 }
