@@ -114,6 +114,11 @@ const (
 	ReasonFileChanged Reason = "file_changed"
 	// ReasonDirNotEmpty: a directory to remove or replace holds files.
 	ReasonDirNotEmpty Reason = "directory_not_empty"
+	// ReasonIdempotencyConflict: an Idempotency-Key came back with
+	// another request than the one it was first sent with.
+	ReasonIdempotencyConflict Reason = "idempotency_conflict"
+	// ReasonIdempotencyInProgress: the first request of the key still runs.
+	ReasonIdempotencyInProgress Reason = "idempotency_in_progress"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

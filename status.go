@@ -56,6 +56,9 @@ var reasonStatus = map[Reason]int{
 	ReasonFileChanged:       http.StatusPreconditionFailed,
 	ReasonDirNotEmpty:       http.StatusConflict,
 
+	ReasonIdempotencyConflict:   http.StatusConflict,
+	ReasonIdempotencyInProgress: http.StatusConflict,
+
 	// The shell's refusals before the websocket upgrade.
 	ReasonWebsocketRequired:   http.StatusBadRequest,
 	ReasonSubprotocolRequired: http.StatusBadRequest,

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/envelope"
 	"github.com/cairn-dev/cairn/server/route"
+	"github.com/cairn-dev/cairn/server/service"
 )
 
 // Readiness answers whether the server can serve: the database live, the
@@ -56,6 +57,8 @@ type Services interface {
 	cairn.FileWriter
 	cairn.FileFinder
 	cairn.AuditService
+	// Once runs a request carrying an Idempotency-Key at most once.
+	Once(ctx context.Context, key, fingerprint string, lease time.Duration, do func() service.KeyedAnswer) (service.KeyedAnswer, bool, error)
 	Readiness
 }
 
@@ -142,7 +145,8 @@ type endpoint func(r *http.Request) (any, error)
 
 func (a *API) route(pattern string, scope route.Scope, h endpoint) route.Route {
 	method, path, _ := strings.Cut(pattern, " ")
-	return route.Route{Method: method, Path: path, Scope: scope, Handler: a.serve(h, a.cfg.LogLevel)}
+	keys := keysTaken(method, path)
+	return route.Route{Method: method, Path: path, Scope: scope, Handler: a.serve(h, a.cfg.LogLevel, keys)}
 }
 
 // bodyRoute declares a route whose body may be larger than the guard's
@@ -156,30 +160,41 @@ func (a *API) bodyRoute(pattern string, scope route.Scope, maxBody int64, h endp
 // health declares a probe: public, and logged at its own level.
 func (a *API) health(pattern string, h endpoint) route.Route {
 	method, path, _ := strings.Cut(pattern, " ")
-	return route.Route{Method: method, Path: path, Scope: route.Public, Handler: a.serve(h, a.cfg.HealthLogLevel)}
+	return route.Route{Method: method, Path: path, Scope: route.Public, Handler: a.serve(h, a.cfg.HealthLogLevel, keysIgnored)}
 }
 
 // serve wraps an endpoint with the request ID, the request deadline, the
-// envelope and the request log line.
-func (a *API) serve(h endpoint, level slog.Level) http.Handler {
+// envelope, the Idempotency-Key rule of the route and the request log
+// line.
+func (a *API) serve(h endpoint, level slog.Level, keys keyRule) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := envelope.RequestID(r.Header.Get(a.cfg.RequestIDHeader))
 		w.Header().Set(a.cfg.RequestIDHeader, id)
 		ctx, cancel := context.WithTimeout(cairn.WithRequestID(r.Context(), id), a.cfg.RequestTimeout)
 		defer cancel()
+		r = r.WithContext(ctx)
 
-		payload, err := h(r.WithContext(ctx))
-		status := http.StatusOK
-		switch rp, ok := payload.(responder); {
-		case err != nil:
-			status = a.writeError(w, r, id, err)
-		case ok:
-			status = rp.respond(w, id)
-		default:
-			envelope.WriteSuccess(w, id, payload)
+		var status int
+		if key := r.Header.Get(cairn.HeaderIdempotencyKey); key != "" && keys != keysIgnored {
+			status = a.answerOnce(w, r, id, key, keys, h)
+		} else {
+			status = a.answer(w, r, id, h)
 		}
 		a.log.Log(ctx, level, "request", "method", r.Method, "path", r.URL.Path,
 			"status", status, "request_id", id, "duration", time.Since(start))
 	})
+}
+
+// answer runs the endpoint and writes its answer; it returns the status.
+func (a *API) answer(w http.ResponseWriter, r *http.Request, id string, h endpoint) int {
+	payload, err := h(r)
+	switch rp, ok := payload.(responder); {
+	case err != nil:
+		return a.writeError(w, r, id, err)
+	case ok:
+		return rp.respond(w, id)
+	}
+	envelope.WriteSuccess(w, id, payload)
+	return http.StatusOK
 }

@@ -71,7 +71,15 @@ func (a *API) createShell(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	r = r.WithContext(ctx)
 	status := http.StatusOK
-	info, err := a.newShell(r)
+	var info *cairn.ShellSessionInfo
+	var err error
+	if r.Header.Get(cairn.HeaderIdempotencyKey) != "" {
+		// The answer holds the shell's secret, which is never kept.
+		err = cairn.Errorf(cairn.ReasonInvalidParameters,
+			"a shell takes no Idempotency-Key: its answer holds the shell's secret, which is never kept")
+	} else {
+		info, err = a.newShell(r)
+	}
 	if err != nil {
 		status = a.refuseShell(w, r, id, err)
 	} else {

@@ -21,6 +21,8 @@ type Store interface {
 	// Ping answers whether the database serves queries.
 	Ping(ctx context.Context) error
 
+	KeyStore
+
 	// InsertWorkspace inserts a row. Reasons: name_taken.
 	InsertWorkspace(ctx context.Context, ws *cairn.Workspace) error
 	// FindWorkspace reads a row. Reasons: workspace_not_found.

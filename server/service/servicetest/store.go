@@ -54,6 +54,31 @@ type Store struct {
 	FindExecRowsFunc   func(ctx context.Context, instance string) ([]*service.ExecRow, error)
 	LostExecRowsFunc   func(ctx context.Context, minAge time.Duration) ([]*service.ExecRow, error)
 	RenewInstanceFunc  func(ctx context.Context, instance string, ttl time.Duration) error
+
+	ClaimKeyFunc    func(ctx context.Context, k service.KeyClaim) (bool, *service.KeyedAnswer, error)
+	CompleteKeyFunc func(ctx context.Context, k service.KeyClaim, a service.KeyedAnswer) error
+	ReleaseKeyFunc  func(ctx context.Context, k service.KeyClaim) error
+}
+
+func (s *Store) ClaimKey(ctx context.Context, k service.KeyClaim) (bool, *service.KeyedAnswer, error) {
+	if s.ClaimKeyFunc == nil {
+		return false, nil, notSet("Store.ClaimKey")
+	}
+	return s.ClaimKeyFunc(ctx, k)
+}
+
+func (s *Store) CompleteKey(ctx context.Context, k service.KeyClaim, a service.KeyedAnswer) error {
+	if s.CompleteKeyFunc == nil {
+		return notSet("Store.CompleteKey")
+	}
+	return s.CompleteKeyFunc(ctx, k, a)
+}
+
+func (s *Store) ReleaseKey(ctx context.Context, k service.KeyClaim) error {
+	if s.ReleaseKeyFunc == nil {
+		return notSet("Store.ReleaseKey")
+	}
+	return s.ReleaseKeyFunc(ctx, k)
 }
 
 func (s *Store) WithTx(ctx context.Context, fn func(service.Store) error) error {
