@@ -264,6 +264,8 @@ const (
 	FileChanged           Reason = "file_changed"
 	Forbidden             Reason = "forbidden"
 	HostNotAllowed        Reason = "host_not_allowed"
+	IdempotencyConflict   Reason = "idempotency_conflict"
+	IdempotencyInProgress Reason = "idempotency_in_progress"
 	Internal              Reason = "internal"
 	InvalidChecksum       Reason = "invalid_checksum"
 	InvalidJson           Reason = "invalid_json"
@@ -362,6 +364,10 @@ func (e Reason) Valid() bool {
 	case Forbidden:
 		return true
 	case HostNotAllowed:
+		return true
+	case IdempotencyConflict:
+		return true
+	case IdempotencyInProgress:
 		return true
 	case Internal:
 		return true
@@ -1744,6 +1750,9 @@ type WorkspaceCreate struct {
 // ArtifactID defines model for ArtifactID.
 type ArtifactID = string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
@@ -1886,6 +1895,16 @@ type LoadArtifactInVolumeParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RenameArtifactParams defines parameters for RenameArtifact.
@@ -1918,6 +1937,16 @@ type UnpackArtifactInVolumeParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UnpackArtifactInVolume200JSONResponseBodySuccess defines parameters for UnpackArtifactInVolume.
@@ -1938,6 +1967,16 @@ type UpdateArtifactFromVolumeParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UpdateArtifactFromVolume200JSONResponseBodySuccess defines parameters for UpdateArtifactFromVolume.
@@ -1995,6 +2034,16 @@ type SweepParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // Sweep200JSONResponseBodySuccess defines parameters for Sweep.
@@ -2059,6 +2108,16 @@ type CreateWorkspaceParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateWorkspace200JSONResponseBodySuccess defines parameters for CreateWorkspace.
@@ -2092,6 +2151,16 @@ type ArtifactFromVolumeParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ArtifactFromVolume200JSONResponseBodySuccess defines parameters for ArtifactFromVolume.
@@ -2132,6 +2201,16 @@ type RegisterArtifactParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RegisterArtifact200JSONResponseBodySuccess defines parameters for RegisterArtifact.
@@ -2240,6 +2319,16 @@ type MakeDirParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // MakeDir200JSONResponseBodySuccess defines parameters for MakeDir.
@@ -2252,6 +2341,16 @@ type MovePathParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // MovePath200JSONResponseBodySuccess defines parameters for MovePath.
@@ -2405,6 +2504,16 @@ type SetupVolumeParams struct {
 	// the server makes a UUID. The header's name is
 	// `api.apis.requestLogging.requestIDHeader`.
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SetVolumeMetadataJSONBody defines parameters for SetVolumeMetadata.
@@ -4707,6 +4816,17 @@ func NewLoadArtifactInVolumeRequestWithBody(server string, artifactID ArtifactID
 			req.Header.Set("X-Request-ID", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -4841,6 +4961,17 @@ func NewUnpackArtifactInVolumeRequestWithBody(server string, artifactID Artifact
 			req.Header.Set("X-Request-ID", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -4901,6 +5032,17 @@ func NewUpdateArtifactFromVolumeRequestWithBody(server string, artifactID Artifa
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -5129,6 +5271,17 @@ func NewSweepRequest(server string, params *SweepParams) (*http.Request, error) 
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -5420,6 +5573,17 @@ func NewCreateWorkspaceRequestWithBody(server string, params *CreateWorkspacePar
 			req.Header.Set("X-Request-ID", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -5578,6 +5742,17 @@ func NewArtifactFromVolumeRequestWithBody(server string, workspaceID WorkspaceID
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -5763,6 +5938,17 @@ func NewRegisterArtifactRequestWithBody(server string, workspaceID WorkspaceID, 
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -6277,6 +6463,17 @@ func NewMakeDirRequestWithBody(server string, workspaceID WorkspaceID, params *M
 			req.Header.Set("X-Request-ID", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -6337,6 +6534,17 @@ func NewMovePathRequestWithBody(server string, workspaceID WorkspaceID, params *
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -7065,6 +7273,17 @@ func NewSetupVolumeRequest(server string, workspaceID WorkspaceID, params *Setup
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -9159,6 +9378,11 @@ type UpdateArtifactFromVolumeResponse404Headers struct {
 	XRequestID *string
 }
 
+// UpdateArtifactFromVolumeResponse409Headers the declared response headers of an HTTP 409 response for UpdateArtifactFromVolume
+type UpdateArtifactFromVolumeResponse409Headers struct {
+	XRequestID *string
+}
+
 // UpdateArtifactFromVolumeResponse413Headers the declared response headers of an HTTP 413 response for UpdateArtifactFromVolume
 type UpdateArtifactFromVolumeResponse413Headers struct {
 	XRequestID *string
@@ -9197,6 +9421,8 @@ type UpdateArtifactFromVolumeResponse struct {
 	JSON403 *Failure
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9217,6 +9443,8 @@ type UpdateArtifactFromVolumeResponse struct {
 	Headers403 *UpdateArtifactFromVolumeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateArtifactFromVolumeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateArtifactFromVolumeResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateArtifactFromVolumeResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -9252,6 +9480,11 @@ func (r UpdateArtifactFromVolumeResponse) GetJSON403() *Failure {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateArtifactFromVolumeResponse) GetJSON404() *Failure {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateArtifactFromVolumeResponse) GetJSON409() *Failure {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -9523,6 +9756,11 @@ type SweepResponse200Headers struct {
 	XRequestID *string
 }
 
+// SweepResponse400Headers the declared response headers of an HTTP 400 response for Sweep
+type SweepResponse400Headers struct {
+	XRequestID *string
+}
+
 // SweepResponse401Headers the declared response headers of an HTTP 401 response for Sweep
 type SweepResponse401Headers struct {
 	XRequestID *string
@@ -9535,6 +9773,11 @@ type SweepResponse403Headers struct {
 
 // SweepResponse404Headers the declared response headers of an HTTP 404 response for Sweep
 type SweepResponse404Headers struct {
+	XRequestID *string
+}
+
+// SweepResponse409Headers the declared response headers of an HTTP 409 response for Sweep
+type SweepResponse409Headers struct {
 	XRequestID *string
 }
 
@@ -9557,24 +9800,32 @@ type SweepResponse struct {
 		Success   Sweep200JSONResponseBodySuccess `json:"success"`
 		Sweep     SweepResult                     `json:"sweep"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Failure
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Failure
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Failure
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SweepResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SweepResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SweepResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SweepResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SweepResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SweepResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SweepResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -9590,6 +9841,11 @@ func (r SweepResponse) GetJSON200() *struct {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SweepResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SweepResponse) GetJSON401() *Failure {
 	return r.JSON401
@@ -9603,6 +9859,11 @@ func (r SweepResponse) GetJSON403() *Failure {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SweepResponse) GetJSON404() *Failure {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SweepResponse) GetJSON409() *Failure {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -13784,6 +14045,11 @@ type SetupVolumeResponse404Headers struct {
 	XRequestID *string
 }
 
+// SetupVolumeResponse409Headers the declared response headers of an HTTP 409 response for SetupVolume
+type SetupVolumeResponse409Headers struct {
+	XRequestID *string
+}
+
 // SetupVolumeResponse500Headers the declared response headers of an HTTP 500 response for SetupVolume
 type SetupVolumeResponse500Headers struct {
 	XRequestID *string
@@ -13812,6 +14078,8 @@ type SetupVolumeResponse struct {
 	JSON403 *Failure
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Failure
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -13828,6 +14096,8 @@ type SetupVolumeResponse struct {
 	Headers403 *SetupVolumeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SetupVolumeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SetupVolumeResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SetupVolumeResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -13859,6 +14129,11 @@ func (r SetupVolumeResponse) GetJSON403() *Failure {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SetupVolumeResponse) GetJSON404() *Failure {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetupVolumeResponse) GetJSON409() *Failure {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -16483,6 +16758,13 @@ func ParseUpdateArtifactFromVolumeResponse(rsp *http.Response) (*UpdateArtifactF
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16571,6 +16853,16 @@ func ParseUpdateArtifactFromVolumeResponse(rsp *http.Response) (*UpdateArtifactF
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateArtifactFromVolumeResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateArtifactFromVolumeResponse413Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -16856,6 +17148,13 @@ func ParseSweepResponse(rsp *http.Response) (*SweepResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16876,6 +17175,13 @@ func ParseSweepResponse(rsp *http.Response) (*SweepResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Failure
@@ -16904,6 +17210,16 @@ func ParseSweepResponse(rsp *http.Response) (*SweepResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SweepResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers SweepResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -16934,6 +17250,16 @@ func ParseSweepResponse(rsp *http.Response) (*SweepResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SweepResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers SweepResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -21411,6 +21737,13 @@ func ParseSetupVolumeResponse(rsp *http.Response) (*SetupVolumeResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21485,6 +21818,16 @@ func ParseSetupVolumeResponse(rsp *http.Response) (*SetupVolumeResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SetupVolumeResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers SetupVolumeResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
