@@ -1,5 +1,7 @@
 package cairn
 
+import "time"
+
 // Audit types of `cairn exec`: one row when a command is about to start,
 // one when it ended. Their metadata names argv[0] only, never the rest of
 // the argv, which may hold secrets.
@@ -16,4 +18,12 @@ type ExecOpen struct {
 	Argv []string
 	// ClientAddr is the client's address, for the registry and the audit.
 	ClientAddr string
+	// Dir is the working directory, a directory of the volume; the mount
+	// root when empty.
+	Dir string
+	// Env adds NAME=value variables (wsexec.Options.Check's rules).
+	Env []string
+	// Timeout ends the command this long after it started (reason
+	// timeout); 0 leaves the maximum lifetime alone.
+	Timeout time.Duration
 }

@@ -15,10 +15,12 @@ type Reason string
 
 // Reasons carried by EXIT.
 const (
-	ReasonExited         Reason = "exited"
-	ReasonOOMKilled      Reason = "oom_killed"
-	ReasonIdleTimeout    Reason = "idle_timeout"
-	ReasonMaxLifetime    Reason = "max_lifetime"
+	ReasonExited      Reason = "exited"
+	ReasonOOMKilled   Reason = "oom_killed"
+	ReasonIdleTimeout Reason = "idle_timeout"
+	ReasonMaxLifetime Reason = "max_lifetime"
+	// ReasonTimeout: an exec ran past the timeout it was given.
+	ReasonTimeout        Reason = "timeout"
 	ReasonTerminated     Reason = "terminated"
 	ReasonServerShutdown Reason = "server_shutdown"
 	ReasonProtocolError  Reason = "protocol_error"
@@ -55,6 +57,7 @@ const (
 	CloseIdleTimeout = 4000
 	CloseMaxLifetime = 4001
 	CloseTerminated  = 4002
+	CloseTimeout     = 4005 // after 4003 and 4004, the v2 shell's
 )
 
 // CloseCode returns the websocket close code that follows EXIT for r. A
@@ -66,6 +69,8 @@ func (r Reason) CloseCode() int {
 		return CloseIdleTimeout
 	case ReasonMaxLifetime:
 		return CloseMaxLifetime
+	case ReasonTimeout:
+		return CloseTimeout
 	case ReasonTerminated:
 		return CloseTerminated
 	case ReasonServerShutdown:

@@ -160,6 +160,8 @@ func (b *browser) answer(l requestLine) BrowseReply {
 		return b.search(req)
 	case OpTree:
 		return b.tree(req)
+	case OpStat:
+		return b.stat(req)
 	}
 	if Writes(req.Op) {
 		if !b.writable {

@@ -442,6 +442,24 @@ func (b *browser) readPath(p string, offset, length int64) (*fileRange, *failure
 	return &fileRange{path: l.clean, file: entryFromStat(name, &st), data: data}, nil
 }
 
+// stat describes the path itself, whatever it is, without following it.
+func (b *browser) stat(req BrowseRequest) BrowseReply {
+	l, f := b.locate(req.Path)
+	if f != nil {
+		return refusal(f)
+	}
+	dirfd, name, f := b.openParent(l)
+	if f != nil {
+		return refusal(f)
+	}
+	defer syscall.Close(dirfd)
+	e, err := b.inspect(dirfd, name)
+	if err != nil {
+		return refusal(lastFailure(req.Path, err))
+	}
+	return BrowseReply{OK: true, Path: l.clean, File: &e}
+}
+
 // notAFile refuses every type but a regular file.
 func notAFile(p, typ string) *failure {
 	switch typ {

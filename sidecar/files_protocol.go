@@ -77,6 +77,8 @@ const (
 	OpRemove = "rm"
 	OpMkdir  = "mkdir"
 	OpMove   = "mv"
+	// OpStat describes the path itself, never following it.
+	OpStat = "stat"
 )
 
 // Bounds of one browse request. MaxReplyLine bounds the reply line a

@@ -33,6 +33,7 @@
 //	0x01     server → client  stdout bytes, at most 32 KiB
 //	0x02     server → client  stderr bytes, at most 32 KiB
 //	0x03     server → client  status: {"exit_code":N,"reason":"…","message":"…"}
+//	0x04     client → server  a signal for the command, by name (Signals)
 //	0xFF     client → server  close: one byte, the channel closed (0x00: stdin EOF)
 //
 // close(0) is the half-close: the server closes the container's stdin,
@@ -43,12 +44,17 @@
 //
 // The server sends all stdout and stderr, then exactly one status frame,
 // then a close frame (1000 for exited and oom_killed; as for the shell,
-// 4001 max_lifetime, 4002 terminated, 1001 server_shutdown, 1003/1008
-// protocol_error, 1011 error). A session that ends without a status frame
-// ended with "connection lost", never status 0; `cairn exec` then exits
-// 255. Status reasons: exited, oom_killed, max_lifetime, terminated,
-// server_shutdown, protocol_error, error (exit code 125 when the command's
-// own is unknown). The audit adds client_closed and client_gone.
+// 4001 max_lifetime, 4005 timeout, 4002 terminated, 1001 server_shutdown,
+// 1003/1008 protocol_error, 1011 error). A session that ends without a
+// status frame ended with "connection lost", never status 0; `cairn exec`
+// then exits 255. Status reasons: exited, oom_killed, max_lifetime,
+// timeout, terminated, server_shutdown, protocol_error, error (exit code
+// 125 when the command's own is unknown). The audit adds client_closed and
+// client_gone.
+//
+// The optional Cairn-Exec-Options header (OptionsHeader) carries the
+// working directory, added variables and a timeout; a signal frame a
+// signal's name, which the server delivers to the command.
 //
 // # Flow control and limits
 //

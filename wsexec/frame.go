@@ -24,8 +24,13 @@ const (
 	ChannelStdout byte = 0x01
 	ChannelStderr byte = 0x02
 	ChannelStatus byte = 0x03
+	// ChannelSignal carries a signal's name (INT, TERM, …) to the command.
+	ChannelSignal byte = 0x04
 	ChannelClose  byte = 0xFF
 )
+
+// Signals a client may send, by name without "SIG".
+var Signals = []string{"HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "CONT", "STOP", "TSTP", "WINCH", "ALRM"}
 
 // Limits.
 const (
@@ -53,6 +58,7 @@ const (
 	ReasonExited         = ptyshell.ReasonExited
 	ReasonOOMKilled      = ptyshell.ReasonOOMKilled
 	ReasonMaxLifetime    = ptyshell.ReasonMaxLifetime
+	ReasonTimeout        = ptyshell.ReasonTimeout
 	ReasonTerminated     = ptyshell.ReasonTerminated
 	ReasonServerShutdown = ptyshell.ReasonServerShutdown
 	ReasonProtocolError  = ptyshell.ReasonProtocolError

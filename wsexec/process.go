@@ -38,6 +38,9 @@ type Process interface {
 	// Stop asks the command to end (SIGTERM, then SIGKILL after the stop
 	// timeout); a no-op once it has ended.
 	Stop(ctx context.Context) error
+	// Signal delivers a signal, one of Signals, to the command (and what
+	// it started); a no-op once it has ended.
+	Signal(ctx context.Context, name string) error
 	// Close is the teardown: it closes the streams, ends the command and
 	// removes its container, on a context of its own. An error is logged
 	// and left to the reapers.

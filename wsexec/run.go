@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ type RunOptions struct {
 	PingInterval time.Duration // default 20 s
 	PongWait     time.Duration // a silent server is gone after this; default 60 s
 	WriteWait    time.Duration // per write; default 10 s
+	// Signals, when set, are delivered to the command as they come: each
+	// a name of Signals (others are dropped here, never sent).
+	Signals <-chan string
 }
 
 // Run drives an exec over conn, whose 101 named Subprotocol: it streams
@@ -48,6 +52,7 @@ func Run(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, std
 	defer wg.Wait()
 	defer close(c.done)
 	go c.pumpStdin(stdin) // not waited: a read of a terminal may never return
+	go c.pumpSignals(o.Signals)
 	st, err := c.receive(stdout, stderr)
 	if err != nil && ctx.Err() != nil {
 		return Status{}, ctx.Err()
@@ -80,6 +85,20 @@ func (c *runner) pumpStdin(stdin io.Reader) {
 		}
 	}
 	_ = c.send(ChannelClose, []byte{ChannelStdin}) // a failure shows in receive
+}
+
+// pumpSignals sends each signal asked for until Run returns.
+func (c *runner) pumpSignals(signals <-chan string) {
+	for {
+		select {
+		case name := <-signals:
+			if slices.Contains(Signals, name) && c.send(ChannelSignal, []byte(name)) != nil {
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
 }
 
 func (c *runner) send(ch byte, p []byte) error {

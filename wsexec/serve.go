@@ -16,7 +16,10 @@ import (
 
 // ServeOptions shape one session; zero durations take the defaults.
 type ServeOptions struct {
-	MaxLifetime  time.Duration // from start; default 8 h
+	MaxLifetime time.Duration // from start; default 8 h
+	// Timeout, when set, ends the command this long after it started,
+	// with reason timeout: the one its request gave.
+	Timeout      time.Duration
 	OpenTimeout  time.Duration // upgrade → started; default 30 s
 	PingInterval time.Duration // default 20 s
 	PongWait     time.Duration // a silent client is gone after this; default 60 s

@@ -25,6 +25,12 @@ func (e *protocolError) Error() string { return "protocol error: " + e.what }
 func (s *session) await(ctx context.Context) ServeResult {
 	life := time.NewTimer(s.o.MaxLifetime)
 	defer life.Stop()
+	var deadline <-chan time.Time
+	if s.o.Timeout > 0 {
+		t := time.NewTimer(s.o.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
 	outc := s.outerr
 	for {
 		select {
@@ -42,6 +48,8 @@ func (s *session) await(ctx context.Context) ServeResult {
 			return s.clientEnded(err)
 		case <-life.C:
 			return s.stopped(ReasonMaxLifetime, "ended after the maximum lifetime of "+s.o.MaxLifetime.String())
+		case <-deadline:
+			return s.stopped(ReasonTimeout, "ended after its timeout of "+s.o.Timeout.String())
 		case <-ctx.Done():
 			if errors.Is(context.Cause(ctx), ErrTerminated) {
 				return s.stopped(ReasonTerminated, "ended by an operator")

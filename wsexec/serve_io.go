@@ -1,10 +1,12 @@
 package wsexec
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -63,6 +65,16 @@ func (s *session) deliver(in *stdinState, msg []byte) error {
 			return nil
 		}
 		s.in.Add(int64(len(msg) - 1))
+	case ChannelSignal:
+		name := string(msg[1:])
+		if !slices.Contains(Signals, name) {
+			return &protocolError{code: websocket.ClosePolicyViolation, what: "a signal frame naming no signal cairn delivers"}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.o.WriteWait)
+		defer cancel()
+		if err := s.proc.Signal(ctx, name); err != nil {
+			s.o.Logger.Info("exec signal not delivered", "signal", name, "err", err)
+		}
 	case ChannelClose:
 		if len(msg) != 2 {
 			return &protocolError{code: websocket.ClosePolicyViolation, what: "a close frame without its one channel byte"}

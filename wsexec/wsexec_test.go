@@ -32,6 +32,8 @@ type catProcess struct {
 	once   sync.Once
 	closes atomic.Int32
 	stops  atomic.Int32
+	// signals receives each signal delivered, when set.
+	signals chan string
 }
 
 func newCat(code int) *catProcess {
@@ -75,6 +77,13 @@ func (p *catProcess) Stop(context.Context) error {
 	p.stops.Add(1)
 	p.pr.CloseWithError(errors.New("stopped"))
 	p.end()
+	return nil
+}
+
+func (p *catProcess) Signal(_ context.Context, name string) error {
+	if p.signals != nil {
+		p.signals <- name
+	}
 	return nil
 }
 
@@ -207,6 +216,7 @@ func TestServeProtocolErrors(t *testing.T) {
 		"TextFrame":        {websocket.TextMessage, []byte("hi"), websocket.CloseUnsupportedData},
 		"StdinAfterClose":  {websocket.BinaryMessage, []byte{wsexec.ChannelClose, 0, 0xFE}, websocket.ClosePolicyViolation},
 		"CloseWithoutByte": {websocket.BinaryMessage, []byte{wsexec.ChannelClose}, websocket.ClosePolicyViolation},
+		"UnknownSignal":    {websocket.BinaryMessage, []byte{wsexec.ChannelSignal, 'S', 'E', 'G', 'V'}, websocket.ClosePolicyViolation},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -2,8 +2,10 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"io"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -30,7 +32,8 @@ const (
 // in between. Like CreateShell it runs detached from ctx.
 func (s *Shells) CreateExec(ctx context.Context, spec service.ExecSpec) (wsexec.Process, error) {
 	cfg := s.sessionConfig(sessionMeta{kind: KindExec, idLabel: LabelExec, idEnv: "CAIRN_EXEC_ID", id: spec.ExecID,
-		workspaceID: spec.WorkspaceID, workspaceName: spec.WorkspaceName, tokenName: spec.TokenName, expires: spec.Expires},
+		workspaceID: spec.WorkspaceID, workspaceName: spec.WorkspaceName, tokenName: spec.TokenName, expires: spec.Expires,
+		dir: spec.Dir, execEnv: spec.Env},
 		spec.Argv, nil)
 	cfg.StdinOnce = true // the end of the attach's stdin closes the command's
 	a, err := s.createContainer(ctx, KindExec, spec.Name, cfg, s.hostConfig(spec.VolumeName))
@@ -93,6 +96,16 @@ func (p *execProc) Wait(ctx context.Context) (wsexec.ExitStatus, error) { return
 // Stop sends SIGTERM, then SIGKILL after stopSecs; an ended or absent
 // container is no error.
 func (p *execProc) Stop(ctx context.Context) error { return p.stop(ctx) }
+
+// Signal sends the signal to the container's init, which passes it to
+// the command; an ended or absent container is no error.
+func (p *execProc) Signal(ctx context.Context, name string) error {
+	err := p.s.cli.ContainerKill(ctx, p.id, "SIG"+name)
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		return fmt.Errorf("signal the exec container: %w", err)
+	}
+	return nil
+}
 
 // Close is the one teardown: the attach connection closes (unblocking
 // Output and Write), and the container is removed by force, killing a

@@ -175,6 +175,10 @@ type sessionMeta struct {
 	workspaceID, workspaceName string
 	tokenName                  string
 	expires                    time.Time
+	// An exec's own: its working directory (the mount root when empty)
+	// and variables, after cairn's and before the operator's, which win.
+	dir     string
+	execEnv []string
 }
 
 // sessionConfig is the container a shell and an exec share: the shell
@@ -190,8 +194,8 @@ func (s *Shells) sessionConfig(m sessionMeta, argv, env []string) *container.Con
 		Image:        s.cfg.Image,
 		Entrypoint:   argv[:1],
 		Cmd:          argv[1:],
-		Env:          append(env, s.cfg.Env...),
-		WorkingDir:   cairn.MountPath,
+		Env:          append(append(env, m.execEnv...), s.cfg.Env...),
+		WorkingDir:   cmp.Or(m.dir, cairn.MountPath),
 		User:         s.cfg.User,
 		OpenStdin:    true,
 		AttachStdin:  true,

@@ -1,14 +1,18 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
 	"github.com/cairn-dev/cairn/wsexec"
 )
@@ -52,7 +56,10 @@ func (s *Shells) execPod(spec service.ExecSpec) (*corev1.Pod, error) {
 	pod.Annotations[AnnotationExpires] = strconv.FormatInt(spec.Expires.Unix(), 10)
 	c := &pod.Spec.Containers[0]
 	c.Name, c.Lifecycle = KindExec, nil
-	c.Env = s.sessionEnv(nil, spec.WorkspaceID, spec.WorkspaceName, "CAIRN_EXEC_ID", spec.ExecID)
+	c.Env = s.sessionEnv(nil, spec.WorkspaceID, spec.WorkspaceName, "CAIRN_EXEC_ID", spec.ExecID, spec.Env...)
+	// The command runs as an exec beside the holder, where and with what
+	// the container gives it.
+	c.WorkingDir = cmp.Or(spec.Dir, cairn.MountPath)
 	return pod, nil
 }
 
@@ -133,6 +140,16 @@ func (p *execProc) Wait(ctx context.Context) (wsexec.ExitStatus, error) {
 
 // Stop deletes the pod with the stop grace: SIGTERM, then SIGKILL.
 func (p *execProc) Stop(ctx context.Context) error { return p.stop(ctx) }
+
+// Signal signals every process of the pod but its holder (PID 1): the
+// command runs as an exec beside it, so there is no one process to aim
+// at. The name is one of wsexec.Signals, never the caller's text.
+func (p *execProc) Signal(ctx context.Context, name string) error {
+	if !slices.Contains(wsexec.Signals, name) {
+		return fmt.Errorf("%q is no signal cairn delivers", name)
+	}
+	return p.oneShot(ctx, []string{"/bin/sh", "-c", "kill -s " + name + " -1"})
+}
 
 // Close is the teardown: the streams end, the pod is deleted and gone.
 func (p *execProc) Close() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +24,11 @@ import (
 
 // holdArgv keeps a shell or exec pod up until it is deleted; the image
 // needs /bin/sh and sleep, as the busybox shell image has.
-var holdArgv = []string{"/bin/sh", "-c", "exec sleep 2147483647"}
+//
+// It ignores the signals an exec may be sent, which reach every process
+// of the pod (exec's Signal): only TERM and KILL end it, as a pod's stop
+// must.
+var holdArgv = []string{"/bin/sh", "-c", "trap '' HUP INT QUIT USR1 USR2 ALRM WINCH TSTP; exec sleep 2147483647"}
 
 // session is one command run in a pod, and the pod's life: the exec, its
 // exit status, the stop and the one teardown. Its owner adds the streams.
@@ -81,6 +86,17 @@ func (se *session) run(ctx context.Context, opts corev1.PodExecOptions, streams 
 		done(err)
 	}()
 	return nil
+}
+
+// oneShot runs argv in the pod's container beside the session's command
+// and waits for it; its output is dropped.
+func (se *session) oneShot(ctx context.Context, argv []string) error {
+	exec, err := se.s.execExecutor(se.name, &corev1.PodExecOptions{Container: se.container, Command: argv,
+		Stdout: true, Stderr: true})
+	if err != nil {
+		return fmt.Errorf("exec in the pod: %w", err)
+	}
+	return exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: io.Discard, Stderr: io.Discard})
 }
 
 // streamGrace is how long the exec's streams may take, after the pod's

@@ -185,11 +185,12 @@ func (s *Shells) shellContainer(spec service.ShellSpec) corev1.Container {
 
 // sessionEnv is a session container's environment: lead, then cairn's
 // variables (idEnv holds the session's ID), then the operator's.
-func (s *Shells) sessionEnv(lead []corev1.EnvVar, workspaceID, workspaceName, idEnv, id string) []corev1.EnvVar {
+func (s *Shells) sessionEnv(lead []corev1.EnvVar, workspaceID, workspaceName, idEnv, id string, execEnv ...string) []corev1.EnvVar {
 	env := append(lead, corev1.EnvVar{Name: "LANG", Value: "C.UTF-8"}, corev1.EnvVar{Name: "HOME", Value: ShellHome},
 		corev1.EnvVar{Name: "CAIRN_WORKSPACE_ID", Value: workspaceID},
 		corev1.EnvVar{Name: "CAIRN_WORKSPACE_NAME", Value: workspaceName}, corev1.EnvVar{Name: idEnv, Value: id})
-	for _, kv := range s.opts.Env {
+	// An exec's own variables come before the operator's, which win.
+	for _, kv := range append(execEnv, s.opts.Env...) {
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, corev1.EnvVar{Name: k, Value: v})
 	}

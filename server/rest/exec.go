@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/route"
@@ -54,9 +55,14 @@ func (a *API) execHandshake(w http.ResponseWriter, r *http.Request, id string) i
 	if err != nil {
 		return a.refuseExec(w, r, id, &cairn.Error{Reason: cairn.ReasonInvalidParameters, Detail: err.Error(), Err: err})
 	}
+	opts, err := wsexec.DecodeOptions(r.Header.Get(wsexec.OptionsHeader))
+	if err != nil {
+		return a.refuseExec(w, r, id, &cairn.Error{Reason: cairn.ReasonInvalidParameters, Detail: err.Error(), Err: err})
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 	defer cancel()
-	sess, err := svc.OpenExec(ctx, cairn.ExecOpen{WorkspaceID: r.PathValue("workspaceID"), Argv: argv, ClientAddr: r.RemoteAddr})
+	sess, err := svc.OpenExec(ctx, cairn.ExecOpen{WorkspaceID: r.PathValue("workspaceID"), Argv: argv, ClientAddr: r.RemoteAddr,
+		Dir: opts.Dir, Env: opts.EnvList(), Timeout: time.Duration(opts.TimeoutS) * time.Second})
 	if err != nil {
 		return a.refuseExec(w, r, id, err)
 	}

@@ -64,6 +64,14 @@ func (x *Execs) OpenExec(ctx context.Context, o cairn.ExecOpen) (*ExecSession, e
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "the command is empty")
 	}
+	if o.Timeout < 0 || o.Timeout > x.config.MaxLifetime {
+		return nil, cairn.Errorf(cairn.ReasonInvalidParameters,
+			"the timeout must be between 0 and the maximum lifetime of %s", x.config.MaxLifetime)
+	}
+	dir, err := x.svc.workDir(ctx, o.WorkspaceID, o.Dir)
+	if err != nil {
+		return nil, err
+	}
 	e, life, err := x.enter(ctx, o.WorkspaceID, o.ClientAddr, openedAt, func(r registration) *execEntry {
 		return &execEntry{registration: r, argv0: o.Argv[0], argc: len(o.Argv)}
 	})
@@ -80,13 +88,13 @@ func (x *Execs) OpenExec(ctx context.Context, o cairn.ExecOpen) (*ExecSession, e
 	proc, err := createOnReady(ctx, &x.containerSessions, e, func(ctx context.Context, ws *cairn.Workspace) (wsexec.Process, error) {
 		return x.rt.CreateExec(ctx, ExecSpec{Name: e.container, ExecID: e.id, WorkspaceID: ws.ID,
 			WorkspaceName: ws.Name, VolumeName: ws.VolumeName, TokenName: e.tokenName, Argv: o.Argv,
-			Expires: x.svc.now().Add(x.config.MaxLifetime)})
+			Dir: dir, Env: o.Env, Expires: x.svc.now().Add(x.config.MaxLifetime)})
 	})
 	if err != nil {
 		x.dropRow(ctx, e.id)
 		return nil, err
 	}
-	return &ExecSession{x: x, e: e, proc: proc, life: life}, nil
+	return &ExecSession{x: x, e: e, proc: proc, life: life, timeout: o.Timeout}, nil
 }
 
 // dropRow deletes an exec's registry row once its container is gone, and

@@ -36,6 +36,8 @@ type ExecSpec struct {
 	VolumeName    string // mounted read-write at cairn.MountPath
 	TokenName     string // "" without authentication
 	Argv          []string
+	Dir           string   // the working directory, under cairn.MountPath
+	Env           []string // NAME=value, added to the session's
 	// Expires is when the container counts as leaked (cairn.expires).
 	Expires time.Time
 }

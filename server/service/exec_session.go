@@ -17,7 +17,8 @@ type ExecSession struct {
 	// life is the session's context, detached from the request; Shutdown
 	// cancels it with wsexec.ErrServerShutdown.
 	life    context.Context
-	audited bool // the EXEC_STARTED row was written
+	audited bool          // the EXEC_STARTED row was written
+	timeout time.Duration // the request's, 0 for none
 }
 
 // ID is the exec's ID.
@@ -41,7 +42,7 @@ func (es *ExecSession) Abort() {
 func (es *ExecSession) options() wsexec.ServeOptions {
 	c := es.x.config
 	return wsexec.ServeOptions{
-		MaxLifetime: c.MaxLifetime, OpenTimeout: c.OpenTimeout, PingInterval: c.PingInterval,
+		MaxLifetime: c.MaxLifetime, Timeout: es.timeout, OpenTimeout: c.OpenTimeout, PingInterval: c.PingInterval,
 		PongWait: c.PongWait, WriteWait: c.WriteWait, StopTimeout: c.StopTimeout + 10*time.Second,
 		DrainTimeout: c.DrainTimeout, Logger: es.x.log, Starting: es.starting,
 	}

@@ -115,3 +115,27 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// workDir checks an exec's working directory: a directory of the volume,
+// the mount root for "". A symlink is not followed, so the command starts
+// where the path says.
+func (s *Service) workDir(ctx context.Context, workspaceID, dir string) (string, error) {
+	if dir == "" {
+		return cairn.MountPath, nil
+	}
+	if err := cairn.ValidateListPath(dir); err != nil {
+		return "", err
+	}
+	dir = path.Clean(dir)
+	if dir == cairn.MountPath {
+		return dir, nil
+	}
+	reply, err := s.browse(ctx, workspaceID, sidecar.BrowseRequest{Op: sidecar.OpStat, Path: dir})
+	if err != nil {
+		return "", err
+	}
+	if reply.File == nil || reply.File.Type != sidecar.TypeDir {
+		return "", cairn.Errorf(cairn.ReasonInvalidParameters, "the working directory '%s' is not a directory", dir)
+	}
+	return dir, nil
+}
