@@ -277,3 +277,27 @@ func TestServePutSymlinkRace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "top secret", string(data))
 }
+
+func TestServeStat(t *testing.T) {
+	v := newVolume(t)
+	v.mkdir(t, "d")
+	v.write(t, "d/f", []byte("abc"), 0o640)
+	v.symlink(t, v.outside, "out")
+	s := startServe(t, serveVars(v))
+	stat := func(p string) BrowseReply { return s.do(t, BrowseRequest{Op: OpStat, Path: p}) }
+
+	r := stat(v.at("d"))
+	require.True(t, r.OK, deref(r.Error))
+	require.Equal(t, TypeDir, r.File.Type, "a directory describes itself, not its entries")
+	require.Empty(t, r.Entries)
+	r = stat(v.at("d/f"))
+	require.Equal(t, TypeFile, r.File.Type)
+	require.Equal(t, int64(3), r.File.Size)
+	require.NotEmpty(t, r.File.ETag)
+	r = stat(v.at("out"))
+	require.Equal(t, TypeSymlink, r.File.Type, "a symlink is described, never followed")
+	require.Equal(t, TypeDir, stat(v.ws).File.Type)
+	requireRefused(t, stat(v.at("out/secret")), ReasonPathIsSymlink)
+	requireRefused(t, stat(v.at("nope")), ReasonPathNotFound)
+	requireRefused(t, stat(v.at("../x")), ReasonPathOutsideMount)
+}
