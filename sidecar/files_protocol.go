@@ -22,6 +22,9 @@ const (
 	// CommandWrite names a writer's posture, not a command: it runs serve
 	// with CAIRN_WRITABLE=1.
 	CommandWrite = "serve-writable"
+	// CommandWatch writes a WatchLine on stdout for each batch of changes
+	// under CAIRN_MOUNT_ROOT, until stdin ends.
+	CommandWatch = "watch"
 )
 
 // Environment variables of the files commands.
@@ -36,6 +39,7 @@ const (
 	EnvArchiveSHA256 = "CAIRN_ARCHIVE_SHA256"  // unpack: the recorded digest of the archive (base64)
 	EnvWritable      = "CAIRN_WRITABLE"        // serve: "1" answers the write operations too
 	EnvMaxWriteBytes = "CAIRN_MAX_WRITE_BYTES" // serve, writable: the most one put carries
+	EnvWatchPollMS   = "CAIRN_WATCH_POLL_MS"   // watch: poll this often instead of using inotify
 )
 
 // Archive formats.
@@ -230,3 +234,51 @@ type Grant struct {
 // ReasonSidecarRejected is a pack refused by the server: a Grant carried an
 // error instead of a URL. It is the API reason of the same name.
 const ReasonSidecarRejected = "sidecar_rejected"
+
+// Watch modes: inotify where the filesystem has it, else polling.
+const (
+	WatchInotify = "inotify"
+	WatchPoll    = "poll"
+)
+
+// Ops of a Change.
+const (
+	ChangeCreated   = "created"
+	ChangeWritten   = "written"
+	ChangeRemoved   = "removed"
+	ChangeMovedFrom = "moved_from"
+	ChangeMovedTo   = "moved_to"
+)
+
+// Why a watch asks for a resync: changes were lost.
+const (
+	ResyncOverflow = "overflow"  // the kernel's queue, or a batch, ran over
+	ResyncTooLarge = "too_large" // more directories or entries than a watch follows
+)
+
+// Bounds of a watch.
+const (
+	WatchWindow      = 50 * time.Millisecond // a batch is sent this long after its first change
+	MaxWatchBatch    = 1024                  // distinct paths in one batch
+	MaxWatchDirs     = 65536                 // directories inotify follows
+	MaxPollEntries   = 100_000               // entries one poll looks at
+	DefaultPollEvery = 2 * time.Second
+	MaxWatchLine     = 8 << 20 // a line: MaxWatchBatch paths of PATH_MAX, escaped
+)
+
+// Change is one path that changed: its op, and whether it is a directory.
+type Change struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Dir  bool   `json:"dir,omitempty"`
+}
+
+// WatchLine is one line a watch writes: Ready once its watches are set
+// (Mode says how it watches), then batches of Changes, each path once
+// with its last op, or Resync when changes were lost.
+type WatchLine struct {
+	Ready   bool     `json:"ready,omitempty"`
+	Mode    string   `json:"mode,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
+	Resync  string   `json:"resync,omitempty"`
+}

@@ -15,7 +15,7 @@ type Env func(string) string
 // also converse over in and out. It returns the process exit code.
 func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	if len(args) != 1 {
-		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack or unpack"), ExitUsage)
+		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack, unpack or watch"), ExitUsage)
 	}
 	switch args[0] {
 	case CommandPrep:
@@ -30,6 +30,8 @@ func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 		return finish(out, pack(env, in, out))
 	case CommandUnpack:
 		return finish(out, unpack(env))
+	case CommandWatch:
+		return watch(env, in, out)
 	default:
 		return emit(out, Failure(ReasonEnvInvalid, fmt.Sprintf("unknown command %q", args[0])), ExitUsage)
 	}
