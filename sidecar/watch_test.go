@@ -156,7 +156,7 @@ func TestWatchOverflow(t *testing.T) {
 		require.LessOrEqual(t, len(l.Changes), MaxWatchBatch)
 		resync = l.Resync == ResyncOverflow
 	}
-	inW.Close() //nolint:errcheck // a pipe's Close never fails
+	inW.Close()               //nolint:errcheck // a pipe's Close never fails
 	go io.Copy(io.Discard, r) //nolint:errcheck // drain until it ends
 	select {
 	case code := <-done:
