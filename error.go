@@ -119,6 +119,8 @@ const (
 	ReasonIdempotencyConflict Reason = "idempotency_conflict"
 	// ReasonIdempotencyInProgress: the first request of the key still runs.
 	ReasonIdempotencyInProgress Reason = "idempotency_in_progress"
+	// ReasonWatchUnavailable: this server cannot watch a volume's files.
+	ReasonWatchUnavailable Reason = "watch_unavailable"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

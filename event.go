@@ -18,7 +18,25 @@ const (
 	EventWorkspaceDeleted  EventType = "workspace.deleted"
 	EventArtifactUpserted  EventType = "artifact.upserted"
 	EventArtifactDeleted   EventType = "artifact.deleted"
+
+	// EventFilesChanged is a batch of file changes of a watched
+	// workspace; EventFilesResync says file changes were missed: list
+	// the files again. Both carry a Cursor to resume from.
+	EventFilesChanged EventType = "files.changed"
+	EventFilesResync  EventType = "files.resync"
 )
+
+// Why a files.resync frame was sent: besides the watcher's own reasons
+// (overflow, too_large), a cursor the server no longer knows.
+const ResyncCursorUnknown = "cursor_unknown"
+
+// FileChangeNote is one path of a files.changed frame: its op (created,
+// written, removed, moved_from, moved_to) and whether it is a directory.
+type FileChangeNote struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Dir  bool   `json:"dir,omitempty"`
+}
 
 // Event is one frame of the events stream. Change frames carry Seq
 // (contiguous from 1 per connection), ID and At; an upsert also carries the
@@ -31,6 +49,12 @@ type Event struct {
 	Artifact   *Artifact  `json:"artifact,omitempty"`
 	At         time.Time  `json:"at,omitzero"`
 	ServerTime time.Time  `json:"server_time,omitzero"`
+
+	// The files frames'.
+	WorkspaceID string           `json:"workspace_id,omitempty"`
+	Cursor      string           `json:"cursor,omitempty"`
+	Changes     []FileChangeNote `json:"changes,omitempty"`
+	Reason      string           `json:"reason,omitempty"`
 }
 
 // IsChange reports whether e is a change frame (upsert or delete).
@@ -60,6 +84,10 @@ func (e Event) WorkspaceOf() string {
 // workspace.
 type EventFilter struct {
 	WorkspaceID string
+	// Files, with WorkspaceID, adds the files frames of the changes
+	// under that path of its volume; Cursor resumes them.
+	Files  string
+	Cursor string
 }
 
 // EventStream is one subscription. Next blocks for the next frame. When the

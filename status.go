@@ -58,6 +58,7 @@ var reasonStatus = map[Reason]int{
 
 	ReasonIdempotencyConflict:   http.StatusConflict,
 	ReasonIdempotencyInProgress: http.StatusConflict,
+	ReasonWatchUnavailable:      http.StatusNotFound,
 
 	// The shell's refusals before the websocket upgrade.
 	ReasonWebsocketRequired:   http.StatusBadRequest,

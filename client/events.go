@@ -51,8 +51,13 @@ func (c *Client) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventSt
 	if f.WorkspaceID != "" {
 		q.Set("workspace_id", f.WorkspaceID)
 	}
+	if f.Files != "" {
+		q.Set("files", f.Files)
+	}
 	s := &stream{
-		url:    c.websocketURL("/v1/events", q),
+		url:    func(q url.Values) string { return c.websocketURL("/v1/events", q) },
+		query:  q,
+		cursor: f.Cursor,
 		header: c.header(),
 		dialer: &websocket.Dialer{
 			Proxy:            http.ProxyFromEnvironment,
@@ -70,7 +75,8 @@ func (c *Client) Events(ctx context.Context, f cairn.EventFilter) (cairn.EventSt
 // stream is one subscription; Next is called from one goroutine at a
 // time, Close from any.
 type stream struct {
-	url    string
+	url    func(url.Values) string
+	query  url.Values
 	header http.Header
 	dialer *websocket.Dialer
 	stop   func() bool
@@ -83,6 +89,7 @@ type stream struct {
 	lost    bool                        // a disconnect was reported since the last hello
 	resync  bool                        // a resync frame is due after the hello just returned
 	fatal   error                       // 401, 403: returned by every call
+	cursor  string                      // the last files frame's: a redial resumes from it
 
 	mu        sync.Mutex // guards current and closed's closing
 	current   *link
@@ -135,6 +142,9 @@ func (s *stream) Next(ctx context.Context) (cairn.Event, error) {
 		if err := json.Unmarshal(it.raw, &ev); err != nil {
 			return cairn.Event{}, s.disconnect(fmt.Errorf("events: undecodable frame: %w", err))
 		}
+		if ev.Cursor != "" {
+			s.cursor = ev.Cursor
+		}
 		if ev.Type == cairn.EventHello {
 			s.redial.Reset()
 			s.resync, s.lost = s.lost, false
@@ -159,7 +169,14 @@ func (s *stream) connect(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-	ws, resp, err := s.dialer.DialContext(ctx, s.url, s.header)
+	q := url.Values{}
+	for k, v := range s.query {
+		q[k] = v
+	}
+	if s.cursor != "" {
+		q.Set("cursor", s.cursor)
+	}
+	ws, resp, err := s.dialer.DialContext(ctx, s.url(q), s.header)
 	if resp != nil && resp.Body != nil {
 		if err != nil {
 			err = decodeError(resp)

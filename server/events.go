@@ -7,11 +7,12 @@ import (
 
 	"github.com/cairn-dev/cairn/server/events"
 	"github.com/cairn-dev/cairn/server/route"
+	"github.com/cairn-dev/cairn/server/service"
 )
 
 // eventsRoute builds the live events stream (Serve runs its listener) and
 // declares its route.
-func (s *Server) eventsRoute() (route.Route, error) {
+func (s *Server) eventsRoute(svc *service.Service) (route.Route, error) {
 	ev, err := events.New(events.Config{
 		Store: s.db,
 		// The LISTEN session is named after this server's API address, so
@@ -22,10 +23,22 @@ func (s *Server) eventsRoute() (route.Route, error) {
 		Registerer:      s.registry,
 		Logger:          s.log,
 		RequestIDHeader: s.cfg.API.APIs.RequestLogging.RequestIDHeader,
+		Files:           fileWatcher{svc},
 	})
 	if err != nil {
 		return route.Route{}, err
 	}
 	s.events = ev
 	return route.Route{Method: "GET", Path: "/v1/events", Scope: route.Read, Handler: ev}, nil
+}
+
+// fileWatcher gives the events stream the service's file watches.
+type fileWatcher struct{ svc *service.Service }
+
+func (f fileWatcher) WatchFiles(ctx context.Context, workspaceID, path, cursor string) (events.FileFeed, error) {
+	w, err := f.svc.WatchFiles(ctx, workspaceID, path, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }

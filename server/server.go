@@ -267,7 +267,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		LogLevel:    logLevel(logging.LogLevel),
 		CallTimeout: requestTimeout(t),
 	})...)
-	eventsRoute, err := s.eventsRoute()
+	eventsRoute, err := s.eventsRoute(svc)
 	if err != nil {
 		return nil, err
 	}

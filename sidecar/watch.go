@@ -356,7 +356,9 @@ func diffScans(before, now map[string]stamp, b *batch) {
 }
 
 // batch is the changes of one window: each path once, in the order first
-// seen, with its last op (a file created then written stays created).
+// seen, with its last op — but a path that arrived (created, moved in)
+// stays arrived when it is then written, and one created and gone again
+// (a writer's temporary file) is not reported.
 type batch struct {
 	order    []string
 	ops      map[string]Change
@@ -382,8 +384,13 @@ func (b *batch) add(p, op string, dir bool) {
 		}
 		b.order = append(b.order, p)
 	}
-	if seen && old.Op == ChangeCreated && op == ChangeWritten {
-		op = ChangeCreated
+	arrived := seen && (old.Op == ChangeCreated || old.Op == ChangeMovedTo)
+	switch {
+	case arrived && op == ChangeWritten:
+		return // what arrived in this batch stays arrived
+	case arrived && old.Op == ChangeCreated && (op == ChangeRemoved || op == ChangeMovedFrom):
+		delete(b.ops, p) // came and went within the batch: a writer's temporary file
+		return
 	}
 	b.ops[p] = Change{Path: p, Op: op, Dir: dir}
 }
@@ -392,9 +399,11 @@ func (b *batch) empty() bool { return len(b.order) == 0 && !b.overflow && !b.too
 func (b *batch) full() bool  { return len(b.order) >= MaxWatchBatch || b.overflow }
 
 func (b *batch) changes() []Change {
-	out := make([]Change, len(b.order))
-	for i, p := range b.order {
-		out[i] = b.ops[p]
+	out := make([]Change, 0, len(b.order))
+	for _, p := range b.order {
+		if c, ok := b.ops[p]; ok {
+			out = append(out, c)
+		}
 	}
 	return out
 }

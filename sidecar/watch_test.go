@@ -165,3 +165,21 @@ func TestWatchOverflow(t *testing.T) {
 		t.Fatal("watch did not end with its stdin")
 	}
 }
+
+func TestWatchBatch(t *testing.T) {
+	b := newBatch()
+	b.add("/w/tmp", ChangeCreated, false)
+	b.add("/w/tmp", ChangeWritten, false)
+	b.add("/w/tmp", ChangeMovedFrom, false) // a writer's temporary file: never reported
+	b.add("/w/f", ChangeMovedTo, false)
+	b.add("/w/f", ChangeWritten, false) // closed after its rename: still arrived
+	b.add("/w/g", ChangeWritten, false)
+	b.add("/w/g", ChangeRemoved, false)
+	b.add("/w/d", ChangeCreated, true)
+	require.Equal(t, []Change{{Path: "/w/f", Op: ChangeMovedTo}, {Path: "/w/g", Op: ChangeRemoved},
+		{Path: "/w/d", Op: ChangeCreated, Dir: true}}, b.changes())
+	for i := range MaxWatchBatch {
+		b.add("/w/n"+strconv.Itoa(i), ChangeCreated, false)
+	}
+	require.True(t, b.overflow, "a batch past its bound overflows instead of growing")
+}

@@ -59,7 +59,9 @@ type Runtime struct {
 	slots  chan struct{}
 	log    *slog.Logger
 	browse *browsers
-	now    func() time.Time
+	// watches are the running watch containers, ended by StopBrowse.
+	watches watchSet
+	now     func() time.Time
 	// leftovers are the containers whose removal failed, retried.
 	leftovers leftovers
 }

@@ -89,7 +89,7 @@ func (r *Runtime) MountCounts(ctx context.Context, names []string) (map[string]i
 		return nil, unavailable("list containers", err)
 	}
 	for _, c := range list {
-		if c.Labels[LabelApp] == r.cfg.AppName && c.Labels[LabelCommand] == sidecar.CommandServe {
+		if c.Labels[LabelApp] == r.cfg.AppName && cairnsReader(c.Labels[LabelCommand]) {
 			continue
 		}
 		seen := map[string]bool{}
@@ -137,4 +137,10 @@ func readOnlyWorkspaceMount(volume string) mount.Mount {
 	m := workspaceMount(volume)
 	m.ReadOnly = true
 	return m
+}
+
+// cairnsReader reports cairn's own readers of a volume, the browse and
+// watch containers, which never count as its users.
+func cairnsReader(command string) bool {
+	return command == sidecar.CommandServe || command == sidecar.CommandWatch
 }

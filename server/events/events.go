@@ -76,6 +76,25 @@ type Config struct {
 	MaxPending int
 	// Now is the clock of "at" and "server_time"; default time.Now.
 	Now func() time.Time
+	// Files feeds the files frames of a subscriber that asks for a
+	// workspace's files; nil refuses such a subscriber (watch_unavailable).
+	Files FileWatcher
+}
+
+// FileWatcher subscribes to the file changes of a workspace's volume under
+// a path, from a cursor (service.Service.WatchFiles).
+type FileWatcher interface {
+	WatchFiles(ctx context.Context, workspaceID, path, cursor string) (FileFeed, error)
+}
+
+// FileFeed is one subscriber's files frames, encoded. Lagged is closed
+// once it fell behind, its last frame a resync; Ended once the watch
+// ended. Close lets go of it.
+type FileFeed interface {
+	Frames() <-chan []byte
+	Lagged() <-chan struct{}
+	Ended() <-chan struct{}
+	Close()
 }
 
 // Events is one server's events stream: Run listens, ServeHTTP serves

@@ -1,10 +1,12 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -33,7 +35,14 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"GET /v1/events is a websocket; send the Upgrade handshake"))
 		return
 	}
-	sub := e.hub.subscribe(r.URL.Query().Get("workspace_id"))
+	q := r.URL.Query()
+	feed, err := e.fileFeed(r, q)
+	if err != nil {
+		e.refuse(w, r, "Cannot watch the workspace's files", err)
+		return
+	}
+	defer feed.Close()
+	sub := e.hub.subscribe(q.Get("workspace_id"))
 	if sub == nil {
 		e.refuse(w, r, "Server shutting down", cairn.Errorf(cairn.ReasonNotReady, "the server is shutting down"))
 		return
@@ -46,13 +55,41 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tcp, ok := conn.NetConn().(*net.TCPConn); ok {
 		_ = tcp.SetWriteBuffer(sendBuffer) // only a bound; the default works too
 	}
-	e.serve(conn, sub)
+	e.serve(conn, sub, feed)
 }
+
+// fileFeed subscribes to the files frames the request asks for with
+// files=PATH (and workspace_id, and a cursor to resume from); a feed that
+// never sends when it asks for none.
+func (e *Events) fileFeed(r *http.Request, q url.Values) (FileFeed, error) {
+	if !q.Has("files") {
+		if q.Has("cursor") {
+			return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "a cursor resumes the files frames: ask for them with files")
+		}
+		return noFiles{}, nil
+	}
+	ws := q.Get("workspace_id")
+	switch {
+	case ws == "":
+		return nil, cairn.Errorf(cairn.ReasonInvalidParameters, "files frames are of one workspace: give workspace_id too")
+	case e.cfg.Files == nil:
+		return nil, cairn.Errorf(cairn.ReasonWatchUnavailable, "this server does not watch files")
+	}
+	return e.cfg.Files.WatchFiles(r.Context(), ws, cmp.Or(q.Get("files"), cairn.MountPath), q.Get("cursor"))
+}
+
+// noFiles is the feed of a subscriber that asked for no files frames.
+type noFiles struct{}
+
+func (noFiles) Frames() <-chan []byte   { return nil }
+func (noFiles) Lagged() <-chan struct{} { return nil }
+func (noFiles) Ended() <-chan struct{}  { return nil }
+func (noFiles) Close()                  {}
 
 // serve writes hello, then the subscriber's frames and pings, until the
 // peer goes, the subscriber lags (resync, then close) or the server shuts
 // down (close, going away).
-func (e *Events) serve(conn *websocket.Conn, sub *subscriber) {
+func (e *Events) serve(conn *websocket.Conn, sub *subscriber, feed FileFeed) {
 	gone := make(chan struct{})
 	go e.read(conn, gone)
 	defer func() {
@@ -94,6 +131,16 @@ func (e *Events) serve(conn *websocket.Conn, sub *subscriber) {
 			if e.writeFrame(conn, f, seq) != nil {
 				return
 			}
+		case body := <-feed.Frames():
+			if e.write(conn, body) != nil {
+				return
+			}
+		case <-feed.Lagged():
+			e.lag(conn) // resync, then 1008: list the files again after reconnecting
+			return
+		case <-feed.Ended():
+			e.closeWith(conn, websocket.CloseGoingAway, "the file watch ended; subscribe again")
+			return
 		}
 	}
 }

@@ -435,3 +435,9 @@ func (r *Runtime) browseError(err error) error {
 		return unavailable("run a browse request in its pod", err)
 	}
 }
+
+// Watch is not served on Kubernetes yet: a watcher pod would outlive the
+// sidecar deadline every pod of cairn's has. Reasons: watch_unavailable.
+func (r *Runtime) Watch(context.Context, service.BrowseTarget, time.Duration) (service.WatchStream, error) {
+	return nil, cairn.Errorf(cairn.ReasonWatchUnavailable, "watching a workspace's files is served on Docker; this server runs on Kubernetes")
+}

@@ -143,6 +143,22 @@ type Runtime interface {
 	// StopBrowse removes a workspace's browse container, if it has one, so
 	// that a teardown finds its volume unmounted.
 	StopBrowse(ctx context.Context, workspaceID string) error
+	// Watch starts a watcher of the volume: a sidecar mounting it
+	// read-only whose lines the stream delivers until Close, or until it
+	// ended (StopBrowse ends it too). pollEvery, when set, polls instead
+	// of using inotify. Reasons: docker_unavailable, sidecar_busy,
+	// watch_unavailable (a runtime that has none).
+	Watch(ctx context.Context, target BrowseTarget, pollEvery time.Duration) (WatchStream, error)
+}
+
+// WatchStream is one running watcher.
+type WatchStream interface {
+	// Lines delivers the watcher's lines, Ready first; closed when the
+	// watcher ended, Err then saying why (nil after Close).
+	Lines() <-chan sidecar.WatchLine
+	Err() error
+	// Close ends the watcher and removes its container; idempotent.
+	Close()
 }
 
 // BrowseTarget names the volume a browse container mounts: read-only, or

@@ -81,6 +81,7 @@ type Service struct {
 	sidecarTimeout time.Duration
 	unpackLimits   UnpackLimits
 	maxFileWrite   int64
+	watches        watchHubs
 
 	mounts      *mountCounter
 	dockerCheck cachedCheck

@@ -2,6 +2,7 @@ package servicetest
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
@@ -22,6 +23,7 @@ type Runtime struct {
 	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
 	BrowseFunc       func(ctx context.Context, t service.BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
 	StopBrowseFunc   func(ctx context.Context, workspaceID string) error
+	WatchFunc        func(ctx context.Context, t service.BrowseTarget, pollEvery time.Duration) (service.WatchStream, error)
 	// MaxVolume is what MaxVolumeBytes reports; 0, no bound, by default.
 	MaxVolume int64
 }
@@ -92,6 +94,13 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 		return nil, notSet("Runtime.Browse")
 	}
 	return r.BrowseFunc(ctx, t, req)
+}
+
+func (r *Runtime) Watch(ctx context.Context, t service.BrowseTarget, pollEvery time.Duration) (service.WatchStream, error) {
+	if r.WatchFunc == nil {
+		return nil, notSet("Runtime.Watch")
+	}
+	return r.WatchFunc(ctx, t, pollEvery)
 }
 
 // StopBrowse defaults to success: a fake runtime has no browse container.

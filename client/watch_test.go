@@ -1,0 +1,122 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// nextFiles reads frames until a files frame, skipping the rest.
+func nextFiles(t *testing.T, s cairn.EventStream) cairn.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), eventWait)
+	defer cancel()
+	for {
+		ev, err := s.Next(ctx)
+		require.NoError(t, err)
+		if ev.Type == cairn.EventFilesChanged || ev.Type == cairn.EventFilesResync {
+			return ev
+		}
+	}
+}
+
+// awaitChange reads files frames until path shows up with op.
+func awaitChange(t *testing.T, s cairn.EventStream, path, op string) cairn.Event {
+	t.Helper()
+	for {
+		ev := nextFiles(t, s)
+		t.Logf("frame %s %s %+v", ev.Type, ev.Reason, ev.Changes)
+		require.Equal(t, cairn.EventFilesChanged, ev.Type, "reason %q", ev.Reason)
+		for _, c := range ev.Changes {
+			if c.Path == path && c.Op == op {
+				return ev
+			}
+		}
+	}
+}
+
+// TestWatchFiles: a subscriber that asks for a workspace's files sees a
+// tool container's writes and the API's, under its path only; a cursor
+// resumes what a reconnect missed, and an unknown one is told to resync.
+func TestWatchFiles(t *testing.T) {
+	b := newBackend(t)
+	url := b.remote(t)
+	c := newClient(t, url)
+	ctx := t.Context()
+	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "watched"})
+	require.NoError(t, err)
+	require.NoError(t, c.SetupVolume(ctx, ws.ID))
+	d, err := c.InspectWorkspace(ctx, ws.ID)
+	require.NoError(t, err)
+	ws = d.Workspace
+	b.mkdir(t, ws, "/mnt/cairn/ws/in")
+
+	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in"})
+	require.NoError(t, err)
+	defer stream.Close()
+	hello, err := stream.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, cairn.EventHello, hello.Type)
+
+	b.sh(t, ws, "echo outside > /mnt/cairn/ws/not-watched && echo hi > /mnt/cairn/ws/in/by-tool")
+	ev := awaitChange(t, stream, "/mnt/cairn/ws/in/by-tool", "created")
+	require.Equal(t, ws.ID, ev.WorkspaceID)
+	require.NotEmpty(t, ev.Cursor)
+	for _, ch := range ev.Changes {
+		require.NotEqual(t, "/mnt/cairn/ws/not-watched", ch.Path, "only the path asked for")
+	}
+	_, err = c.WriteFile(ctx, ws.ID, cairn.FileWriteParams{Path: "/mnt/cairn/ws/in/by-api", Data: []byte("x")})
+	require.NoError(t, err)
+	last := awaitChange(t, stream, "/mnt/cairn/ws/in/by-api", "moved_to")
+	require.NoError(t, stream.Close())
+
+	t.Run("OKResumed", func(t *testing.T) {
+		b.sh(t, ws, "echo missed > /mnt/cairn/ws/in/while-away")
+		again, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in", Cursor: last.Cursor})
+		require.NoError(t, err)
+		defer again.Close()
+		awaitChange(t, again, "/mnt/cairn/ws/in/while-away", "created")
+	})
+	t.Run("OKUnknownCursorResyncs", func(t *testing.T) {
+		stale, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in",
+			Cursor: "01ARZ3NDEKTSV4RRFFQ69G5FAV.7"})
+		require.NoError(t, err)
+		defer stale.Close()
+		ev := nextFiles(t, stale)
+		require.Equal(t, cairn.EventFilesResync, ev.Type)
+		require.Equal(t, cairn.ResyncCursorUnknown, ev.Reason)
+	})
+	for name, q := range map[string]string{
+		"ErrNoWorkspace": "?files=/mnt/cairn/ws",
+		"ErrBadCursor":   "?files=/mnt/cairn/ws&workspace_id=" + ws.ID + "&cursor=nope",
+		"ErrOutside":     "?files=/etc&workspace_id=" + ws.ID,
+		"ErrCursorAlone": "?cursor=x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/events"+q, nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+adminToken)
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+			req.Header.Set("Sec-WebSocket-Version", "13")
+			req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		})
+	}
+	t.Run("ErrNoVolume", func(t *testing.T) {
+		bare, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "unwatched"})
+		require.NoError(t, err)
+		s, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: bare.ID, Files: "/mnt/cairn/ws"})
+		require.NoError(t, err)
+		defer s.Close()
+		_, err = s.Next(ctx)
+		require.Equal(t, cairn.ReasonVolumeNotReady, cairn.ErrorReason(err), "%v", err)
+	})
+}
