@@ -57,7 +57,7 @@ func TestWatchFiles(t *testing.T) {
 
 	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in"})
 	require.NoError(t, err)
-	defer stream.Close()
+	defer stream.Close() //nolint:errcheck // closed once more at the end
 	hello, err := stream.Next(ctx)
 	require.NoError(t, err)
 	require.Equal(t, cairn.EventHello, hello.Type)
@@ -78,14 +78,14 @@ func TestWatchFiles(t *testing.T) {
 		b.sh(t, ws, "echo missed > /mnt/cairn/ws/in/while-away")
 		again, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in", Cursor: last.Cursor})
 		require.NoError(t, err)
-		defer again.Close()
+		defer again.Close() //nolint:errcheck // the test is over
 		awaitChange(t, again, "/mnt/cairn/ws/in/while-away", "created")
 	})
 	t.Run("OKUnknownCursorResyncs", func(t *testing.T) {
 		stale, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in",
 			Cursor: "01ARZ3NDEKTSV4RRFFQ69G5FAV.7"})
 		require.NoError(t, err)
-		defer stale.Close()
+		defer stale.Close() //nolint:errcheck // the test is over
 		ev := nextFiles(t, stale)
 		require.Equal(t, cairn.EventFilesResync, ev.Type)
 		require.Equal(t, cairn.ResyncCursorUnknown, ev.Reason)
@@ -115,7 +115,7 @@ func TestWatchFiles(t *testing.T) {
 		require.NoError(t, err)
 		s, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: bare.ID, Files: "/mnt/cairn/ws"})
 		require.NoError(t, err)
-		defer s.Close()
+		defer s.Close() //nolint:errcheck // the test is over
 		_, err = s.Next(ctx)
 		require.Equal(t, cairn.ReasonVolumeNotReady, cairn.ErrorReason(err), "%v", err)
 	})

@@ -71,7 +71,7 @@ func TestServeSignalsAndTimeout(t *testing.T) {
 		require.Equal(t, "INT", <-proc.signals)
 		require.Equal(t, "TERM", <-proc.signals)
 		cancel()
-		<-done
+		require.ErrorIs(t, <-done, context.Canceled)
 		result(t, results)
 		require.Empty(t, proc.signals)
 	})

@@ -128,9 +128,10 @@ func firstOf(values ...string) string {
 	return ""
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether the stream s (a writer, or stdin) is a
+// terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

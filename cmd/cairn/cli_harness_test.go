@@ -52,6 +52,13 @@ const (
 // database, bucket and app name, on a free loopback port.
 func startCLIServer(t testing.TB) *cliServer {
 	t.Helper()
+	return startCLIServerWith(t, "")
+}
+
+// startCLIServerWith is startCLIServer with more of the server's config:
+// extra, YAML of top-level keys the base config does not set.
+func startCLIServerWith(t testing.TB, extra string) *cliServer {
+	t.Helper()
 	dir, err := binaries()
 	require.NoError(t, err)
 	pg := stacktest.Postgres(t)
@@ -74,8 +81,8 @@ auth:
   tokens:
     - {name: admin, sha256: %s, scopes: [read, write, admin]}
     - {name: reader, sha256: %s, scopes: [read]}
-`, s.app, pg.Port, dsn[strings.LastIndex(dsn, "/")+1:strings.Index(dsn, "?")], pg.User, port, s.gw.Endpoint,
-		s.bucket, 2<<30, stacktest.Image(t), hash(cliAdminToken), hash(cliReadToken))
+%s`, s.app, pg.Port, dsn[strings.LastIndex(dsn, "/")+1:strings.Index(dsn, "?")], pg.User, port, s.gw.Endpoint,
+		s.bucket, 2<<30, stacktest.Image(t), hash(cliAdminToken), hash(cliReadToken), extra)
 	require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o600))
 	s.cmd = exec.Command(s.bin, "server", "-c", cfg)
 	s.cmd.Env = append(os.Environ(), "CAIRN_APP_SQL_PASSWORD="+pg.Password,
@@ -137,6 +144,14 @@ func (s *cliServer) cliIn(t testing.TB, dir string, args ...string) result {
 	t.Helper()
 	cmd := s.command(t.Context(), map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": s.token}, args...)
 	cmd.Dir = dir
+	return s.finish(t, cmd, args)
+}
+
+// cliInput is cli with stdin reading in.
+func (s *cliServer) cliInput(t testing.TB, in io.Reader, args ...string) result {
+	t.Helper()
+	cmd := s.command(t.Context(), map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": s.token}, args...)
+	cmd.Stdin = in
 	return s.finish(t, cmd, args)
 }
 

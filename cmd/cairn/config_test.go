@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -94,21 +93,9 @@ func useConfigFile(t *testing.T, content string) string {
 // error line, and the exit code.
 func runCLI(t *testing.T, args ...string) fsRun {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := newRootCommand()
-	cmd.SetOut(&stdout)
-	cmd.SetErr(&stderr)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(t.Context())
-	r := fsRun{stdout: stdout.String(), stderr: stderr.String()}
-	if err != nil {
-		r.stderr += "cairn: " + err.Error() + "\n"
-		r.code = 1
-		var exit exitError
-		if errors.As(err, &exit) {
-			r.code = int(exit)
-		}
-	}
+	var stdout bytes.Buffer
+	r := runCLIWith(t, nil, &stdout, args...)
+	r.stdout = stdout.String()
 	return r
 }
 

@@ -18,7 +18,7 @@ const (
 	exitFailed      exitError = 1 // anything else
 	exitUsage       exitError = 2 // a bad flag, argument or combination
 	exitNotFound    exitError = 3 // 404
-	exitConflict    exitError = 4 // 409
+	exitConflict    exitError = 4 // 409, 412
 	exitNotAllowed  exitError = 5 // 401, 403
 	exitUnavailable exitError = 6 // 502, 503, 504, or no answer at all
 )
@@ -93,7 +93,9 @@ func exitCodeOf(err error) exitError {
 	switch status {
 	case http.StatusNotFound:
 		return exitNotFound
-	case http.StatusConflict:
+	case http.StatusConflict, http.StatusPreconditionFailed:
+		// A file changed since its etag was read (412) is a conflict with
+		// another writer, as a target that exists is (409).
 		return exitConflict
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return exitNotAllowed

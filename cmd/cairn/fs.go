@@ -29,15 +29,17 @@ workspace, so its volume must be set up ('cairn ws setup').`
 func newFilesCommand(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fs",
-		Short: "Read a workspace volume's files without a shell (WS is a workspace name or ID)",
-		Long: "fs lists and reads the files of a workspace volume.\n\n" + volumePaths + `
+		Short: "Read, search and change a workspace volume's files without a shell (WS is a workspace name or ID)",
+		Long: "fs lists, reads, searches and changes the files of a workspace volume.\n\n" + volumePaths + `
 
 Whole files leave through an artifact: 'cairn art save WS PATH' (a directory
-with --format tar.gz or zip), then 'cairn art download'.`,
+with --format tar.gz or zip), then 'cairn art download'; files larger than a
+put takes come in through one: 'cairn art upload', then 'cairn art load'.`,
 		Args: usage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(fsList(c), fsStat(c), fsCat(c))
+	cmd.AddCommand(fsList(c), fsStat(c), fsCat(c), fsTree(c), fsGrep(c), fsFind(c),
+		fsPut(c), fsMakeDir(c), fsMove(c), fsRemove(c))
 	return cmd
 }
 
@@ -74,10 +76,7 @@ with -o name on a terminal.
 		Args:              usage(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: c.completeWorkspaces,
 		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
-			p := cairn.MountPath
-			if len(args) == 2 {
-				p = volumePath(args[1])
-			}
+			p := pathArg(args, 1)
 			id, err := workspaceID(cmd.Context(), cl, args[0])
 			if err != nil {
 				return err
@@ -324,6 +323,9 @@ func statView(p string, e *cairn.FileEntry, name func(string) string) view {
 			[2]string{"Modified", termkit.Stamp(time.Now(), e.MTime)})
 		if e.LinkTarget != nil {
 			f = append(f, [2]string{"Link target", termkit.Sanitize(*e.LinkTarget)})
+		}
+		if e.ETag != "" {
+			f = append(f, [2]string{"ETag", termkit.Sanitize(e.ETag)})
 		}
 		f.write(w, width)
 	}}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +37,8 @@ type fakeFiles struct {
 	reads    []cairn.FileReadParams
 	bodies   []map[string]any // artifact-from-volume and unpack requests
 	unpacked map[string]bool  // target directories that exist
+	writeMax int64            // GET /v1/info's file_write_max_bytes
+	writes   []cairn.FileWriteParams
 }
 
 const fakeWorkspaceID = "0f0e0d0c-0b0a-4000-8000-000000000001"
@@ -83,6 +84,10 @@ func (f *fakeFiles) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	ws := "/v1/workspaces/" + f.ws
 	switch {
+	case r.URL.Path == "/v1/info":
+		answer(w, http.StatusOK, map[string]any{"info": cairn.Info{Bounds: cairn.InfoBounds{FileWriteMaxBytes: f.writeMax}}})
+	case r.URL.Path == ws+"/files/content" && r.Method == http.MethodPut:
+		f.write(w, r)
 	case r.URL.Path == ws+"/files":
 		f.list(w, r)
 	case r.URL.Path == ws+"/files/content":
@@ -186,6 +191,25 @@ func (f *fakeFiles) read(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data[start:min(int64(len(data)), start+n)])
 }
 
+// write records a write and answers it made, without keeping the content.
+func (f *fakeFiles) write(w http.ResponseWriter, r *http.Request) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		panic(err) // the client sent no whole body: the test's failure shows
+	}
+	p := cairn.FileWriteParams{Path: r.URL.Query().Get("path"), Data: data, Mode: r.URL.Query().Get("mode"),
+		IfMatch: r.Header.Get("If-Match"), CreateOnly: r.Header.Get("If-None-Match") == "*"}
+	f.writes = append(f.writes, p)
+	answer(w, http.StatusOK, cairn.FileChange{Path: p.Path, Entry: &cairn.FileEntry{Name: path.Base(p.Path),
+		Type: cairn.FileTypeFile, Size: int64(len(data)), Mode: "0666", MTime: fakeTime, ETag: "etag-1"}})
+}
+
+func (f *fakeFiles) written() []cairn.FileWriteParams {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.writes)
+}
+
 func (f *fakeFiles) listed() []cairn.FileListParams {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -247,21 +271,35 @@ func (f *fakeFiles) cli(t *testing.T, args ...string) fsRun {
 // cliTo runs the CLI with its stdout on out.
 func (f *fakeFiles) cliTo(t *testing.T, out io.Writer, args ...string) fsRun {
 	t.Helper()
+	return runCLIWith(t, nil, out, append(args, "--server", f.url)...)
+}
+
+// cliIn runs the CLI with stdin reading in.
+func (f *fakeFiles) cliIn(t *testing.T, in io.Reader, args ...string) fsRun {
+	t.Helper()
+	var out bytes.Buffer
+	r := runCLIWith(t, in, &out, append(args, "--server", f.url)...)
+	r.stdout = out.String()
+	return r
+}
+
+// runCLIWith runs the CLI in process, stdin from in (when not nil) and
+// stdout on out, and reports its error as main does.
+func runCLIWith(t *testing.T, in io.Reader, out io.Writer, args ...string) fsRun {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd := newRootCommand()
+	if in != nil {
+		cmd.SetIn(in)
+	}
 	cmd.SetOut(out)
 	cmd.SetErr(&stderr)
-	cmd.SetArgs(append(args, "--server", f.url))
-	err := cmd.ExecuteContext(t.Context())
-	r := fsRun{stderr: stderr.String()}
-	if err != nil {
-		r.stderr += "cairn: " + err.Error() + "\n"
-		r.code = 1
-		var exit exitError
-		if errors.As(err, &exit) {
-			r.code = int(exit)
-		}
+	cmd.SetArgs(args)
+	r := fsRun{}
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		r.code = report(&stderr, err)
 	}
+	r.stderr = stderr.String()
 	return r
 }
 

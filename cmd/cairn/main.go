@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,14 +20,22 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		// An error may quote the server, so it is sanitised like any of its text.
-		fmt.Fprintln(os.Stderr, "cairn:", strings.Join(termkit.SanitizeLines(err.Error(), nil), "\n"))
-		var exit exitError
-		if errors.As(err, &exit) {
-			os.Exit(int(exit))
-		}
-		os.Exit(1)
+		os.Exit(report(os.Stderr, err))
 	}
+}
+
+// report writes a command's error to stderr and returns the status to exit
+// with: the one the error carries, else 1.
+func report(stderr io.Writer, err error) int {
+	if !errors.Is(err, errNothingMatched) {
+		// An error may quote the server, so it is sanitised like any of its text.
+		fmt.Fprintln(stderr, "cairn:", strings.Join(termkit.SanitizeLines(err.Error(), nil), "\n"))
+	}
+	var exit exitError
+	if errors.As(err, &exit) {
+		return int(exit)
+	}
+	return 1
 }
 
 // exitError carries a specific exit status out of a command.

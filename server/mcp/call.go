@@ -110,6 +110,12 @@ func structured(v any) (*mcpgo.CallToolResult, error) {
 	return mcpgo.NewToolResultStructured(v, string(mustJSON(v))), nil
 }
 
+// changed is the result of a tool that changes files: v as
+// structuredContent, and one sentence for clients that read text only.
+func changed(v any, format string, args ...any) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultStructured(v, fmt.Sprintf(format, args...)), nil
+}
+
 // badParameters is the invalid_parameters answer to an argument that the
 // schema accepts but a limit refuses.
 func badParameters(tool, format string, args ...any) error {
@@ -118,11 +124,19 @@ func badParameters(tool, format string, args ...any) error {
 
 // checkPage checks the paging arguments of the list tools.
 func checkPage(tool string, limit, offset *int) error {
-	if limit != nil && (*limit < 1 || *limit > cairn.MaxListLimit) {
-		return badParameters(tool, "'limit' must be between 1 and %d", cairn.MaxListLimit)
+	if err := checkLimit(tool, limit, cairn.MaxListLimit); err != nil {
+		return err
 	}
 	if offset != nil && *offset < 0 {
 		return badParameters(tool, "'offset' must be 0 or more")
+	}
+	return nil
+}
+
+// checkLimit checks an optional limit against 1 … most.
+func checkLimit(tool string, limit *int, most int) error {
+	if limit != nil && (*limit < 1 || *limit > most) {
+		return badParameters(tool, "'limit' must be between 1 and %d", most)
 	}
 	return nil
 }
@@ -140,14 +154,15 @@ func checkNames(kind string, names ...string) error {
 // page turns the paging arguments into the service's page; absent limit
 // means every row, which the service bounds.
 func page(limit, offset *int) cairn.Page {
-	var p cairn.Page
-	if limit != nil {
-		p.Limit = *limit
+	return cairn.Page{Limit: deref0(limit), Offset: deref0(offset)}
+}
+
+// deref0 is an optional integer, 0 (the service's default) when absent.
+func deref0(n *int) int {
+	if n == nil {
+		return 0
 	}
-	if offset != nil {
-		p.Offset = *offset
-	}
-	return p
+	return *n
 }
 
 func deref(s *string) string {

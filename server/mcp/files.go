@@ -73,23 +73,34 @@ var fileItem = object{props: []property{
 	{name: "mode", required: true, schema: leaf("string", "Permission bits in octal, e.g. 0644.")},
 	{name: "mtime", required: true, schema: leaf("string", "Last modification (RFC 3339).")},
 	{name: "link_target", schema: leaf("string", "A symlink's target, as written; never followed.")},
+	{name: "etag", schema: leaf("string", "A regular file's version: it changes whenever the file is written, replaced, "+
+		"resized or has its mode or owner changed. write_file takes it as if_match.")},
 }}
 
-type listFilesArgs struct {
+// fileArgs names one path of a workspace.
+type fileArgs struct {
 	WorkspaceName string `json:"workspace_name"`
 	Path          string `json:"path"`
-	Limit         *int   `json:"limit"`
-	After         string `json:"after"`
 }
 
-func (a listFilesArgs) check(tool string) error {
+func (a fileArgs) check(tool string) error {
 	if err := checkNames("workspace", a.WorkspaceName); err != nil {
 		return err
 	}
-	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > cairn.MaxFileListLimit) {
-		return badParameters(tool, "'limit' must be between 1 and %d", cairn.MaxFileListLimit)
-	}
 	return checkPath(tool, "path", a.Path)
+}
+
+type listFilesArgs struct {
+	fileArgs
+	Limit *int   `json:"limit"`
+	After string `json:"after"`
+}
+
+func (a listFilesArgs) check(tool string) error {
+	if err := a.fileArgs.check(tool); err != nil {
+		return err
+	}
+	return checkLimit(tool, a.Limit, cairn.MaxFileListLimit)
 }
 
 func (t *toolbox) listFiles(ctx context.Context, a listFilesArgs) (*mcpgo.CallToolResult, error) {
@@ -97,11 +108,7 @@ func (t *toolbox) listFiles(ctx context.Context, a listFilesArgs) (*mcpgo.CallTo
 	if err != nil {
 		return nil, err
 	}
-	p := cairn.FileListParams{Path: a.Path, After: a.After}
-	if a.Limit != nil {
-		p.Limit = *a.Limit
-	}
-	listing, err := t.svc.ListFiles(ctx, ws.ID, p)
+	listing, err := t.svc.ListFiles(ctx, ws.ID, cairn.FileListParams{Path: a.Path, After: a.After, Limit: deref0(a.Limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +116,13 @@ func (t *toolbox) listFiles(ctx context.Context, a listFilesArgs) (*mcpgo.CallTo
 }
 
 type readFileArgs struct {
-	WorkspaceName string `json:"workspace_name"`
-	Path          string `json:"path"`
-	Offset        *int   `json:"offset"`
-	Length        *int   `json:"length"`
+	fileArgs
+	Offset *int `json:"offset"`
+	Length *int `json:"length"`
 }
 
 func (a readFileArgs) check(tool string) error {
-	if err := checkNames("workspace", a.WorkspaceName); err != nil {
+	if err := a.fileArgs.check(tool); err != nil {
 		return err
 	}
 	if a.Offset != nil && *a.Offset < 0 {
@@ -125,7 +131,7 @@ func (a readFileArgs) check(tool string) error {
 	if a.Length != nil && (*a.Length < 1 || *a.Length > maxToolRead) {
 		return badParameters(tool, "'length' must be between 1 and %d", maxToolRead)
 	}
-	return checkPath(tool, "path", a.Path)
+	return nil
 }
 
 // readFile answers text as text and anything else as a blob resource, each

@@ -52,14 +52,27 @@ type harness struct {
 func setup(t testing.TB, cfg mcp.Config) *harness {
 	t.Helper()
 	h := newHarness(t)
+	h.serveMCP(t, h.svc, cfg)
+	return h
+}
+
+// serveMCP serves the endpoint over svc, as setup does; svc may wrap h.svc
+// to act at a chosen point of a call.
+func (h *harness) serveMCP(t testing.TB, svc mcp.Services, cfg mcp.Config) {
+	t.Helper()
 	cfg.Logger = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Enable = true
-	h.url = serve(t, authtest.Mount(t, "", mcp.Routes(h.svc, cfg))) + mcp.Path
-	return h
+	h.url = serve(t, authtest.Mount(t, "", mcp.Routes(svc, cfg))) + mcp.Path
 }
 
 // newHarness wires the service, without serving anything yet.
 func newHarness(t testing.TB) *harness {
+	t.Helper()
+	return newHarnessWith(t, service.Config{})
+}
+
+// newHarnessWith wires the service with cfg, its app name set.
+func newHarnessWith(t testing.TB, cfg service.Config) *harness {
 	t.Helper()
 	ctx := t.Context()
 	dbURL := stacktest.Database(t)
@@ -82,7 +95,8 @@ func newHarness(t testing.TB) *harness {
 			t.Errorf("remove the browse containers: %v", err)
 		}
 	})
-	svc := service.New(store, runtime, objects, service.Config{AppName: app})
+	cfg.AppName = app
+	svc := service.New(store, runtime, objects, cfg)
 	// Pinned as the server pins them, so parallel puts never race deletes.
 	require.NoError(t, svc.PinKeyPrefixes(ctx))
 	return &harness{svc: svc, db: db, app: app, sdk: gw.Client(), bucket: bucket, logs: &syncBuffer{}}

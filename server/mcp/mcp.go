@@ -1,5 +1,6 @@
-// Package mcp is cairn's MCP front door (name-addressed): eight tools over
-// the Model Context Protocol's Streamable HTTP transport, stateless. Each
+// Package mcp is cairn's MCP front door (name-addressed): tools for
+// workspaces, artifacts and the files of a workspace volume, over the Model
+// Context Protocol's Streamable HTTP transport, stateless. Each
 // tool checks its arguments against its published input schema, resolves
 // workspace and artifact names to rows, and ends in the same service method
 // as the matching REST route. Every failure is a tool result with isError
@@ -30,6 +31,8 @@ type Services interface {
 	cairn.ArtifactService
 	cairn.VolumeTransferService
 	cairn.FileService
+	cairn.FileWriter
+	cairn.FileFinder
 }
 
 // Config holds the endpoint's settings; zero values take defaults.
@@ -123,6 +126,8 @@ const instructions = `cairn keeps the files of a piece of work safe while the co
 A workspace is the shared scratch space of one scope of work. Its Docker volume is mounted at /mnt/cairn/ws in your container and in the short-lived containers cairn starts to move files, so a path under /mnt/cairn/ws names the same file for you and for cairn. The volume is disposable: treat it as scratch. Artifacts are the durable part: named files that cairn keeps in its object store, independent of any volume.
 
 The usual flow: when you have a file worth keeping, call upload_artifact to store it under a name; later, in this container or another one of the same workspace, call download_artifact to bring it back. list_artifacts shows what is kept; update_artifact replaces the content of a kept file with a newer version.
+
+To look at or change the volume's files without a shell of your own: list_files, read_file, get_file_info, search_files and directory_tree read; write_file, edit_file, create_directory, move_file and delete_path change. Prefer edit_file for a small change to a text file: it refuses to overwrite a change made since it read the file.
 
 You cannot create workspaces or volumes; an operator does. Before a transfer, call get_workspace and check that volume_state is READY. NONE means the workspace has no volume yet, and only an operator can provision it.
 

@@ -23,7 +23,9 @@ type kind int
 const (
 	kindString  kind = iota
 	kindInteger      // optional only
+	kindBoolean      // optional only
 	kindStrings      // an array of strings, optional only
+	kindObjects      // an array of objects, each described by fields
 )
 
 // param is one property of a tool's input. The published schema and the
@@ -34,6 +36,7 @@ type param struct {
 	kind     kind
 	required bool
 	enum     []string // kindStrings: the allowed item values, if limited
+	fields   []param  // kindObjects: the properties of each item
 	desc     string
 }
 
@@ -49,8 +52,17 @@ func optionalInteger(name, desc string) param {
 	return param{name: name, kind: kindInteger, desc: desc}
 }
 
+func optionalBoolean(name, desc string) param {
+	return param{name: name, kind: kindBoolean, desc: desc}
+}
+
 func optionalStrings(name, desc string, enum ...string) param {
 	return param{name: name, kind: kindStrings, enum: enum, desc: desc}
+}
+
+// requiredObjects is an array of objects, each closed like a tool's input.
+func requiredObjects(name, desc string, fields ...param) param {
+	return param{name: name, kind: kindObjects, required: true, fields: fields, desc: desc}
 }
 
 // inputSchema renders params in the one form every cairn tool publishes:
@@ -65,7 +77,8 @@ func inputSchema(params []param) json.RawMessage {
 	return mustJSON(object{props: props, closed: true})
 }
 
-// schema is the property's own JSON Schema.
+// schema is the property's own JSON Schema: an optional property may also
+// be null, which reads as absent.
 func (p param) schema() any {
 	type items struct {
 		Type string   `json:"type"`
@@ -73,19 +86,25 @@ func (p param) schema() any {
 	}
 	type prop struct {
 		Type        any    `json:"type"`
-		Items       *items `json:"items,omitempty"`
+		Items       any    `json:"items,omitempty"`
 		Description string `json:"description"`
 	}
-	switch {
-	case p.kind == kindString && p.required:
-		return prop{Type: "string", Description: p.desc}
-	case p.kind == kindString:
-		return prop{Type: []string{"null", "string"}, Description: p.desc}
-	case p.kind == kindInteger:
-		return prop{Type: []string{"null", "integer"}, Description: p.desc}
-	default:
-		return prop{Type: []string{"null", "array"}, Items: &items{Type: "string", Enum: p.enum}, Description: p.desc}
+	var typ any = kindTypes[p.kind]
+	if !p.required {
+		typ = []string{"null", kindTypes[p.kind]}
 	}
+	switch p.kind {
+	case kindStrings:
+		return prop{Type: typ, Items: items{Type: "string", Enum: p.enum}, Description: p.desc}
+	case kindObjects:
+		return prop{Type: typ, Items: inputSchema(p.fields), Description: p.desc}
+	}
+	return prop{Type: typ, Description: p.desc}
+}
+
+// kindTypes names the JSON Schema type of each kind.
+var kindTypes = map[kind]string{
+	kindString: "string", kindInteger: "integer", kindBoolean: "boolean", kindStrings: "array", kindObjects: "array",
 }
 
 // object is a JSON Schema object whose properties keep their order. closed
@@ -142,6 +161,16 @@ func decodeArguments(params []param, raw any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	clean, problems := checkObject(params, obj)
+	if len(problems) > 0 {
+		return nil, cairn.Errorf(reasonInvalidArguments, "%s", strings.Join(problems, "; "))
+	}
+	return mustJSON(clean), nil
+}
+
+// checkObject checks obj against params and returns it clean, with every
+// problem found: unknown properties first, then each param's in order.
+func checkObject(params []param, obj map[string]any) (map[string]any, []string) {
 	var problems []string
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		if obj[name] != nil && !slices.ContainsFunc(params, func(p param) bool { return p.name == name }) {
@@ -164,10 +193,7 @@ func decodeArguments(params []param, raw any) ([]byte, error) {
 		}
 		clean[p.name] = norm
 	}
-	if len(problems) > 0 {
-		return nil, cairn.Errorf(reasonInvalidArguments, "%s", strings.Join(problems, "; "))
-	}
-	return mustJSON(clean), nil
+	return clean, problems
 }
 
 // argumentObject decodes the arguments; absent arguments are an empty
@@ -215,8 +241,15 @@ func (p param) check(v any) (any, string) {
 			return nil, fmt.Sprintf("property '%s' must be an integer, got %s", p.name, jsonType(v))
 		}
 		return n, ""
-	default:
+	case kindBoolean:
+		if _, ok := v.(bool); !ok {
+			return nil, fmt.Sprintf("property '%s' must be a boolean, got %s", p.name, jsonType(v))
+		}
+		return v, ""
+	case kindStrings:
 		return p.checkStrings(v)
+	default:
+		return p.checkObjects(v)
 	}
 }
 
@@ -238,6 +271,31 @@ func (p param) checkStrings(v any) (any, string) {
 		out[i] = s
 	}
 	return out, ""
+}
+
+// checkObjects checks each item against p.fields; an item's problems are
+// named with its index.
+func (p param) checkObjects(v any) (any, string) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Sprintf("property '%s' must be an array of objects, got %s", p.name, jsonType(v))
+	}
+	out := make([]map[string]any, len(list))
+	var problems []string
+	for i, item := range list {
+		at := fmt.Sprintf("property '%s' item %d", p.name, i)
+		obj, ok := item.(map[string]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s must be an object, got %s", at, jsonType(item)))
+			continue
+		}
+		clean, bad := checkObject(p.fields, obj)
+		for _, b := range bad {
+			problems = append(problems, at+": "+b)
+		}
+		out[i] = clean
+	}
+	return out, strings.Join(problems, "; ")
 }
 
 // integer accepts a JSON number with no fractional part (1000 and 1e3

@@ -11,6 +11,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/auth"
 	"github.com/cairn-dev/cairn/server/mcp"
 	"github.com/cairn-dev/cairn/server/route"
@@ -58,6 +59,32 @@ func TestToolScopes(t *testing.T) {
 	text := fails(t, call(t, reader, "rename_artifact",
 		map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}), "forbidden")
 	require.Equal(t, "forbidden: token 'reader' lacks scope 'write'", text)
+
+	t.Run("ErrReaderCannotChangeFiles", func(t *testing.T) {
+		p := cairn.MountPath + "/f"
+		for tool, args := range map[string]map[string]any{
+			"write_file":       {"path": p, "content": "x"},
+			"edit_file":        {"path": p, "edits": []map[string]any{{"old_text": "x", "new_text": "y"}}},
+			"create_directory": {"path": p},
+			"move_file":        {"from": p, "to": p + "2"},
+			"delete_path":      {"path": p},
+		} {
+			args["workspace_name"] = "scoped"
+			text := fails(t, call(t, reader, tool, args), "forbidden")
+			require.Equal(t, "forbidden: token 'reader' lacks scope 'write'", text, tool)
+		}
+	})
+	t.Run("OKReaderFindsFiles", func(t *testing.T) {
+		// The workspace has no volume: getting that far proves the scope was enough.
+		for tool, args := range map[string]map[string]any{
+			"get_file_info":  {"path": cairn.MountPath},
+			"search_files":   {"glob": "*"},
+			"directory_tree": {},
+		} {
+			args["workspace_name"] = "scoped"
+			fails(t, call(t, reader, tool, args), "volume_not_ready")
+		}
+	})
 
 	ok(t, call(t, writer, "rename_artifact", map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}))
 	var actor string

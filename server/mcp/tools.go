@@ -41,6 +41,14 @@ func (t *toolbox) tools() []mcpserver.ServerTool {
 		serve(t, listFilesTool, t.listFiles),
 		serve(t, readFileTool, t.readFile),
 		serve(t, unpackArtifactTool, t.unpackArtifact),
+		serve(t, getFileInfoTool, t.getFileInfo),
+		serve(t, searchFilesTool, t.searchFiles),
+		serve(t, directoryTreeTool, t.directoryTree),
+		serve(t, writeFileTool, t.writeFile),
+		serve(t, editFileTool, t.editFile),
+		serve(t, createDirectoryTool, t.createDirectory),
+		serve(t, moveFileTool, t.moveFile),
+		serve(t, deletePathTool, t.deletePath),
 	}
 }
 

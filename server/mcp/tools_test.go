@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,12 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// textOnlyTools answer one text (or a resource) and publish no output
+// schema: the artifact actions, which report one sentence, and read_file,
+// whose answer is the file's bytes.
+var textOnlyTools = []string{"download_artifact", "upload_artifact", "update_artifact", "delete_artifact",
+	"rename_artifact", "unpack_artifact", "read_file"}
 
 // TestToolsList pins what tools/list publishes, byte for byte as sent
 // (names, descriptions, input and output schemas, annotations), against
@@ -49,6 +56,37 @@ func TestToolsList(t *testing.T) {
 		require.Equal(t, string(want), got.String())
 	})
 
+	t.Run("OKFileToolHints", func(t *testing.T) {
+		res, err := connect(t, h.url, "").ListTools(t.Context(), mcpgo.ListToolsRequest{})
+		require.NoError(t, err)
+		type hints struct{ readOnly, destructive, idempotent bool }
+		want := map[string]hints{
+			"get_file_info": {readOnly: true}, "search_files": {readOnly: true}, "directory_tree": {readOnly: true},
+			"write_file":       {destructive: true, idempotent: true},
+			"edit_file":        {destructive: true},
+			"create_directory": {idempotent: true},
+			"move_file":        {destructive: true},
+			"delete_path":      {destructive: true, idempotent: true},
+		}
+		for _, tool := range res.Tools {
+			w, isFileTool := want[tool.Name]
+			if !isFileTool {
+				continue
+			}
+			delete(want, tool.Name)
+			a := tool.Annotations
+			require.Equal(t, w.readOnly, *a.ReadOnlyHint, tool.Name)
+			require.False(t, *a.OpenWorldHint, tool.Name)
+			if !w.readOnly {
+				require.Equal(t, w.destructive, *a.DestructiveHint, tool.Name)
+				require.Equal(t, w.idempotent, *a.IdempotentHint, tool.Name)
+			}
+			require.Equal(t, "object", tool.OutputSchema.Type, tool.Name)
+			require.Contains(t, tool.OutputSchema.Properties, "path", tool.Name)
+		}
+		require.Empty(t, want, "every file tool is listed")
+	})
+
 	t.Run("OKSchemaForm", func(t *testing.T) {
 		res, err := connect(t, h.url, "").ListTools(t.Context(), mcpgo.ListToolsRequest{})
 		require.NoError(t, err)
@@ -66,12 +104,18 @@ func TestToolsList(t *testing.T) {
 					require.NotContains(t, p, banned, "%s.%s: constraints are prose only", tool.Name, name)
 				}
 			}
-			read := strings.HasPrefix(tool.Name, "get_") || strings.HasPrefix(tool.Name, "list_")
-			require.Equal(t, read, tool.OutputSchema.Type == "object", "%s: only read tools have an output schema", tool.Name)
+			textOnly := slices.Contains(textOnlyTools, tool.Name)
+			require.Equal(t, !textOnly, tool.OutputSchema.Type == "object", "%s: output schema", tool.Name)
+			require.NotNil(t, tool.Annotations.ReadOnlyHint, tool.Name)
+			if !*tool.Annotations.ReadOnlyHint {
+				require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
+				require.NotNil(t, tool.Annotations.IdempotentHint, tool.Name)
+			}
 		}
 		require.ElementsMatch(t, []string{"get_workspace", "list_workspaces", "list_artifacts", "download_artifact",
 			"upload_artifact", "update_artifact", "delete_artifact", "rename_artifact",
-			"list_files", "read_file", "unpack_artifact"}, names)
+			"list_files", "read_file", "unpack_artifact", "get_file_info", "search_files", "directory_tree",
+			"write_file", "edit_file", "create_directory", "move_file", "delete_path"}, names)
 	})
 }
 
@@ -137,6 +181,18 @@ func TestArguments(t *testing.T) {
 		{"ErrDescriptionTooLong", "upload_artifact", map[string]any{"workspace_name": "ws", "artifact_name": "a",
 			"source_path": "/mnt/cairn/ws/a", "description": long},
 			"invalid_parameters", "upload_artifact parameters are not valid: description is 4097 bytes; at most 4096 are allowed"},
+		{"ErrWrongTypeBoolean", "write_file", map[string]any{"workspace_name": "ws", "path": "/mnt/cairn/ws/f", "content": "",
+			"create_only": "yes"}, "invalid_arguments", "property 'create_only' must be a boolean, got a string"},
+		{"ErrEditsNotArray", "edit_file", map[string]any{"workspace_name": "ws", "path": "/mnt/cairn/ws/f", "edits": "x"},
+			"invalid_arguments", "property 'edits' must be an array of objects, got a string"},
+		{"ErrEditNotObject", "edit_file", map[string]any{"workspace_name": "ws", "path": "/mnt/cairn/ws/f", "edits": []any{"x"}},
+			"invalid_arguments", "property 'edits' item 0 must be an object, got a string"},
+		{"ErrEditShape", "edit_file", map[string]any{"workspace_name": "ws", "path": "/mnt/cairn/ws/f",
+			"edits": []any{map[string]any{"old_text": "a", "new_text": "b"}, map[string]any{"old_text": 1, "extra": true}}},
+			"invalid_arguments", "property 'edits' item 1: unknown property 'extra'; property 'edits' item 1: " +
+				"property 'old_text' must be a string, got a number; property 'edits' item 1: missing required property 'new_text'"},
+		{"ErrEmptyFrom", "move_file", map[string]any{"workspace_name": "ws", "from": "", "to": "/mnt/cairn/ws/b"},
+			"invalid_parameters", "move_file parameters are not valid: 'from' must not be empty"},
 		{"ErrEmptyPath", "download_artifact", map[string]any{"workspace_name": "ws", "artifact_name": "a", "target_path": ""},
 			"invalid_parameters", "download_artifact parameters are not valid: 'target_path' must not be empty"},
 	} {
