@@ -31,7 +31,7 @@ func newEventsCommand(c *cli) *cobra.Command {
 					return err
 				}
 			}
-			return c.follow(cmd.Context(), cl, f)
+			return c.follow(cmd.Context(), cl, f, c.writeEvent)
 		}),
 	}
 	cmd.Flags().StringVar(&ws, "ws", "", "only this workspace and its artifacts (name or ID)")
@@ -41,7 +41,8 @@ func newEventsCommand(c *cli) *cobra.Command {
 
 // follow writes the stream's frames until ctx is done (nil then) or the
 // stream fails for good.
-func (c *cli) follow(ctx context.Context, cl *client.Client, f cairn.EventFilter) error {
+func (c *cli) follow(ctx context.Context, cl *client.Client, f cairn.EventFilter,
+	write func(*json.Encoder, cairn.Event) error) error {
 	stream, err := cl.Events(ctx, f)
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, f cairn.EventFilter
 		case err != nil:
 			return err
 		}
-		if err := c.writeEvent(enc, ev); err != nil {
+		if err := write(enc, ev); err != nil {
 			return fmt.Errorf("write event: %w", err)
 		}
 	}

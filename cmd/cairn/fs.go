@@ -39,7 +39,7 @@ put takes come in through one: 'cairn art upload', then 'cairn art load'.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(fsList(c), fsStat(c), fsCat(c), fsTree(c), fsGrep(c), fsFind(c),
-		fsPut(c), fsMakeDir(c), fsMove(c), fsRemove(c))
+		fsPut(c), fsMakeDir(c), fsMove(c), fsRemove(c), fsWatch(c))
 	return cmd
 }
 
