@@ -28,10 +28,15 @@ type Backend interface {
 	cairn.EventService
 	cairn.VolumeTransferService
 	cairn.FileService
+	cairn.FileWriter
 	cairn.MaintenanceService
 	cairn.AuditService
 	Transfers
 	Shells
+	// Info is what the server offers and the bounds it holds requests
+	// to: an upload into the volume is checked against its file write
+	// bound before any byte is sent.
+	Info(ctx context.Context) (*cairn.Info, error)
 }
 
 // Transfers moves file content between this machine and the store through
@@ -98,9 +103,12 @@ type Options struct {
 	Connect Connector
 	// Remote is set when the program runs where the operator is not (the
 	// workbench over SSH): this machine's disk and process are not the
-	// operator's, so uploads from and downloads to a local path, and
-	// suspending, say why not instead (remote.go).
+	// operator's, so uploads from and downloads to a local path, editing
+	// in an editor and suspending say why not instead (remote.go).
 	Remote bool
+	// Editor is the command line that edits a volume file's private copy,
+	// its path appended as the last argument; defaults to $EDITOR, else vi.
+	Editor string
 }
 
 // osc52 copies with one OSC 52 sequence written to the terminal, as glow

@@ -29,6 +29,7 @@ type Connector func(name string) (Backend, string, error)
 func (m *Model) attach(b Backend) {
 	if m.connCancel != nil {
 		m.connCancel()
+		m.act.Close() // an edit of the old server's volume ends with it
 	}
 	m.connCtx, m.connCancel = context.WithCancel(m.ctx)
 	m.connSince = m.id()

@@ -28,9 +28,10 @@ func (m *Model) listFiles(r files.ListMsg) tea.Cmd {
 }
 
 // volumeChanged tells every screen that cairn may have written a
-// workspace's volume ("" for any): its files panes list again.
-func (m *Model) volumeChanged(wsID string) tea.Cmd {
-	return m.stack.Broadcast(screen.RefreshMsg{WorkspaceID: wsID})
+// workspace's volume ("" for any): its files panes list again, the one
+// listing the directory of at ("" for none) with the cursor going there.
+func (m *Model) volumeChanged(wsID, at string) tea.Cmd {
+	return m.stack.Broadcast(screen.RefreshMsg{WorkspaceID: wsID, At: at})
 }
 
 // volumeEntry is the entry at p as the files pane of the workspace that

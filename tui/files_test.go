@@ -394,7 +394,7 @@ func TestFilesUnpack(t *testing.T) {
 
 	t.Log("an existing target is refused under the field")
 	h.key("h", "X").typeText("out_").key("enter", "enter")
-	require.Contains(t, flat(h.view()), "it exists already in the volume — name a new directory")
+	require.Contains(t, flat(h.view()), "it exists already in the volume — choose a new name")
 	require.IsType(t, &form.Model{}, h.m.modal, "the form stays")
 	h.typeText("2").key("enter")
 	require.Nil(t, h.m.modal)
@@ -527,20 +527,27 @@ func TestFilesHintsAndHelp(t *testing.T) {
 	h := newHarness(t)
 	volumeFleet(h)
 	openFilesAt(h, "/mnt/cairn/ws/out")
-	require.Equal(t, "enter open · h up · / filter · y copy · i save · L load here · X unpack here · r refresh · t transfers · ? help · q quit",
-		strings.TrimSpace(hintLine(h)))
+	require.Equal(t, "enter open · h up · / filter · i save · L load here · X unpack here · n new dir · u upload here · ? help · q quit",
+		strings.TrimSpace(hintLine(h)), "on a directory: no edit")
+	filesCursorOn(h, "report.csv")
+	require.Equal(t, "enter open · h up · / filter · i save · L load here · X unpack here · e edit · n new dir · ? help · q quit",
+		strings.TrimSpace(hintLine(h)), "on a file: edit first of the changes")
 	h.size(60, 16)
-	require.Equal(t, "enter open · h up · i save · L load here · ? help · q quit", strings.TrimSpace(hintLine(h)))
-	h.size(120, 40).key("?", "G")
-	v := h.view()
-	require.Contains(t, v, "This screen (files)")
+	require.Equal(t, "enter open · h up · i save · e edit · ? help · q quit", strings.TrimSpace(hintLine(h)))
+	h.size(120, 40).key("?")
+	helpTo(h, "This screen (files)")
 	for _, line := range []string{
 		"backspace     up to the parent directory (h and left too; never above /mnt/cairn/ws)",
 		"p             preview the file's first 64 KiB (enter too)",
 		"i             save the file — or the directory, packed as tar.gz — as a new artifact",
 		"L             load an artifact into this directory (overwrites a file of its name)",
 		"X             unpack an archive artifact (tar.gz, zip) into a new directory here",
+		"e             edit a text file (up to 1 MiB) in $EDITOR; written back only over the version read",
+		"n             make a new directory here",
+		"u             upload a local file into this directory (up to the server's files.write.maxBytes)",
+		"R             rename or move the entry (its path, edited)",
+		"D/delete      delete the entry: a file or link after y, a directory and all in it after its typed name",
 	} {
-		require.Contains(t, v, line)
+		helpTo(h, line)
 	}
 }

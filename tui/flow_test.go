@@ -30,6 +30,12 @@ type flow struct {
 
 func newFlow(t *testing.T, seed func(b *tuitest.Backend), edit ...func(*config.Config)) *flow {
 	t.Helper()
+	return newFlowWith(t, seed, func(*Options) {}, edit...)
+}
+
+// newFlowWith is newFlow with opt editing the model's Options last.
+func newFlowWith(t *testing.T, seed func(b *tuitest.Backend), opt func(*Options), edit ...func(*config.Config)) *flow {
+	t.Helper()
 	clock := tuitest.NewClock(tuitest.Epoch())
 	b := tuitest.NewBackend(t, clock)
 	if seed != nil {
@@ -39,7 +45,9 @@ func newFlow(t *testing.T, seed func(b *tuitest.Backend), edit ...func(*config.C
 	for _, e := range edit {
 		e(cfg)
 	}
-	m, err := New(Options{Config: cfg, Backend: b, Theme: tuitest.Theme(false), Clock: clock.Now, Clipboard: &tuitest.Clipboard{}})
+	o := Options{Config: cfg, Backend: b, Theme: tuitest.Theme(false), Clock: clock.Now, Clipboard: &tuitest.Clipboard{}}
+	opt(&o)
+	m, err := New(o)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	return &flow{t: t, tm: teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40)), m: m, b: b, clock: clock}

@@ -158,5 +158,33 @@ func partThree() []scene {
 			volumeFleet(h)
 			h.key("i", "tab")
 		}},
+		{name: "modal_files_mkdir", setup: func(h *harness) {
+			volumeFleet(h)
+			openFilesAt(h, "/mnt/cairn/ws/out")
+			h.key("n").typeText("logs")
+		}},
+		{name: "modal_files_upload", setup: func(h *harness) {
+			volumeFleet(h)
+			openFilesAt(h, "/mnt/cairn/ws/out")
+			h.key("u").typeText("~/exports/report.csv")
+		}},
+		{name: "modal_files_move", setup: func(h *harness) {
+			volumeFleet(h)
+			openFilesAt(h, "/mnt/cairn/ws/out")
+			filesCursorOn(h, "report.csv")
+			h.key("R")
+		}},
+		{name: "modal_files_delete_dir", setup: func(h *harness) {
+			volumeFleet(h)
+			openFilesAt(h, "/mnt/cairn/ws/out")
+			filesCursorOn(h, "logs")
+			h.key("D")
+		}},
+		{name: "modal_files_delete_file", setup: func(h *harness) {
+			volumeFleet(h)
+			openFilesAt(h, "/mnt/cairn/ws/out")
+			filesCursorOn(h, "report.csv")
+			h.key("D")
+		}},
 	}
 }

@@ -33,7 +33,7 @@ func (h shellHost) ErrorToast(sentence string, err error) tea.Cmd {
 // overflowed it — and a new listing of every files pane, since the shell
 // may have written any volume and volumes send no events.
 func (h shellHost) Returned() tea.Cmd {
-	return tea.Batch(tea.WindowSize(), h.m.feed.Resync(), h.m.volumeChanged(""))
+	return tea.Batch(tea.WindowSize(), h.m.feed.Resync(), h.m.volumeChanged("", ""))
 }
 
 // feedHost is the root's side of the feed's Host.
@@ -75,9 +75,9 @@ func (h flowHost) OpenShell(w *cairn.Workspace) tea.Cmd {
 	return h.m.shell.Open(w, ptyshell.Size{Cols: max(1, h.m.width), Rows: max(1, h.m.height)})
 }
 
-func (h flowHost) Push(s screen.Screen) tea.Cmd      { return h.m.stack.Push(s) }
-func (h flowHost) OpenFiles(wsID string) tea.Cmd     { return h.m.openFiles(wsID) }
-func (h flowHost) VolumeChanged(wsID string) tea.Cmd { return h.m.volumeChanged(wsID) }
+func (h flowHost) Push(s screen.Screen) tea.Cmd          { return h.m.stack.Push(s) }
+func (h flowHost) OpenFiles(wsID string) tea.Cmd         { return h.m.openFiles(wsID) }
+func (h flowHost) VolumeChanged(wsID, at string) tea.Cmd { return h.m.volumeChanged(wsID, at) }
 
 func (h flowHost) VolumeEntry(wsID, p string) (cairn.FileEntry, bool) {
 	return h.m.volumeEntry(wsID, p)

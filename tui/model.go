@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -97,7 +99,7 @@ func New(o Options) (*Model, error) {
 		ctx: ctx, cancel: cancel,
 		sh: newShared(o.Config.CacheMaxArtifacts, o.Clock()),
 	}
-	m.c = &deps.Deps{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After, Remote: o.Remote}
+	m.c = &deps.Deps{Theme: o.Theme, Keys: o.Keys, Config: o.Config, After: o.After, Remote: o.Remote, Editor: o.Editor}
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.xfer = transfer.New(ctx, transfer.SettingsOf(o.Config), m.c.Theme, queueHost{m}, o.Backend, m.hub)
 	m.armHub = m.waitHub
@@ -134,6 +136,7 @@ func withDefaults(o Options) (Options, error) {
 	if o.ShellCommand == nil {
 		o.ShellCommand = shell.New
 	}
+	o.Editor = cmp.Or(strings.TrimSpace(o.Editor), strings.TrimSpace(os.Getenv("EDITOR")), action.DefaultEditor)
 	if o.ShellSecrets == nil {
 		o.ShellSecrets = shell.NewMemoryKeeper()
 	}
@@ -175,6 +178,7 @@ func (m *Model) start() tea.Cmd {
 func (m *Model) Close() {
 	m.cancel()
 	m.connCancel()
+	m.act.Close()
 	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
 	m.xfer.Close(time.Until(deadline))

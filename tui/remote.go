@@ -24,8 +24,11 @@ func (m *Model) remoteRefusal(msg tea.Msg) (tea.Msg, bool) {
 	switch msg := msg.(type) {
 	case screen.ActionMsg:
 		switch msg.ID {
-		case keys.ArtUpload, keys.ArtReplace, keys.ArtDownload:
+		case keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.FilesUpload:
 			return noLocalDiskMsg{}, true
+		case keys.FilesEdit:
+			return screen.ToastMsg{Level: toast.LevelInfo,
+				Text: "no editor over SSH: the workbench runs on the server — i saves the file as an artifact to edit elsewhere"}, true
 		}
 	case tea.SuspendMsg:
 		return screen.ToastMsg{Level: toast.LevelInfo,

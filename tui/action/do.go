@@ -74,7 +74,8 @@ func (act *Flow) workspaceAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd
 		}
 		in.kind = intentVolSave
 		act.openModal(dialog.VolSave(act.c.Theme, act.st, w, act.volPath(w.ID, cairn.MountPath+"/"), ""), in)
-	case keys.Files, keys.FilesPreview, keys.FilesSave, keys.FilesLoad, keys.FilesUnpack:
+	case keys.Files, keys.FilesPreview, keys.FilesSave, keys.FilesLoad, keys.FilesUnpack,
+		keys.FilesEdit, keys.FilesMkdir, keys.FilesUpload, keys.FilesMove, keys.FilesDelete:
 		return act.fileAction(a, w)
 	case keys.WsDelete:
 		if w.VolumeState == cairn.VolumeReady {

@@ -61,8 +61,11 @@ func (act *Flow) formOp(in intent, res screen.Result) (ops.Op, bool) {
 // shows field errors under the field, anything else is a toast.
 func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 	act.ops.Settle(d.Op)
+	if act.ownsEdit(d.Op) {
+		return act.onEditSaved(d)
+	}
 	if d.Err != nil {
-		return act.opFailed(d.Op, d.Err, 0)
+		return tea.Batch(act.opFailed(d.Op, d.Err, 0), act.relistRefused(d.Op))
 	}
 	act.closeFormOf(d.Op)
 	ch := act.stored(d)
@@ -107,10 +110,20 @@ func (act *Flow) next(d ops.DoneMsg) tea.Cmd {
 		return act.ops.Run(act.wsOp(ops.Provision, d.WS.ID))
 	case d.Op.Kind == ops.Teardown && d.Op.ThenDelete:
 		return act.ops.Run(act.wsOp(ops.DeleteWorkspace, d.Op.WSID))
-	case d.Op.Kind == ops.VolLoad || d.Op.Kind == ops.Unpack:
-		return act.host.VolumeChanged(d.Op.WSID)
+	case d.Op.Kind == ops.VolLoad || d.Op.Kind == ops.Unpack || d.Op.ChangesFiles():
+		return act.host.VolumeChanged(d.Op.WSID, d.Op.Left())
 	}
 	return nil
+}
+
+// relistRefused lists the volume again after a refused change of its
+// files: a change is never repeated, and what refused it (a file made
+// or removed meanwhile) shows in the listing.
+func (act *Flow) relistRefused(o ops.Op) tea.Cmd {
+	if !o.ChangesFiles() {
+		return nil
+	}
+	return act.host.VolumeChanged(o.WSID, "")
 }
 
 // opFailed reports an op's error: under the form field it belongs to, or

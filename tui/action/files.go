@@ -23,8 +23,8 @@ import (
 // events). Like the other volume transfers they run in the server, so they
 // are operations, not transfers.
 
-// fileAction opens the files pane, previews a volume file, or asks what
-// to save, load or unpack; each needs the volume READY.
+// fileAction opens the files pane, previews a volume file, asks what to
+// save, load or unpack, or what to change; each needs the volume READY.
 func (act *Flow) fileAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd {
 	if w.VolumeState != cairn.VolumeReady {
 		return act.host.Toast(toast.LevelInfo, "needs volume READY — v provisions it")
@@ -36,8 +36,10 @@ func (act *Flow) fileAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd {
 		return act.openFilePreview(w.ID, a.Path)
 	case keys.FilesSave:
 		return act.saveEntry(w, a.Path, a.Dir)
+	case keys.FilesLoad, keys.FilesUnpack:
+		return act.pickArtifact(a.ID, w, a.Path)
 	}
-	return act.pickArtifact(a.ID, w, a.Path)
+	return act.changeAction(a, w)
 }
 
 // openFilePreview pushes the preview of a volume file and reads its first
@@ -156,19 +158,12 @@ func (act *Flow) picked(in intent) tea.Cmd {
 // overwrites warns while the load's target is a file the files pane
 // lists: its content is replaced.
 func (act *Flow) overwrites(wsID string) func(string) string {
-	return func(p string) string {
-		if cairn.ValidateVolumePath(p) != nil {
-			return ""
-		}
-		e, ok := act.host.VolumeEntry(wsID, path.Clean(p))
-		switch {
-		case !ok:
-			return ""
-		case e.Type == cairn.FileTypeFile:
+	return act.listedWarning(wsID, func(e cairn.FileEntry) string {
+		if e.Type == cairn.FileTypeFile {
 			return termkit.Sanitize(e.Name) + " exists (" + termkit.Size(e.Size) + ") — its content is replaced"
 		}
 		return termkit.Sanitize(e.Name) + " exists and is no file — the load is refused"
-	}
+	})
 }
 
 // UnpackDir is the directory an archive artifact unpacks into by default:

@@ -47,21 +47,24 @@ type Host interface {
 	// artifacts for the pickers).
 	OpenFiles(wsID string) tea.Cmd
 	// VolumeChanged tells the files panes of a workspace that cairn wrote
-	// its volume: the volume sends no events, so they list again.
-	VolumeChanged(wsID string) tea.Cmd
+	// its volume: the volume sends no events, so they list again, the
+	// cursor going to the path at when it is listed ("" keeps it).
+	VolumeChanged(wsID, at string) tea.Cmd
 	// VolumeEntry is the entry at volume path p as a files pane of the
 	// workspace lists it, if one does.
 	VolumeEntry(wsID, p string) (cairn.FileEntry, bool)
 }
 
 // Backend is what the flow asks of the server itself: the operations'
-// (a volume file's read for its preview and the volume listing behind
-// path completion among them) and the head of an artifact for its
-// preview.
+// (a volume file's read for its preview or its edit and the volume
+// listing behind path completion among them), the head of an artifact
+// for its preview, and the server's bounds (an upload into the volume is
+// held to its file write bound).
 type Backend interface {
 	ops.Backend
 	ReadHead(ctx context.Context, artifactID string, n int64) ([]byte, int64, error)
 	KillShell(ctx context.Context, id string) error
+	Info(ctx context.Context) (*cairn.Info, error)
 }
 
 // Flow runs actions.
@@ -73,6 +76,8 @@ type Flow struct {
 	ctx     context.Context
 	st      *store.Store
 	intent  intent
+	// edit is the volume file being edited in the editor, nil for none.
+	edit *editing
 }
 
 // New returns the flow of store st; its requests live within ctx.
@@ -97,6 +102,25 @@ func (act *Flow) Update(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return act.onBulkDir(msg), true
 	case shellKilledMsg:
 		return act.onShellKilled(msg), true
+	case putReadMsg:
+		return act.onPutRead(msg), true
+	}
+	return act.updateEdit(msg)
+}
+
+// updateEdit handles the messages of an edit in the editor.
+func (act *Flow) updateEdit(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case editReadyMsg:
+		return act.onEditReady(msg), true
+	case editedMsg:
+		return act.onEdited(msg), true
+	case editReadBackMsg:
+		return act.onEditReadBack(msg), true
+	case editConflictMsg:
+		return act.onEditConflict(msg), true
+	case editEndedMsg:
+		return act.onEditEnded(msg), true
 	}
 	return nil, false
 }

@@ -42,6 +42,12 @@ const (
 	intentBulk           // the typed confirmation of a bulk action
 	intentBulkDownload   // the directory form of a bulk download
 	intentKillShell      // the (y/N) of a shell kill
+	intentMkdir          // the name form of a new volume directory
+	intentMove           // the path form of a rename or move in the volume
+	intentPutFile        // the form of a local file written into the volume
+	intentPutOverwrite   // its (y/N) when a file is there
+	intentRemove         // the (y/N) or typed name of a volume delete
+	intentEditConflict   // what becomes of an edit whose file changed meanwhile
 )
 
 // intent is the pending purpose of the open modal.
@@ -67,6 +73,11 @@ type intent struct {
 	marked []string
 	// shellID is the shell a kill ends.
 	shellID string
+	// change is the files-pane change a confirmation runs; target the
+	// volume path a files-pane form acts on (the entry moved, an upload's
+	// path once its form was submitted).
+	change ops.Op
+	target string
 }
 
 func (act *Flow) openModal(md screen.Modal, in intent) {
@@ -101,6 +112,9 @@ func (act *Flow) Settle(res screen.Result) tea.Cmd {
 		}
 		in.artID = res.Values["id"]
 		return act.picked(in)
+	case intentEditConflict:
+		act.closeModal()
+		return act.settleConflict(res.Values["choice"])
 	}
 	if f, isForm := act.host.Modal().(*form.Model); isForm && res.OK {
 		switch in.kind {
@@ -110,6 +124,8 @@ func (act *Flow) Settle(res screen.Result) tea.Cmd {
 			return act.submitVolumeForm(f, in, res)
 		case intentBulkDownload:
 			return act.submitBulkDownload(f, res)
+		case intentMkdir, intentMove, intentPutFile:
+			return act.submitChangeForm(f, in, res)
 		}
 		return act.submitForm(f, in, res)
 	}
@@ -126,7 +142,8 @@ func (act *Flow) Settle(res screen.Result) tea.Cmd {
 func isForm(k intentKind) bool {
 	switch k {
 	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
-		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack, intentBulkDownload:
+		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack, intentBulkDownload,
+		intentMkdir, intentMove, intentPutFile:
 		return true
 	}
 	return false
@@ -160,6 +177,8 @@ func (act *Flow) confirmed(in intent) tea.Cmd {
 		return act.runBulk(in)
 	case intentKillShell:
 		return act.killShell(in)
+	case intentRemove, intentPutOverwrite:
+		return act.ops.Run(in.change)
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func (act *Flow) onShellKilled(m shellKilledMsg) tea.Cmd {
 	act.ops.EndTask(m.task)
 	if m.err != nil {
 		return tea.Batch(act.host.ErrorToast("cannot kill "+m.label+": "+errtext.Sentence(m.err, errtext.Subject{Scope: "admin"}), m.err),
-			act.host.VolumeChanged(m.wsID))
+			act.host.VolumeChanged(m.wsID, ""))
 	}
-	return tea.Batch(act.host.Toast(toast.LevelOK, "killed "+m.label), act.host.VolumeChanged(m.wsID))
+	return tea.Batch(act.host.Toast(toast.LevelOK, "killed "+m.label), act.host.VolumeChanged(m.wsID, ""))
 }

@@ -29,6 +29,9 @@ type Deps struct {
 	// so what would read or write it is not offered (the root explains it
 	// when pressed anyway).
 	Remote bool
+	// Editor is the command line a volume file's private copy is edited
+	// with, the copy's path appended: $EDITOR, else vi.
+	Editor string
 	// After returns a Cmd that delivers msg() after d: tea.Tick, or a
 	// test's recorder.
 	After func(d time.Duration, msg func() tea.Msg) tea.Cmd

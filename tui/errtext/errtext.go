@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/termkit"
 )
 
 // Subject is what an error sentence talks about.
@@ -91,6 +92,8 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		return gone(s) + " is MISSING_OBJECT — its object is gone from the store", true
 	case cairn.ReasonObjectTooLarge:
 		return "too large for the store's single upload (artifact.store.maxObjectSize)", true
+	case cairn.ReasonBodyTooLarge:
+		return "larger than one request may be — past files.write.maxBytes a file goes in as an artifact (u), then L", true
 	case cairn.ReasonSidecarTimeout:
 		return "the server's transfer container ran out of time — try again", true
 	case cairn.ReasonSidecarFailed, cairn.ReasonSidecarRejected:
@@ -148,7 +151,9 @@ func volumeText(r cairn.Reason) (string, bool) {
 		cairn.ReasonPathUnreadable:    "it cannot be read in the volume (its permissions?)",
 		cairn.ReasonRangeTooLarge:     "one read returns at most 1 MiB — save the file as an artifact to get it whole",
 		cairn.ReasonSourceNotDir:      "that is not a directory — clear the format to save a single file",
-		cairn.ReasonTargetExists:      "it exists already in the volume — name a new directory",
+		cairn.ReasonTargetExists:      "it exists already in the volume — choose a new name",
+		cairn.ReasonFileChanged:       "it changed in the volume since it was read — r lists it again",
+		cairn.ReasonDirNotEmpty:       "the directory is not empty",
 	}[r]
 	return text, ok
 }
@@ -191,6 +196,13 @@ func mountedSentence(n int) string {
 		return fmt.Sprintf("volume is mounted by %d running containers — end their shells or tool runs first", n)
 	}
 	return "volume is mounted by running containers — end their shells or tool runs first"
+}
+
+// TooLargeToEdit is the refusal to edit a volume file past what one read
+// returns: it is edited elsewhere, through an artifact.
+func TooLargeToEdit(name string, size int64) string {
+	return fmt.Sprintf("%s is %s, more than one read returns (%s) — i saves it as an artifact to edit elsewhere",
+		name, termkit.Size(size), termkit.Size(cairn.MaxFileReadBytes))
 }
 
 // MountedSentence is the guard's refusal before any request.

@@ -61,7 +61,11 @@ func TestSentence(t *testing.T) {
 		{"VolumeNotReadyOnTheFilesRoutes", &cairn.Error{Reason: cairn.ReasonVolumeNotReady, Status: 409},
 			"ws-alpha has no volume — v provisions one"},
 		{"TargetExists", &cairn.Error{Reason: cairn.ReasonTargetExists, Status: 409},
-			"it exists already in the volume — name a new directory"},
+			"it exists already in the volume — choose a new name"},
+		{"FileChanged", &cairn.Error{Reason: cairn.ReasonFileChanged, Status: 412},
+			"it changed in the volume since it was read — r lists it again"},
+		{"BodyTooLarge", &cairn.Error{Reason: cairn.ReasonBodyTooLarge, Status: 413},
+			"larger than one request may be — past files.write.maxBytes a file goes in as an artifact (u), then L"},
 		{"ArchiveRatio", &cairn.Error{Reason: cairn.ReasonArchiveRatio, Status: 400},
 			"the archive compresses past the server's ratio limit — nothing was written"},
 	} {

@@ -75,6 +75,11 @@ const (
 	FilesSave    ID = "files_save"
 	FilesLoad    ID = "files_load"
 	FilesUnpack  ID = "files_unpack"
+	FilesEdit    ID = "files_edit"
+	FilesMkdir   ID = "files_mkdir"
+	FilesUpload  ID = "files_upload"
+	FilesMove    ID = "files_move"
+	FilesDelete  ID = "files_delete"
 
 	// The fleet console: the command palette, marks, the shells and audit
 	// screens.
@@ -204,6 +209,11 @@ func Defaults() []Action {
 		{ID: FilesSave, Binding: on("i"), Short: "save", Help: "save the file — or the directory, packed as tar.gz — as a new artifact", Scope: ScopeFiles, Priority: 70, Mutates: true},
 		{ID: FilesLoad, Binding: on("L"), Short: "load here", Help: "load an artifact into this directory (overwrites a file of its name)", Scope: ScopeFiles, Priority: 65, Mutates: true},
 		{ID: FilesUnpack, Binding: on("X"), Short: "unpack here", Help: "unpack an archive artifact (tar.gz, zip) into a new directory here", Scope: ScopeFiles, Priority: 62, Mutates: true},
+		{ID: FilesEdit, Binding: on("e"), Short: "edit", Help: "edit a text file (up to 1 MiB) in $EDITOR; written back only over the version read", Scope: ScopeFiles, Priority: 72, Mutates: true},
+		{ID: FilesMkdir, Binding: on("n"), Short: "new dir", Help: "make a new directory here", Scope: ScopeFiles, Priority: 58, Mutates: true},
+		{ID: FilesUpload, Binding: on("u"), Short: "upload here", Help: "upload a local file into this directory (up to the server's files.write.maxBytes)", Scope: ScopeFiles, Priority: 56, Mutates: true},
+		{ID: FilesMove, Binding: on("R"), Short: "rename", Help: "rename or move the entry (its path, edited)", Scope: ScopeFiles, Priority: 54, Mutates: true},
+		{ID: FilesDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the entry: a file or link after y, a directory and all in it after its typed name", Scope: ScopeFiles, Priority: 52, Mutates: true},
 		{ID: ShellKill, Binding: on("D", "delete"), Short: "kill", Help: "end the shell (asks first; admin scope)", Scope: ScopeShells, Priority: 60, Mutates: true},
 		{ID: AuditTypes, Binding: on("T"), Short: "type", Help: "cycle the type shown: every type, then each in turn", Scope: ScopeAudit, Priority: 50},
 		{ID: HitNext, Binding: on("n"), Short: "next hit", Help: "next search hit", Scope: ScopePreview, Priority: 50},

@@ -25,6 +25,13 @@ const (
 	VolUpdate // an artifact's content from a volume file
 	Sweep     // a reconciliation pass of one workspace, now
 	Unpack    // an archive artifact into a new volume directory
+	// The files pane's changes of the volume, each through the server's
+	// writer sidecar.
+	MakeDir    // a new directory
+	RemovePath // a file, a symlink, or a directory with everything in it
+	MovePath   // a rename or move within the volume
+	PutFile    // a local file's bytes written into the volume
+	SaveEdit   // an edited volume file written back
 )
 
 // Op is one operation, captured by value in its Cmd.
@@ -43,6 +50,12 @@ type Op struct {
 	Path        string // volume transfers: the path inside the mount
 	Repair      bool   // update from volume: the artifact was MISSING_OBJECT
 	Format      string // save from volume: the archive a directory is packed as
+	To          string // move: the new path (Path is the old one)
+	Recursive   bool   // remove: a directory with everything in it
+	Data        []byte // put, save an edit: the file's whole new content
+	Local       string // put: the local file Data was read from
+	IfMatch     string // put, save an edit: the version (ETag) the file must still be; "" writes over any
+	CreateOnly  bool   // put: refuse a file that exists meanwhile
 }
 
 // PendingWord is what a row shows while the op runs ("" for none).
@@ -64,6 +77,27 @@ func (o Op) PendingWord() string {
 		return "unpacking"
 	}
 	return ""
+}
+
+// ChangesFiles reports one of the files pane's changes of the volume.
+func (o Op) ChangesFiles() bool {
+	switch o.Kind {
+	case MakeDir, RemovePath, MovePath, PutFile, SaveEdit:
+		return true
+	}
+	return false
+}
+
+// Left is the volume path where a volume write left something: what it
+// wrote, made or moved to; "" after a remove.
+func (o Op) Left() string {
+	switch o.Kind {
+	case MovePath:
+		return o.To
+	case RemovePath:
+		return ""
+	}
+	return o.Path
 }
 
 // Target is the ID of the row the op acts on.
@@ -98,6 +132,16 @@ func (o Op) Label() string {
 		return "updating " + o.ArtName + " from " + o.Path + "…"
 	case Sweep:
 		return "sweeping " + o.WSName + "…"
+	case MakeDir:
+		return "making the directory " + o.Path + "…"
+	case RemovePath:
+		return "deleting " + o.Path + "…"
+	case MovePath:
+		return "moving " + o.Path + " to " + o.To + "…"
+	case PutFile:
+		return "uploading " + o.Local + " to " + o.Path + "…"
+	case SaveEdit:
+		return "writing your edit of " + o.Path + "…"
 	}
 	return "deleting " + o.Subject() + "…"
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"path"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
@@ -14,6 +15,7 @@ type Backend interface {
 	cairn.ArtifactService
 	cairn.VolumeTransferService
 	cairn.FileService
+	cairn.FileWriter
 	cairn.MaintenanceService
 }
 
@@ -26,12 +28,17 @@ type DoneMsg struct {
 	Mounts int
 	Sweep  *cairn.SweepResult
 	Unpack *cairn.UnpackResult
+	Change *cairn.FileChange
 	Err    error
 }
 
 // Perform runs one op; it runs in a Cmd.
 func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 	done := DoneMsg{Op: o}
+	if o.ChangesFiles() {
+		done.Change, done.Err = changeFile(ctx, b, o)
+		return done
+	}
 	switch o.Kind {
 	case Create:
 		done.WS, done.Err = b.CreateWorkspace(ctx, createOf(o))
@@ -61,6 +68,21 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 		done.Unpack, done.Err = b.UnpackArtifact(ctx, o.ArtID, o.Path)
 	}
 	return done
+}
+
+// changeFile asks the server's writer for one change of the volume. The
+// client never repeats one (a repeat would be refused although the first
+// was made), so a failure is reported as it came.
+func changeFile(ctx context.Context, b Backend, o Op) (*cairn.FileChange, error) {
+	switch o.Kind {
+	case MakeDir:
+		return b.MakeDir(ctx, o.WSID, cairn.MakeDirParams{Path: o.Path})
+	case RemovePath:
+		return b.RemovePath(ctx, o.WSID, cairn.FileRemoveParams{Path: o.Path, Recursive: o.Recursive})
+	case MovePath:
+		return b.MovePath(ctx, o.WSID, cairn.MoveParams{From: o.Path, To: o.To})
+	}
+	return b.WriteFile(ctx, o.WSID, cairn.FileWriteParams{Path: o.Path, Data: o.Data, IfMatch: o.IfMatch, CreateOnly: o.CreateOnly})
 }
 
 func volume(ctx context.Context, b Backend, o Op) error {
@@ -152,8 +174,29 @@ func DoneText(d DoneMsg) string {
 		return "updated " + o.ArtName + " from " + o.Path
 	case Sweep:
 		return sweptText(o.WSName, d.Sweep)
+	case MakeDir, MovePath, PutFile, SaveEdit:
+		return changedText(o)
+	case RemovePath:
+		return "deleted " + o.Path
 	}
 	return "deleted " + o.Subject()
+}
+
+// changedText is the toast of a change that left something at a path.
+func changedText(o Op) string {
+	size := " (" + termkit.Size(int64(len(o.Data))) + ")"
+	switch o.Kind {
+	case MakeDir:
+		return "made the directory " + o.Path
+	case MovePath:
+		if path.Dir(o.Path) == path.Dir(o.To) {
+			return "renamed " + o.Path + " to " + path.Base(o.To)
+		}
+		return "moved " + o.Path + " to " + o.To
+	case PutFile:
+		return "uploaded " + o.Local + " to " + o.Path + size
+	}
+	return "saved your edit of " + o.Path + size
 }
 
 // sweptText is a sweep's toast: what it flagged.

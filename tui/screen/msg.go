@@ -91,6 +91,8 @@ type TransfersMsg struct{}
 
 // RefreshMsg asks screens to read again what sends no events — a volume's
 // listing: r gives it to the active screen (WorkspaceID ""), and a load, an
-// unpack or a shell that may have written a volume to every screen, naming
-// the workspace.
-type RefreshMsg struct{ WorkspaceID string }
+// unpack, a change of the files pane or a shell that may have written a
+// volume to every screen, naming the workspace. At is the volume path the
+// write left something at: a pane listing its directory puts the cursor
+// there once listed.
+type RefreshMsg struct{ WorkspaceID, At string }

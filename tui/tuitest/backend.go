@@ -21,7 +21,8 @@ import (
 // Backend is what the TUI's tests hand it as its backend: a client of a
 // clienttest server (World), stamping with the test's clock. A test
 // replaces one call by setting its Func field, to script an answer the fake
-// server does not give (a shell list, an audit trail, a sweep) or to watch
+// server does not give (a shell list, an audit trail, a sweep, the
+// server's info, the file writes and the versions they check) or to watch
 // the call; the volume calls are recorded either way (VolumeCalls).
 type Backend struct {
 	*client.Client
@@ -45,7 +46,14 @@ type Backend struct {
 	ArtifactFromVolumeFunc func(ctx context.Context, wsID string, c cairn.VolumeArtifactCreate) (*cairn.Artifact, error)
 	LoadIntoVolumeFunc     func(ctx context.Context, id, path string) error
 	ListFilesFunc          func(ctx context.Context, wsID string, p cairn.FileListParams) (*cairn.FileListing, error)
+	ReadFileFunc           func(ctx context.Context, wsID string, p cairn.FileReadParams) (*cairn.FileContent, error)
 	UnpackArtifactFunc     func(ctx context.Context, id, dir string) (*cairn.UnpackResult, error)
+
+	WriteFileFunc  func(ctx context.Context, wsID string, p cairn.FileWriteParams) (*cairn.FileChange, error)
+	RemovePathFunc func(ctx context.Context, wsID string, p cairn.FileRemoveParams) (*cairn.FileChange, error)
+	MakeDirFunc    func(ctx context.Context, wsID string, p cairn.MakeDirParams) (*cairn.FileChange, error)
+	MovePathFunc   func(ctx context.Context, wsID string, p cairn.MoveParams) (*cairn.FileChange, error)
+	InfoFunc       func(ctx context.Context) (*cairn.Info, error)
 
 	SweepFunc func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	AuditFunc func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
@@ -138,6 +146,10 @@ func (b *Backend) PendingProgress(ctx context.Context, p client.PendingUpload) (
 
 func (b *Backend) DiscardUpload(ctx context.Context, p client.PendingUpload) error {
 	return or(b.DiscardUploadFunc, b.Client.DiscardUpload, b.DiscardUploadFunc != nil)(ctx, p)
+}
+
+func (b *Backend) Info(ctx context.Context) (*cairn.Info, error) {
+	return or(b.InfoFunc, b.Client.Info, b.InfoFunc != nil)(ctx)
 }
 
 func (b *Backend) Sweep(ctx context.Context, wsID string) (*cairn.SweepResult, error) {

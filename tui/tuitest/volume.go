@@ -11,7 +11,10 @@ import (
 // VolumeCall is one call the TUI made on a workspace volume, with the paths
 // exactly as it sent them.
 type VolumeCall struct {
-	Method      string // ListFiles, ReadFile, ArtifactFromVolume, LoadIntoVolume, UpdateFromVolume, UnpackArtifact
+	// Method is ListFiles, ReadFile, ArtifactFromVolume, LoadIntoVolume,
+	// UpdateFromVolume, UnpackArtifact, WriteFile, RemovePath, MakeDir or
+	// MovePath.
+	Method      string
 	WorkspaceID string
 	ArtifactID  string
 	Path        string
@@ -20,6 +23,11 @@ type VolumeCall struct {
 	Length      int64  // ReadFile
 	Name        string // ArtifactFromVolume
 	Format      string // ArtifactFromVolume
+	Data        string // WriteFile
+	IfMatch     string // WriteFile
+	CreateOnly  bool   // WriteFile
+	Recursive   bool   // RemovePath
+	To          string // MovePath
 }
 
 // String renders a call for failure messages.
@@ -58,7 +66,27 @@ func (b *Backend) ListFiles(ctx context.Context, wsID string, p cairn.FileListPa
 
 func (b *Backend) ReadFile(ctx context.Context, wsID string, p cairn.FileReadParams) (*cairn.FileContent, error) {
 	b.record(VolumeCall{Method: "ReadFile", WorkspaceID: wsID, Path: p.Path, Length: p.Length})
-	return b.Client.ReadFile(ctx, wsID, p)
+	return or(b.ReadFileFunc, b.Client.ReadFile, b.ReadFileFunc != nil)(ctx, wsID, p)
+}
+
+func (b *Backend) WriteFile(ctx context.Context, wsID string, p cairn.FileWriteParams) (*cairn.FileChange, error) {
+	b.record(VolumeCall{Method: "WriteFile", WorkspaceID: wsID, Path: p.Path, Data: string(p.Data), IfMatch: p.IfMatch, CreateOnly: p.CreateOnly})
+	return or(b.WriteFileFunc, b.Client.WriteFile, b.WriteFileFunc != nil)(ctx, wsID, p)
+}
+
+func (b *Backend) RemovePath(ctx context.Context, wsID string, p cairn.FileRemoveParams) (*cairn.FileChange, error) {
+	b.record(VolumeCall{Method: "RemovePath", WorkspaceID: wsID, Path: p.Path, Recursive: p.Recursive})
+	return or(b.RemovePathFunc, b.Client.RemovePath, b.RemovePathFunc != nil)(ctx, wsID, p)
+}
+
+func (b *Backend) MakeDir(ctx context.Context, wsID string, p cairn.MakeDirParams) (*cairn.FileChange, error) {
+	b.record(VolumeCall{Method: "MakeDir", WorkspaceID: wsID, Path: p.Path})
+	return or(b.MakeDirFunc, b.Client.MakeDir, b.MakeDirFunc != nil)(ctx, wsID, p)
+}
+
+func (b *Backend) MovePath(ctx context.Context, wsID string, p cairn.MoveParams) (*cairn.FileChange, error) {
+	b.record(VolumeCall{Method: "MovePath", WorkspaceID: wsID, Path: p.From, To: p.To})
+	return or(b.MovePathFunc, b.Client.MovePath, b.MovePathFunc != nil)(ctx, wsID, p)
 }
 
 func (b *Backend) UnpackArtifact(ctx context.Context, id, dir string) (*cairn.UnpackResult, error) {

@@ -143,7 +143,7 @@ func (s *Screen) update(msg tea.Msg) tea.Cmd {
 		}
 	case screen.RefreshMsg:
 		if (msg.WorkspaceID == "" || msg.WorkspaceID == s.wsID) && !s.deleted {
-			return s.Refresh()
+			return s.refreshAt(msg.At)
 		}
 	case screen.DataMsg:
 		s.data(msg.Changes)
@@ -183,6 +183,15 @@ func (s *Screen) page(msg PageMsg) tea.Cmd {
 // many entries as were listed.
 func (s *Screen) Refresh() tea.Cmd { return s.pages.Refresh() }
 
+// refreshAt is Refresh after a write that left something at the volume
+// path at: the cursor goes there when it is in this directory.
+func (s *Screen) refreshAt(at string) tea.Cmd {
+	if at == "" || path.Dir(at) != s.dir {
+		return s.Refresh()
+	}
+	return s.pages.RefreshTo(path.Base(at))
+}
+
 // cd lists another directory, the cursor to go to keep once listed.
 func (s *Screen) cd(dir, keep string) tea.Cmd {
 	s.dir = dir
@@ -205,9 +214,9 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 			return s.cd(s.pathOf(r), "")
 		}
 		return s.act(keys.FilesPreview, r)
-	case keys.FilesPreview, keys.FilesSave:
+	case keys.FilesPreview, keys.FilesSave, keys.FilesEdit, keys.FilesMove, keys.FilesDelete:
 		return s.act(id, r)
-	case keys.FilesLoad, keys.FilesUnpack:
+	case keys.FilesLoad, keys.FilesUnpack, keys.FilesMkdir, keys.FilesUpload:
 		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, Path: s.dir, Dir: true})
 	case keys.BackNav, keys.FilesParent:
 		return s.cd(path.Dir(s.dir), path.Base(s.dir))

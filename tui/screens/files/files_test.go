@@ -98,3 +98,28 @@ func TestEnterAndUp(t *testing.T) {
 	require.Equal(t, screen.ToastMsg{Level: toast.LevelInfo, Text: "already at the volume root /mnt/cairn/ws — esc goes back"}, cmd())
 	require.True(t, s.AtRoot())
 }
+
+// A write elsewhere lists again keeping the cursor; one that left
+// something in the directory listed puts the cursor there.
+func TestRefreshAfterAWrite(t *testing.T) {
+	t.Parallel()
+	s, _ := open(t, cairn.FileEntry{Name: "a", Type: cairn.FileTypeFile, Mode: "0644"}, cairn.FileEntry{Name: "b", Type: cairn.FileTypeFile, Mode: "0644"})
+	page := func(req int, names ...string) {
+		l := &cairn.FileListing{}
+		for _, n := range names {
+			l.Entries = append(l.Entries, cairn.FileEntry{Name: n, Type: cairn.FileTypeFile, Mode: "0644"})
+		}
+		s.Update(PageMsg{Screen: 7, Req: req, Listing: l})
+	}
+	_, cmd := s.Update(screen.RefreshMsg{WorkspaceID: "w1", At: "/mnt/cairn/ws/sub/new"})
+	require.Equal(t, ListMsg{Screen: 7, Req: 1, WorkspaceID: "w1", Path: cairn.MountPath}, cmd())
+	page(1, "a", "b", "new")
+	e, _ := s.Selected()
+	require.Equal(t, "a", e.Name, "written in another directory: the cursor stays")
+	_, cmd = s.Update(screen.RefreshMsg{WorkspaceID: "w2", At: "/mnt/cairn/ws/new"})
+	require.Nil(t, cmd, "another workspace's volume")
+	s.Update(screen.RefreshMsg{WorkspaceID: "w1", At: "/mnt/cairn/ws/new"})
+	page(2, "a", "b", "new")
+	e, _ = s.Selected()
+	require.Equal(t, "new", e.Name, "on what was written")
+}

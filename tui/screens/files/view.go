@@ -1,6 +1,8 @@
 package files
 
 import (
+	"slices"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
 	"github.com/cairn-dev/cairn/tui/deps"
@@ -42,35 +44,49 @@ func (s *Screen) Keys() keys.Context {
 	if r, ok := s.list.Table.Cursor(); ok {
 		guardEntry(ctx, r)
 	} else {
-		for _, id := range []keys.ID{keys.Open, keys.FilesPreview, keys.FilesSave, keys.CopyName, keys.CopyID} {
+		for _, id := range slices.Concat(entryActions, []keys.ID{keys.CopyName, keys.CopyID}) {
 			ctx.Disable(id, "no entry selected")
 		}
 	}
 	s.guardVolume(ctx)
 	s.list.Restrict(ctx)
+	if s.c.Remote {
+		ctx.Hide(keys.FilesUpload, keys.FilesEdit) // this machine's disk and editor are not the operator's
+	}
 	return ctx
 }
 
+// entryActions act on the entry under the cursor.
+var entryActions = []keys.ID{keys.Open, keys.FilesPreview, keys.FilesSave, keys.FilesEdit, keys.FilesMove, keys.FilesDelete}
+
 // guardEntry disables what the entry's type forbids: links are shown,
-// never followed; only a regular file previews; a name the API cannot
-// address can only be renamed in a shell.
+// never followed, but may be renamed or deleted (the link itself); only
+// a regular file previews, and one that one read returns whole is
+// edited; a name the API cannot address can only be changed in a shell.
 func guardEntry(ctx keys.Context, r *row) {
 	name := termkit.Sanitize(r.e.Name)
 	var reason string
 	switch {
 	case !r.addressable():
-		reason = name + ": the name holds a control character the API cannot address — rename it in a shell"
+		for _, id := range entryActions {
+			ctx.Disable(id, name+": the name holds a control character the API cannot address — rename it in a shell")
+		}
+		return
 	case r.isLink():
 		reason = name + " is a symlink to " + termkit.Sanitize(optional.String(r.e.LinkTarget)) + " — links are shown, never followed"
 	case !r.isDir() && !r.isFile():
 		reason = name + " is not a regular file (a FIFO, socket or device)"
 	case r.isDir():
 		ctx.Disable(keys.FilesPreview, name+" is a directory — enter opens it")
+		ctx.Disable(keys.FilesEdit, name+" is a directory — enter opens it")
+		return
+	case r.e.Size > cairn.MaxFileReadBytes:
+		ctx.Disable(keys.FilesEdit, errtext.TooLargeToEdit(name, r.e.Size))
 		return
 	default:
 		return
 	}
-	for _, id := range []keys.ID{keys.Open, keys.FilesPreview, keys.FilesSave} {
+	for _, id := range []keys.ID{keys.Open, keys.FilesPreview, keys.FilesSave, keys.FilesEdit} {
 		ctx.Disable(id, reason)
 	}
 }
@@ -78,7 +94,8 @@ func guardEntry(ctx keys.Context, r *row) {
 // guardVolume disables what needs the volume READY and the workspace
 // present and idle.
 func (s *Screen) guardVolume(ctx keys.Context) {
-	writes := []keys.ID{keys.FilesSave, keys.FilesLoad, keys.FilesUnpack}
+	writes := []keys.ID{keys.FilesSave, keys.FilesLoad, keys.FilesUnpack, keys.FilesEdit, keys.FilesMkdir, keys.FilesUpload,
+		keys.FilesMove, keys.FilesDelete}
 	w, ok := s.c.Data.Store().Workspace(s.wsID)
 	switch {
 	case s.deleted || !ok:
@@ -134,7 +151,7 @@ func (s *Screen) empty() string {
 	case s.c.Config.ReadOnly:
 		return dir + " is empty."
 	}
-	return dir + " is empty — L loads an artifact here, X unpacks one."
+	return dir + " is empty — n makes a directory, L loads an artifact here, X unpacks one."
 }
 
 func (s *Screen) detail() []string {

@@ -1,6 +1,7 @@
 package pane
 
 import (
+	"cmp"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,15 +25,16 @@ type Pages[T Row] struct {
 	Paging
 	ask func(next bool) tea.Cmd // the first page, or the one after those loaded
 
-	req     int    // the current listing's number
-	loading bool   // a page of it is on its way
-	again   bool   // a refresh came while a page ran: list again after it
-	listed  bool   // its first page arrived
-	loaded  int    // rows it holds
-	more    bool   // its last page said more remain
-	want    int    // rows to load before waiting for the cursor
-	keep    string // the row the cursor goes back to once listed
-	err     error  // the last page's failure
+	req       int    // the current listing's number
+	loading   bool   // a page of it is on its way
+	again     bool   // a refresh came while a page ran: list again after it
+	listed    bool   // its first page arrived
+	loaded    int    // rows it holds
+	more      bool   // its last page said more remain
+	want      int    // rows to load before waiting for the cursor
+	keep      string // the row the cursor goes back to once listed
+	keepAgain string // the row the listing after the running page keeps ("": the cursor's then)
+	err       error  // the last page's failure
 }
 
 // Paging is how a list is read and what its footer says.
@@ -86,7 +88,7 @@ func (p *Pages[T]) request(next bool) tea.Cmd {
 func (p *Pages[T]) Restart(keep string) tea.Cmd {
 	defer p.showFooter()
 	p.req++
-	p.listed, p.loaded, p.more, p.err, p.keep, p.want, p.again = false, 0, false, nil, keep, p.Size, false
+	p.listed, p.loaded, p.more, p.err, p.keep, p.want, p.again, p.keepAgain = false, 0, false, nil, keep, p.Size, false, ""
 	p.list.Table.SetRows(nil)
 	return p.request(false)
 }
@@ -95,14 +97,21 @@ func (p *Pages[T]) Restart(keep string) tea.Cmd {
 // rows as were loaded; the rows shown stay until the first page arrives.
 // A refresh while a page runs waits for it, so that refreshes in a burst
 // cost one listing.
-func (p *Pages[T]) Refresh() tea.Cmd {
+func (p *Pages[T]) Refresh() tea.Cmd { return p.RefreshTo("") }
+
+// RefreshTo is Refresh with the cursor going to the row keep once it is
+// listed (a row just written); "" keeps the cursor's.
+func (p *Pages[T]) RefreshTo(keep string) tea.Cmd {
 	defer p.showFooter()
 	if p.loading {
 		p.again = true
+		if keep != "" {
+			p.keepAgain = keep
+		}
 		return nil
 	}
 	p.req++
-	p.keep = p.list.Table.CursorID()
+	p.keep = cmp.Or(keep, p.list.Table.CursorID())
 	p.want = max(p.Size, p.loaded)
 	p.more = false
 	return p.request(false)
@@ -117,8 +126,9 @@ func (p *Pages[T]) Take(next bool, rows []T, more bool, err error) tea.Cmd {
 	defer p.showFooter()
 	p.loading = false
 	if p.again {
-		p.again = false
-		return p.Refresh()
+		keep := p.keepAgain
+		p.again, p.keepAgain = false, ""
+		return p.RefreshTo(keep)
 	}
 	if err != nil {
 		p.err = err

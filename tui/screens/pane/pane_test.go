@@ -171,3 +171,23 @@ func TestPages(t *testing.T) {
 	p.Nav(keys.Bottom)
 	require.Len(t, *asked, 4, "nothing past the bound")
 }
+
+// RefreshTo puts the cursor on a row just written once it is listed, even
+// when the refresh waited for a page running then.
+func TestPagesRefreshTo(t *testing.T) {
+	t.Parallel()
+	p, asked := pagedList(t)
+	p.Restart("")
+	p.Take(false, rows("a", "b"), false, nil)
+	require.Equal(t, "a", p.list.Table.CursorID())
+	p.RefreshTo("new")
+	p.Take(false, rows("a", "b", "new"), false, nil)
+	require.Equal(t, "new", p.list.Table.CursorID(), "on the row written")
+
+	p.Refresh()
+	require.Nil(t, p.RefreshTo("c"), "a refresh while a page runs waits")
+	p.Take(false, rows("a", "b", "new"), false, nil)
+	require.Equal(t, []string{"first", "first", "first", "first"}, *asked, "then lists again")
+	p.Take(false, rows("a", "b", "c", "new"), false, nil)
+	require.Equal(t, "c", p.list.Table.CursorID(), "the row asked for survived the wait")
+}

@@ -1,7 +1,7 @@
 // Package choice is a modal that offers a few answers, each on its own
-// key, besides esc for "not now" (no focused buttons). Keys that are
-// none of them do nothing, so a stray key does not answer a question the
-// operator did not ask.
+// key, besides esc for "not now" (no focused buttons) unless the question
+// has no "not now". Keys that are none of them do nothing, so a stray key
+// does not answer a question the operator did not ask.
 package choice
 
 import (
@@ -36,7 +36,8 @@ type Model struct {
 	answered string
 }
 
-// New offers options under title; esc means later.
+// New offers options under title; esc means later, and does nothing when
+// later is "" (one of the options must be chosen).
 func New(th *theme.Theme, title string, body Body, later string, options ...Option) *Model {
 	return &Model{th: th, title: title, body: body, options: options, later: later}
 }
@@ -48,7 +49,7 @@ func (m *Model) Update(msg tea.Msg) (screen.Modal, tea.Cmd) {
 		return m, nil
 	}
 	if k.Type == tea.KeyEsc {
-		m.done = true
+		m.done = m.later != ""
 		return m, nil
 	}
 	for _, o := range m.options {
@@ -78,7 +79,10 @@ func (m *Model) keys() string {
 	for _, o := range m.options {
 		parts = append(parts, o.Key+" "+o.Word)
 	}
-	return strings.Join(append(parts, "esc "+m.later), " "+m.th.Glyphs.Dot+" ")
+	if m.later != "" {
+		parts = append(parts, "esc "+m.later)
+	}
+	return strings.Join(parts, " "+m.th.Glyphs.Dot+" ")
 }
 
 // Hint is the footer while the offer shows.
