@@ -45,8 +45,8 @@ type InfoFeatures struct {
 	// hashes what a PUT carries).
 	StreamUploads bool `json:"stream_uploads"`
 	// FilesWrite: workspace files are written, removed, made and moved
-	// through the API, and searched. Watch: watching them change; not
-	// served yet.
+	// through the API, and searched. Watch: the events stream carries a
+	// workspace's file changes (files=PATH).
 	FilesWrite bool `json:"files_write"`
 	Watch      bool `json:"watch"`
 }

@@ -324,6 +324,7 @@ const (
 	VolumeNodeUnavailable Reason = "volume_node_unavailable"
 	VolumeNotReady        Reason = "volume_not_ready"
 	VolumePrepFailed      Reason = "volume_prep_failed"
+	WatchUnavailable      Reason = "watch_unavailable"
 	WebsocketRequired     Reason = "websocket_required"
 	WorkspaceBusy         Reason = "workspace_busy"
 	WorkspaceNotFound     Reason = "workspace_not_found"
@@ -484,6 +485,8 @@ func (e Reason) Valid() bool {
 	case VolumeNotReady:
 		return true
 	case VolumePrepFailed:
+		return true
+	case WatchUnavailable:
 		return true
 	case WebsocketRequired:
 		return true
@@ -1395,7 +1398,7 @@ type Info struct {
 		// StreamUploads A `stream` mint is served.
 		StreamUploads bool `json:"stream_uploads"`
 
-		// Watch Watching workspace files change; not served yet.
+		// Watch The events stream carries a workspace's file changes (`files=PATH`); false on Kubernetes.
 		Watch bool `json:"watch"`
 	} `json:"features"`
 
