@@ -61,3 +61,15 @@ func IsV2Unsupported(err error) bool {
 	}
 	return e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed
 }
+
+// SignalShell sends a signal by name (INT, TERM, HUP, …:
+// ptyshell.SignalNames) to the v2 shell's foreground job, with its secret,
+// from any replica. Not retried: a repeat would signal twice.
+func (c *Client) SignalShell(ctx context.Context, shellID, secret, signal string) error {
+	h := http.Header{}
+	h.Set(cairn.ShellSecretHeader, secret)
+	return c.do(ctx, call{method: http.MethodPost, path: pathOf("shells", shellID, "signal"), header: h,
+		body: struct {
+			Signal string `json:"signal"`
+		}{signal}}, nil)
+}

@@ -29,8 +29,8 @@ const (
 	ChannelClose  byte = 0xFF
 )
 
-// Signals a client may send, by name without "SIG".
-var Signals = []string{"HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "CONT", "STOP", "TSTP", "WINCH", "ALRM"}
+// Signals a client may send, by name without "SIG": the shell's.
+var Signals = ptyshell.SignalNames
 
 // Limits.
 const (

@@ -69,6 +69,24 @@ func shellV2EndToEnd(t *testing.T, st *shellStack, a *shellServer) {
 		require.Equal(t, "admin", attaches[0].Metadata["token_name"])
 	})
 
+	t.Run("SignalReachesTheForegroundJob", func(t *testing.T) {
+		ws := a.readyWorkspace(t)
+		info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")
+		require.NoError(t, err)
+		sess, err := a.admin.AttachShell(t.Context(), info.ShellID, info.Secret, size)
+		require.NoError(t, err)
+		defer sess.Close() //nolint:errcheck // the test is over
+		_, err = sess.Write([]byte(`sh -c 'trap "echo got-int; exit 3" INT; echo trap""ping; while :; do sleep 1; done'; echo job-ended-$?` + "\r"))
+		require.NoError(t, err)
+		waitOutput(t, sess, "trapping")
+		require.Equal(t, cairn.ReasonShellSecretInvalid,
+			cairn.ErrorReason(a.admin.SignalShell(t.Context(), info.ShellID, "not-the-secret", "INT")))
+		require.Equal(t, cairn.ReasonInvalidParameters,
+			cairn.ErrorReason(a.admin.SignalShell(t.Context(), info.ShellID, info.Secret, "SEGV")))
+		require.NoError(t, a.admin.SignalShell(t.Context(), info.ShellID, info.Secret, "INT"))
+		waitOutput(t, sess, "job-ended-3")
+	})
+
 	t.Run("WatcherSeesTheWriterAndChangesNothing", func(t *testing.T) {
 		ws := a.readyWorkspace(t)
 		info, err := a.admin.CreateShell(t.Context(), ws.ID, size, "")

@@ -807,6 +807,54 @@ func (e ListShells200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for SignalShellJSONBodySignal.
+const (
+	ALRM  SignalShellJSONBodySignal = "ALRM"
+	CONT  SignalShellJSONBodySignal = "CONT"
+	HUP   SignalShellJSONBodySignal = "HUP"
+	INT   SignalShellJSONBodySignal = "INT"
+	KILL  SignalShellJSONBodySignal = "KILL"
+	QUIT  SignalShellJSONBodySignal = "QUIT"
+	STOP  SignalShellJSONBodySignal = "STOP"
+	TERM  SignalShellJSONBodySignal = "TERM"
+	TSTP  SignalShellJSONBodySignal = "TSTP"
+	USR1  SignalShellJSONBodySignal = "USR1"
+	USR2  SignalShellJSONBodySignal = "USR2"
+	WINCH SignalShellJSONBodySignal = "WINCH"
+)
+
+// Valid indicates whether the value is a known member of the SignalShellJSONBodySignal enum.
+func (e SignalShellJSONBodySignal) Valid() bool {
+	switch e {
+	case ALRM:
+		return true
+	case CONT:
+		return true
+	case HUP:
+		return true
+	case INT:
+		return true
+	case KILL:
+		return true
+	case QUIT:
+		return true
+	case STOP:
+		return true
+	case TERM:
+		return true
+	case TSTP:
+		return true
+	case USR1:
+		return true
+	case USR2:
+		return true
+	case WINCH:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListWorkspaces200JSONResponseBodySuccess.
 const (
 	ListWorkspaces200JSONResponseBodySuccessTrue ListWorkspaces200JSONResponseBodySuccess = true
@@ -2076,6 +2124,36 @@ type KillShellParams struct {
 	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
 }
 
+// SignalShellJSONBody defines parameters for SignalShell.
+type SignalShellJSONBody struct {
+	Signal SignalShellJSONBodySignal `json:"signal"`
+}
+
+// SignalShellParams defines parameters for SignalShell.
+type SignalShellParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// CairnShellSecret The shell's secret, from its create.
+	CairnShellSecret string `json:"Cairn-Shell-Secret"`
+}
+
+// SignalShellJSONBodySignal defines parameters for SignalShell.
+type SignalShellJSONBodySignal string
+
 // ListWorkspacesParams defines parameters for ListWorkspaces.
 type ListWorkspacesParams struct {
 	// Name Only workspaces of these names (repeatable).
@@ -2552,6 +2630,9 @@ type UnpackArtifactInVolumeJSONRequestBody UnpackArtifactInVolumeJSONBody
 // UpdateArtifactFromVolumeJSONRequestBody defines body for UpdateArtifactFromVolume for application/json ContentType.
 type UpdateArtifactFromVolumeJSONRequestBody UpdateArtifactFromVolumeJSONBody
 
+// SignalShellJSONRequestBody defines body for SignalShell for application/json ContentType.
+type SignalShellJSONRequestBody SignalShellJSONBody
+
 // CreateWorkspaceJSONRequestBody defines body for CreateWorkspace for application/json ContentType.
 type CreateWorkspaceJSONRequestBody = WorkspaceCreate
 
@@ -2864,6 +2945,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/shells/{shellID} (the `KillShell` operationId).
 	KillShell(ctx context.Context, shellID ShellID, params *KillShellParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SignalShellWithBody Send a signal to a v2 shell's foreground job
+	//
+	// The signal goes to the terminal's foreground process group — the
+	// command at the shell's prompt, or the shell itself when none runs —
+	// as the terminal's own keys would send it, from any replica. It takes
+	// the shell's secret, as typing into it does. A shell that has ended
+	// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+	SignalShellWithBody(ctx context.Context, shellID ShellID, params *SignalShellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SignalShell Send a signal to a v2 shell's foreground job
+	//
+	// The signal goes to the terminal's foreground process group — the
+	// command at the shell's prompt, or the shell itself when none runs —
+	// as the terminal's own keys would send it, from any replica. It takes
+	// the shell's secret, as typing into it does. A shell that has ended
+	// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+	SignalShell(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkspaces List workspaces
 	//
@@ -3661,6 +3768,52 @@ func (c *Client) ListShells(ctx context.Context, params *ListShellsParams, reqEd
 // Corresponds with DELETE /v1/shells/{shellID} (the `KillShell` operationId).
 func (c *Client) KillShell(ctx context.Context, shellID ShellID, params *KillShellParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewKillShellRequest(c.Server, shellID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SignalShellWithBody Send a signal to a v2 shell's foreground job
+//
+// The signal goes to the terminal's foreground process group — the
+// command at the shell's prompt, or the shell itself when none runs —
+// as the terminal's own keys would send it, from any replica. It takes
+// the shell's secret, as typing into it does. A shell that has ended
+// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+func (c *Client) SignalShellWithBody(ctx context.Context, shellID ShellID, params *SignalShellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignalShellRequestWithBody(c.Server, shellID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SignalShell Send a signal to a v2 shell's foreground job
+//
+// The signal goes to the terminal's foreground process group — the
+// command at the shell's prompt, or the shell itself when none runs —
+// as the terminal's own keys would send it, from any replica. It takes
+// the shell's secret, as typing into it does. A shell that has ended
+// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+func (c *Client) SignalShell(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignalShellRequest(c.Server, shellID, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5404,6 +5557,88 @@ func NewKillShellRequest(server string, shellID ShellID, params *KillShellParams
 
 			req.Header.Set("X-Request-ID", headerParam0)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewSignalShellRequest calls the generic SignalShell builder with application/json body
+func NewSignalShellRequest(server string, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSignalShellRequestWithBody(server, shellID, params, "application/json", bodyReader)
+}
+
+// NewSignalShellRequestWithBody constructs an http.Request for the SignalShell method, with any body, and a specified content type
+func NewSignalShellRequestWithBody(server string, shellID ShellID, params *SignalShellParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "shellID", shellID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/shells/%s/signal", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Cairn-Shell-Secret", params.CairnShellSecret, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Cairn-Shell-Secret", headerParam2)
 
 	}
 
@@ -7628,6 +7863,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/shells/{shellID} (the `KillShell` operationId).
 	KillShellWithResponse(ctx context.Context, shellID ShellID, params *KillShellParams, reqEditors ...RequestEditorFn) (*KillShellResponse, error)
+
+	// SignalShellWithBodyWithResponse Send a signal to a v2 shell's foreground job
+	//
+	// The signal goes to the terminal's foreground process group — the
+	// command at the shell's prompt, or the shell itself when none runs —
+	// as the terminal's own keys would send it, from any replica. It takes
+	// the shell's secret, as typing into it does. A shell that has ended
+	// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+	SignalShellWithBodyWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignalShellResponse, error)
+
+	// SignalShellWithResponse Send a signal to a v2 shell's foreground job
+	//
+	// The signal goes to the terminal's foreground process group — the
+	// command at the shell's prompt, or the shell itself when none runs —
+	// as the terminal's own keys would send it, from any replica. It takes
+	// the shell's secret, as typing into it does. A shell that has ended
+	// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+	SignalShellWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalShellResponse, error)
 
 	// ListWorkspacesWithResponse List workspaces
 	//
@@ -10136,6 +10397,166 @@ func (r KillShellResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r KillShellResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SignalShellResponse200Headers the declared response headers of an HTTP 200 response for SignalShell
+type SignalShellResponse200Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse400Headers the declared response headers of an HTTP 400 response for SignalShell
+type SignalShellResponse400Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse401Headers the declared response headers of an HTTP 401 response for SignalShell
+type SignalShellResponse401Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse403Headers the declared response headers of an HTTP 403 response for SignalShell
+type SignalShellResponse403Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse404Headers the declared response headers of an HTTP 404 response for SignalShell
+type SignalShellResponse404Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse409Headers the declared response headers of an HTTP 409 response for SignalShell
+type SignalShellResponse409Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse413Headers the declared response headers of an HTTP 413 response for SignalShell
+type SignalShellResponse413Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse500Headers the declared response headers of an HTTP 500 response for SignalShell
+type SignalShellResponse500Headers struct {
+	XRequestID *string
+}
+
+// SignalShellResponse503Headers the declared response headers of an HTTP 503 response for SignalShell
+type SignalShellResponse503Headers struct {
+	XRequestID *string
+}
+
+type SignalShellResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SignalShellResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SignalShellResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SignalShellResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SignalShellResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SignalShellResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SignalShellResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SignalShellResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SignalShellResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SignalShellResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SignalShellResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SignalShellResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SignalShellResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SignalShellResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SignalShellResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SignalShellResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SignalShellResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SignalShellResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SignalShellResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SignalShellResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SignalShellResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SignalShellResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SignalShellResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14692,6 +15113,44 @@ func (c *ClientWithResponses) KillShellWithResponse(ctx context.Context, shellID
 	return ParseKillShellResponse(rsp)
 }
 
+// SignalShellWithBodyWithResponse Send a signal to a v2 shell's foreground job
+//
+// The signal goes to the terminal's foreground process group — the
+// command at the shell's prompt, or the shell itself when none runs —
+// as the terminal's own keys would send it, from any replica. It takes
+// the shell's secret, as typing into it does. A shell that has ended
+// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+func (c *ClientWithResponses) SignalShellWithBodyWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignalShellResponse, error) {
+	rsp, err := c.SignalShellWithBody(ctx, shellID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSignalShellResponse(rsp)
+}
+
+// SignalShellWithResponse Send a signal to a v2 shell's foreground job
+//
+// The signal goes to the terminal's foreground process group — the
+// command at the shell's prompt, or the shell itself when none runs —
+// as the terminal's own keys would send it, from any replica. It takes
+// the shell's secret, as typing into it does. A shell that has ended
+// is `shell_not_found`; a v1 shell `shell_not_attachable`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
+func (c *ClientWithResponses) SignalShellWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalShellResponse, error) {
+	rsp, err := c.SignalShell(ctx, shellID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSignalShellResponse(rsp)
+}
+
 // ListWorkspacesWithResponse List workspaces
 //
 // Workspaces ordered by creation time, then ID. Filters of one name
@@ -17512,6 +17971,181 @@ func ParseKillShellResponse(rsp *http.Response) (*KillShellResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers KillShellResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSignalShellResponse parses an HTTP response from a SignalShellWithResponse call
+func ParseSignalShellResponse(rsp *http.Response) (*SignalShellResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SignalShellResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SignalShellResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SignalShellResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SignalShellResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SignalShellResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SignalShellResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SignalShellResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers SignalShellResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers SignalShellResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SignalShellResponse503Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

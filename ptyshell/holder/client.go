@@ -120,6 +120,12 @@ func (c *Client) End(ctx context.Context) (*State, error) {
 	return &st, c.call(ctx, http.MethodPost, PathEnd, &st)
 }
 
+// Signal sends the signal name to the shell's foreground job. A shell that
+// has exited answers a *StatusError of 409.
+func (c *Client) Signal(ctx context.Context, name string) error {
+	return c.call(ctx, http.MethodPost, PathSignal+"/"+url.PathEscape(name), nil)
+}
+
 // Release lets the holder of an ended shell exit.
 func (c *Client) Release(ctx context.Context) error {
 	return c.call(ctx, http.MethodPost, PathRelease, nil)

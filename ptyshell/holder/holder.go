@@ -216,3 +216,7 @@ func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 // errNotEnded refuses what needs the shell's end.
 var errNotEnded = errors.New("the shell has not ended")
+
+// errShellExited refuses a signal for a shell that has exited: its group's
+// IDs may be other processes' by now.
+var errShellExited = errors.New("the shell has exited")

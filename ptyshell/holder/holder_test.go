@@ -345,3 +345,31 @@ func TestHolderKeepsABurstWhole(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(text[start+2:], want.String()), "every line, in order")
 }
+
+// TestHolderSignalsTheForegroundJob: a signal goes to the job at the
+// prompt, which decides what it means, not to the shell; a name that is no
+// signal a client may send is refused, and a shell that exited takes none.
+func TestHolderSignalsTheForegroundJob(t *testing.T) {
+	h := startHolder(t, testConfig(t))
+	w := attach(t, h.client, ptyshell.RoleWriter)
+	require.NoError(t, w.SendInput([]byte("sh -c 'trap \"echo got-usr1\" USR1; trap \"echo got-term; exit 5\" TERM; echo trapping; while :; do sleep 0.05; done'\r")))
+	_, err := readOutput(w, "trapping\r\n")
+	require.NoError(t, err)
+	require.NoError(t, h.client.Signal(ctx(t), "USR1"))
+	_, err = readOutput(w, "got-usr1")
+	require.NoError(t, err)
+	require.NoError(t, h.client.Signal(ctx(t), "TERM"))
+	_, err = readOutput(w, "got-term")
+	require.NoError(t, err)
+	require.NoError(t, w.SendInput([]byte("echo shell-$((40+2))\r")))
+	_, err = readOutput(w, "shell-42")
+	require.NoError(t, err, "the shell itself took no TERM: it runs on")
+
+	var se *holder.StatusError
+	require.ErrorAs(t, h.client.Signal(ctx(t), "SEGV"), &se)
+	require.Equal(t, http.StatusBadRequest, se.Code)
+	require.NoError(t, w.SendInput([]byte("exit 0\r")))
+	w.Collect()
+	require.ErrorAs(t, h.client.Signal(ctx(t), "INT"), &se)
+	require.Equal(t, http.StatusConflict, se.Code)
+}

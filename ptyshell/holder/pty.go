@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -160,6 +161,32 @@ func (p *ptyStream) signal(sig syscall.Signal) {
 	if p.pid > 0 {
 		_ = syscall.Kill(-p.pid, sig) // the group may be empty already
 	}
+}
+
+// foreground sends sig to the terminal's foreground process group — the
+// job at the prompt, or the shell itself when none runs — as a terminal's
+// own keys do, unless the shell has exited.
+func (p *ptyStream) foreground(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return errShellExited
+	default:
+	}
+	var pgrp int32
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, ioErr = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp)))
+	}); err != nil {
+		return err
+	}
+	if ioErr != 0 || pgrp <= 0 {
+		pgrp = int32(p.pid) // the shell's own group, as signal does
+	}
+	return syscall.Kill(-int(pgrp), sig)
 }
 
 // reaped is the reaper's report of one child: the shell's status is kept;

@@ -20,6 +20,10 @@ const (
 	PathEnd       = "/v1/end"       // POST: end the shell (reason terminated), answer State once ended
 	PathRecording = "/v1/recording" // GET, once ended: the asciicast
 	PathRelease   = "/v1/release"   // POST, once ended: the holder exits
+	// PathSignal + "/" + name: POST, the signal (ptyshell.SignalNames) to
+	// the terminal's foreground job. The name is in the path, which the
+	// proof covers.
+	PathSignal = "/v1/signal"
 )
 
 // State is the answer of GET /v1/state.
@@ -39,6 +43,7 @@ func (h *Holder) routes() http.Handler {
 	mux.HandleFunc("POST "+PathEnd, h.endShell)
 	mux.HandleFunc("GET "+PathRecording, h.recording)
 	mux.HandleFunc("POST "+PathRelease, h.releaseHolder)
+	mux.HandleFunc("POST "+PathSignal+"/{name}", h.signalShell)
 	return h.proven(mux)
 }
 
@@ -131,6 +136,21 @@ func (h *Holder) endShell(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, h.state())
 	case <-r.Context().Done():
 	}
+}
+
+// signalShell delivers a signal to the foreground job: 400 for a name that
+// is none a client may send, 409 once the shell has exited.
+func (h *Holder) signalShell(w http.ResponseWriter, r *http.Request) {
+	sig, ok := ptyshell.SignalOf(r.PathValue("name"))
+	if !ok {
+		http.Error(w, "no signal a shell may be sent", http.StatusBadRequest)
+		return
+	}
+	if err := h.stream.foreground(sig); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	writeJSON(w, h.state())
 }
 
 func (h *Holder) recording(w http.ResponseWriter, _ *http.Request) {

@@ -28,6 +28,10 @@ type ShellV2Service interface {
 	AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (ShellBridge, error)
 	// WatchShell connects a read-only watcher (audited).
 	WatchShell(ctx context.Context, id, clientAddr string) (ShellBridge, error)
+	// SignalShell sends a signal by name to the shell's foreground job.
+	// Reasons: those of AttachShell, invalid_parameters,
+	// docker_unavailable.
+	SignalShell(ctx context.Context, id, secret, name string) error
 }
 
 // ShellBridge is one connection to a v2 shell's holder, which the upgraded
@@ -56,7 +60,25 @@ func (a *API) shellV2Routes() []route.Route {
 			Handler: a.shellV2Handler(ptyshell.RoleWriter)},
 		{Method: http.MethodGet, Path: "/v1/shells/{shellID}/watch", Scope: route.Shell,
 			Handler: a.shellV2Handler(ptyshell.RoleWatcher)},
+		a.route("POST /v1/shells/{shellID}/signal", route.Shell, a.signalShell),
 	}
+}
+
+// signalShell answers POST /v1/shells/{shellID}/signal {signal}: the
+// signal goes to the shell's foreground job. It takes the shell's secret,
+// as typing into it does.
+func (a *API) signalShell(r *http.Request) (any, error) {
+	id := r.PathValue("shellID")
+	var body struct {
+		Signal string `json:"signal"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return nil, failed(err, "Unable to parse signal parameters from request")
+	}
+	if err := a.cfg.Shell.V2.SignalShell(r.Context(), id, r.Header.Get(cairn.ShellSecretHeader), body.Signal); err != nil {
+		return nil, failed(err, "Failed to signal shell %s", id)
+	}
+	return nil, nil
 }
 
 // createShell serves POST /v1/workspaces/{workspaceID}/shells: the body's

@@ -97,6 +97,10 @@ func (f *fakeV2) AttachShell(ctx context.Context, id, secret string, size ptyshe
 	return f.connect(ctx, "/attach", size)
 }
 
+// SignalShell keeps no rule: the service's (the holder's) are tested
+// where they live.
+func (f *fakeV2) SignalShell(_ context.Context, id, _, _ string) error { return f.lookup(id) }
+
 func (f *fakeV2) WatchShell(ctx context.Context, id, _ string) (rest.ShellBridge, error) {
 	if err := f.lookup(id); err != nil {
 		return nil, err

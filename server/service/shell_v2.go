@@ -7,6 +7,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -214,9 +216,19 @@ type ShellAttachment struct {
 // shell_secret_required, shell_not_found, shell_not_attachable,
 // shell_secret_invalid, docker_unavailable.
 func (s *Shells) AttachShell(ctx context.Context, id, secret string, size ptyshell.Size, clientAddr string) (*ShellAttachment, error) {
+	row, err := s.heldWithSecret(ctx, id, secret, "attaching")
+	if err != nil {
+		return nil, err
+	}
+	return s.lend(ctx, row, ptyshell.RoleWriter, size, clientAddr)
+}
+
+// heldWithSecret finds the running v2 shell id whose secret is secret:
+// what may type into it may also attach or signal it.
+func (s *Shells) heldWithSecret(ctx context.Context, id, secret, doing string) (*ShellRow, error) {
 	if secret == "" {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretRequired,
-			"attaching needs the shell's secret in the %s header", cairn.ShellSecretHeader)
+			"%s needs the shell's secret in the %s header", doing, cairn.ShellSecretHeader)
 	}
 	row, err := s.lookupHeld(ctx, id)
 	if err != nil {
@@ -226,7 +238,31 @@ func (s *Shells) AttachShell(ctx context.Context, id, secret string, size ptyshe
 	if subtle.ConstantTimeCompare(sum[:], row.Key) != 1 {
 		return nil, cairn.Errorf(cairn.ReasonShellSecretInvalid, "that is not the secret of shell %s", id)
 	}
-	return s.lend(ctx, row, ptyshell.RoleWriter, size, clientAddr)
+	return row, nil
+}
+
+// SignalShell sends a signal by name (ptyshell.SignalNames) to the v2
+// shell id's foreground job — the command at its prompt, or the shell
+// when none runs — from any replica, as the terminal's own keys would.
+// Reasons: invalid_parameters, those of AttachShell, docker_unavailable.
+func (s *Shells) SignalShell(ctx context.Context, id, secret, name string) error {
+	if _, ok := ptyshell.SignalOf(name); !ok {
+		return cairn.Errorf(cairn.ReasonInvalidParameters, "signal must be one of %s", strings.Join(ptyshell.SignalNames, ", "))
+	}
+	row, err := s.heldWithSecret(ctx, id, secret, "signalling")
+	if err != nil {
+		return err
+	}
+	err = s.holderOf(row).Signal(ctx, name)
+	if se, ok := errors.AsType[*holder.StatusError](err); ok && se.Code == http.StatusConflict {
+		s.settleNow(row) // it ended unseen
+		return cairn.ErrShellNotFound(row.ID)
+	}
+	if err != nil && cairn.ErrorReason(err) == cairn.ReasonInternal {
+		return &cairn.Error{Reason: cairn.ReasonDockerUnavailable, Err: err,
+			Detail: "the shell's container could not be reached through the container runtime; try again"}
+	}
+	return err
 }
 
 // WatchShell connects a read-only watcher to the v2 shell id, and writes a
