@@ -21,6 +21,7 @@ func TestInfo(t *testing.T) {
 	url := newBackend(t).remote(t, func(cfg *server.Config) {
 		cfg.Artifact.Store.PartSize = 16 << 20
 		cfg.Files.Unpack.MaxEntries = 1234
+		cfg.Files.Write.MaxBytes = 2 << 20
 		cfg.API.APIs.MCP.Enable = true
 	})
 
@@ -32,9 +33,10 @@ func TestInfo(t *testing.T) {
 		MaxBodyBytes: 1 << 20, MaxObjectSize: 8 << 20, SinglePutMax: 8 << 20, MultipartThreshold: 1 << 30,
 		PartSize: 16 << 20, PartsPerRequest: 100, ListLimit: 1000, PutURLTTLSecs: 360, GetURLMaxTTLSecs: 900,
 		FileReadMaxBytes: 1 << 20, UnpackMaxEntries: 1234, UnpackMaxBytes: 10 << 30, UnpackMaxRatio: 200,
+		FileWriteMaxBytes: 2 << 20,
 	}, admin.Bounds)
 	require.Equal(t, cairn.InfoFeatures{Runtime: "docker", Shell: true, MCP: true, Integrity: "store",
-		StreamUploads: stacktest.StoreKind() == stack.StoreSeaweedFS}, admin.Features)
+		StreamUploads: stacktest.StoreKind() == stack.StoreSeaweedFS, FilesWrite: true, Watch: true}, admin.Features)
 
 	reader, err := newClient(t, url, client.WithToken(readToken)).Info(t.Context())
 	require.NoError(t, err)
