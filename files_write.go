@@ -160,4 +160,7 @@ type FileTree struct {
 type FileFinder interface {
 	SearchFiles(ctx context.Context, workspaceID string, p FileSearchParams) (*FileSearch, error)
 	FileTree(ctx context.Context, workspaceID string, p FileTreeParams) (*FileTree, error)
+	// StatFile describes the path itself, whatever it is (a directory's
+	// own entry, not its children; a symlink, not its target).
+	StatFile(ctx context.Context, workspaceID, path string) (*FileTreeEntry, error)
 }

@@ -124,3 +124,15 @@ func setNonEmpty(q url.Values, name, value string) {
 		q.Set(name, value)
 	}
 }
+
+// StatFile describes a path of a workspace volume itself.
+func (c *Client) StatFile(ctx context.Context, workspaceID, path string) (*cairn.FileTreeEntry, error) {
+	if err := needID("workspace", workspaceID); err != nil {
+		return nil, err
+	}
+	var out cairn.FileTreeEntry
+	if err := c.get(ctx, pathOf("workspaces", workspaceID, "files", "stat"), url.Values{"path": {path}}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

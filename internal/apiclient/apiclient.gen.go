@@ -1065,6 +1065,45 @@ func (e SearchFiles200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for StatFile200JSONResponseBodySuccess.
+const (
+	StatFile200JSONResponseBodySuccessTrue StatFile200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the StatFile200JSONResponseBodySuccess enum.
+func (e StatFile200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case StatFile200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StatFile200JSONResponseBodyType.
+const (
+	StatFile200JSONResponseBodyTypeDir     StatFile200JSONResponseBodyType = "dir"
+	StatFile200JSONResponseBodyTypeFile    StatFile200JSONResponseBodyType = "file"
+	StatFile200JSONResponseBodyTypeOther   StatFile200JSONResponseBodyType = "other"
+	StatFile200JSONResponseBodyTypeSymlink StatFile200JSONResponseBodyType = "symlink"
+)
+
+// Valid indicates whether the value is a known member of the StatFile200JSONResponseBodyType enum.
+func (e StatFile200JSONResponseBodyType) Valid() bool {
+	switch e {
+	case StatFile200JSONResponseBodyTypeDir:
+		return true
+	case StatFile200JSONResponseBodyTypeFile:
+		return true
+	case StatFile200JSONResponseBodyTypeOther:
+		return true
+	case StatFile200JSONResponseBodyTypeSymlink:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FileTree200JSONResponseBodyEntriesType.
 const (
 	FileTree200JSONResponseBodyEntriesTypeDir     FileTree200JSONResponseBodyEntriesType = "dir"
@@ -2461,6 +2500,24 @@ type SearchFilesParams struct {
 // SearchFiles200JSONResponseBodySuccess defines parameters for SearchFiles.
 type SearchFiles200JSONResponseBodySuccess bool
 
+// StatFileParams defines parameters for StatFile.
+type StatFileParams struct {
+	// Path The path to describe.
+	Path VolumePath `form:"path" json:"path"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// StatFile200JSONResponseBodySuccess defines parameters for StatFile.
+type StatFile200JSONResponseBodySuccess bool
+
+// StatFile200JSONResponseBodyType defines parameters for StatFile.
+type StatFile200JSONResponseBodyType string
+
 // FileTreeParams defines parameters for FileTree.
 type FileTreeParams struct {
 	// Path The directory; the mount root when absent.
@@ -3213,6 +3270,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
 	SearchFiles(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StatFile Describe one volume path itself
+	//
+	// The entry of the path itself, whatever it is — a directory's own,
+	// not its children; a symlink's, never its target's — with its whole
+	// `path`; the mount root's name is its last component.
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/stat (the `StatFile` operationId).
+	StatFile(ctx context.Context, workspaceID WorkspaceID, params *StatFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// FileTree List a volume directory recursively
 	//
@@ -4266,6 +4332,25 @@ func (c *Client) MovePath(ctx context.Context, workspaceID WorkspaceID, params *
 // Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
 func (c *Client) SearchFiles(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSearchFilesRequest(c.Server, workspaceID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StatFile Describe one volume path itself
+//
+// The entry of the path itself, whatever it is — a directory's own,
+// not its children; a symlink's, never its target's — with its whole
+// `path`; the mount root's name is its last component.
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/stat (the `StatFile` operationId).
+func (c *Client) StatFile(ctx context.Context, workspaceID WorkspaceID, params *StatFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStatFileRequest(c.Server, workspaceID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6902,6 +6987,78 @@ func NewSearchFilesRequest(server string, workspaceID WorkspaceID, params *Searc
 	return req, nil
 }
 
+// NewStatFileRequest constructs an http.Request for the StatFile method
+func NewStatFileRequest(server string, workspaceID WorkspaceID, params *StatFileParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/files/stat", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewFileTreeRequest constructs an http.Request for the FileTree method
 func NewFileTreeRequest(server string, workspaceID WorkspaceID, params *FileTreeParams) (*http.Request, error) {
 	var err error
@@ -8147,6 +8304,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/search (the `SearchFiles` operationId).
 	SearchFilesWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SearchFilesParams, reqEditors ...RequestEditorFn) (*SearchFilesResponse, error)
+
+	// StatFileWithResponse Describe one volume path itself
+	//
+	// The entry of the path itself, whatever it is — a directory's own,
+	// not its children; a symlink's, never its target's — with its whole
+	// `path`; the mount root's name is its last component.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/files/stat (the `StatFile` operationId).
+	StatFileWithResponse(ctx context.Context, workspaceID WorkspaceID, params *StatFileParams, reqEditors ...RequestEditorFn) (*StatFileResponse, error)
 
 	// FileTreeWithResponse List a volume directory recursively
 	//
@@ -13094,6 +13262,202 @@ func (r SearchFilesResponse) ContentType() string {
 	return ""
 }
 
+// StatFileResponse200Headers the declared response headers of an HTTP 200 response for StatFile
+type StatFileResponse200Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse400Headers the declared response headers of an HTTP 400 response for StatFile
+type StatFileResponse400Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse401Headers the declared response headers of an HTTP 401 response for StatFile
+type StatFileResponse401Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse403Headers the declared response headers of an HTTP 403 response for StatFile
+type StatFileResponse403Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse404Headers the declared response headers of an HTTP 404 response for StatFile
+type StatFileResponse404Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse409Headers the declared response headers of an HTTP 409 response for StatFile
+type StatFileResponse409Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse500Headers the declared response headers of an HTTP 500 response for StatFile
+type StatFileResponse500Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse503Headers the declared response headers of an HTTP 503 response for StatFile
+type StatFileResponse503Headers struct {
+	XRequestID *string
+}
+
+// StatFileResponse504Headers the declared response headers of an HTTP 504 response for StatFile
+type StatFileResponse504Headers struct {
+	XRequestID *string
+}
+
+type StatFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Etag A regular file's entity tag, without quotes: it changes whenever
+		// the file is replaced, written, resized or has its mode or owner
+		// changed. A write's `If-Match` takes it, quoted.
+		Etag *string `json:"etag,omitempty"`
+
+		// LinkTarget A symlink's target (never followed).
+		LinkTarget *string `json:"link_target,omitempty"`
+
+		// Mode Permission and special bits in four octal digits.
+		Mode      string                             `json:"mode"`
+		Mtime     time.Time                          `json:"mtime"`
+		Name      string                             `json:"name"`
+		Path      string                             `json:"path"`
+		RequestId string                             `json:"request_id"`
+		Size      int64                              `json:"size"`
+		Success   StatFile200JSONResponseBodySuccess `json:"success"`
+		Type      StatFile200JSONResponseBodyType    `json:"type"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StatFileResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StatFileResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StatFileResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StatFileResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StatFileResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StatFileResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StatFileResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StatFileResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *StatFileResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StatFileResponse) GetJSON200() *struct {
+	// Etag A regular file's entity tag, without quotes: it changes whenever
+	// the file is replaced, written, resized or has its mode or owner
+	// changed. A write's `If-Match` takes it, quoted.
+	Etag *string `json:"etag,omitempty"`
+
+	// LinkTarget A symlink's target (never followed).
+	LinkTarget *string `json:"link_target,omitempty"`
+
+	// Mode Permission and special bits in four octal digits.
+	Mode      string                             `json:"mode"`
+	Mtime     time.Time                          `json:"mtime"`
+	Name      string                             `json:"name"`
+	Path      string                             `json:"path"`
+	RequestId string                             `json:"request_id"`
+	Size      int64                              `json:"size"`
+	Success   StatFile200JSONResponseBodySuccess `json:"success"`
+	Type      StatFile200JSONResponseBodyType    `json:"type"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StatFileResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StatFileResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StatFileResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StatFileResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r StatFileResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StatFileResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StatFileResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r StatFileResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r StatFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StatFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StatFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StatFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // FileTreeResponse200Headers the declared response headers of an HTTP 200 response for FileTree
 type FileTreeResponse200Headers struct {
 	XRequestID *string
@@ -15533,6 +15897,23 @@ func (c *ClientWithResponses) SearchFilesWithResponse(ctx context.Context, works
 		return nil, err
 	}
 	return ParseSearchFilesResponse(rsp)
+}
+
+// StatFileWithResponse Describe one volume path itself
+//
+// The entry of the path itself, whatever it is — a directory's own,
+// not its children; a symlink's, never its target's — with its whole
+// `path`; the mount root's name is its last component.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/files/stat (the `StatFile` operationId).
+func (c *ClientWithResponses) StatFileWithResponse(ctx context.Context, workspaceID WorkspaceID, params *StatFileParams, reqEditors ...RequestEditorFn) (*StatFileResponse, error) {
+	rsp, err := c.StatFile(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStatFileResponse(rsp)
 }
 
 // FileTreeWithResponse List a volume directory recursively
@@ -20907,6 +21288,199 @@ func ParseSearchFilesResponse(rsp *http.Response) (*SearchFilesResponse, error) 
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers SearchFilesResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStatFileResponse parses an HTTP response from a StatFileWithResponse call
+func ParseStatFileResponse(rsp *http.Response) (*StatFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StatFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Etag A regular file's entity tag, without quotes: it changes whenever
+			// the file is replaced, written, resized or has its mode or owner
+			// changed. A write's `If-Match` takes it, quoted.
+			Etag *string `json:"etag,omitempty"`
+
+			// LinkTarget A symlink's target (never followed).
+			LinkTarget *string `json:"link_target,omitempty"`
+
+			// Mode Permission and special bits in four octal digits.
+			Mode      string                             `json:"mode"`
+			Mtime     time.Time                          `json:"mtime"`
+			Name      string                             `json:"name"`
+			Path      string                             `json:"path"`
+			RequestId string                             `json:"request_id"`
+			Size      int64                              `json:"size"`
+			Success   StatFile200JSONResponseBodySuccess `json:"success"`
+			Type      StatFile200JSONResponseBodyType    `json:"type"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StatFileResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StatFileResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StatFileResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StatFileResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StatFileResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers StatFileResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers StatFileResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StatFileResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers StatFileResponse504Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

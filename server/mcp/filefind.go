@@ -3,9 +3,7 @@ package mcp
 import (
 	"cmp"
 	"context"
-	"path"
 	"slices"
-	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -162,94 +160,12 @@ func (t *toolbox) getFileInfo(ctx context.Context, a fileArgs) (*mcpgo.CallToolR
 	if err != nil {
 		return nil, err
 	}
-	p, e, err := t.fileInfo(ctx, ws.ID, a.Path)
+	st, err := t.svc.StatFile(ctx, ws.ID, a.Path)
 	if err != nil {
 		return nil, err
 	}
 	return structured(struct {
 		Path  string           `json:"path"`
 		Entry *cairn.FileEntry `json:"entry"`
-	}{p, e})
-}
-
-// fileInfo is the entry of path p, and p cleaned. A one-level tree tells
-// what p is without doubt: anything but a directory is walked as itself,
-// under its own path, while a directory yields its children, under longer
-// paths. A directory's own entry is then found in its parent's listing.
-func (t *toolbox) fileInfo(ctx context.Context, workspaceID, p string) (string, *cairn.FileEntry, error) {
-	tree, err := t.svc.FileTree(ctx, workspaceID, cairn.FileTreeParams{Path: p, Depth: 1, Limit: 1})
-	if err != nil {
-		return "", nil, err
-	}
-	if len(tree.Entries) == 1 && tree.Entries[0].Path == tree.Path {
-		return tree.Path, &tree.Entries[0].FileEntry, nil
-	}
-	if tree.Path == cairn.MountPath {
-		// The mount root has no parent inside the volume to list it.
-		return tree.Path, &cairn.FileEntry{Name: path.Base(tree.Path), Type: cairn.FileTypeDir}, nil
-	}
-	e, err := t.listedEntry(ctx, workspaceID, tree.Path)
-	return tree.Path, e, err
-}
-
-// Bounds of the parent listing that finds a directory's entry.
-const (
-	infoPageSize = 16
-	infoPages    = 8
-)
-
-// listedEntry finds the entry of the clean path p in its parent's listing,
-// which starts after the name just below p's base (nameBefore), so p's
-// entry comes first or after the rare names that sort between the two.
-func (t *toolbox) listedEntry(ctx context.Context, workspaceID, p string) (*cairn.FileEntry, error) {
-	parent, base := path.Dir(p), path.Base(p)
-	after := nameBefore(base)
-	for range infoPages {
-		page, err := t.svc.ListFiles(ctx, workspaceID, cairn.FileListParams{Path: parent, Limit: infoPageSize, After: after})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range page.Entries {
-			if e.Name == base {
-				return &e, nil
-			}
-			if e.Name > base {
-				return nil, gone(p)
-			}
-		}
-		if page.NextAfter == "" {
-			break
-		}
-		after = page.NextAfter
-	}
-	return nil, gone(p)
-}
-
-// gone answers a path that vanished between two looks at it.
-func gone(p string) error {
-	return cairn.Errorf(cairn.ReasonPathNotFound, "path '%s' does not exist", p)
-}
-
-// nameBefore is a name just below name in byte order, as a listing's After
-// that starts at name. Between the two sort only names of name's prefix,
-// its last rune lowered by one, then runes up to U+10FFFF to NAME_MAX (255
-// bytes): the greatest rune repeated leaves room for nothing but a few
-// more bytes. It stays valid UTF-8, since After travels in JSON, where an
-// invalid byte would turn into U+FFFD and sort elsewhere. name is a
-// validated path's base: not empty, no control characters.
-func nameBefore(name string) string {
-	const nameMax = 255
-	r, size := utf8.DecodeLastRuneInString(name)
-	prefix := name[:len(name)-size]
-	switch r--; {
-	case r < ' ':
-		return prefix // below space there are only control characters
-	case r >= 0xd800 && r <= 0xdfff:
-		r = 0xd7ff // surrogates are no runes
-	}
-	b := utf8.AppendRune([]byte(prefix), r)
-	for len(b)+utf8.UTFMax <= nameMax {
-		b = utf8.AppendRune(b, utf8.MaxRune)
-	}
-	return string(b)
+	}{st.Path, &st.FileEntry})
 }

@@ -163,3 +163,17 @@ func (a *API) fileTree(r *http.Request) (any, error) {
 	}
 	return out, nil
 }
+
+// statFile answers GET /v1/workspaces/{id}/files/stat: the path's own entry.
+func (a *API) statFile(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	p := r.URL.Query().Get("path")
+	if p == "" {
+		return nil, queryError("Query parameter 'path' is required")
+	}
+	out, err := a.svc.StatFile(r.Context(), id, p)
+	if err != nil {
+		return nil, filesFailure(err, "Failed to describe a file of workspace %s volume", id)
+	}
+	return out, nil
+}

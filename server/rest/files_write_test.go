@@ -261,6 +261,24 @@ func TestFilesSearch(t *testing.T) {
 		require.Equal(t, []string{"a.txt", "as.txt", "bin.txt", "c.go", "deep", "link"}, paths)
 		require.Equal(t, "symlink", tr.Entries[5].Type)
 	})
+	t.Run("OKStat", func(t *testing.T) {
+		stat := func(p string) *response {
+			return h.do(t, h.url, http.MethodGet, "/v1/workspaces/"+ws.ID+"/files/stat?path="+url.QueryEscape(p), "")
+		}
+		var e cairn.FileTreeEntry
+		decode(stat(volRoot+"/src/deep"), &e)
+		require.Equal(t, volRoot+"/src/deep", e.Path)
+		require.Equal(t, "deep", e.Name)
+		require.Equal(t, "dir", e.Type, "the directory's own entry, not its children")
+		decode(stat(volRoot+"/src/link"), &e)
+		require.Equal(t, "symlink", e.Type)
+		decode(stat(volRoot), &e)
+		require.Equal(t, "ws", e.Name)
+		decode(stat(volRoot+"/src/a.txt"), &e)
+		require.NotEmpty(t, e.ETag)
+		fails(t, stat(volRoot+"/src/link/secret.txt"), 400, "path_is_symlink")
+		fails(t, stat(volRoot+"/nope"), 404, "path_not_found")
+	})
 	for _, tc := range []struct {
 		outcome string
 		q       []string

@@ -120,6 +120,7 @@ func (a *API) Routes() []route.Route {
 		a.bodyRoute("PUT /v1/workspaces/{workspaceID}/files/content", route.Write, a.maxFileWrite(), a.writeFile),
 		a.route("GET /v1/workspaces/{workspaceID}/files/search", route.Read, a.searchFiles),
 		a.route("GET /v1/workspaces/{workspaceID}/files/tree", route.Read, a.fileTree),
+		a.route("GET /v1/workspaces/{workspaceID}/files/stat", route.Read, a.statFile),
 		a.route("DELETE /v1/workspaces/{workspaceID}/files", route.Write, a.removePath),
 		a.route("POST /v1/workspaces/{workspaceID}/files/mkdir", route.Write, a.makeDir),
 		a.route("POST /v1/workspaces/{workspaceID}/files/move", route.Write, a.movePath),

@@ -126,16 +126,13 @@ func (s *Service) workDir(ctx context.Context, workspaceID, dir string) (string,
 	if err := cairn.ValidateListPath(dir); err != nil {
 		return "", err
 	}
-	dir = path.Clean(dir)
-	if dir == cairn.MountPath {
-		return dir, nil
-	}
-	reply, err := s.browse(ctx, workspaceID, sidecar.BrowseRequest{Op: sidecar.OpStat, Path: dir})
+	st, err := s.StatFile(ctx, workspaceID, dir)
 	if err != nil {
 		return "", err
 	}
-	if reply.File == nil || reply.File.Type != sidecar.TypeDir {
-		return "", cairn.Errorf(cairn.ReasonInvalidParameters, "the working directory '%s' is not a directory", dir)
+	if st.Type != cairn.FileTypeDir {
+		return "", cairn.Errorf(cairn.ReasonInvalidParameters, "the working directory '%s' is not a directory", st.Path)
 	}
+	dir = st.Path
 	return dir, nil
 }

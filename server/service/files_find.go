@@ -75,3 +75,20 @@ func (s *Service) FileTree(ctx context.Context, workspaceID string, p cairn.File
 	}
 	return out, nil
 }
+
+// StatFile describes the path itself, never following it.
+func (s *Service) StatFile(ctx context.Context, workspaceID, p string) (*cairn.FileTreeEntry, error) {
+	if err := cairn.ValidateListPath(p); err != nil {
+		return nil, err
+	}
+	reply, err := s.browse(ctx, workspaceID, sidecar.BrowseRequest{Op: sidecar.OpStat, Path: path.Clean(p)})
+	if err != nil {
+		return nil, err
+	}
+	if reply.File == nil {
+		return nil, cairn.Errorf(cairn.ReasonSidecarFailed, "the browse sidecar answered a stat without the entry")
+	}
+	e := fileEntry(*reply.File)
+	e.Name = path.Base(reply.Path) // the mount root's own name, not "."
+	return &cairn.FileTreeEntry{Path: reply.Path, FileEntry: e}, nil
+}
