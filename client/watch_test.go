@@ -3,6 +3,10 @@ package client_test
 import (
 	"context"
 	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,4 +123,64 @@ func TestWatchFiles(t *testing.T) {
 		_, err = s.Next(ctx)
 		require.Equal(t, cairn.ReasonVolumeNotReady, cairn.ErrorReason(err), "%v", err)
 	})
+}
+
+// TestWatchFloodIsBounded: a tool container makes 100 000 files as fast as
+// it can under a watched directory while the subscriber reads. Either
+// every file is reported, or the subscriber is told to resync; the stream
+// never stalls, and the server's heap stays bounded whatever arrives.
+func TestWatchFloodIsBounded(t *testing.T) {
+	b := newBackend(t)
+	c := newClient(t, b.remote(t))
+	ctx := t.Context()
+	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "flooded"})
+	require.NoError(t, err)
+	require.NoError(t, c.SetupVolume(ctx, ws.ID))
+	d, err := c.InspectWorkspace(ctx, ws.ID)
+	require.NoError(t, err)
+	ws = d.Workspace
+	b.mkdir(t, ws, "/mnt/cairn/ws/flood")
+	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/flood"})
+	require.NoError(t, err)
+	defer stream.Close() //nolint:errcheck // the test is over
+	// Subscribed once a change shows.
+	for i := 0; ; i++ {
+		require.Less(t, i, 30, "the watch never reported a change")
+		b.sh(t, ws, "touch /mnt/cairn/ws/flood/probe-"+strconv.Itoa(i))
+		wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ev, err := stream.Next(wait)
+		cancel()
+		if err == nil && ev.Type == cairn.EventFilesChanged {
+			break
+		}
+	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const files = 100_000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.sh(t, ws, "cd /mnt/cairn/ws/flood && i=0; while [ $i -lt "+strconv.Itoa(files)+" ]; do : > f$i; i=$((i+1)); done")
+	}()
+	seen := map[string]bool{}
+	resynced := false
+	for !resynced && len(seen) < files {
+		ev := nextFiles(t, stream)
+		if ev.Type == cairn.EventFilesResync {
+			resynced = true
+			break
+		}
+		for _, ch := range ev.Changes {
+			if strings.HasPrefix(ch.Path, "/mnt/cairn/ws/flood/f") {
+				seen[ch.Path] = true
+			}
+		}
+	}
+	<-done
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("%d of %d files reported, resync %v; heap in use %d → %d MiB", len(seen), files, resynced,
+		before.HeapInuse>>20, after.HeapInuse>>20)
+	require.True(t, resynced || len(seen) == files, "every file, or a resync")
+	require.Less(t, after.HeapInuse, before.HeapInuse+256<<20, "the server's heap stays bounded")
 }
