@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
