@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server"
 )
 
 // nextFiles reads frames until a files frame, skipping the rest.
@@ -183,4 +184,32 @@ func TestWatchFloodIsBounded(t *testing.T) {
 		before.HeapInuse>>20, after.HeapInuse>>20)
 	require.True(t, resynced || len(seen) == files, "every file, or a resync")
 	require.Less(t, after.HeapInuse, before.HeapInuse+256<<20, "the server's heap stays bounded")
+}
+
+// TestWatchFilesPolling: with files.watch.pollMillis, as for a volume whose
+// filesystem reports nothing through inotify, the watcher walks the tree
+// and a tool container's write still shows.
+func TestWatchFilesPolling(t *testing.T) {
+	b := newBackend(t)
+	c := newClient(t, b.remote(t, func(cfg *server.Config) { cfg.Files.Watch.PollMillis = 100 }))
+	ctx := t.Context()
+	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "polled"})
+	require.NoError(t, err)
+	require.NoError(t, c.SetupVolume(ctx, ws.ID))
+	d, err := c.InspectWorkspace(ctx, ws.ID)
+	require.NoError(t, err)
+	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: cairn.MountPath})
+	require.NoError(t, err)
+	defer stream.Close() //nolint:errcheck // the test is over
+	for i := 0; ; i++ {
+		require.Less(t, i, 30, "the polling watch never reported a write")
+		name := "/mnt/cairn/ws/polled-" + strconv.Itoa(i)
+		b.sh(t, d.Workspace, "echo x > "+name)
+		wait, cancel := context.WithTimeout(ctx, 3*time.Second)
+		ev, err := stream.Next(wait)
+		cancel()
+		if err == nil && ev.Type == cairn.EventFilesChanged && ev.Changes[0].Op == "created" {
+			return
+		}
+	}
 }

@@ -83,6 +83,17 @@ type FilesConfig struct {
 	// Changing a workspace volume's files through the API (a writer
 	// container per workspace, beside its browse container).
 	Write WriteConfig `yaml:"write"`
+	// Watching a workspace's files for the events stream (`files=PATH`).
+	Watch WatchConfig `yaml:"watch"`
+}
+
+// WatchConfig is `files.watch`.
+type WatchConfig struct {
+	// Milliseconds between two walks of the tree when the watcher polls;
+	// 0 uses inotify (polling only where inotify cannot be had). Set it
+	// for volumes whose filesystem reports no change through inotify,
+	// such as NFS-backed ones: a walk costs a stat of every entry.
+	PollMillis int `yaml:"pollMillis"`
 }
 
 // WriteConfig is `files.write`.

@@ -125,6 +125,7 @@ var configRules = map[string]KeyRule{
 	"files.unpack.maxBytes":          atLeast(1).inBytes(),
 	"files.unpack.maxRatio":          positive,
 	"files.write.maxBytes":           between(1, cairn.MaxFileWriteBytes).inBytes(),
+	"files.watch.pollMillis":         between(0, 60_000).and("0 for inotify, else at least 10"),
 	"ssh.authorizedKeys[].scopes":    tokenScopes,
 	"ssh.maxSessions":                positive,
 	"ssh.maxSessionsPerKey":          positive.and("at most `ssh.maxSessions`"),

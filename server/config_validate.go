@@ -50,6 +50,10 @@ func (f FilesConfig) validate(p *configProblems) {
 	inRange(p, "files.unpack.maxBytes", f.Unpack.MaxBytes)
 	inRange(p, "files.unpack.maxRatio", f.Unpack.MaxRatio)
 	inRange(p, "files.write.maxBytes", f.Write.MaxBytes)
+	inRange(p, "files.watch.pollMillis", f.Watch.PollMillis)
+	if f.Watch.PollMillis > 0 && f.Watch.PollMillis < 10 {
+		p.add("files.watch.pollMillis", "must be 0 (inotify) or at least 10 milliseconds")
+	}
 }
 
 func (s SQLAppConfig) validate(p *configProblems) {

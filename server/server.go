@@ -241,6 +241,7 @@ func (s *Server) serviceConfig() service.Config {
 			MaxRatio: s.cfg.Files.Unpack.MaxRatio},
 		VerifyObjects: s.cfg.Artifact.S3.Verify == VerifyByServer,
 		MaxFileWrite:  s.cfg.Files.Write.MaxBytes,
+		WatchPoll:     time.Duration(s.cfg.Files.Watch.PollMillis) * time.Millisecond,
 		Logger:        s.log,
 	}
 }

@@ -56,6 +56,9 @@ type Config struct {
 	// MaxFileWrite bounds one file write's body (files.write.maxBytes);
 	// default cairn.DefaultMaxFileWriteBytes.
 	MaxFileWrite int64
+	// WatchPoll, when set, has watchers poll this often instead of using
+	// inotify (files.watch.pollMillis).
+	WatchPoll time.Duration
 }
 
 // Service implements the cairn service interfaces.
@@ -81,6 +84,7 @@ type Service struct {
 	sidecarTimeout time.Duration
 	unpackLimits   UnpackLimits
 	maxFileWrite   int64
+	watchPoll      time.Duration
 	watches        watchHubs
 
 	mounts      *mountCounter
@@ -114,6 +118,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		sidecarTimeout:     cmp.Or(cfg.SidecarTimeout, 300*time.Second),
 		unpackLimits:       cfg.Unpack.withDefaults(),
 		maxFileWrite:       cmp.Or(cfg.MaxFileWrite, cairn.DefaultMaxFileWriteBytes),
+		watchPoll:          cfg.WatchPoll,
 	}
 	if s.now == nil {
 		s.now = cairn.Now

@@ -124,7 +124,7 @@ type ringFrame struct {
 func (h *watchHub) start(ctx context.Context, t BrowseTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, watchReadyMax)
 	defer cancel()
-	stream, err := h.s.runtime.Watch(ctx, t, 0)
+	stream, err := h.s.runtime.Watch(ctx, t, h.s.watchPoll)
 	if err != nil {
 		return err
 	}
