@@ -93,7 +93,7 @@ func newExecProc(s *Shells, name string, argv []string) *execProc {
 // Start runs the command; the exec opens its streams first, so its output
 // from the first instant is on them.
 func (p *execProc) Start(ctx context.Context) error {
-	return p.run(ctx, corev1.PodExecOptions{Command: p.argv, Stdin: true, Stdout: true, Stderr: true},
+	return p.run(ctx, corev1.PodExecOptions{Command: append(pidNoted, p.argv...), Stdin: true, Stdout: true, Stderr: true},
 		remotecommand.StreamOptions{Stdin: p.stdinR, Stdout: p.outW, Stderr: p.errW},
 		func(err error) {
 			end := err
@@ -141,14 +141,23 @@ func (p *execProc) Wait(ctx context.Context) (wsexec.ExitStatus, error) {
 // Stop deletes the pod with the stop grace: SIGTERM, then SIGKILL.
 func (p *execProc) Stop(ctx context.Context) error { return p.stop(ctx) }
 
-// Signal signals every process of the pod but its holder (PID 1): the
-// command runs as an exec beside it, so there is no one process to aim
-// at. The name is one of wsexec.Signals, never the caller's text.
+// execPIDFile is where an exec's command leaves its PID, on the pod's own
+// /tmp, for Signal: it runs as an exec beside the pod's holder, so no
+// runtime API can aim at it.
+const execPIDFile = "/tmp/.cairn-exec-pid"
+
+// pidNoted runs the argv after it in its own process, having noted that
+// process's PID: the shell execs the argv at once, so the command is the
+// one the PID names, as given, with nothing left in between.
+var pidNoted = []string{"/bin/sh", "-c", `echo $$ > ` + execPIDFile + ` && exec "$@"`, "cairn-exec"}
+
+// Signal sends the signal to the command, as Docker's init passes one on.
+// The name is one of wsexec.Signals, never the caller's text.
 func (p *execProc) Signal(ctx context.Context, name string) error {
 	if !slices.Contains(wsexec.Signals, name) {
 		return fmt.Errorf("%q is no signal cairn delivers", name)
 	}
-	return p.oneShot(ctx, []string{"/bin/sh", "-c", "kill -s " + name + " -1"})
+	return p.oneShot(ctx, []string{"/bin/sh", "-c", `kill -s ` + name + ` "$(cat ` + execPIDFile + `)"`})
 }
 
 // Close is the teardown: the streams end, the pod is deleted and gone.

@@ -24,11 +24,7 @@ import (
 
 // holdArgv keeps a shell or exec pod up until it is deleted; the image
 // needs /bin/sh and sleep, as the busybox shell image has.
-//
-// It ignores the signals an exec may be sent, which reach every process
-// of the pod (exec's Signal): only TERM and KILL end it, as a pod's stop
-// must.
-var holdArgv = []string{"/bin/sh", "-c", "trap '' HUP INT QUIT USR1 USR2 ALRM WINCH TSTP; exec sleep 2147483647"}
+var holdArgv = []string{"/bin/sh", "-c", "exec sleep 2147483647"}
 
 // session is one command run in a pod, and the pod's life: the exec, its
 // exit status, the stop and the one teardown. Its owner adds the streams.

@@ -12,8 +12,9 @@ import (
 )
 
 // testBrowse: a workspace's files are listed and read through the warm
-// browse sidecar, refusals come back as the sidecar's, the browser never
-// counts as a mount, and StopBrowse frees the volume for a teardown.
+// browse sidecar and changed through its writer, refusals come back as the
+// sidecar's, neither counts as a mount, and StopBrowse frees the volume
+// for a teardown.
 func testBrowse(t *testing.T, h Harness) {
 	s := h.New(t, 0)
 	volume, id := provision(t, s)
@@ -47,9 +48,30 @@ func testBrowse(t *testing.T, h Harness) {
 	require.False(t, escaped.OK)
 	require.Equal(t, sidecar.ReasonPathOutsideMount, *escaped.Reason)
 
+	// The writer: a second container beside the reader, which changes
+	// the volume; a reader refuses every write.
+	writer := service.BrowseTarget{WorkspaceID: id, VolumeName: volume, Writable: true}
+	write := func(req sidecar.BrowseRequest) *sidecar.BrowseReply {
+		t.Helper()
+		reply, err := s.Runtime.Browse(t.Context(), writer, req)
+		require.NoError(t, err)
+		require.True(t, reply.OK, "%+v", reply)
+		return reply
+	}
+	write(sidecar.BrowseRequest{Op: sidecar.OpMkdir, Path: cairn.MountPath + "/out"})
+	put := write(sidecar.BrowseRequest{Op: sidecar.OpPut, Path: cairn.MountPath + "/out/new.txt", Size: 5, Body: []byte("hello")})
+	require.NotEmpty(t, put.File.ETag)
+	write(sidecar.BrowseRequest{Op: sidecar.OpMove, Path: cairn.MountPath + "/out/new.txt", To: cairn.MountPath + "/moved.txt"})
+	require.Equal(t, []byte("hello"), browse(sidecar.BrowseRequest{Op: sidecar.OpRead, Path: cairn.MountPath + "/moved.txt"}).Data,
+		"the reader sees what the writer wrote")
+	write(sidecar.BrowseRequest{Op: sidecar.OpRemove, Path: cairn.MountPath + "/out", Recursive: true})
+	refused := browse(sidecar.BrowseRequest{Op: sidecar.OpPut, Path: cairn.MountPath + "/x", Size: 1, Body: []byte("x")})
+	require.False(t, refused.OK)
+	require.Equal(t, sidecar.ReasonReadOnly, *refused.Reason)
+
 	counts, err := s.Runtime.MountCounts(t.Context(), []string{volume})
 	require.NoError(t, err)
-	require.Equal(t, 0, counts[volume], "the browser is cairn's own reader, not a mount")
+	require.Equal(t, 0, counts[volume], "the browser and the writer are cairn's own, not mounts")
 	require.NoError(t, s.Runtime.StopBrowse(t.Context(), id))
 	require.NoError(t, s.Runtime.RemoveVolume(t.Context(), volume), "nothing holds the volume once the browser stopped")
 	requireNoSidecars(t, s)
