@@ -12,8 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/client"
 	"github.com/cairn-dev/cairn/server"
 )
+
+// readyWorkspace creates a workspace named name with a volume, as the API
+// shows it once READY.
+func readyWorkspace(t *testing.T, c *client.Client, name string) *cairn.Workspace {
+	t.Helper()
+	ws, err := c.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: name})
+	require.NoError(t, err)
+	require.NoError(t, c.SetupVolume(t.Context(), ws.ID))
+	d, err := c.InspectWorkspace(t.Context(), ws.ID)
+	require.NoError(t, err)
+	return d.Workspace
+}
 
 // nextFiles reads frames until a files frame, skipping the rest.
 func nextFiles(t *testing.T, s cairn.EventStream) cairn.Event {
@@ -52,12 +65,7 @@ func TestWatchFiles(t *testing.T) {
 	url := b.remote(t)
 	c := newClient(t, url)
 	ctx := t.Context()
-	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "watched"})
-	require.NoError(t, err)
-	require.NoError(t, c.SetupVolume(ctx, ws.ID))
-	d, err := c.InspectWorkspace(ctx, ws.ID)
-	require.NoError(t, err)
-	ws = d.Workspace
+	ws := readyWorkspace(t, c, "watched")
 	b.mkdir(t, ws, "/mnt/cairn/ws/in")
 
 	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/in"})
@@ -134,12 +142,7 @@ func TestWatchFloodIsBounded(t *testing.T) {
 	b := newBackend(t)
 	c := newClient(t, b.remote(t))
 	ctx := t.Context()
-	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "flooded"})
-	require.NoError(t, err)
-	require.NoError(t, c.SetupVolume(ctx, ws.ID))
-	d, err := c.InspectWorkspace(ctx, ws.ID)
-	require.NoError(t, err)
-	ws = d.Workspace
+	ws := readyWorkspace(t, c, "flooded")
 	b.mkdir(t, ws, "/mnt/cairn/ws/flood")
 	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: "/mnt/cairn/ws/flood"})
 	require.NoError(t, err)
@@ -193,18 +196,14 @@ func TestWatchFilesPolling(t *testing.T) {
 	b := newBackend(t)
 	c := newClient(t, b.remote(t, func(cfg *server.Config) { cfg.Files.Watch.PollMillis = 100 }))
 	ctx := t.Context()
-	ws, err := c.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "polled"})
-	require.NoError(t, err)
-	require.NoError(t, c.SetupVolume(ctx, ws.ID))
-	d, err := c.InspectWorkspace(ctx, ws.ID)
-	require.NoError(t, err)
+	ws := readyWorkspace(t, c, "polled")
 	stream, err := c.Events(ctx, cairn.EventFilter{WorkspaceID: ws.ID, Files: cairn.MountPath})
 	require.NoError(t, err)
 	defer stream.Close() //nolint:errcheck // the test is over
 	for i := 0; ; i++ {
 		require.Less(t, i, 30, "the polling watch never reported a write")
 		name := "/mnt/cairn/ws/polled-" + strconv.Itoa(i)
-		b.sh(t, d.Workspace, "echo x > "+name)
+		b.sh(t, ws, "echo x > "+name)
 		wait, cancel := context.WithTimeout(ctx, 3*time.Second)
 		ev, err := stream.Next(wait)
 		cancel()
