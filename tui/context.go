@@ -22,10 +22,10 @@ import (
 type Connector func(name string) (Backend, string, error)
 
 // attach makes b the server the model works with: a fresh store, pump,
-// feed, operations, action flow, shell hand-over and screen stack, all
-// living in a new connection context. The transfer queue, the toasts and
-// the hub outlive it: transfers of the previous server keep running and
-// stay in the tray.
+// feed, operations, action flow, shell hand-over, screen stack and files
+// watch, all living in a new connection context. The transfer queue, the
+// toasts and the hub outlive it: transfers of the previous server keep
+// running and stay in the tray.
 func (m *Model) attach(b Backend) {
 	if m.connCancel != nil {
 		m.connCancel()
@@ -34,6 +34,7 @@ func (m *Model) attach(b Backend) {
 	m.connCtx, m.connCancel = context.WithCancel(m.ctx)
 	m.connSince = m.id()
 	m.backend = b
+	m.fw.reset()
 	now := m.sh.now
 	m.sh = newShared(m.c.Config.CacheMaxArtifacts, now)
 	m.c.Data = m.sh

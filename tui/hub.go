@@ -10,19 +10,19 @@ import (
 )
 
 // onHub applies one coalesced batch: the feed takes the connection
-// transitions and the events, the queue the progress samples and notes;
-// it re-arms the hub wait.
+// transitions and the events, the queue the progress samples and notes,
+// the files watch its report; it re-arms the hub wait.
 func (m *Model) onHub(b live.Batch) tea.Cmd {
 	m.sh.now = b.At
 	if b.Epoch != m.epoch {
-		b.Events, b.Resync, b.Conn = nil, nil, nil // the previous context's
+		b.Events, b.Resync, b.Conn, b.Files = nil, nil, nil, nil // the previous context's
 	}
 	cmd := m.feed.Batch(b)
 	if len(b.Progress) > 0 {
 		m.xfer.Samples(b.Progress)
 	}
 	m.stack.Broadcast(screen.TimeMsg{})
-	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes))
+	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes), m.onFiles(b.Files))
 }
 
 // changed tells every screen on the stack about ch and raises the MISSING

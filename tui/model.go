@@ -48,6 +48,8 @@ type Model struct {
 	cancel context.CancelFunc
 	hub    *live.Hub
 	pump   *live.Pump
+	// fw is the files pane's subscription to its directory.
+	fw filesWatch
 	// armHub returns the hub wait; tests replace it.
 	armHub func() tea.Cmd
 
@@ -103,6 +105,7 @@ func New(o Options) (*Model, error) {
 	m.hub = live.NewHub(50*time.Millisecond, 50000, o.Clock)
 	m.xfer = transfer.New(ctx, transfer.SettingsOf(o.Config), m.c.Theme, queueHost{m}, o.Backend, m.hub)
 	m.armHub = m.waitHub
+	m.fw.watch = live.NewFileWatch(m.hub)
 	m.history = palette.NewHistory(100)
 	m.shellFactory, m.shellSecrets, m.connect = o.ShellCommand, o.ShellSecrets, o.Connect
 	m.attach(o.Backend)
@@ -172,15 +175,17 @@ func (m *Model) start() tea.Cmd {
 	)
 }
 
-// Close ends everything the model started: requests, transfers, the pump
-// and the hub wait. It waits up to 2 s in all for the pump's goroutine and
-// for cancelled transfers to remove their part files. Safe to call twice.
+// Close ends everything the model started: requests, transfers, the pump,
+// the files watch and the hub wait. It waits up to 2 s in all for the
+// pump's and the watch's goroutines and for cancelled transfers to remove
+// their part files. Safe to call twice.
 func (m *Model) Close() {
 	m.cancel()
 	m.connCancel()
 	m.act.Close()
 	deadline := time.Now().Add(2 * time.Second)
 	m.pump.StopWithin(2 * time.Second)
+	m.fw.watch.StopWithin(max(time.Millisecond, time.Until(deadline)))
 	m.xfer.Close(time.Until(deadline))
 }
 

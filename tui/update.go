@@ -19,7 +19,7 @@ import (
 // clipboard write is a returned Cmd.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
-	return m, tea.Batch(cmd, m.tick.schedule(m.wantTick(), m.c.After, m.clock))
+	return m, tea.Batch(cmd, m.followFiles(), m.tick.schedule(m.wantTick(), m.c.After, m.clock))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -40,6 +40,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	case copyDoneMsg:
 		return m.onCopied(msg)
+	case filesStaleMsg:
+		return m.onFilesStale(msg)
 	case tea.ResumeMsg:
 		return m.feed.Resync()
 	case quitRequestMsg:

@@ -15,8 +15,10 @@ import (
 // TestRealTerminalFiles is issue 20's files pane with the real binary on
 // the real stack: a directory made in the volume by a container (as a tool
 // run would) lists with its symlink; a file previews; i saves it and packs
-// a directory; X unpacks the archive; L loads an artifact back. No path is
-// typed: each comes from the pane's listing, as the operator would take it.
+// a directory; X unpacks the archive; L loads an artifact back; a file a
+// container writes, then removes, in the directory shown comes and goes
+// with no key pressed (the server's file watch). No path is typed: each
+// comes from the pane's listing, as the operator would take it.
 func TestRealTerminalFiles(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{})
 	api, err := client.New(srv.URL, client.WithToken(srv.Token))
@@ -85,6 +87,16 @@ func TestRealTerminalFiles(t *testing.T) {
 	p.WaitForText(seen, "Load probe_txt into the volume of ws-alpha", "/mnt/cairn/ws/probe_txt")
 	p.Keys("Enter")
 	p.WaitForText(time.Minute, "loaded probe_txt into /mnt/cairn/ws/probe_txt", "files /mnt/cairn/ws (4)")
+
+	t.Log("a tool's write into the directory shown lists without a key press; the cursor stays")
+	// The watch is on once the server has said hello: its watcher is ready.
+	p.WaitForText(time.Minute, "files /mnt/cairn/ws (4) ● watching", "▸ probe_txt")
+	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "echo from a tool > /mnt/cairn/ws/from-tool.txt")
+	p.WaitForText(seen, "files /mnt/cairn/ws (5) ● watching", "from-tool.txt", "▸ probe_txt")
+	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "rm /mnt/cairn/ws/from-tool.txt")
+	p.WaitFor("the removed file gone", seen, func(screen string) bool {
+		return strings.Contains(screen, "files /mnt/cairn/ws (4) ● watching") && !strings.Contains(screen, "from-tool.txt")
+	})
 
 	t.Log("the volume holds what the screen says")
 	l, err := api.ListFiles(ctx, ws.ID, cairn.FileListParams{Path: "/mnt/cairn/ws/logs"})

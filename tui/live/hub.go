@@ -1,5 +1,6 @@
 // Package live is cairn-tui's event pump and coalescing hub. The pump owns
-// the events subscription in its own goroutine and writes only into the hub;
+// the events subscription in its own goroutine and writes only into the hub,
+// as FileWatch does with the files pane's subscription to a directory;
 // the hub merges frames by entity, never blocks a writer, and hands the
 // model at most one batch per pace interval. It imports no Charm library.
 package live
@@ -69,6 +70,9 @@ type Batch struct {
 	// kept).
 	Notes []Note
 	At    time.Time
+	// Files is what the files subscription reported (FileWatch), nil
+	// when it reported nothing.
+	Files *Files
 	// Epoch is the hub's epoch when the batch was taken: events, resyncs
 	// and transitions of an older one are another connection's.
 	Epoch int
@@ -76,7 +80,7 @@ type Batch struct {
 
 // Empty reports a batch with nothing in it.
 func (b Batch) Empty() bool {
-	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0
+	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0 && b.Files == nil
 }
 
 type entityKey struct {
@@ -115,6 +119,7 @@ type Hub struct {
 	progress []Sample
 	sampled  map[int]int // transfer → index in progress
 	notes    []Note
+	files    *Files
 	epoch    int
 
 	lastDelivery time.Time // consumer side only
@@ -212,6 +217,20 @@ func (h *Hub) Note(n Note) {
 	h.wake()
 }
 
+// Files records what a files subscription saw, merged with what it
+// reported before (Files.merge); a report of another subscription
+// replaces what the previous one left pending, which is stale.
+func (h *Hub) Files(f Files) {
+	h.mu.Lock()
+	if h.files == nil || h.files.Watch != f.Watch {
+		h.files = &f
+	} else {
+		h.files.merge(f)
+	}
+	h.mu.Unlock()
+	h.wake()
+}
+
 // NewEpoch starts a connection's epoch: what the previous one's pump left
 // pending (events, resyncs, transitions) is dropped; transfers' progress and
 // notes stay. Call it once that pump has stopped.
@@ -219,7 +238,7 @@ func (h *Hub) NewEpoch() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.epoch++
-	h.events, h.resync, h.conn, h.overflow = nil, nil, nil, false
+	h.events, h.resync, h.conn, h.overflow, h.files = nil, nil, nil, false, nil
 	clear(h.index)
 	return h.epoch
 }
@@ -227,8 +246,8 @@ func (h *Hub) NewEpoch() int {
 func (h *Hub) take() Batch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes, Epoch: h.epoch}
-	h.progress, h.notes = nil, nil
+	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes, Files: h.files, Epoch: h.epoch}
+	h.progress, h.notes, h.files = nil, nil, nil
 	clear(h.sampled)
 	for _, ev := range h.events {
 		if ev.Type != "" {

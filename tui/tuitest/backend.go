@@ -55,6 +55,10 @@ type Backend struct {
 	MovePathFunc   func(ctx context.Context, wsID string, p cairn.MoveParams) (*cairn.FileChange, error)
 	InfoFunc       func(ctx context.Context) (*cairn.Info, error)
 
+	// FilesEventsFunc answers the subscriptions to a workspace's file
+	// changes (see Events).
+	FilesEventsFunc func(ctx context.Context, f cairn.EventFilter) (cairn.EventStream, error)
+
 	SweepFunc func(ctx context.Context, wsID string) (*cairn.SweepResult, error)
 	AuditFunc func(ctx context.Context, f cairn.AuditFilter) ([]*cairn.AuditEvent, error)
 

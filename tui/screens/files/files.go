@@ -3,9 +3,10 @@
 // entered with enter and left with h (never above the mount root),
 // symlinks shown with their target and never followed.
 //
-// The volume sends no events, so the listing is read when the pane opens
-// or changes directory, on r, and after every cairn write there (a load,
-// an unpack, a shell's return: screen.RefreshMsg). A directory is listed
+// The listing is read when the pane opens or changes directory, on r,
+// after every cairn write there (a load, an unpack, a shell's return:
+// screen.RefreshMsg) and, while the root watches the directory (SetLive),
+// when the server says its entries changed. A directory is listed
 // in pages of PageSize as the cursor nears the end of what is loaded, up
 // to MaxEntries; a line under the list says when more remain. The root
 // runs each page's request (ListMsg) and hands the answer back (PageMsg);
@@ -50,6 +51,17 @@ type PageMsg struct {
 	Err         error
 }
 
+// Live is the state of the watch on the listed directory, shown after
+// the title: off (no watch, or not yet: r lists again), waiting (the
+// watch reconnects), on (changes list the directory again by themselves).
+type Live uint8
+
+const (
+	LiveOff Live = iota
+	LiveWaiting
+	LiveOn
+)
+
 // Screen is the files pane of one workspace.
 type Screen struct {
 	c       *deps.Deps
@@ -61,6 +73,7 @@ type Screen struct {
 	pages   *pane.Pages[*row]
 	after   string // the NextAfter of the listing's last page: where the next one starts
 	deleted bool   // the workspace was deleted remotely
+	live    Live   // the watch of dir, as the root reports it
 
 	sortBy  int
 	reverse bool
@@ -100,6 +113,16 @@ func (s *Screen) WorkspaceID() string { return s.wsID }
 
 // Dir is the directory listed.
 func (s *Screen) Dir() string { return s.dir }
+
+// Deleted reports the workspace deleted remotely: the pane lists nothing
+// more.
+func (s *Screen) Deleted() bool { return s.deleted }
+
+// Loaded is how many entries the listing holds.
+func (s *Screen) Loaded() int { return s.pages.Loaded() }
+
+// SetLive shows the state of the watch on the listed directory.
+func (s *Screen) SetLive(l Live) { s.live = l }
 
 // Selected is the entry under the cursor.
 func (s *Screen) Selected() (cairn.FileEntry, bool) {

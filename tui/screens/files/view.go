@@ -13,8 +13,8 @@ import (
 )
 
 // Crumbs is the workspace, then "files /mnt/cairn/ws/out (12)": the
-// directory listed and how many entries (a + while more remain), and the
-// filter.
+// directory listed and how many entries (a + while more remain), the
+// watch's state and the filter.
 func (s *Screen) Crumbs() []string {
 	count := s.pages.Count()
 	switch {
@@ -23,7 +23,21 @@ func (s *Screen) Crumbs() []string {
 	case !s.pages.Listed():
 		count = "not listed"
 	}
-	return s.list.Crumbs(s.wsName, "files "+termkit.Sanitize(s.dir)+" ("+count+")")
+	return s.list.Crumbs(s.wsName, "files "+termkit.Sanitize(s.dir)+" ("+count+")"+s.liveMark())
+}
+
+// liveMark is the watch's state after the title: "● watching" while
+// changes arrive, "◌ watching" while the watch reconnects, nothing
+// without one.
+func (s *Screen) liveMark() string {
+	g := s.c.Theme.Glyphs
+	switch s.live {
+	case LiveOn:
+		return " " + g.Live + " watching"
+	case LiveWaiting:
+		return " " + g.Connecting + " watching"
+	}
+	return ""
 }
 
 // Keys is the navigation and files bindings with their state for the
