@@ -466,7 +466,7 @@ func (r *Runtime) startBrowser(ctx context.Context, b *browser) error {
 		role = writerRole
 	}
 	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, role, b.ws, ulid.Make())
-	if b.id, err = r.createContainer(ctx, r.browseConfig(b), r.browseHostConfig(b), name, "the browse container"); err != nil {
+	if b.id, err = r.createContainer(ctx, r.browseConfig(b), r.browseHostConfig(b.volume, b.writable), name, "the browse container"); err != nil {
 		return err
 	}
 	att, err := r.cli.ContainerAttach(ctx, b.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
@@ -517,15 +517,15 @@ func (r *Runtime) browseConfig(b *browser) *container.Config {
 	}
 }
 
-// browseHostConfig is the sidecar posture for a reader: the volume mounted
-// read-only, no network, and only DAC_READ_SEARCH, which lets root read
-// and list every user's files and nothing more. A writer mounts it
-// read-write with the capabilities of sidecar.CommandWrite. The engine
-// removes either once it exits.
-func (r *Runtime) browseHostConfig(b *browser) *container.HostConfig {
-	m, caps := readOnlyWorkspaceMount(b.volume), []string{"DAC_READ_SEARCH"}
-	if b.writable {
-		m, caps = workspaceMount(b.volume), sidecar.Capabilities(sidecar.CommandWrite)
+// browseHostConfig is the sidecar posture for a reader (a browse or a
+// watch container): the volume mounted read-only, no network, and only
+// DAC_READ_SEARCH, which lets root read and list every user's files and
+// nothing more. A writer mounts it read-write with the capabilities of
+// sidecar.CommandWrite. The engine removes either once it exits.
+func (r *Runtime) browseHostConfig(volume string, writable bool) *container.HostConfig {
+	m, caps := readOnlyWorkspaceMount(volume), []string{"DAC_READ_SEARCH"}
+	if writable {
+		m, caps = workspaceMount(volume), sidecar.Capabilities(sidecar.CommandWrite)
 	}
 	return &container.HostConfig{
 		Mounts:         []mount.Mount{m},

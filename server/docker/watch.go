@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/oklog/ulid/v2"
 
@@ -47,7 +46,7 @@ func (r *Runtime) Watch(ctx context.Context, t service.BrowseTarget, pollEvery t
 	}
 	defer release()
 	name := fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, watcherRole, t.WorkspaceID, ulid.Make())
-	id, err := r.createContainer(ctx, r.watchConfig(t, pollEvery), r.watchHostConfig(t), name, "the watch container")
+	id, err := r.createContainer(ctx, r.watchConfig(t, pollEvery), r.browseHostConfig(t.VolumeName, false), name, "the watch container")
 	if err != nil {
 		return nil, err
 	}
@@ -72,22 +71,6 @@ func (r *Runtime) watchConfig(t service.BrowseTarget, pollEvery time.Duration) *
 		Labels: r.labels(map[string]string{
 			LabelRole: watcherRole, LabelCommand: sidecar.CommandWatch, LabelWorkspace: t.WorkspaceID,
 		}),
-	}
-}
-
-// watchHostConfig is the reader's posture: the volume read-only, no
-// network, DAC_READ_SEARCH only (it lists every user's directories).
-func (r *Runtime) watchHostConfig(t service.BrowseTarget) *container.HostConfig {
-	return &container.HostConfig{
-		Mounts:         []mount.Mount{readOnlyWorkspaceMount(t.VolumeName)},
-		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"DAC_READ_SEARCH"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		ReadonlyRootfs: true,
-		NetworkMode:    "none",
-		Resources:      sidecarResources(),
-		AutoRemove:     true,
-		LogConfig:      container.LogConfig{Type: "none"},
 	}
 }
 
