@@ -26,9 +26,15 @@ const (
 	EventFilesResync  EventType = "files.resync"
 )
 
-// Why a files.resync frame was sent: besides the watcher's own reasons
-// (overflow, too_large), a cursor the server no longer knows.
-const ResyncCursorUnknown = "cursor_unknown"
+// Why a files.resync frame was sent, besides the watcher's own reasons
+// (overflow, too_large).
+const (
+	// ResyncCursorUnknown: a reconnect's cursor the server no longer knows.
+	ResyncCursorUnknown = "cursor_unknown"
+	// ResyncWatcherReplaced: a watcher pod handing over to its successor
+	// did not pass on everything it held in time.
+	ResyncWatcherReplaced = "watcher_replaced"
+)
 
 // FileChangeNote is one path of a files.changed frame: its op (created,
 // written, removed, moved_from, moved_to) and whether it is a directory.

@@ -25,6 +25,6 @@ func (s *Server) info(svc *service.Service) *cairn.Info {
 		Integrity:     cmp.Or(s.cfg.Artifact.S3.Verify, VerifyByStore),
 		StreamUploads: s.streamUploads,
 		FilesWrite:    true,
-		Watch:         runtime == "docker", // not on Kubernetes yet: watch_unavailable
+		Watch:         true,
 	}}
 }

@@ -1,6 +1,12 @@
 package sidecar
 
-import "time"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
 
 // Commands of the volume-files capability.
 //
@@ -281,4 +287,27 @@ type WatchLine struct {
 	Mode    string   `json:"mode,omitempty"`
 	Changes []Change `json:"changes,omitempty"`
 	Resync  string   `json:"resync,omitempty"`
+}
+
+// ReadWatchLines decodes a watch's output into lines until the output
+// ends or stop closes (nil). A watch's output never ends well: an end is
+// io.ErrUnexpectedEOF, or the reader's error.
+func ReadWatchLines(out io.Reader, lines chan<- WatchLine, stop <-chan struct{}) error {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), MaxWatchLine)
+	for sc.Scan() {
+		var l WatchLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("the watch sidecar answered out of protocol: %w", err)
+		}
+		select {
+		case lines <- l:
+		case <-stop:
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return io.ErrUnexpectedEOF
 }

@@ -134,26 +134,25 @@ func (w *watcher) inotify(done <-chan struct{}) error {
 	if err := w.send(WatchLine{Ready: true, Mode: WatchInotify}); err != nil {
 		return err
 	}
-	go func() { <-done; w.ino.Close() }() // unblocks the read
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := w.readEvents(buf)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if err := w.flush(); err != nil {
-				return err
-			}
-			continue
 		case err != nil:
-			select {
-			case <-done:
-				return w.flush()
-			default:
-				return err
-			}
+			return err
+		default:
+			w.takeEvents(buf[:n])
 		}
-		w.takeEvents(buf[:n])
-		if w.batch.full() {
+		select {
+		case <-done:
+			// What the kernel queued before stdin ended is still reported,
+			// so a watcher handing over to its successor loses nothing.
+			w.drain(buf)
+			return w.flush()
+		default:
+		}
+		if w.batch.full() || w.batch.due() {
 			if err := w.flush(); err != nil {
 				return err
 			}
@@ -161,9 +160,13 @@ func (w *watcher) inotify(done <-chan struct{}) error {
 	}
 }
 
+// watchWake bounds how long a watch with nothing to send waits before it
+// looks whether its stdin ended.
+const watchWake = 250 * time.Millisecond
+
 // readEvents reads events, waiting at most until the open batch is due.
 func (w *watcher) readEvents(buf []byte) (int, error) {
-	deadline := time.Time{}
+	deadline := time.Now().Add(watchWake)
 	if !w.batch.empty() {
 		deadline = w.batch.since.Add(WatchWindow)
 	}
@@ -171,6 +174,21 @@ func (w *watcher) readEvents(buf []byte) (int, error) {
 		return 0, err
 	}
 	return w.ino.Read(buf)
+}
+
+// drain takes the events already queued, without waiting for more.
+func (w *watcher) drain(buf []byte) {
+	rc, err := w.ino.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		n, rerr := 0, error(nil)
+		if err := rc.Read(func(fd uintptr) bool { n, rerr = syscall.Read(int(fd), buf); return true }); err != nil || rerr != nil || n <= 0 {
+			return
+		}
+		w.takeEvents(buf[:n])
+	}
 }
 
 // takeEvents adds one read's events to the batch.
@@ -289,9 +307,10 @@ func (w *watcher) poll(done <-chan struct{}, every time.Duration) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		final := false
 		select {
 		case <-done:
-			return nil
+			final = true // one last walk: what changed before the end is reported
 		case <-tick.C:
 		}
 		now, complete := w.scan()
@@ -300,7 +319,7 @@ func (w *watcher) poll(done <-chan struct{}, every time.Duration) error {
 			w.batch.tooLarge = true
 		}
 		before = now
-		if err := w.flush(); err != nil {
+		if err := w.flush(); err != nil || final {
 			return err
 		}
 	}
@@ -397,6 +416,9 @@ func (b *batch) add(p, op string, dir bool) {
 
 func (b *batch) empty() bool { return len(b.order) == 0 && !b.overflow && !b.tooLarge }
 func (b *batch) full() bool  { return len(b.order) >= MaxWatchBatch || b.overflow }
+
+// due: the batch has waited its WatchWindow.
+func (b *batch) due() bool { return !b.empty() && !time.Now().Before(b.since.Add(WatchWindow)) }
 
 func (b *batch) changes() []Change {
 	out := make([]Change, 0, len(b.order))

@@ -32,14 +32,7 @@ func startWatch(t *testing.T, vars map[string]string) *watchSession {
 	}()
 	go func() {
 		defer close(s.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 64<<10), MaxWatchLine)
-		for sc.Scan() {
-			var l WatchLine
-			if json.Unmarshal(sc.Bytes(), &l) == nil {
-				s.lines <- l
-			}
-		}
+		ReadWatchLines(outR, s.lines, nil) //nolint:errcheck // the end shows as the closed channel
 	}()
 	t.Cleanup(func() {
 		inW.Close() //nolint:errcheck // a pipe's Close never fails
@@ -123,6 +116,33 @@ func TestWatch(t *testing.T) {
 					break
 				}
 			}
+		})
+	}
+}
+
+// TestWatchReportsWhatCameBeforeItsEnd: a change made just before stdin
+// ends is still reported, in either mode — a watcher handing over to its
+// successor loses nothing. The poll here is too slow to see it but for
+// the last walk.
+func TestWatchReportsWhatCameBeforeItsEnd(t *testing.T) {
+	for _, mode := range []string{WatchInotify, WatchPoll} {
+		t.Run(mode, func(t *testing.T) {
+			v := newVolume(t)
+			vars := serveVars(v)
+			if mode == WatchPoll {
+				vars[EnvWatchPollMS] = "60000"
+			}
+			s := startWatch(t, vars)
+			require.True(t, s.next(t).Ready)
+			v.write(t, "last", []byte("x"), 0o644)
+			require.NoError(t, s.in.Close())
+			seen := false
+			for l := range s.lines {
+				for _, c := range l.Changes {
+					seen = seen || c.Path == v.at("last")
+				}
+			}
+			require.True(t, seen, "the last change is reported before the watch ends")
 		})
 	}
 }

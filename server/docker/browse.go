@@ -122,7 +122,7 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 // volume free. A request in flight there fails. Idempotent. Reasons:
 // docker_unavailable (ctx ended first).
 func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
-	r.stopWatches(workspaceID)
+	r.watches.Stop(workspaceID)
 	bs := r.browse
 	bs.mu.Lock()
 	var ending []*browser
@@ -145,7 +145,7 @@ func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 // then answers server_shutting_down. The runtime's owner calls it once, on
 // shutdown. Reasons: docker_unavailable (ctx ended first).
 func (r *Runtime) CloseBrowsers(ctx context.Context) error {
-	r.stopWatches("")
+	r.watches.Stop("")
 	bs := r.browse
 	bs.mu.Lock()
 	if !bs.closed {

@@ -60,7 +60,7 @@ type Runtime struct {
 	log    *slog.Logger
 	browse *browsers
 	// watches are the running watch containers, ended by StopBrowse.
-	watches watchSet
+	watches service.Watchers
 	now     func() time.Time
 	// leftovers are the containers whose removal failed, retried.
 	leftovers leftovers

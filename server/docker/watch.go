@@ -1,9 +1,7 @@
 package docker
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -50,12 +48,12 @@ func (r *Runtime) Watch(ctx context.Context, t service.BrowseTarget, pollEvery t
 	if err != nil {
 		return nil, err
 	}
-	w := &dockerWatch{r: r, id: id, ws: t.WorkspaceID, lines: make(chan sidecar.WatchLine, watchLines), closed: make(chan struct{})}
+	w := &dockerWatch{r: r, id: id, lines: make(chan sidecar.WatchLine, watchLines), closed: make(chan struct{})}
 	if err := w.start(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}
-	r.watches.add(w)
+	r.watches.Add(t.WorkspaceID, w)
 	return w, nil
 }
 
@@ -74,18 +72,10 @@ func (r *Runtime) watchConfig(t service.BrowseTarget, pollEvery time.Duration) *
 	}
 }
 
-// stopWatches ends the workspace's watchers ("": all of them), and
-// returns once their containers are gone.
-func (r *Runtime) stopWatches(workspaceID string) {
-	for _, w := range r.watches.of(workspaceID) {
-		w.Close()
-	}
-}
-
 // dockerWatch is one watch container and the pump of its lines.
 type dockerWatch struct {
 	r      *Runtime
-	id, ws string
+	id     string
 	lines  chan sidecar.WatchLine
 	closed chan struct{}
 
@@ -119,30 +109,10 @@ func (w *dockerWatch) start(ctx context.Context) error {
 // pump decodes the sidecar's lines until its output ends.
 func (w *dockerWatch) pump(out *io.PipeReader) {
 	defer close(w.lines)
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), sidecar.MaxWatchLine)
-	for sc.Scan() {
-		var l sidecar.WatchLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			w.fail(fmt.Errorf("the watch sidecar answered out of protocol: %w", err))
-			return
-		}
-		select {
-		case w.lines <- l:
-		case <-w.closed:
-			return
-		}
+	if err := sidecar.ReadWatchLines(out, w.lines, w.closed); err != nil {
+		w.fail(err)
 	}
-	w.fail(cmpErr(sc.Err(), io.ErrUnexpectedEOF))
 	out.CloseWithError(io.EOF) //nolint:errcheck // a pipe's close never fails
-}
-
-// cmpErr is err, or def for a nil err: a watch's output never ends well.
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 func (w *dockerWatch) fail(err error) {
@@ -176,39 +146,6 @@ func (w *dockerWatch) Close() {
 		}
 		w.mu.Unlock()
 		w.r.removeAndWait(w.id)
-		w.r.watches.remove(w)
+		w.r.watches.Remove(w)
 	})
-}
-
-// watchSet is the runtime's running watchers.
-type watchSet struct {
-	mu  sync.Mutex
-	all map[*dockerWatch]struct{}
-}
-
-func (s *watchSet) add(w *dockerWatch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.all == nil {
-		s.all = map[*dockerWatch]struct{}{}
-	}
-	s.all[w] = struct{}{}
-}
-
-func (s *watchSet) remove(w *dockerWatch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.all, w)
-}
-
-func (s *watchSet) of(workspaceID string) []*dockerWatch {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*dockerWatch
-	for w := range s.all {
-		if workspaceID == "" || w.ws == workspaceID {
-			out = append(out, w)
-		}
-	}
-	return out
 }

@@ -202,44 +202,61 @@ func isClosed(c <-chan struct{}) bool {
 // startBrowsePod creates the workspace's browse pod and waits until it
 // runs. Reasons: docker_unavailable, sidecar_busy.
 func (r *Runtime) startBrowsePod(ctx context.Context, t service.BrowseTarget) (string, error) {
+	pod, err := r.browsePodSpec(t)
+	if err != nil {
+		return "", err
+	}
+	return r.startServePod(ctx, pod, "the browse pod")
+}
+
+// startServePod creates a pod whose serve holds it up (a browse pod, a
+// watcher pod) and waits until it runs. Reasons: docker_unavailable,
+// sidecar_busy, container_start_timeout.
+func (r *Runtime) startServePod(ctx context.Context, pod *corev1.Pod, what string) (string, error) {
 	release, err := service.TakeSidecarSlot(ctx, r.slots)
 	if err != nil {
 		return "", err
 	}
 	defer release()
-	pod, err := r.browsePodSpec(t)
+	made, err := r.createPod(ctx, pod, what)
 	if err != nil {
 		return "", err
 	}
-	made, err := r.createPod(ctx, pod, "the browse pod")
-	if err != nil {
-		return "", err
-	}
-	if err := r.awaitStart(ctx, made.Name, "the browse pod", started); err != nil {
+	if err := r.awaitStart(ctx, made.Name, what, started); err != nil {
 		r.deletePod(context.Background(), made.Name, 0)
 		if cairn.ErrorReason(err) == cairn.ReasonContainerStartTimeout {
 			return "", err
 		}
-		return "", unavailable("start the browse pod", err)
+		return "", unavailable("start "+what, err)
 	}
 	return made.Name, nil
 }
 
 // browsePodSpec is the reader's posture: the claim mounted read-only, root
 // with only DAC_READ_SEARCH (it reads and lists every user's files and
-// nothing more), on the pod network with nothing to dial. Role sidecar:
-// the maintainer's sweep of sidecars older than the timeout covers a
-// leftover; isBrowser keeps it out of the mount count.
+// nothing more), on the pod network with nothing to dial. A writer mounts
+// it read-write with the write command's capabilities.
 func (r *Runtime) browsePodSpec(t service.BrowseTarget) (*corev1.Pod, error) {
+	if !t.Writable {
+		return r.servePodSpec(t, browseRole, readerCaps, nil)
+	}
+	return r.servePodSpec(t, writerRole, sidecar.Capabilities(sidecar.CommandWrite), []corev1.EnvVar{
+		{Name: sidecar.EnvWritable, Value: "1"},
+		{Name: sidecar.EnvMaxWriteBytes, Value: strconv.Itoa(sidecar.MaxWriteBytes)}})
+}
+
+// readerCaps are the reader's: it reads and lists every user's files.
+var readerCaps = []string{"DAC_READ_SEARCH"}
+
+// servePodSpec is a pod of the sidecar image held up by its own serve,
+// whose work comes as execs into its one container (named browseRole).
+// Role sidecar: the maintainer's sweep of sidecars older than the timeout
+// covers a leftover, and the pod's deadline ends it even without one;
+// isBrowser keeps it out of the mount count.
+func (r *Runtime) servePodSpec(t service.BrowseTarget, role string, caps []string, env []corev1.EnvVar) (*corev1.Pod, error) {
 	claim, err := objectName(t.VolumeName)
 	if err != nil {
 		return nil, err
-	}
-	role, caps, env := browseRole, []string{"DAC_READ_SEARCH"}, []corev1.EnvVar(nil)
-	if t.Writable {
-		role, caps = writerRole, sidecar.Capabilities(sidecar.CommandWrite)
-		env = []corev1.EnvVar{{Name: sidecar.EnvWritable, Value: "1"},
-			{Name: sidecar.EnvMaxWriteBytes, Value: strconv.Itoa(sidecar.MaxWriteBytes)}}
 	}
 	name, err := objectName(fmt.Sprintf("%s.%s.%s.%s", r.cfg.AppName, role, t.WorkspaceID, ulid.Make()))
 	if err != nil {
@@ -357,10 +374,11 @@ func (c *capped) Write(p []byte) (int, error) {
 	return c.Buffer.Write(p)
 }
 
-// StopBrowse deletes the workspace's browse pod, if any, and returns once
-// it is gone, so that a teardown finds the claim free. Reasons:
+// StopBrowse deletes the workspace's browse pods and watchers, if any, and
+// returns once they are gone, so that a teardown finds the claim free. Reasons:
 // docker_unavailable.
 func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
+	r.watches.Stop(workspaceID)
 	r.browse.mu.Lock()
 	var pods []*browsePod
 	for _, key := range service.BrowseKeys(workspaceID) {
@@ -373,9 +391,10 @@ func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 	return r.removeBrowsers(ctx, pods...)
 }
 
-// CloseBrowsers deletes every browse pod; Browse then answers
+// CloseBrowsers deletes every browse pod and watcher; Browse then answers
 // server_shutting_down. Called once, at shutdown.
 func (r *Runtime) CloseBrowsers(ctx context.Context) error {
+	r.watches.Stop("")
 	r.browse.mu.Lock()
 	r.browse.closed = true
 	all := make([]*browsePod, 0, len(r.browse.byWS))
@@ -398,20 +417,24 @@ func (r *Runtime) removeBrowsers(ctx context.Context, pods ...*browsePod) error 
 		case <-ctx.Done():
 			return unavailable("stop a browse pod", ctx.Err())
 		}
-		if p.name == "" {
-			continue
-		}
-		if err := r.removePod(ctx, p.name, 0); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		never := func(*corev1.Pod) (bool, error) { return false, nil }
-		if _, err := r.waitPod(ctx, p.name, never); !errors.Is(err, errPodGone) {
-			errs = append(errs, err)
+		if p.name != "" {
+			errs = append(errs, r.removePodAndWait(ctx, p.name))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return unavailable("stop the browse pods", err)
+	}
+	return nil
+}
+
+// removePodAndWait deletes a pod and returns once it is gone.
+func (r *Runtime) removePodAndWait(ctx context.Context, name string) error {
+	if err := r.removePod(ctx, name, 0); err != nil {
+		return err
+	}
+	never := func(*corev1.Pod) (bool, error) { return false, nil }
+	if _, err := r.waitPod(ctx, name, never); !errors.Is(err, errPodGone) {
+		return err
 	}
 	return nil
 }
@@ -434,10 +457,4 @@ func (r *Runtime) browseError(err error) error {
 	default:
 		return unavailable("run a browse request in its pod", err)
 	}
-}
-
-// Watch is not served on Kubernetes yet: a watcher pod would outlive the
-// sidecar deadline every pod of cairn's has. Reasons: watch_unavailable.
-func (r *Runtime) Watch(context.Context, service.BrowseTarget, time.Duration) (service.WatchStream, error) {
-	return nil, cairn.Errorf(cairn.ReasonWatchUnavailable, "watching a workspace's files is served on Docker; this server runs on Kubernetes")
 }

@@ -208,3 +208,55 @@ func holderConfig(t *testing.T, env []corev1.EnvVar) holder.Config {
 	require.Len(t, found, 2, "the configuration and the key")
 	return cfg
 }
+
+// TestServePodPosture: the pods a workspace's files are served from —
+// the reader, the writer and the watcher — mount only its claim, read-only
+// but for the writer, with only the capabilities their work needs, and
+// end by their deadline.
+func TestServePodPosture(t *testing.T) {
+	t.Parallel()
+	r := offline(Config{AppName: "app", Timeout: 90 * time.Second})
+	target := service.BrowseTarget{WorkspaceID: "01JWS", VolumeName: "app-01JWS"}
+	writer := target
+	writer.Writable = true
+	reader, err := r.browsePodSpec(target)
+	require.NoError(t, err)
+	write, err := r.browsePodSpec(writer)
+	require.NoError(t, err)
+	watcher, err := r.watcherPodSpec(writer, 2*time.Second) // a watcher never writes, whatever it is asked
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		pod      *corev1.Pod
+		role     string
+		readOnly bool
+		caps     []corev1.Capability
+		env      map[string]string
+	}{
+		{reader, browseRole, true, []corev1.Capability{"DAC_READ_SEARCH"}, nil},
+		{write, writerRole, false, []corev1.Capability{"DAC_OVERRIDE", "CHOWN", "FOWNER"},
+			map[string]string{sidecar.EnvWritable: "1"}},
+		{watcher, watcherRole, true, []corev1.Capability{"DAC_READ_SEARCH"}, map[string]string{sidecar.EnvWatchPollMS: "2000"}},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			requirePodBase(t, tc.pod, "app-01jws")
+			require.Regexp(t, `^app\.`+tc.role+`\.01jws\.[0-9a-z]{26}$`, tc.pod.Name)
+			require.Equal(t, "sidecar", tc.pod.Labels[LabelRole], "the sidecar sweep covers a leftover")
+			require.True(t, r.isBrowser(tc.pod), "not counted as a mount")
+			require.Equal(t, int64(95), *tc.pod.Spec.ActiveDeadlineSeconds)
+			require.False(t, tc.pod.Spec.HostNetwork)
+			require.Equal(t, tc.readOnly, tc.pod.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly)
+			c := tc.pod.Spec.Containers[0]
+			require.Equal(t, tc.readOnly, c.VolumeMounts[0].ReadOnly)
+			requireHardened(t, c.SecurityContext, tc.caps...)
+			env := map[string]string{}
+			for _, e := range c.Env {
+				env[e.Name] = e.Value
+			}
+			for k, v := range tc.env {
+				require.Equal(t, v, env[k])
+			}
+			_, writable := env[sidecar.EnvWritable]
+			require.Equal(t, !tc.readOnly, writable)
+		})
+	}
+}

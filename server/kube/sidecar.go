@@ -30,8 +30,9 @@ var (
 // Runtime runs cairn's volumes and sidecars on one Kubernetes namespace.
 type Runtime struct {
 	*cluster
-	slots  chan struct{}
-	browse *browsePods
+	slots   chan struct{}
+	browse  *browsePods
+	watches service.Watchers // ended by StopBrowse and CloseBrowsers
 }
 
 var _ service.Runtime = (*Runtime)(nil)

@@ -290,3 +290,41 @@ func parseCursor(c string) (string, int64, error) {
 	}
 	return hub, seq, nil
 }
+
+// Watchers is a runtime's running watch streams, so that a workspace's
+// teardown and the server's shutdown can end them.
+type Watchers struct {
+	mu  sync.Mutex
+	all map[WatchStream]string // → its workspace
+}
+
+func (s *Watchers) Add(workspaceID string, w WatchStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.all == nil {
+		s.all = map[WatchStream]string{}
+	}
+	s.all[w] = workspaceID
+}
+
+func (s *Watchers) Remove(w WatchStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.all, w)
+}
+
+// Stop closes the workspace's streams ("": every one) and returns once
+// each Close did.
+func (s *Watchers) Stop(workspaceID string) {
+	s.mu.Lock()
+	var ending []WatchStream
+	for w, ws := range s.all {
+		if workspaceID == "" || ws == workspaceID {
+			ending = append(ending, w)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range ending {
+		w.Close()
+	}
+}
