@@ -23,55 +23,78 @@ func TestCLIFsWatch(t *testing.T) {
 	s.ok(t, "ws", "setup", wsName)
 	s.ok(t, "fs", "mkdir", wsName, "out")
 
-	cmd := s.command(t.Context(), map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": s.token}, "fs", "watch", wsName, "out", "-o", "table")
+	w := startFsWatch(t, s, wsName, "out")
+	w.forbid = "elsewhere" // only changes under the path
+	w.subscribed(t, s, wsName, "out")
+	stacktest.RunInVolume(t, s.app, ws.VolumeName, "echo x > /mnt/cairn/ws/elsewhere && echo hi > /mnt/cairn/ws/out/by-tool")
+	w.await(t, "created\tout/by-tool")
+	s.ok(t, "fs", "mv", wsName, "out/by-tool", "out/renamed")
+	w.await(t, "moved_from\tout/by-tool")
+	w.await(t, "moved_to\tout/renamed")
+	s.ok(t, "fs", "rm", wsName, "out/renamed")
+	w.await(t, "removed\tout/renamed")
+}
+
+// watchRun is a running `cairn fs watch -o table`, its lines as they come.
+type watchRun struct {
+	lines  chan string
+	forbid string // no line may hold it
+}
+
+func startFsWatch(t *testing.T, s *cliServer, wsName, dir string) *watchRun {
+	t.Helper()
+	cmd := s.command(t.Context(), map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": s.token}, "fs", "watch", wsName, dir, "-o", "table")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 64)
+	w := &watchRun{lines: make(chan string, 64)}
 	go func() {
-		defer close(lines)
+		defer close(w.lines)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			w.lines <- sc.Text()
 		}
 	}()
-	// next is the next line within wait; "" when none came.
-	next := func(wait time.Duration) string {
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "the watch ended")
-			require.NotContains(t, l, "elsewhere", "only changes under the path")
-			return l
-		case <-time.After(wait):
-			return ""
+	return w
+}
+
+// next is the next line within wait; "" when none came.
+func (w *watchRun) next(t *testing.T, wait time.Duration) string {
+	t.Helper()
+	select {
+	case l, ok := <-w.lines:
+		require.True(t, ok, "the watch ended")
+		if w.forbid != "" {
+			require.NotContains(t, l, w.forbid)
+		}
+		return l
+	case <-time.After(wait):
+		return ""
+	}
+}
+
+// await reads lines until want.
+func (w *watchRun) await(t *testing.T, want string) {
+	t.Helper()
+	for {
+		l := w.next(t, time.Minute)
+		require.NotEmpty(t, l, "no %q within a minute", want)
+		if l == want {
+			return
 		}
 	}
-	await := func(want string) {
-		t.Helper()
-		for {
-			l := next(time.Minute)
-			require.NotEmpty(t, l, "no %q within a minute", want)
-			if l == want {
-				return
-			}
-		}
-	}
-	// The watch has subscribed once it reports a change: make one until
-	// it does.
+}
+
+// subscribed returns once the watch reports a change: it makes directories
+// under dir until one is reported (the server may first start a watcher).
+func (w *watchRun) subscribed(t *testing.T, s *cliServer, wsName, dir string) {
+	t.Helper()
 	for i := 0; ; i++ {
 		require.Less(t, i, 30, "the watch reported nothing")
-		probe := fmt.Sprintf("out/probe-%d", i)
-		s.ok(t, "fs", "mkdir", wsName, probe)
-		if l := next(2 * time.Second); strings.HasPrefix(l, "created\tout/probe-") {
-			break // any probe: an earlier one's line may come late
+		s.ok(t, "fs", "mkdir", wsName, fmt.Sprintf("%s/probe-%d", dir, i))
+		if l := w.next(t, 2*time.Second); strings.HasPrefix(l, "created\t"+dir+"/probe-") {
+			return // any probe: an earlier one's line may come late
 		}
 	}
-	stacktest.RunInVolume(t, s.app, ws.VolumeName, "echo x > /mnt/cairn/ws/elsewhere && echo hi > /mnt/cairn/ws/out/by-tool")
-	await("created\tout/by-tool")
-	s.ok(t, "fs", "mv", wsName, "out/by-tool", "out/renamed")
-	await("moved_from\tout/by-tool")
-	await("moved_to\tout/renamed")
-	s.ok(t, "fs", "rm", wsName, "out/renamed")
-	await("removed\tout/renamed")
 }

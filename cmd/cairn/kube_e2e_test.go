@@ -180,6 +180,7 @@ func TestKubernetesEndToEnd(t *testing.T) {
 	k := startKubeStack(t)
 	t.Run("DemoClientCommands", k.demoClientCommands)
 	t.Run("AgentOverMCP", k.agentOverMCP)
+	t.Run("WatchFiles", k.watchFiles)
 	t.Run("ShellRoundTrip", k.shellRoundTrip)
 	t.Run("Sweeps", k.sweeps)
 	t.Run("HangUps", k.hangUps)
@@ -245,6 +246,26 @@ func (k *kubeStack) demoClientCommands(t *testing.T) {
 	k.events.await(t, "workspace deleted", func(e cairn.Event) bool {
 		return e.Type == cairn.EventWorkspaceDeleted && e.ID == ws.ID
 	})
+}
+
+// watchFiles: cairn fs watch reports what a pod mounting the claim
+// writes, through a watcher pod, and its end once the volume is torn down.
+func (k *kubeStack) watchFiles(t *testing.T) {
+	k.readyWorkspace(t, "watched")
+	k.cli.ok(t, "fs", "mkdir", "watched", "out")
+	w := startFsWatch(t, k.cli, "watched", "out")
+	w.subscribed(t, k.cli, "watched", "out")
+	k.cli.ok(t, "exec", "watched", "--", "sh", "-c", "echo hi > /mnt/cairn/ws/out/by-tool")
+	w.await(t, "created\tout/by-tool")
+	k.cli.ok(t, "fs", "rm", "watched", "out/by-tool")
+	w.await(t, "removed\tout/by-tool")
+	k.cli.ok(t, "ws", "teardown", "watched")
+	list, err := k.kube.CoreV1().Pods(k.ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, p := range list.Items {
+		require.NotContains(t, p.Name, ".watcher.", "the teardown took the watcher pod")
+	}
+	k.cli.ok(t, "ws", "delete", "watched")
 }
 
 func (k *kubeStack) download(t *testing.T, artifactID string) string {
