@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -194,9 +193,8 @@ func fsStat(c *cli) *cobra.Command {
 	return &cobra.Command{
 		Use:   "stat WS PATH",
 		Short: "Show one file of the workspace volume: type, size, mode, modification time, link target",
-		Long: `stat shows the entry of PATH, whatever its type, as its directory lists it.
-Of the mount root itself it knows only that it is a directory. -o json prints
-{"path", "entry"}, -o name the path.
+		Long: `stat shows the entry of PATH, whatever its type, as its directory lists it
+(the mount root's too). -o json prints {"path", "entry"}, -o name the path.
 
 ` + volumePaths,
 		Args:              usage(cobra.ExactArgs(2)),
@@ -212,98 +210,13 @@ Of the mount root itself it knows only that it is a directory. -o json prints
 			if err != nil {
 				return err
 			}
-			e, err := statFile(cmd.Context(), cl, id, p)
+			e, err := cl.StatFile(cmd.Context(), id, p)
 			if err != nil {
 				return err
 			}
-			return c.emit(statView(p, e, c.nameText()))
+			return c.emit(statView(p, &e.FileEntry, c.nameText()))
 		}),
 	}
-}
-
-// maxStatPages bounds the pages stat reads past the predecessor of a name.
-const maxStatPages = 8
-
-// statFile finds the entry of the clean volume path p in its parent's
-// listing. A listing starts after a name, so it asks for the names after
-// the predecessor of p's base, and the first is p's own when it exists.
-func statFile(ctx context.Context, cl *client.Client, wsID, p string) (*cairn.FileEntry, error) {
-	if p == cairn.MountPath {
-		// The mount root has no parent to list; listing it proves it is there.
-		if _, err := cl.ListFiles(ctx, wsID, cairn.FileListParams{Path: p, Limit: 1}); err != nil {
-			return nil, err
-		}
-		return &cairn.FileEntry{Name: path.Base(p), Type: cairn.FileTypeDir}, nil
-	}
-	parent, base := path.Dir(p), path.Base(p)
-	after := predecessor(base)
-	for range maxStatPages {
-		page, err := cl.ListFiles(ctx, wsID, cairn.FileListParams{Path: parent, Limit: 16, After: after})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range page.Entries {
-			switch {
-			case e.Name == base && e.Type != cairn.FileTypeDir && base == path.Base(parent):
-				// A parent that is no directory lists as itself, and its name is
-				// base too: only a directory parent makes this entry p's.
-				return statChild(ctx, cl, wsID, p, e)
-			case e.Name == base:
-				return &e, nil
-			case e.Name > base:
-				return nil, pathNotFound(p)
-			}
-		}
-		if page.NextAfter == "" {
-			break
-		}
-		after = page.NextAfter
-	}
-	return nil, pathNotFound(p)
-}
-
-// statChild is e, p's entry, when p's parent is a directory.
-func statChild(ctx context.Context, cl *client.Client, wsID, p string, e cairn.FileEntry) (*cairn.FileEntry, error) {
-	up, err := statFile(ctx, cl, wsID, path.Dir(p))
-	if err != nil {
-		return nil, err
-	}
-	if up.Type != cairn.FileTypeDir {
-		return nil, pathNotFound(p)
-	}
-	return &e, nil
-}
-
-// predecessor is a name just below name in byte order, for the After of
-// a listing that should start at name. The names that sort between the
-// two are the ones that start with name's last rune lowered and go on
-// past it, so it ends in U+10FFFF, the greatest rune, up to NAME_MAX: no
-// valid UTF-8 name of 255 bytes or fewer fits between but one made of
-// that same prefix and up to three more bytes, and statFile reads on past
-// any such name. It stays valid UTF-8 because After travels in JSON to the
-// sidecar, and Go's encoder would make a byte like 0xff U+FFFD there,
-// which sorts elsewhere. name is a validated path's base: not empty, no
-// control characters.
-func predecessor(name string) string {
-	const nameMax = 255
-	r, size := utf8.DecodeLastRuneInString(name)
-	prefix := name[:len(name)-size]
-	switch r--; {
-	case r < 0x20:
-		return prefix // below space are the control characters alone
-	case r >= 0xd800 && r <= 0xdfff:
-		r = 0xd7ff // the surrogates are no runes
-	}
-	b := utf8.AppendRune([]byte(prefix), r)
-	for len(b)+utf8.UTFMax <= nameMax {
-		b = utf8.AppendRune(b, utf8.MaxRune)
-	}
-	return string(b)
-}
-
-func pathNotFound(p string) error {
-	return &cairn.Error{Reason: cairn.ReasonPathNotFound, Status: http.StatusNotFound,
-		Detail: "the workspace volume has no '" + p + "'"}
 }
 
 func statView(p string, e *cairn.FileEntry, name func(string) string) view {
@@ -313,11 +226,6 @@ func statView(p string, e *cairn.FileEntry, name func(string) string) view {
 	}{p, e}
 	return view{payload: payload, names: []string{name(p)}, table: func(w io.Writer, width int) {
 		f := fields{{"Path", termkit.Sanitize(p)}, {"Type", termkit.Sanitize(e.Type)}}
-		if p == cairn.MountPath {
-			f = append(f, [2]string{"Mounted", "the workspace volume's root; its mode and time are not listed"})
-			f.write(w, width)
-			return
-		}
 		f = append(f, [2]string{"Size", termkit.Size(e.Size) + " (" + termkit.Count(e.Size) + " bytes)"},
 			[2]string{"Mode", termkit.Sanitize(e.Mode) + " (" + lsMode(e.Type, e.Mode) + ")"},
 			[2]string{"Modified", termkit.Stamp(time.Now(), e.MTime)})

@@ -34,6 +34,7 @@ type fakeFiles struct {
 	content  map[string][]byte
 	pageMax  int // the most entries a page holds, whatever the limit; 0: the limit
 	lists    []cairn.FileListParams
+	stats    []string
 	reads    []cairn.FileReadParams
 	bodies   []map[string]any // artifact-from-volume and unpack requests
 	unpacked map[string]bool  // target directories that exist
@@ -90,6 +91,8 @@ func (f *fakeFiles) serve(w http.ResponseWriter, r *http.Request) {
 		f.write(w, r)
 	case r.URL.Path == ws+"/files":
 		f.list(w, r)
+	case r.URL.Path == ws+"/files/stat":
+		f.stat(w, r)
 	case r.URL.Path == ws+"/files/content":
 		f.read(w, r)
 	case r.URL.Path == ws+"/artifact-from-volume":
@@ -153,6 +156,21 @@ func (f *fakeFiles) list(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, page)
 }
 
+// stat answers p's own entry; the mount root is a directory.
+func (f *fakeFiles) stat(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query().Get("path")
+	f.stats = append(f.stats, p)
+	e, found := f.entry(p)
+	if p == cairn.MountPath {
+		e, found = cairn.FileEntry{Name: "ws", Type: cairn.FileTypeDir, Mode: "0777", MTime: fakeTime, Size: 4096}, true
+	}
+	if !found {
+		refuse(w, http.StatusNotFound, cairn.ReasonPathNotFound, "the workspace volume has no '"+p+"'")
+		return
+	}
+	answer(w, http.StatusOK, cairn.FileTreeEntry{Path: p, FileEntry: e})
+}
+
 // entry is the entry of p in its parent directory.
 func (f *fakeFiles) entry(p string) (cairn.FileEntry, bool) {
 	for _, e := range f.dirs[path.Dir(p)] {
@@ -208,6 +226,12 @@ func (f *fakeFiles) written() []cairn.FileWriteParams {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.writes)
+}
+
+func (f *fakeFiles) statted() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.stats)
 }
 
 func (f *fakeFiles) listed() []cairn.FileListParams {

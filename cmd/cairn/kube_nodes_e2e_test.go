@@ -24,9 +24,14 @@ import (
 )
 
 // spreadWorkspaces is how many workspaces TestKubernetesAcrossNodes sets
-// up; their first pods, and so their volumes, are spread over the nodes by
-// the scheduler.
-const spreadWorkspaces = 20
+// up at once; their first pods, and so their volumes, are spread over the
+// nodes by the scheduler. It may leave a node without one (it weighs
+// what else runs there): up to spreadMore are then set up one by one
+// until every node holds a volume.
+const (
+	spreadWorkspaces = 20
+	spreadMore       = 20
+)
 
 // TestKubernetesAcrossNodes runs cairn on a cluster of several nodes with
 // node-local volumes (make test's cluster has two): workspaces are set up
@@ -45,28 +50,29 @@ func TestKubernetesAcrossNodes(t *testing.T) {
 	setup, ctx := errgroup.WithContext(t.Context())
 	setup.SetLimit(4)
 	for i := range wss {
-		setup.Go(func() error {
-			ws, err := k.api.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: fmt.Sprintf("spread-%02d", i)})
-			if err != nil {
-				return err
-			}
-			wss[i] = ws
-			if err := k.api.SetupVolume(ctx, ws.ID); err != nil {
-				return fmt.Errorf("set up %s: %w", ws.Name, err)
-			}
-			seeds[i] = fmt.Sprintf("seed of %s\n", ws.Name)
-			return k.seed(ctx, ws, seeds[i], dir)
+		setup.Go(func() (err error) {
+			wss[i], seeds[i], err = k.setUpSeeded(ctx, fmt.Sprintf("spread-%02d", i), dir)
+			return err
 		})
 	}
 	require.NoError(t, setup.Wait())
 
 	volumeNodes := map[string]string{} // claim → the node its volume's affinity names
 	perNode := map[string]int{}
-	for _, ws := range wss {
+	onNode := func(ws *cairn.Workspace) {
 		claim := k.claims(t)[ws.VolumeName]
 		node := k.volumeNode(t, claim)
 		volumeNodes[claim] = node
 		perNode[node]++
+	}
+	for _, ws := range wss {
+		onNode(ws)
+	}
+	for more := 0; more < spreadMore && len(perNode) < len(nodes); more++ {
+		ws, seed, err := k.setUpSeeded(t.Context(), fmt.Sprintf("spread-more-%02d", more), dir)
+		require.NoError(t, err)
+		wss, seeds = append(wss, ws), append(seeds, seed)
+		onNode(ws)
 	}
 	t.Logf("workspaces per node: %v", perNode)
 	for _, n := range nodes {
@@ -87,6 +93,19 @@ func TestKubernetesAcrossNodes(t *testing.T) {
 			require.Equal(t, node, on, "pod %s of claim %s ran on %s, its volume is on %s", pod, claim, on, node)
 		}
 	}
+}
+
+// setUpSeeded creates a workspace, sets up its volume and seeds it.
+func (k *kubeStack) setUpSeeded(ctx context.Context, name, dir string) (*cairn.Workspace, string, error) {
+	ws, err := k.api.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: name})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := k.api.SetupVolume(ctx, ws.ID); err != nil {
+		return nil, "", fmt.Errorf("set up %s: %w", ws.Name, err)
+	}
+	seed := fmt.Sprintf("seed of %s\n", ws.Name)
+	return ws, seed, k.seed(ctx, ws, seed, dir)
 }
 
 // seed puts body into the workspace's seed.txt through the store: an

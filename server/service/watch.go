@@ -165,14 +165,24 @@ func (h *watchHub) publish(f ringFrame) {
 		h.ring = h.ring[1:]
 	}
 	h.ring = append(h.ring, f)
+	bodies := map[string][]byte{} // f encoded once for each path subscribed to
 	for sub := range h.subs {
-		h.deliver(sub, f)
+		body, ok := bodies[sub.path]
+		if !ok {
+			body = h.frame(sub.path, f)
+			bodies[sub.path] = body
+		}
+		h.send(sub, body)
 	}
 }
 
 // deliver queues f for sub, filtered to sub's path; the caller holds mu.
 func (h *watchHub) deliver(sub *FileWatch, f ringFrame) {
-	body := h.frame(sub.path, f)
+	h.send(sub, h.frame(sub.path, f))
+}
+
+// send queues an encoded frame for sub (nil: none); the caller holds mu.
+func (h *watchHub) send(sub *FileWatch, body []byte) {
 	if body == nil {
 		return
 	}
