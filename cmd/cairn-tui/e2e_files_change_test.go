@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/client"
-	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 )
 
 // TestRealTerminalFilesChange changes a volume from the files pane with the
@@ -21,16 +19,8 @@ import (
 // and adds one; R renames it; D deletes a file after y and a directory
 // after its typed name.
 func TestRealTerminalFilesChange(t *testing.T) {
-	srv := stacktest.StartServer(t, stacktest.ServerOptions{})
-	api, err := client.New(srv.URL, client.WithToken(srv.Token))
-	require.NoError(t, err)
+	srv, api, ws := filesStack(t, "mkdir -p /mnt/cairn/ws/out && printf 'cairn-42\\nsecond line\\n' > /mnt/cairn/ws/out/probe.txt")
 	ctx := t.Context()
-	ws, err := api.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "ws-alpha"})
-	require.NoError(t, err)
-	require.NoError(t, api.SetupVolume(ctx, ws.ID))
-	d, err := api.InspectWorkspace(ctx, ws.ID)
-	require.NoError(t, err)
-	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "mkdir -p /mnt/cairn/ws/out && printf 'cairn-42\\nsecond line\\n' > /mnt/cairn/ws/out/probe.txt")
 	names := func(dir string) []string {
 		t.Helper()
 		l, err := api.ListFiles(ctx, ws.ID, cairn.FileListParams{Path: dir})

@@ -20,18 +20,10 @@ import (
 // with no key pressed (the server's file watch). No path is typed: each
 // comes from the pane's listing, as the operator would take it.
 func TestRealTerminalFiles(t *testing.T) {
-	srv := stacktest.StartServer(t, stacktest.ServerOptions{})
-	api, err := client.New(srv.URL, client.WithToken(srv.Token))
-	require.NoError(t, err)
-	ctx := t.Context()
-	ws, err := api.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: "ws-alpha"})
-	require.NoError(t, err)
-	require.NoError(t, api.SetupVolume(ctx, ws.ID))
-	d, err := api.InspectWorkspace(ctx, ws.ID)
-	require.NoError(t, err)
-	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "mkdir -p /mnt/cairn/ws/out/logs && "+
+	srv, api, ws := filesStack(t, "mkdir -p /mnt/cairn/ws/out/logs && "+
 		"printf 'cairn-42\\nsecond line\\n' > /mnt/cairn/ws/out/probe.txt && "+
 		"echo started > /mnt/cairn/ws/out/logs/run.log && ln -s out/logs /mnt/cairn/ws/latest")
+	ctx := t.Context()
 
 	p := startTUI(t, srv)
 	p.WaitForText(seen, "● live", "ws-alpha", "● READY")
@@ -91,9 +83,9 @@ func TestRealTerminalFiles(t *testing.T) {
 	t.Log("a tool's write into the directory shown lists without a key press; the cursor stays")
 	// The watch is on once the server has said hello: its watcher is ready.
 	p.WaitForText(time.Minute, "files /mnt/cairn/ws (4) ● watching", "▸ probe_txt")
-	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "echo from a tool > /mnt/cairn/ws/from-tool.txt")
+	stacktest.RunInVolume(t, srv.App, ws.VolumeName, "echo from a tool > /mnt/cairn/ws/from-tool.txt")
 	p.WaitForText(seen, "files /mnt/cairn/ws (5) ● watching", "from-tool.txt", "▸ probe_txt")
-	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, "rm /mnt/cairn/ws/from-tool.txt")
+	stacktest.RunInVolume(t, srv.App, ws.VolumeName, "rm /mnt/cairn/ws/from-tool.txt")
 	p.WaitFor("the removed file gone", seen, func(screen string) bool {
 		return strings.Contains(screen, "files /mnt/cairn/ws (4) ● watching") && !strings.Contains(screen, "from-tool.txt")
 	})
@@ -121,4 +113,20 @@ func TestRealTerminalFiles(t *testing.T) {
 	p.WaitForText(seen, "workspaces (")
 	p.Keys("q")
 	require.Zero(t, p.WaitExit(seen))
+}
+
+// filesStack starts a server with one READY workspace, ws-alpha, whose
+// volume a container has prepared with script.
+func filesStack(t *testing.T, script string) (*stacktest.Server, *client.Client, *cairn.Workspace) {
+	t.Helper()
+	srv := stacktest.StartServer(t, stacktest.ServerOptions{})
+	api, err := client.New(srv.URL, client.WithToken(srv.Token))
+	require.NoError(t, err)
+	ws, err := api.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: "ws-alpha"})
+	require.NoError(t, err)
+	require.NoError(t, api.SetupVolume(t.Context(), ws.ID))
+	d, err := api.InspectWorkspace(t.Context(), ws.ID)
+	require.NoError(t, err)
+	stacktest.RunInVolume(t, srv.App, d.Workspace.VolumeName, script)
+	return srv, api, d.Workspace
 }
