@@ -69,6 +69,10 @@ type Config struct {
 	// sidecars and shells are pods, all in one namespace. The keys are
 	// checked only then.
 	Kubernetes KubernetesConfig `yaml:"kubernetes"`
+	// Receivers of signed POSTs of the workspace and artifact events, sent
+	// at least once from a Postgres outbox. Every replica must be given
+	// the same list.
+	Webhooks []WebhookConfig `yaml:"webhooks"`
 }
 
 // FilesConfig is `files`.
@@ -677,7 +681,8 @@ func ParseConfigOnto(base Config, data []byte) (Config, []string, error) {
 }
 
 // LoadConfig reads, parses and validates the configuration file at path.
-// Relative persistence.sql.app.ssl.caFile and auth.tokensFile paths are
+// Relative persistence.sql.app.ssl.caFile, auth.tokensFile, ssh.hostKeyPath
+// and webhooks[].secretFile paths are
 // resolved against the file's directory and stored resolved. The tokens of
 // auth.tokensFile (a YAML list of {name, sha256, scopes}) are appended to
 // auth.tokens, so validation numbers them after the file's own tokens.
@@ -704,7 +709,11 @@ func LoadConfig(path string) (Config, []string, error) {
 // resolvePaths makes the file paths of c relative to dir, where the
 // configuration file lives, rather than to the working directory.
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.Persistence.SQL.App.SSL.CAFile, &c.Auth.TokensFile, &c.SSH.HostKeyPath} {
+	paths := []*string{&c.Persistence.SQL.App.SSL.CAFile, &c.Auth.TokensFile, &c.SSH.HostKeyPath}
+	for i := range c.Webhooks {
+		paths = append(paths, &c.Webhooks[i].SecretFile)
+	}
+	for _, p := range paths {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}

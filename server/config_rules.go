@@ -131,6 +131,8 @@ var configRules = map[string]KeyRule{
 	"ssh.maxSessionsPerKey":          positive.and("at most `ssh.maxSessions`"),
 	"ssh.idleTimeoutSecs":            positive,
 	"ssh.maxLifetimeSecs":            positive,
+	"webhooks[].events":              oneOf(eventTypeNames()...),
+	"webhooks[].maxAttempts":         between(0, 50).and("0 for the default, 10"),
 	"kubernetes.namespace":           matching(dnsLabel.String()),
 	"kubernetes.accessMode":          oneOf(string(corev1.ReadWriteOnce), string(corev1.ReadWriteMany), string(corev1.ReadWriteOncePod)),
 	"kubernetes.imagePullPolicy":     oneOf(string(corev1.PullNever), string(corev1.PullIfNotPresent), string(corev1.PullAlways)),

@@ -115,9 +115,16 @@ func everyCheckOn() Config {
 func setKey(t *testing.T, c *Config, key string, v int64) {
 	f := reflect.ValueOf(c).Elem()
 	for _, name := range strings.Split(key, ".") {
-		i, ok := configFields(f.Type())[name]
+		list := strings.HasSuffix(name, "[]")
+		i, ok := configFields(f.Type())[strings.TrimSuffix(name, "[]")]
 		require.True(t, ok, "no key %s", key)
 		f = f.Field(i)
+		if list { // the key of a list's entries: set in its first
+			if f.Len() == 0 {
+				f.Set(reflect.Append(f, reflect.Zero(f.Type().Elem())))
+			}
+			f = f.Index(0)
+		}
 	}
 	switch f.Kind() {
 	case reflect.Int, reflect.Int64:

@@ -40,6 +40,7 @@ func (c *Config) Validate() error {
 	c.Shell.Record.validate(&p, c.Shell.Enable, c.Artifact.Store.MaxObjectSize)
 	c.Files.validate(&p)
 	c.SSH.validate(&p)
+	validateWebhooks(&p, c.Webhooks)
 	return errors.Join(p...)
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-dev/cairn/server/route"
 	"github.com/cairn-dev/cairn/server/s3"
 	"github.com/cairn-dev/cairn/server/service"
+	"github.com/cairn-dev/cairn/server/service/webhook"
 	"github.com/cairn-dev/cairn/server/sshui"
 )
 
@@ -77,7 +78,8 @@ type Server struct {
 
 	reconciler *reconcile.Reconciler
 	events     *events.Events // the live events stream; nil without an API listener
-	maintain   bool           // run the reconciler's leader loop
+	webhooks   *webhook.Dispatcher
+	maintain   bool // run the reconciler's leader loop
 
 	runtime       engineRuntime
 	shells        *service.Shells // the shell rules; nil without an API listener
@@ -129,6 +131,10 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	}
 	svcCfg := s.serviceConfig()
 	svcCfg.OnTransfer = metrics.transfer
+	svcCfg.Deliveries = s.db
+	if s.webhooks, err = s.openWebhooks(); err != nil {
+		return nil, err
+	}
 	svc := service.New(s.db, runtime, objects, svcCfg)
 	if err := s.checkIntegrity(ctx, objects, svc.ProbePrefix()); err != nil {
 		return nil, err
@@ -376,6 +382,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.events != nil {
 		g.Go(func() error { return s.events.Run(gctx) })
 	}
+	g.Go(func() error { return s.webhooks.Run(gctx) })
 	g.Go(func() error { return s.runShellReaper(gctx) })
 	g.Go(func() error { return s.runExecs(gctx) })
 	g.Go(func() error {
@@ -389,6 +396,15 @@ func (s *Server) Serve(ctx context.Context) error {
 		return s.shutdown(context.WithoutCancel(ctx))
 	})
 	return g.Wait()
+}
+
+// openWebhooks reads the webhooks' secrets and makes their dispatcher.
+func (s *Server) openWebhooks() (*webhook.Dispatcher, error) {
+	hooks, err := s.cfg.webhookHooks()
+	if err != nil {
+		return nil, err
+	}
+	return webhook.New(webhook.Config{Hooks: hooks, Store: s.db, Log: s.log, Version: s.version})
 }
 
 // browseCloseTimeout bounds the removal of the browse containers at

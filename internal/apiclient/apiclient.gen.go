@@ -576,6 +576,51 @@ func (e WalkStopped) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryEventType.
+const (
+	ArtifactDeleted   WebhookDeliveryEventType = "artifact.deleted"
+	ArtifactUpserted  WebhookDeliveryEventType = "artifact.upserted"
+	WorkspaceDeleted  WebhookDeliveryEventType = "workspace.deleted"
+	WorkspaceUpserted WebhookDeliveryEventType = "workspace.upserted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryEventType enum.
+func (e WebhookDeliveryEventType) Valid() bool {
+	switch e {
+	case ArtifactDeleted:
+		return true
+	case ArtifactUpserted:
+		return true
+	case WorkspaceDeleted:
+		return true
+	case WorkspaceUpserted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryState.
+const (
+	WebhookDeliveryStateDELIVERED WebhookDeliveryState = "DELIVERED"
+	WebhookDeliveryStateFAILED    WebhookDeliveryState = "FAILED"
+	WebhookDeliveryStatePENDING   WebhookDeliveryState = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryState enum.
+func (e WebhookDeliveryState) Valid() bool {
+	switch e {
+	case WebhookDeliveryStateDELIVERED:
+		return true
+	case WebhookDeliveryStateFAILED:
+		return true
+	case WebhookDeliveryStatePENDING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ArtifactAnswerSuccess.
 const (
 	ArtifactAnswerSuccessTrue ArtifactAnswerSuccess = true
@@ -849,6 +894,42 @@ func (e SignalShellJSONBodySignal) Valid() bool {
 	case USR2:
 		return true
 	case WINCH:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookDeliveriesParamsState.
+const (
+	ListWebhookDeliveriesParamsStateDELIVERED ListWebhookDeliveriesParamsState = "DELIVERED"
+	ListWebhookDeliveriesParamsStateFAILED    ListWebhookDeliveriesParamsState = "FAILED"
+	ListWebhookDeliveriesParamsStatePENDING   ListWebhookDeliveriesParamsState = "PENDING"
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookDeliveriesParamsState enum.
+func (e ListWebhookDeliveriesParamsState) Valid() bool {
+	switch e {
+	case ListWebhookDeliveriesParamsStateDELIVERED:
+		return true
+	case ListWebhookDeliveriesParamsStateFAILED:
+		return true
+	case ListWebhookDeliveriesParamsStatePENDING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookDeliveries200JSONResponseBodySuccess.
+const (
+	ListWebhookDeliveries200JSONResponseBodySuccessTrue ListWebhookDeliveries200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookDeliveries200JSONResponseBodySuccess enum.
+func (e ListWebhookDeliveries200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListWebhookDeliveries200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -1797,6 +1878,36 @@ type VolumeState string
 // all.
 type WalkStopped string
 
+// WebhookDelivery One event on its way to one webhook.
+type WebhookDelivery struct {
+	Attempts  int                      `json:"attempts"`
+	CreatedAt time.Time                `json:"created_at"`
+	EventType WebhookDeliveryEventType `json:"event_type"`
+
+	// FinishedAt When it was delivered or failed for good.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Id The delivery's ID, sent as the Cairn-Delivery header of every attempt.
+	Id string `json:"id"`
+
+	// LastError Why the last attempt failed.
+	LastError *string `json:"last_error,omitempty"`
+
+	// LastStatus The receiver's last HTTP status, if it answered.
+	LastStatus *int `json:"last_status,omitempty"`
+
+	// NextAt When the next attempt is due; only while PENDING.
+	NextAt  *time.Time           `json:"next_at,omitempty"`
+	State   WebhookDeliveryState `json:"state"`
+	Webhook string               `json:"webhook"`
+}
+
+// WebhookDeliveryEventType defines model for WebhookDelivery.EventType.
+type WebhookDeliveryEventType string
+
+// WebhookDeliveryState defines model for WebhookDelivery.State.
+type WebhookDeliveryState string
+
 // Workspace defines model for Workspace.
 type Workspace struct {
 	ArtifactCounts ArtifactCounts `json:"artifact_counts"`
@@ -2192,6 +2303,33 @@ type SignalShellParams struct {
 
 // SignalShellJSONBodySignal defines parameters for SignalShell.
 type SignalShellJSONBodySignal string
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Webhook Only deliveries to this webhook.
+	Webhook *string `form:"webhook,omitempty" json:"webhook,omitempty"`
+
+	// State Only deliveries in this state.
+	State *ListWebhookDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// After The `next_after` of the page before.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit At most this many deliveries (1 to 1000; default 100).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// ListWebhookDeliveriesParamsState defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParamsState string
+
+// ListWebhookDeliveries200JSONResponseBodySuccess defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveries200JSONResponseBodySuccess bool
 
 // ListWorkspacesParams defines parameters for ListWorkspaces.
 type ListWorkspacesParams struct {
@@ -3028,6 +3166,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
 	SignalShell(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries List webhook deliveries
+	//
+	// The deliveries of events to the configured webhooks, newest first:
+	// pending ones with their next attempt, delivered ones for a day,
+	// failed ones (every attempt refused) for seven days, each with the
+	// receiver's last status and error. A page holds `limit` (default
+	// 100); `next_after`, sent back as `after`, reads the next.
+	//
+	// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkspaces List workspaces
 	//
@@ -3880,6 +4029,27 @@ func (c *Client) SignalShellWithBody(ctx context.Context, shellID ShellID, param
 // Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
 func (c *Client) SignalShell(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSignalShellRequest(c.Server, shellID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries List webhook deliveries
+//
+// The deliveries of events to the configured webhooks, newest first:
+// pending ones with their next attempt, delivered ones for a day,
+// failed ones (every attempt refused) for seven days, each with the
+// receiver's last status and error. A page holds `limit` (default
+// 100); `next_after`, sent back as `after`, reads the next.
+//
+// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5724,6 +5894,111 @@ func NewSignalShellRequestWithBody(server string, shellID ShellID, params *Signa
 		}
 
 		req.Header.Set("Cairn-Shell-Secret", headerParam2)
+
+	}
+
+	return req, nil
+}
+
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/deliveries")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Webhook != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "webhook", *params.Webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
 
 	}
 
@@ -8046,6 +8321,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
 	SignalShellWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalShellResponse, error)
+
+	// ListWebhookDeliveriesWithResponse List webhook deliveries
+	//
+	// The deliveries of events to the configured webhooks, newest first:
+	// pending ones with their next attempt, delivered ones for a day,
+	// failed ones (every attempt refused) for seven days, each with the
+	// receiver's last status and error. A page holds `limit` (default
+	// 100); `next_after`, sent back as `after`, reads the next.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// ListWorkspacesWithResponse List workspaces
 	//
@@ -10725,6 +11013,138 @@ func (r SignalShellResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SignalShellResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse200Headers struct {
+	XRequestID *string
+}
+
+// ListWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse400Headers struct {
+	XRequestID *string
+}
+
+// ListWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse401Headers struct {
+	XRequestID *string
+}
+
+// ListWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse403Headers struct {
+	XRequestID *string
+}
+
+// ListWebhookDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse500Headers struct {
+	XRequestID *string
+}
+
+// ListWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse503Headers struct {
+	XRequestID *string
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deliveries []WebhookDelivery `json:"deliveries"`
+
+		// NextAfter Present when more deliveries follow.
+		NextAfter *string                                         `json:"next_after,omitempty"`
+		RequestId string                                          `json:"request_id"`
+		Success   ListWebhookDeliveries200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookDeliveriesResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWebhookDeliveriesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+
+	// NextAfter Present when more deliveries follow.
+	NextAfter *string                                         `json:"next_after,omitempty"`
+	RequestId string                                          `json:"request_id"`
+	Success   ListWebhookDeliveries200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15515,6 +15935,25 @@ func (c *ClientWithResponses) SignalShellWithResponse(ctx context.Context, shell
 	return ParseSignalShellResponse(rsp)
 }
 
+// ListWebhookDeliveriesWithResponse List webhook deliveries
+//
+// The deliveries of events to the configured webhooks, newest first:
+// pending ones with their next attempt, delivered ones for a day,
+// failed ones (every attempt refused) for seven days, each with the
+// receiver's last status and error. A page holds `limit` (default
+// 100); `next_after`, sent back as `after`, reads the next.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
 // ListWorkspacesWithResponse List workspaces
 //
 // Workspaces ordered by creation time, then ID. Filters of one name
@@ -18527,6 +18966,137 @@ func ParseSignalShellResponse(rsp *http.Response) (*SignalShellResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SignalShellResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deliveries []WebhookDelivery `json:"deliveries"`
+
+			// NextAfter Present when more deliveries follow.
+			NextAfter *string                                         `json:"next_after,omitempty"`
+			RequestId string                                          `json:"request_id"`
+			Success   ListWebhookDeliveries200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookDeliveriesResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWebhookDeliveriesResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookDeliveriesResponse503Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -150,13 +150,20 @@ func (w *walker) sections() []section {
 	var groups []section
 	for i := range t.NumField() {
 		f, name := t.Field(i), yamlName(t.Field(i))
-		if f.Type.Kind() != reflect.Struct {
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			s := section{Name: name, Title: code(name), Doc: w.doc(t, f, name)}
+			w.rows(&s.Rows, f.Type, v.Field(i), name)
+			groups = append(groups, s)
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			// A list of mappings: its entries' keys, in a section of its own.
+			s := section{Name: name, Title: code(name), Doc: w.doc(t, f, name)}
+			w.add(&s.Rows, t, f, name, v.Field(i))
+			w.rows(&s.Rows, f.Type.Elem(), reflect.Value{}, name+"[]")
+			groups = append(groups, s)
+		default:
 			w.add(&top.Rows, t, f, name, v.Field(i))
-			continue
 		}
-		s := section{Name: name, Title: code(name), Doc: w.doc(t, f, name)}
-		w.rows(&s.Rows, f.Type, v.Field(i), name)
-		groups = append(groups, s)
 	}
 	return append([]section{top}, groups...)
 }

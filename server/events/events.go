@@ -17,22 +17,16 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cairn-dev/cairn/server/service"
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgxlisten"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/cairn-dev/cairn"
 )
 
 // Store loads the current rows that notifications name (server/postgres).
-type Store interface {
-	// WorkspacesByID returns the workspaces of ids that exist.
-	WorkspacesByID(ctx context.Context, ids []string) ([]*cairn.Workspace, error)
-	// ArtifactsByID returns the artifacts of ids that exist.
-	ArtifactsByID(ctx context.Context, ids []string) ([]*cairn.Artifact, error)
-}
+type Store = service.RowLoader
 
 // Defaults of Config.
 const (

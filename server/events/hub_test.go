@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
 )
 
 func testHub(t *testing.T, queueLen int) *hub {
@@ -101,49 +103,56 @@ func TestInboxDropsPastItsBound(t *testing.T) {
 	t.Parallel()
 	b := newInbox(3)
 	for i := range 5 {
-		b.put(notice{ID: string(rune('a' + i))})
+		b.put(notice{Change: service.Change{ID: string(rune('a' + i))}})
 	}
 	got, lost := b.take(10)
 	require.True(t, lost)
-	require.Equal(t, []notice{{ID: "d"}, {ID: "e"}}, got, "what came after the drop is kept, in order")
+	require.Equal(t, []notice{{Change: service.Change{ID: "d"}}, {Change: service.Change{ID: "e"}}}, got, "what came after the drop is kept, in order")
 	got, lost = b.take(10)
 	require.False(t, lost)
 	require.Empty(t, got)
 
 	for i := range 3 {
-		b.put(notice{ID: string(rune('a' + i))})
+		b.put(notice{Change: service.Change{ID: string(rune('a' + i))}})
 	}
 	got, _ = b.take(2)
-	require.Equal(t, []notice{{ID: "a"}, {ID: "b"}}, got)
+	require.Equal(t, []notice{{Change: service.Change{ID: "a"}}, {Change: service.Change{ID: "b"}}}, got)
 	got, _ = b.take(2)
-	require.Equal(t, []notice{{ID: "c"}}, got)
+	require.Equal(t, []notice{{Change: service.Change{ID: "c"}}}, got)
 }
 
 func TestChangeFrames(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
 	ws := &cairn.Workspace{ID: "w1", Name: "alpha", VolumeState: cairn.VolumeNone, ArtifactCounts: cairn.ArtifactCounts{Recorded: 2}}
-	r := &rows{workspaces: map[string]*cairn.Workspace{"w1": ws}, artifacts: map[string]*cairn.Artifact{}}
+	r, err := service.LoadRows(t.Context(), rowsOf{ws}, []service.Change{{Kind: "workspace", ID: "w1"}, {Kind: "artifact", ID: "a1"}})
+	require.NoError(t, err)
 	for name, c := range map[string]struct {
 		n    notice
 		body string
 	}{
-		"Upserted": {notice{Kind: "workspace", Op: "UPDATE", ID: "w1", WorkspaceID: "w1"},
+		"Upserted": {notice{Change: service.Change{Kind: "workspace", Op: "UPDATE", ID: "w1", WorkspaceID: "w1"}},
 			`{"type":"workspace.upserted","id":"w1","workspace":{"id":"w1","name":"alpha","volume_name":"","volume_state":"NONE",` +
 				`"artifact_counts":{"recorded":2,"missing_object":0},"created_at":"0001-01-01T00:00:00Z","updated_at":"0001-01-01T00:00:00Z"},` +
 				`"at":"2025-01-02T03:04:05.000006Z"}`},
-		"DeletedOp": {notice{Kind: "workspace", Op: "DELETE", ID: "w1", WorkspaceID: "w1"},
+		"DeletedOp": {notice{Change: service.Change{Kind: "workspace", Op: "DELETE", ID: "w1", WorkspaceID: "w1"}},
 			`{"type":"workspace.deleted","id":"w1","at":"2025-01-02T03:04:05.000006Z"}`},
-		"GoneByNow": {notice{Kind: "artifact", Op: "INSERT", ID: "a1", WorkspaceID: "w1"},
+		"GoneByNow": {notice{Change: service.Change{Kind: "artifact", Op: "INSERT", ID: "a1", WorkspaceID: "w1"}},
 			`{"type":"artifact.deleted","id":"a1","at":"2025-01-02T03:04:05.000006Z"}`},
 	} {
-		f, err := r.frame(c.n, at)
+		f, err := frameOf(r, c.n, at)
 		require.NoError(t, err, name)
 		require.JSONEq(t, c.body, string(f.body), name)
 		require.Equal(t, byte('{'), f.body[0], "the writer puts seq after the brace")
 		require.True(t, f.change)
 		require.Equal(t, "w1", f.workspaceID, "filtered by the notification's workspace")
 	}
-	_, err := r.frame(notice{Kind: "volume", Op: "INSERT", ID: "x"}, at)
+	_, err = frameOf(r, notice{Change: service.Change{Kind: "volume", Op: "INSERT", ID: "x"}}, at)
 	require.Error(t, err)
 }
+
+// rowsOf loads the workspaces it holds, and no artifact.
+type rowsOf []*cairn.Workspace
+
+func (r rowsOf) WorkspacesByID(context.Context, []string) ([]*cairn.Workspace, error) { return r, nil }
+func (rowsOf) ArtifactsByID(context.Context, []string) ([]*cairn.Artifact, error)     { return nil, nil }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/service"
 )
 
 // channel is the notification channel of migrations/0003_events.sql.
@@ -20,10 +21,7 @@ const channel = "cairn_events"
 // notice is one notification's payload, or, with resync set, the mark of a
 // (re)connected LISTEN: what came before it may be lost.
 type notice struct {
-	Kind        string `json:"kind"` // workspace | artifact
-	Op          string `json:"op"`   // INSERT | UPDATE | DELETE
-	ID          string `json:"id"`
-	WorkspaceID string `json:"workspace_id"`
+	service.Change
 
 	resync   bool
 	received time.Time
@@ -137,7 +135,13 @@ func (e *Events) deliver(ctx context.Context, batch []notice) {
 // publishChanges loads the rows the notices name and publishes one frame
 // per notice. If the rows cannot be loaded, subscribers resync instead.
 func (e *Events) publishChanges(ctx context.Context, notices []notice) {
-	rows, err := e.loadRows(ctx, notices)
+	changes := make([]service.Change, len(notices))
+	for i, n := range notices {
+		changes[i] = n.Change
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.LoadTimeout)
+	rows, err := service.LoadRows(ctx, e.cfg.Store, changes)
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("events: load changed rows; subscribers resync", "err", err)
@@ -147,7 +151,7 @@ func (e *Events) publishChanges(ctx context.Context, notices []notice) {
 	}
 	at := cairn.Timestamp(e.cfg.Now())
 	for _, n := range notices {
-		f, err := rows.frame(n, at)
+		f, err := frameOf(rows, n, at)
 		if err != nil {
 			e.log.Error("events: encode frame", "kind", n.Kind, "id", n.ID, "err", err)
 			e.hub.resyncAll()
@@ -157,64 +161,11 @@ func (e *Events) publishChanges(ctx context.Context, notices []notice) {
 	}
 }
 
-// rows are the current rows of a batch, by ID.
-type rows struct {
-	workspaces map[string]*cairn.Workspace
-	artifacts  map[string]*cairn.Artifact
-}
-
-func (e *Events) loadRows(ctx context.Context, notices []notice) (*rows, error) {
-	var wsIDs, artIDs []string
-	for _, n := range notices {
-		switch {
-		case n.Op == "DELETE":
-		case n.Kind == "workspace":
-			wsIDs = append(wsIDs, n.ID)
-		case n.Kind == "artifact":
-			artIDs = append(artIDs, n.ID)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.LoadTimeout)
-	defer cancel()
-	r := &rows{workspaces: map[string]*cairn.Workspace{}, artifacts: map[string]*cairn.Artifact{}}
-	if len(wsIDs) > 0 {
-		list, err := e.cfg.Store.WorkspacesByID(ctx, wsIDs)
-		if err != nil {
-			return nil, err
-		}
-		for _, ws := range list {
-			r.workspaces[ws.ID] = ws
-		}
-	}
-	if len(artIDs) > 0 {
-		list, err := e.cfg.Store.ArtifactsByID(ctx, artIDs)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range list {
-			r.artifacts[a.ID] = a
-		}
-	}
-	return r, nil
-}
-
-// frame is the change frame of n: an upsert with the row as loaded, or a
-// delete when the row is gone by now.
-func (r *rows) frame(n notice, at time.Time) (*frame, error) {
-	ev := cairn.Event{ID: n.ID, At: at}
-	switch n.Kind {
-	case "workspace":
-		ev.Type = cairn.EventWorkspaceDeleted
-		if ws := r.workspaces[n.ID]; ws != nil && n.Op != "DELETE" {
-			ev.Type, ev.Workspace = cairn.EventWorkspaceUpserted, ws
-		}
-	case "artifact":
-		ev.Type = cairn.EventArtifactDeleted
-		if a := r.artifacts[n.ID]; a != nil && n.Op != "DELETE" {
-			ev.Type, ev.Artifact = cairn.EventArtifactUpserted, a
-		}
-	default:
-		return nil, fmt.Errorf("unknown kind %q", n.Kind)
+// frameOf is n's change frame.
+func frameOf(r *service.Rows, n notice, at time.Time) (*frame, error) {
+	ev, err := r.Event(n.Change, at)
+	if err != nil {
+		return nil, err
 	}
 	body, err := json.Marshal(ev)
 	if err != nil {

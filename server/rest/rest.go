@@ -57,6 +57,7 @@ type Services interface {
 	cairn.FileWriter
 	cairn.FileFinder
 	cairn.AuditService
+	cairn.WebhookService
 	// Once runs a request carrying an Idempotency-Key at most once.
 	Once(ctx context.Context, key, fingerprint string, lease time.Duration, do func() service.KeyedAnswer) (service.KeyedAnswer, bool, error)
 	Readiness
@@ -126,6 +127,7 @@ func (a *API) Routes() []route.Route {
 		a.route("POST /v1/workspaces/{workspaceID}/files/move", route.Write, a.movePath),
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
+		a.route("GET /v1/webhooks/deliveries", route.Admin, a.listDeliveries),
 	}
 	if a.cfg.Info != nil {
 		rs = append(rs, a.route("GET /v1/info", route.Any, a.info))

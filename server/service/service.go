@@ -59,6 +59,9 @@ type Config struct {
 	// WatchPoll, when set, has watchers poll this often instead of using
 	// inotify (files.watch.pollMillis).
 	WatchPoll time.Duration
+	// Deliveries lists the webhook deliveries (server/postgres); nil
+	// answers an empty list.
+	Deliveries DeliveryLister
 }
 
 // Service implements the cairn service interfaces.
@@ -85,6 +88,7 @@ type Service struct {
 	unpackLimits   UnpackLimits
 	maxFileWrite   int64
 	watchPoll      time.Duration
+	deliveries     DeliveryLister
 	watches        watchHubs
 
 	mounts      *mountCounter
@@ -119,6 +123,7 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		unpackLimits:       cfg.Unpack.withDefaults(),
 		maxFileWrite:       cmp.Or(cfg.MaxFileWrite, cairn.DefaultMaxFileWriteBytes),
 		watchPoll:          cfg.WatchPoll,
+		deliveries:         cfg.Deliveries,
 	}
 	if s.now == nil {
 		s.now = cairn.Now
