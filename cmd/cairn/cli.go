@@ -32,7 +32,7 @@ func newClientCommands() []*cobra.Command {
 	// Streams are bound when a command runs; a shell completion runs none,
 	// and says nothing on stderr.
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
-	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c),
+	cmds := []*cobra.Command{newWorkspaceCommand(c), newArtifactCommand(c), newSweepCommand(c), newAuditCommand(c), newWebhooksCommand(c),
 		newEventsCommand(c), newShellCommand(c), newFilesCommand(c), newInfoCommand(c)}
 	cmds = append(cmds, newExecCommand(c))
 	for _, cmd := range cmds {
