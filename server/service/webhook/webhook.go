@@ -249,7 +249,11 @@ func (d *Dispatcher) send(ctx context.Context) (bool, error) {
 	errs := make([]error, len(leased))
 	for i, l := range leased {
 		wg.Go(func() {
-			errs[i] = d.cfg.Store.FinishAttempt(context.WithoutCancel(ctx), l, d.attempt(ctx, l))
+			o := d.attempt(ctx, l)
+			if ctx.Err() != nil {
+				return // stopping: the lease lapses and the delivery is sent again
+			}
+			errs[i] = d.cfg.Store.FinishAttempt(ctx, l, o)
 		})
 	}
 	wg.Wait()
