@@ -404,7 +404,7 @@ func (s *Server) openWebhooks() (*webhook.Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return webhook.New(webhook.Config{Hooks: hooks, Store: s.db, Log: s.log, Version: s.version})
+	return webhook.New(webhook.Config{Hooks: hooks, Store: s.db, Log: s.log, Version: s.version, Registerer: s.registry})
 }
 
 // browseCloseTimeout bounds the removal of the browse containers at

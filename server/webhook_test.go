@@ -203,6 +203,18 @@ func TestWebhooksRetryThenFail(t *testing.T) {
 	require.Contains(t, *failed[0].LastError, "connection refused")
 	require.NotContains(t, *failed[0].LastError, "receiver-credential", "no part of the URL in the error")
 
+	_, metrics := call(t, http.MethodGet, "http://"+srv.MetricsAddr()+cfg.Metrics.MetricsEndpoint, "")
+	for _, line := range []string{
+		`cairn_webhook_attempts_total{outcome="delivered",webhook="flaky"} 1`,
+		`cairn_webhook_attempts_total{outcome="retry",webhook="flaky"} 2`,
+		`cairn_webhook_attempts_total{outcome="retry",webhook="down"} 1`,
+		`cairn_webhook_attempts_total{outcome="failed",webhook="down"} 1`,
+		`cairn_webhook_attempts_total{outcome="failed",webhook="gone"} 1`,
+	} {
+		require.Contains(t, metrics, line+"\n")
+	}
+	require.Regexp(t, `cairn_webhook_pending\{webhook="flaky"\} \d`, metrics)
+
 	status, body := call(t, http.MethodGet, "http://"+srv.APIAddr()+"/v1/webhooks/deliveries?state=LOST", "")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, `"reason":"invalid_query"`)

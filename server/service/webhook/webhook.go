@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/server/service"
@@ -119,6 +120,8 @@ type Config struct {
 	Store   Store
 	Log     *slog.Logger
 	Version string // in the User-Agent
+	// Registerer takes the dispatcher's metrics; nil: none are exported.
+	Registerer prometheus.Registerer
 	// Client sends the POSTs; nil: one that follows no redirect.
 	Client *http.Client
 	// Poll is how often the loops look for work when they found none.
@@ -132,8 +135,9 @@ type Config struct {
 
 // Dispatcher runs the outbox and send loops of one server.
 type Dispatcher struct {
-	cfg   Config
-	hooks map[string]Hook
+	cfg     Config
+	hooks   map[string]Hook
+	metrics *metrics
 }
 
 // New checks the hooks and returns a Dispatcher.
@@ -150,13 +154,18 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	d := &Dispatcher{cfg: cfg, hooks: map[string]Hook{}}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dispatcher{cfg: cfg, hooks: map[string]Hook{}, metrics: m}
 	for _, h := range cfg.Hooks {
 		if _, dup := d.hooks[h.Name]; dup {
 			return nil, fmt.Errorf("webhook %q is named twice", h.Name)
 		}
 		h.MaxAttempts = cmp.Or(h.MaxAttempts, DefaultMaxAttempts)
 		d.hooks[h.Name] = h
+		d.metrics.pending.WithLabelValues(h.Name).Set(0)
 	}
 	return d, nil
 }
@@ -196,6 +205,9 @@ func (d *Dispatcher) dispatch(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	for name := range d.hooks {
+		d.metrics.pending.WithLabelValues(name).Set(float64(pending[name]))
+	}
 	n, err := d.cfg.Store.DispatchOutbox(ctx, outboxBatch, func(ctx context.Context, changes []service.Change) ([]NewDelivery, error) {
 		return d.build(ctx, changes, pending)
 	})
@@ -225,6 +237,7 @@ func (d *Dispatcher) build(ctx context.Context, changes []service.Change, pendin
 			if pending[h.Name] >= d.cfg.MaxPending {
 				d.cfg.Log.Warn("webhook: too many deliveries pending; an event is dropped",
 					"webhook", h.Name, "event", ev.Type, "id", ev.ID, "pending", pending[h.Name])
+				d.metrics.dropped.WithLabelValues(h.Name).Inc()
 				continue
 			}
 			pending[h.Name]++
@@ -253,6 +266,7 @@ func (d *Dispatcher) send(ctx context.Context) (bool, error) {
 			if ctx.Err() != nil {
 				return // stopping: the lease lapses and the delivery is sent again
 			}
+			d.metrics.attempts.WithLabelValues(l.Webhook, outcomeOf(o)).Inc()
 			errs[i] = d.cfg.Store.FinishAttempt(ctx, l, o)
 		})
 	}
