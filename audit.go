@@ -55,10 +55,14 @@ func AuditTypes() []AuditType {
 		AuditNewWorkspace, AuditRenameWorkspace, AuditWorkspaceVolumeState, AuditWorkspaceVolumeIssue, AuditDeleteWorkspace,
 		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
 		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditShellAttached, AuditExecStarted, AuditExecEnded,
-		AuditSSHSessionStarted, AuditSSHSessionEnded, AuditFileChanged,
+		AuditSSHSessionStarted, AuditSSHSessionEnded, AuditFileChanged, AuditWebhookRetried,
 	}
 }
 
 // AuditFileChanged records one change of a workspace volume's files through
 // the API: a write, remove, mkdir or move, with its path.
 const AuditFileChanged AuditType = "WORKSPACE_FILE_CHANGED"
+
+// AuditWebhookRetried records an operator sending a failed webhook
+// delivery again (POST /v1/webhooks/deliveries/{id}/retry).
+const AuditWebhookRetried AuditType = "WEBHOOK_DELIVERY_RETRIED"

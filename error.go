@@ -121,6 +121,10 @@ const (
 	ReasonIdempotencyInProgress Reason = "idempotency_in_progress"
 	// ReasonWatchUnavailable: this server cannot watch a volume's files.
 	ReasonWatchUnavailable Reason = "watch_unavailable"
+	// ReasonDeliveryNotFound: no webhook delivery has this ID (any more).
+	ReasonDeliveryNotFound Reason = "delivery_not_found"
+	// ReasonDeliveryNotFailed: only a FAILED delivery can be sent again.
+	ReasonDeliveryNotFailed Reason = "delivery_not_failed"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

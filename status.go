@@ -59,6 +59,8 @@ var reasonStatus = map[Reason]int{
 	ReasonIdempotencyConflict:   http.StatusConflict,
 	ReasonIdempotencyInProgress: http.StatusConflict,
 	ReasonWatchUnavailable:      http.StatusNotFound,
+	ReasonDeliveryNotFound:      http.StatusNotFound,
+	ReasonDeliveryNotFailed:     http.StatusConflict,
 
 	// The shell's refusals before the websocket upgrade.
 	ReasonWebsocketRequired:   http.StatusBadRequest,

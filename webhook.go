@@ -87,9 +87,16 @@ func isULID(s string) bool {
 	return true
 }
 
-// WebhookService lists webhook deliveries.
+// WebhookService lists webhook deliveries and sends a failed one again.
 type WebhookService interface {
 	// WebhookDeliveries pages through deliveries, newest first. Reasons:
 	// invalid_query.
 	WebhookDeliveries(ctx context.Context, f DeliveryFilter) (*DeliveryPage, error)
+	// RetryWebhookDelivery makes a FAILED delivery PENDING again, due now,
+	// with its attempts counted afresh. Reasons: delivery_not_found,
+	// delivery_not_failed.
+	RetryWebhookDelivery(ctx context.Context, id string) (*WebhookDelivery, error)
 }
+
+// IsDeliveryID: a delivery ID is a ULID.
+func IsDeliveryID(s string) bool { return isULID(s) }

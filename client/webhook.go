@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 
@@ -27,4 +28,16 @@ func (c *Client) WebhookDeliveries(ctx context.Context, f cairn.DeliveryFilter) 
 		return nil, err
 	}
 	return &page, nil
+}
+
+// RetryWebhookDelivery sends a FAILED delivery again (scope admin): it is
+// PENDING and due at once, its attempts counted afresh.
+func (c *Client) RetryWebhookDelivery(ctx context.Context, id string) (*cairn.WebhookDelivery, error) {
+	var out struct {
+		Delivery *cairn.WebhookDelivery `json:"delivery"`
+	}
+	if err := c.do(ctx, call{method: http.MethodPost, path: pathOf("webhooks", "deliveries", id, "retry")}, &out); err != nil {
+		return nil, err
+	}
+	return out.Delivery, nil
 }

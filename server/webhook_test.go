@@ -195,6 +195,7 @@ func TestWebhooksRetryThenFail(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, *failed[0].LastStatus)
 	require.Equal(t, "the receiver answered 503 Service Unavailable", *failed[0].LastError)
 	require.Nil(t, failed[0].NextAt)
+	downID := failed[0].ID
 	require.Eventually(t, func() bool {
 		failed = deliveries(t, api, "gone", cairn.DeliveryFailed)
 		return len(failed) == 1
@@ -203,12 +204,39 @@ func TestWebhooksRetryThenFail(t *testing.T) {
 	require.Contains(t, *failed[0].LastError, "connection refused")
 	require.NotContains(t, *failed[0].LastError, "receiver-credential", "no part of the URL in the error")
 
+	// Sent again on the operator's word: due at once, its attempts afresh.
+	again, err := api.RetryWebhookDelivery(t.Context(), downID)
+	require.NoError(t, err)
+	require.Equal(t, cairn.DeliveryPending, again.State)
+	require.Zero(t, again.Attempts)
+	tries := 0 // its two first attempts are still queued at the receiver
+	down.await(t, "the delivery sent again", func(p posted) bool {
+		if p.header.Get(webhook.HeaderDelivery) == downID {
+			tries++
+		}
+		return tries == 3
+	})
+	require.Eventually(t, func() bool {
+		got := deliveries(t, api, "down", cairn.DeliveryFailed)
+		return len(got) == 1 && got[0].Attempts == 2
+	}, hookWait, 50*time.Millisecond, "failed again after two more attempts")
+	_, err = api.RetryWebhookDelivery(t.Context(), id)
+	require.Equal(t, cairn.ReasonDeliveryNotFailed, cairn.ErrorReason(err), "a delivered one is not sent again")
+	_, err = api.RetryWebhookDelivery(t.Context(), "01JZ8X3M6Q4W5E7R9T1Y2V3K4P")
+	require.Equal(t, cairn.ReasonDeliveryNotFound, cairn.ErrorReason(err))
+	_, err = api.RetryWebhookDelivery(t.Context(), "not-an-id")
+	require.Equal(t, cairn.ReasonDeliveryNotFound, cairn.ErrorReason(err))
+	audit, err := api.FindAuditEvents(t.Context(), cairn.AuditFilter{Types: []cairn.AuditType{cairn.AuditWebhookRetried}})
+	require.NoError(t, err)
+	require.Len(t, audit, 1, "the retry is audited, the refusals are not")
+	require.Equal(t, downID, audit[0].Metadata["delivery_id"])
+
 	_, metrics := call(t, http.MethodGet, "http://"+srv.MetricsAddr()+cfg.Metrics.MetricsEndpoint, "")
 	for _, line := range []string{
 		`cairn_webhook_attempts_total{outcome="delivered",webhook="flaky"} 1`,
 		`cairn_webhook_attempts_total{outcome="retry",webhook="flaky"} 2`,
-		`cairn_webhook_attempts_total{outcome="retry",webhook="down"} 1`,
-		`cairn_webhook_attempts_total{outcome="failed",webhook="down"} 1`,
+		`cairn_webhook_attempts_total{outcome="retry",webhook="down"} 2`,
+		`cairn_webhook_attempts_total{outcome="failed",webhook="down"} 2`,
 		`cairn_webhook_attempts_total{outcome="failed",webhook="gone"} 1`,
 	} {
 		require.Contains(t, metrics, line+"\n")

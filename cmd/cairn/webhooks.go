@@ -17,7 +17,7 @@ import (
 func newWebhooksCommand(c *cli) *cobra.Command {
 	var f cairn.DeliveryFilter
 	cmd := &cobra.Command{
-		Use:   "webhooks [--webhook W] [--state S] [--limit N]",
+		Use:   "webhooks [--webhook W] [--state S] [--limit N] | retry ID",
 		Short: "List webhook deliveries, newest first (admin)",
 		Long: `webhooks lists the deliveries of events to the server's webhooks, newest
 first: pending ones with their next attempt, delivered ones (kept a day) and
@@ -39,7 +39,28 @@ shows what did not get through.`,
 	cmd.Flags().StringVar(&f.Webhook, "webhook", "", "only deliveries to this webhook")
 	cmd.Flags().StringVar(&f.State, "state", "", "only PENDING, DELIVERED or FAILED deliveries")
 	cmd.Flags().IntVar(&f.Limit, "limit", cairn.DefaultDeliveryLimit, "at most this many (1 to 1000)")
+	cmd.AddCommand(newWebhookRetryCommand(c))
 	return cmd
+}
+
+// newWebhookRetryCommand is `cairn webhooks retry ID`.
+func newWebhookRetryCommand(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Send a failed webhook delivery again, its attempts counted afresh (admin)",
+		Args:  usage(cobra.ExactArgs(1)),
+		RunE: c.run(func(cmd *cobra.Command, cl *client.Client, args []string) error {
+			d, err := cl.RetryWebhookDelivery(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			v := deliveriesView(&cairn.DeliveryPage{Deliveries: []cairn.WebhookDelivery{*d}})
+			v.payload = struct {
+				Delivery *cairn.WebhookDelivery `json:"delivery"`
+			}{d}
+			return c.emit(v)
+		}),
+	}
 }
 
 func deliveriesView(page *cairn.DeliveryPage) view {

@@ -45,6 +45,15 @@ func TestCLIWebhooks(t *testing.T) {
 	requireSameJSON(t, s.rest(t, "GET", "/v1/webhooks/deliveries?state=FAILED"), s.json(t, "webhooks", "--state", "FAILED"))
 	table := s.ok(t, "webhooks", "--webhook", "ops", "-o", "table").stdout
 	require.Regexp(t, `(?m)^AGE +WEBHOOK +EVENT +STATE +TRIES +LAST\n.+ops +workspace\.upserted +FAILED +1 +the receiver answered 418`, table)
+	again := field[cairn.WebhookDelivery](t, s.json(t, "webhooks", "retry", failed[0].ID), "delivery")
+	require.Equal(t, cairn.DeliveryPending, again.State)
+	select {
+	case <-posts:
+	case <-time.After(time.Minute):
+		t.Fatal("the retried delivery was not sent within a minute")
+	}
+	s.fails(t, 3, "webhooks", "retry", "01JZ8X3M6Q4W5E7R9T1Y2V3K4P")
+	s.fails(t, 2, "webhooks", "retry")
 	s.fails(t, 2, "webhooks", "--state", "LOST")
 	s.fails(t, 2, "webhooks", "--limit", "5000")
 	reader := s.cliEnv(t, map[string]string{"CAIRN_URL": s.url, "CAIRN_TOKEN": cliReadToken}, "webhooks")

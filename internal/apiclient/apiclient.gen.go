@@ -38,25 +38,26 @@ func (e ArtifactState) Valid() bool {
 
 // Defines values for AuditType.
 const (
-	ARTIFACTMISSINGOBJECT AuditType = "ARTIFACT_MISSING_OBJECT"
-	DELETEARTIFACT        AuditType = "DELETE_ARTIFACT"
-	DELETEWORKSPACE       AuditType = "DELETE_WORKSPACE"
-	EXECENDED             AuditType = "EXEC_ENDED"
-	EXECSTARTED           AuditType = "EXEC_STARTED"
-	NEWARTIFACT           AuditType = "NEW_ARTIFACT"
-	NEWWORKSPACE          AuditType = "NEW_WORKSPACE"
-	RENAMEARTIFACT        AuditType = "RENAME_ARTIFACT"
-	RENAMEWORKSPACE       AuditType = "RENAME_WORKSPACE"
-	SHELLATTACHED         AuditType = "SHELL_ATTACHED"
-	SHELLCLOSED           AuditType = "SHELL_CLOSED"
-	SHELLOPENED           AuditType = "SHELL_OPENED"
-	SHELLWATCHED          AuditType = "SHELL_WATCHED"
-	SSHSESSIONENDED       AuditType = "SSH_SESSION_ENDED"
-	SSHSESSIONSTARTED     AuditType = "SSH_SESSION_STARTED"
-	UPDATEARTIFACTOBJECT  AuditType = "UPDATE_ARTIFACT_OBJECT"
-	WORKSPACEFILECHANGED  AuditType = "WORKSPACE_FILE_CHANGED"
-	WORKSPACEVOLUMEISSUE  AuditType = "WORKSPACE_VOLUME_ISSUE"
-	WORKSPACEVOLUMESTATE  AuditType = "WORKSPACE_VOLUME_STATE"
+	ARTIFACTMISSINGOBJECT  AuditType = "ARTIFACT_MISSING_OBJECT"
+	DELETEARTIFACT         AuditType = "DELETE_ARTIFACT"
+	DELETEWORKSPACE        AuditType = "DELETE_WORKSPACE"
+	EXECENDED              AuditType = "EXEC_ENDED"
+	EXECSTARTED            AuditType = "EXEC_STARTED"
+	NEWARTIFACT            AuditType = "NEW_ARTIFACT"
+	NEWWORKSPACE           AuditType = "NEW_WORKSPACE"
+	RENAMEARTIFACT         AuditType = "RENAME_ARTIFACT"
+	RENAMEWORKSPACE        AuditType = "RENAME_WORKSPACE"
+	SHELLATTACHED          AuditType = "SHELL_ATTACHED"
+	SHELLCLOSED            AuditType = "SHELL_CLOSED"
+	SHELLOPENED            AuditType = "SHELL_OPENED"
+	SHELLWATCHED           AuditType = "SHELL_WATCHED"
+	SSHSESSIONENDED        AuditType = "SSH_SESSION_ENDED"
+	SSHSESSIONSTARTED      AuditType = "SSH_SESSION_STARTED"
+	UPDATEARTIFACTOBJECT   AuditType = "UPDATE_ARTIFACT_OBJECT"
+	WEBHOOKDELIVERYRETRIED AuditType = "WEBHOOK_DELIVERY_RETRIED"
+	WORKSPACEFILECHANGED   AuditType = "WORKSPACE_FILE_CHANGED"
+	WORKSPACEVOLUMEISSUE   AuditType = "WORKSPACE_VOLUME_ISSUE"
+	WORKSPACEVOLUMESTATE   AuditType = "WORKSPACE_VOLUME_STATE"
 )
 
 // Valid indicates whether the value is a known member of the AuditType enum.
@@ -93,6 +94,8 @@ func (e AuditType) Valid() bool {
 	case SSHSESSIONSTARTED:
 		return true
 	case UPDATEARTIFACTOBJECT:
+		return true
+	case WEBHOOKDELIVERYRETRIED:
 		return true
 	case WORKSPACEFILECHANGED:
 		return true
@@ -258,6 +261,8 @@ const (
 	ClientGone            Reason = "client_gone"
 	ContainerStartTimeout Reason = "container_start_timeout"
 	DatabaseUnavailable   Reason = "database_unavailable"
+	DeliveryNotFailed     Reason = "delivery_not_failed"
+	DeliveryNotFound      Reason = "delivery_not_found"
 	DigestRequired        Reason = "digest_required"
 	DirectoryNotEmpty     Reason = "directory_not_empty"
 	DockerUnavailable     Reason = "docker_unavailable"
@@ -353,6 +358,10 @@ func (e Reason) Valid() bool {
 	case ContainerStartTimeout:
 		return true
 	case DatabaseUnavailable:
+		return true
+	case DeliveryNotFailed:
+		return true
+	case DeliveryNotFound:
 		return true
 	case DigestRequired:
 		return true
@@ -930,6 +939,21 @@ const (
 func (e ListWebhookDeliveries200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListWebhookDeliveries200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery200JSONResponseBodySuccess.
+const (
+	RetryWebhookDelivery200JSONResponseBodySuccessTrue RetryWebhookDelivery200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery200JSONResponseBodySuccess enum.
+func (e RetryWebhookDelivery200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -2331,6 +2355,18 @@ type ListWebhookDeliveriesParamsState string
 // ListWebhookDeliveries200JSONResponseBodySuccess defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries200JSONResponseBodySuccess bool
 
+// RetryWebhookDeliveryParams defines parameters for RetryWebhookDelivery.
+type RetryWebhookDeliveryParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// RetryWebhookDelivery200JSONResponseBodySuccess defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery200JSONResponseBodySuccess bool
+
 // ListWorkspacesParams defines parameters for ListWorkspaces.
 type ListWorkspacesParams struct {
 	// Name Only workspaces of these names (repeatable).
@@ -3177,6 +3213,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryWebhookDelivery Send a failed webhook delivery again
+	//
+	// Makes a FAILED delivery PENDING again, due at once, with its
+	// attempts counted afresh (the webhook's `maxAttempts` more). Audited
+	// as `WEBHOOK_DELIVERY_RETRIED`.
+	//
+	// Corresponds with POST /v1/webhooks/deliveries/{deliveryID}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDelivery(ctx context.Context, deliveryID string, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkspaces List workspaces
 	//
@@ -4050,6 +4095,25 @@ func (c *Client) SignalShell(ctx context.Context, shellID ShellID, params *Signa
 // Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookDeliveriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryWebhookDelivery Send a failed webhook delivery again
+//
+// Makes a FAILED delivery PENDING again, due at once, with its
+// attempts counted afresh (the webhook's `maxAttempts` more). Audited
+// as `WEBHOOK_DELIVERY_RETRIED`.
+//
+// Corresponds with POST /v1/webhooks/deliveries/{deliveryID}/retry (the `RetryWebhookDelivery` operationId).
+func (c *Client) RetryWebhookDelivery(ctx context.Context, deliveryID string, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryWebhookDeliveryRequest(c.Server, deliveryID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5983,6 +6047,55 @@ func NewListWebhookDeliveriesRequest(server string, params *ListWebhookDeliverie
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRetryWebhookDeliveryRequest constructs an http.Request for the RetryWebhookDelivery method
+func NewRetryWebhookDeliveryRequest(server string, deliveryID string, params *RetryWebhookDeliveryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deliveryID", deliveryID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/deliveries/%s/retry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -8334,6 +8447,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/webhooks/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveriesWithResponse(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// RetryWebhookDeliveryWithResponse Send a failed webhook delivery again
+	//
+	// Makes a FAILED delivery PENDING again, due at once, with its
+	// attempts counted afresh (the webhook's `maxAttempts` more). Audited
+	// as `WEBHOOK_DELIVERY_RETRIED`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/deliveries/{deliveryID}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDeliveryWithResponse(ctx context.Context, deliveryID string, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error)
 
 	// ListWorkspacesWithResponse List workspaces
 	//
@@ -11145,6 +11269,148 @@ func (r ListWebhookDeliveriesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetryWebhookDeliveryResponse200Headers the declared response headers of an HTTP 200 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse200Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse401Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse403Headers the declared response headers of an HTTP 403 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse403Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse404Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse409Headers the declared response headers of an HTTP 409 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse409Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse500Headers struct {
+	XRequestID *string
+}
+
+// RetryWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse503Headers struct {
+	XRequestID *string
+}
+
+type RetryWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Delivery One event on its way to one webhook.
+		Delivery  WebhookDelivery                                `json:"delivery"`
+		RequestId string                                         `json:"request_id"`
+		Success   RetryWebhookDelivery200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetryWebhookDeliveryResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryWebhookDeliveryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetryWebhookDeliveryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetryWebhookDeliveryResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryWebhookDeliveryResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetryWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryWebhookDeliveryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON200() *struct {
+	// Delivery One event on its way to one webhook.
+	Delivery  WebhookDelivery                                `json:"delivery"`
+	RequestId string                                         `json:"request_id"`
+	Success   RetryWebhookDelivery200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetryWebhookDeliveryResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryWebhookDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryWebhookDeliveryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15954,6 +16220,23 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 	return ParseListWebhookDeliveriesResponse(rsp)
 }
 
+// RetryWebhookDeliveryWithResponse Send a failed webhook delivery again
+//
+// Makes a FAILED delivery PENDING again, due at once, with its
+// attempts counted afresh (the webhook's `maxAttempts` more). Audited
+// as `WEBHOOK_DELIVERY_RETRIED`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/deliveries/{deliveryID}/retry (the `RetryWebhookDelivery` operationId).
+func (c *ClientWithResponses) RetryWebhookDeliveryWithResponse(ctx context.Context, deliveryID string, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error) {
+	rsp, err := c.RetryWebhookDelivery(ctx, deliveryID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryWebhookDeliveryResponse(rsp)
+}
+
 // ListWorkspacesWithResponse List workspaces
 //
 // Workspaces ordered by creation time, then ID. Filters of one name
@@ -19097,6 +19380,152 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryWebhookDeliveryResponse parses an HTTP response from a RetryWebhookDeliveryWithResponse call
+func ParseRetryWebhookDeliveryResponse(rsp *http.Response) (*RetryWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Delivery One event on its way to one webhook.
+			Delivery  WebhookDelivery                                `json:"delivery"`
+			RequestId string                                         `json:"request_id"`
+			Success   RetryWebhookDelivery200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetryWebhookDeliveryResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetryWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetryWebhookDeliveryResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetryWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryWebhookDeliveryResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetryWebhookDeliveryResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryWebhookDeliveryResponse503Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -138,31 +139,34 @@ func (db *DB) PruneDeliveries(ctx context.Context, delivered, failed time.Durati
 	return int(tag.RowsAffected()), nil
 }
 
+const deliveryColumns = `id, webhook, event_type, state, attempts, next_at, last_status, last_error,
+	created_at, finished_at`
+
+func scanDelivery(row pgx.CollectableRow) (cairn.WebhookDelivery, error) {
+	var d cairn.WebhookDelivery
+	var next time.Time
+	err := row.Scan(&d.ID, &d.Webhook, &d.EventType, &d.State, &d.Attempts, &next, &d.LastStatus, &d.LastError,
+		&d.CreatedAt, &d.FinishedAt)
+	if d.State == cairn.DeliveryPending {
+		next = next.UTC()
+		d.NextAt = &next
+	}
+	d.CreatedAt = d.CreatedAt.UTC()
+	if d.FinishedAt != nil {
+		*d.FinishedAt = d.FinishedAt.UTC()
+	}
+	return d, err
+}
+
 // ListDeliveries pages through deliveries, newest first.
 func (db *DB) ListDeliveries(ctx context.Context, f cairn.DeliveryFilter) (*cairn.DeliveryPage, error) {
-	rows, err := db.q.Query(ctx, `SELECT id, webhook, event_type, state, attempts, next_at, last_status, last_error,
-			created_at, finished_at
-		FROM webhook_deliveries
+	rows, err := db.q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE ($1 = '' OR webhook = $1) AND ($2 = '' OR state = $2) AND ($3 = '' OR id < $3)
 		ORDER BY id DESC LIMIT $4`, f.Webhook, f.State, f.After, f.Limit+1)
 	if err != nil {
 		return nil, internal("list webhook deliveries", err)
 	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (cairn.WebhookDelivery, error) {
-		var d cairn.WebhookDelivery
-		var next time.Time
-		err := row.Scan(&d.ID, &d.Webhook, &d.EventType, &d.State, &d.Attempts, &next, &d.LastStatus, &d.LastError,
-			&d.CreatedAt, &d.FinishedAt)
-		if d.State == cairn.DeliveryPending {
-			next = next.UTC()
-			d.NextAt = &next
-		}
-		d.CreatedAt = d.CreatedAt.UTC()
-		if d.FinishedAt != nil {
-			*d.FinishedAt = d.FinishedAt.UTC()
-		}
-		return d, err
-	})
+	list, err := pgx.CollectRows(rows, scanDelivery)
 	if err != nil {
 		return nil, internal("list webhook deliveries", err)
 	}
@@ -175,4 +179,36 @@ func (db *DB) ListDeliveries(ctx context.Context, f cairn.DeliveryFilter) (*cair
 		page.Deliveries = []cairn.WebhookDelivery{}
 	}
 	return page, nil
+}
+
+// RetryDelivery makes a FAILED delivery PENDING again, due now, with its
+// attempts at 0, and writes the audit row, in one transaction. Reasons:
+// delivery_not_found, delivery_not_failed.
+func (db *DB) RetryDelivery(ctx context.Context, id string, audit *cairn.AuditEvent) (*cairn.WebhookDelivery, error) {
+	var state string
+	var d cairn.WebhookDelivery
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT state FROM webhook_deliveries WHERE id = $1 FOR UPDATE`, id).Scan(&state)
+		if err != nil || state != cairn.DeliveryFailed {
+			return err
+		}
+		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET state = $2, attempts = 0, next_at = now(),
+				finished_at = NULL WHERE id = $1 RETURNING `+deliveryColumns, id, cairn.DeliveryPending)
+		if err != nil {
+			return err
+		}
+		if d, err = pgx.CollectExactlyOneRow(rows, scanDelivery); err != nil {
+			return err
+		}
+		return (&DB{pool: db.pool, held: db.held, q: tx}).InsertAudit(ctx, audit)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, cairn.Errorf(cairn.ReasonDeliveryNotFound, "no webhook delivery has the ID %q", id)
+	case err != nil:
+		return nil, internal("retry a webhook delivery", err)
+	case state != cairn.DeliveryFailed:
+		return nil, cairn.Errorf(cairn.ReasonDeliveryNotFailed, "delivery %s is %s; only a FAILED one is sent again", id, state)
+	}
+	return &d, nil
 }

@@ -128,6 +128,7 @@ func (a *API) Routes() []route.Route {
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
 		a.route("GET /v1/webhooks/deliveries", route.Admin, a.listDeliveries),
+		a.route("POST /v1/webhooks/deliveries/{deliveryID}/retry", route.Admin, a.retryDelivery),
 	}
 	if a.cfg.Info != nil {
 		rs = append(rs, a.route("GET /v1/info", route.Any, a.info))

@@ -16,3 +16,14 @@ func (a *API) listDeliveries(r *http.Request) (any, error) {
 	}
 	return a.svc.WebhookDeliveries(r.Context(), f)
 }
+
+// retryDelivery answers POST /v1/webhooks/deliveries/{deliveryID}/retry.
+func (a *API) retryDelivery(r *http.Request) (any, error) {
+	d, err := a.svc.RetryWebhookDelivery(r.Context(), r.PathValue("deliveryID"))
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		Delivery *cairn.WebhookDelivery `json:"delivery"`
+	}{d}, nil
+}
