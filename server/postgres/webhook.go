@@ -202,9 +202,12 @@ func (db *DB) RetryDelivery(ctx context.Context, id string, audit *cairn.AuditEv
 		}
 		return (&DB{pool: db.pool, held: db.held, q: tx}).InsertAudit(ctx, audit)
 	})
+	_, stated := errors.AsType[*cairn.Error](err) // the audit row's, already stated
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, cairn.Errorf(cairn.ReasonDeliveryNotFound, "no webhook delivery has the ID %q", id)
+	case stated:
+		return nil, err
 	case err != nil:
 		return nil, internal("retry a webhook delivery", err)
 	case state != cairn.DeliveryFailed:
