@@ -59,6 +59,7 @@ const (
 	sendBatch          = 16
 	maxErrorText       = 512
 	maxBackoff         = 10 * time.Minute
+	pruneEvery         = time.Minute
 )
 
 // Hook is one configured webhook.
@@ -138,6 +139,7 @@ type Dispatcher struct {
 	cfg     Config
 	hooks   map[string]Hook
 	metrics *metrics
+	pruned  time.Time // the send loop's last prune; only it reads this
 }
 
 // New checks the hooks and returns a Dispatcher.
@@ -248,10 +250,17 @@ func (d *Dispatcher) build(ctx context.Context, changes []service.Change, pendin
 }
 
 // send leases due deliveries and attempts each, a few at a time, and
-// prunes finished ones past their retention.
+// prunes finished ones past their retention, once a minute: the
+// retentions are days, so each pass need not ask.
 func (d *Dispatcher) send(ctx context.Context) (bool, error) {
-	if _, err := d.cfg.Store.PruneDeliveries(ctx, keepDelivered, keepFailed, outboxBatch); err != nil {
-		return false, err
+	if time.Since(d.pruned) >= pruneEvery {
+		n, err := d.cfg.Store.PruneDeliveries(ctx, keepDelivered, keepFailed, outboxBatch)
+		if err != nil {
+			return false, err
+		}
+		if n < outboxBatch { // a full batch: more are due, pruned on the next pass
+			d.pruned = time.Now()
+		}
 	}
 	// The lease outlasts the attempt, so no other sender takes it meanwhile.
 	leased, err := d.cfg.Store.LeaseDeliveries(ctx, sendBatch, 2*d.cfg.Timeout)
