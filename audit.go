@@ -56,6 +56,8 @@ func AuditTypes() []AuditType {
 		AuditNewArtifact, AuditRenameArtifact, AuditUpdateArtifactObject, AuditArtifactMissing, AuditDeleteArtifact,
 		AuditShellOpened, AuditShellClosed, AuditShellWatched, AuditShellAttached, AuditExecStarted, AuditExecEnded,
 		AuditSSHSessionStarted, AuditSSHSessionEnded, AuditFileChanged, AuditWebhookRetried,
+		AuditSnapshotCreated, AuditSnapshotDeleted, AuditSnapshotRestored,
+		AuditWorkspaceLifecycle, AuditWorkspaceExpiring, AuditWorkspaceArchiving, AuditWorkspaceArchived,
 	}
 }
 
@@ -66,3 +68,21 @@ const AuditFileChanged AuditType = "WORKSPACE_FILE_CHANGED"
 // AuditWebhookRetried records an operator sending a failed webhook
 // delivery again (POST /v1/webhooks/deliveries/{id}/retry).
 const AuditWebhookRetried AuditType = "WEBHOOK_DELIVERY_RETRIED"
+
+// Snapshots: one taken, one deleted, and one restored into a workspace's
+// volume (a fork's new workspace included).
+const (
+	AuditSnapshotCreated  AuditType = "SNAPSHOT_CREATED"
+	AuditSnapshotDeleted  AuditType = "SNAPSHOT_DELETED"
+	AuditSnapshotRestored AuditType = "SNAPSHOT_RESTORED"
+)
+
+// Lifecycle: settings changed or a touch; a warning sent; an idle volume
+// archived to a snapshot. An expired workspace's delete is DELETE_WORKSPACE
+// by the maintainer.
+const (
+	AuditWorkspaceLifecycle AuditType = "WORKSPACE_LIFECYCLE"
+	AuditWorkspaceExpiring  AuditType = "WORKSPACE_EXPIRING"
+	AuditWorkspaceArchiving AuditType = "WORKSPACE_ARCHIVING"
+	AuditWorkspaceArchived  AuditType = "WORKSPACE_ARCHIVED"
+)

@@ -125,6 +125,20 @@ const (
 	ReasonDeliveryNotFound Reason = "delivery_not_found"
 	// ReasonDeliveryNotFailed: only a FAILED delivery can be sent again.
 	ReasonDeliveryNotFailed Reason = "delivery_not_failed"
+	// ReasonSnapshotNotFound: no snapshot has this ID (any more).
+	ReasonSnapshotNotFound Reason = "snapshot_not_found"
+	// ReasonSnapshotCorrupt: a snapshot's manifest or content in the store
+	// no longer hashes to its recorded digest; a restore of it changed
+	// nothing.
+	ReasonSnapshotCorrupt Reason = "snapshot_corrupt"
+	// ReasonSnapshotTooLarge: the volume holds more entries than a
+	// snapshot records (200 000), or a manifest past 64 MiB.
+	ReasonSnapshotTooLarge Reason = "snapshot_too_large"
+	// ReasonSnapshotInUse: the snapshot holds an archived workspace's
+	// volume; it goes once that workspace's volume is set up again.
+	ReasonSnapshotInUse Reason = "snapshot_in_use"
+	// ReasonTooManySnapshots: the workspace holds MaxSnapshotsPerWorkspace.
+	ReasonTooManySnapshots Reason = "too_many_snapshots"
 )
 
 // Error is the one error type that crosses cairn's layers. Detail is written

@@ -18,6 +18,15 @@ const (
 	EventWorkspaceDeleted  EventType = "workspace.deleted"
 	EventArtifactUpserted  EventType = "artifact.upserted"
 	EventArtifactDeleted   EventType = "artifact.deleted"
+	// A snapshot was taken or deleted; a created frame carries the
+	// snapshot, a deleted one its ID and workspace ID.
+	EventSnapshotCreated EventType = "snapshot.created"
+	EventSnapshotDeleted EventType = "snapshot.deleted"
+	// The maintainer will delete (expiring) or archive (archiving) the
+	// workspace once lifecycle.warnBeforeSecs have passed, unless it is
+	// touched; both carry the workspace.
+	EventWorkspaceExpiring  EventType = "workspace.expiring"
+	EventWorkspaceArchiving EventType = "workspace.archiving"
 
 	// EventFilesChanged is a batch of file changes of a watched
 	// workspace; EventFilesResync says file changes were missed: list
@@ -53,6 +62,7 @@ type Event struct {
 	ID         string     `json:"id,omitempty"`
 	Workspace  *Workspace `json:"workspace,omitempty"`
 	Artifact   *Artifact  `json:"artifact,omitempty"`
+	Snapshot   *Snapshot  `json:"snapshot,omitempty"`
 	At         time.Time  `json:"at,omitzero"`
 	ServerTime time.Time  `json:"server_time,omitzero"`
 
@@ -69,7 +79,17 @@ func (e Event) IsChange() bool {
 	case EventWorkspaceUpserted, EventWorkspaceDeleted, EventArtifactUpserted, EventArtifactDeleted:
 		return true
 	}
-	return false
+	return e.IsSnapshot() || e.IsWarning()
+}
+
+// IsWarning reports a lifecycle warning frame.
+func (e Event) IsWarning() bool {
+	return e.Type == EventWorkspaceExpiring || e.Type == EventWorkspaceArchiving
+}
+
+// IsSnapshot reports a snapshot change frame.
+func (e Event) IsSnapshot() bool {
+	return e.Type == EventSnapshotCreated || e.Type == EventSnapshotDeleted
 }
 
 // WorkspaceOf returns the workspace a change frame concerns, when the frame
@@ -80,6 +100,8 @@ func (e Event) WorkspaceOf() string {
 		return e.Workspace.ID
 	case e.Artifact != nil:
 		return e.Artifact.WorkspaceID
+	case e.IsSnapshot():
+		return e.WorkspaceID
 	case e.Type == EventWorkspaceDeleted:
 		return e.ID
 	}

@@ -61,6 +61,11 @@ var reasonStatus = map[Reason]int{
 	ReasonWatchUnavailable:      http.StatusNotFound,
 	ReasonDeliveryNotFound:      http.StatusNotFound,
 	ReasonDeliveryNotFailed:     http.StatusConflict,
+	ReasonSnapshotNotFound:      http.StatusNotFound,
+	ReasonSnapshotCorrupt:       http.StatusConflict,
+	ReasonTooManySnapshots:      http.StatusConflict,
+	ReasonSnapshotTooLarge:      http.StatusConflict,
+	ReasonSnapshotInUse:         http.StatusConflict,
 
 	// The shell's refusals before the websocket upgrade.
 	ReasonWebsocketRequired:   http.StatusBadRequest,

@@ -26,6 +26,16 @@ type SweepResult struct {
 	// UploadsAborted counts unfinished multipart uploads started before the
 	// grace cutoff and aborted (sweep multipart-uploads).
 	UploadsAborted int `json:"uploads_aborted"`
+	// SnapshotContentReaped counts content no snapshot refers to any more
+	// that was let go; SnapshotObjectsDeleted the snapshot objects deleted
+	// with it, or left by a snapshot run that died (sweep snapshots).
+	SnapshotContentReaped  int `json:"snapshot_content_reaped"`
+	SnapshotObjectsDeleted int `json:"snapshot_objects_deleted"`
+	// The lifecycle: warnings sent, expired workspaces deleted and idle
+	// volumes archived (sweep lifecycle).
+	WorkspacesWarned   int `json:"workspaces_warned"`
+	WorkspacesExpired  int `json:"workspaces_expired"`
+	WorkspacesArchived int `json:"workspaces_archived"`
 	// Errors holds the first MaxSweepErrors per-item failures;
 	// ErrorsOmitted counts the rest, so a report stays small however much
 	// failed.

@@ -36,6 +36,25 @@ type Workspace struct {
 	ArtifactCounts ArtifactCounts  `json:"artifact_counts"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
+
+	// Lifecycle (docs/api.md#expiry-and-archiving), each absent when unset.
+	// TTLSecs moves ExpiresAt to the last touch plus it; ExpiresAt is
+	// when the maintainer deletes the workspace, after its warning.
+	// ArchiveIdleAfterSecs overrides lifecycle.archiveIdleAfterSecs (0:
+	// never). ArchivedSnapshotID names the snapshot an idle volume was
+	// archived to; the next setup restores it.
+	TTLSecs              *int64     `json:"ttl_secs,omitempty"`
+	ExpiresAt            *time.Time `json:"expires_at,omitempty"`
+	ArchiveIdleAfterSecs *int64     `json:"archive_idle_after_secs,omitempty"`
+	ArchivedSnapshotID   *string    `json:"archived_snapshot_id,omitempty"`
+	// LastActiveAt is the last activity cairn saw: a touch, a file change,
+	// transfer, shell or exec through it, or a container mounting the
+	// volume at a maintainer pass.
+	LastActiveAt time.Time `json:"last_active_at,omitzero"`
+	// When the expiring and archiving warnings went out; cleared by a
+	// touch and by activity.
+	ExpiryWarnedAt  *time.Time `json:"-"`
+	ArchiveWarnedAt *time.Time `json:"-"`
 }
 
 // ArtifactCounts counts a workspace's artifacts by state. The store keeps
@@ -78,6 +97,10 @@ type WorkspaceCreate struct {
 	Name           string
 	Description    *string
 	VolumeMetadata *VolumeMetadata
+	// FromSnapshot, when set, gives the new workspace a READY volume
+	// holding that snapshot's tree.
+	FromSnapshot string
+	Lifecycle    Lifecycle
 }
 
 // Validate checks the name rule and the field limits.
@@ -86,6 +109,9 @@ func (c WorkspaceCreate) Validate() error {
 		return err
 	}
 	if err := ValidateDescription(c.Description); err != nil {
+		return err
+	}
+	if err := c.Lifecycle.Validate(Now()); err != nil {
 		return err
 	}
 	return c.VolumeMetadata.Validate()

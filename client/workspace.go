@@ -21,9 +21,11 @@ func (c *Client) CreateWorkspace(ctx context.Context, wc cairn.WorkspaceCreate) 
 		Name           string                `json:"name"`
 		Description    *string               `json:"description,omitempty"`
 		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata,omitempty"`
-	}{wc.Name, wc.Description, wc.VolumeMetadata}
+		FromSnapshot   string                `json:"from_snapshot,omitempty"`
+		cairn.Lifecycle
+	}{wc.Name, wc.Description, wc.VolumeMetadata, wc.FromSnapshot, wc.Lifecycle}
 	var out workspacePayload
-	if err := c.do(ctx, call{method: http.MethodPost, path: pathOf("workspaces"), body: body}, &out); err != nil {
+	if err := c.do(ctx, call{method: http.MethodPost, path: pathOf("workspaces"), body: body, long: wc.FromSnapshot != ""}, &out); err != nil {
 		return nil, err
 	}
 	return out.Workspace, nil

@@ -73,6 +73,24 @@ type Config struct {
 	// at least once from a Postgres outbox. Every replica must be given
 	// the same list.
 	Webhooks []WebhookConfig `yaml:"webhooks"`
+	// Workspace expiry and idle archiving, run by the maintainer. Nothing
+	// is deleted or archived before its warning event (`workspace.expiring`,
+	// `workspace.archiving`) is `warnBeforeSecs` old.
+	Lifecycle LifecycleConfig `yaml:"lifecycle"`
+}
+
+// LifecycleConfig is `lifecycle`.
+type LifecycleConfig struct {
+	// Seconds a new workspace lives after its last touch unless it asks
+	// otherwise; 0: workspaces do not expire unless they ask.
+	DefaultTTLSecs int `yaml:"defaultTTLSecs"`
+	// Seconds between a warning event and the deletion or archiving it
+	// announces.
+	WarnBeforeSecs int `yaml:"warnBeforeSecs"`
+	// Seconds without activity after which a READY volume no container
+	// mounts is archived to a snapshot and removed, unless the workspace
+	// says otherwise; 0: never.
+	ArchiveIdleAfterSecs int `yaml:"archiveIdleAfterSecs"`
 }
 
 // FilesConfig is `files`.
@@ -640,6 +658,7 @@ func DefaultConfig() Config {
 			},
 		},
 		Maintenance: MaintenanceConfig{SweepIntSec: 300, ObjAgeOutSec: 3600},
+		Lifecycle:   LifecycleConfig{WarnBeforeSecs: 3600},
 		Shell:       DefaultShellConfig(),
 		Files: FilesConfig{
 			Browse: BrowseConfig{IdleSecs: 60, MaxContainers: 16},

@@ -94,6 +94,9 @@ var configRules = map[string]KeyRule{
 	"artifact.sidecar.timeoutSecs":           positive,
 	"artifact.sidecar.maxConcurrent":         positive,
 	"maintenance.sweepIntSec":                positive,
+	"lifecycle.defaultTTLSecs":               between(0, cairn.MaxTTLSecs),
+	"lifecycle.warnBeforeSecs":               between(0, cairn.MaxTTLSecs),
+	"lifecycle.archiveIdleAfterSecs":         between(0, cairn.MaxTTLSecs),
 	"maintenance.objAgeOutSec": greaterThan(0).and(
 		fmt.Sprintf("more than `artifact.store.putUrlTTLSecs` + %d", putURLGraceSecs)),
 	"shell.umask":                          matching(shellUmask.String()),

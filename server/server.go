@@ -132,6 +132,9 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	svcCfg := s.serviceConfig()
 	svcCfg.OnTransfer = metrics.transfer
 	svcCfg.Deliveries = s.db
+	svcCfg.Snapshots = s.db
+	svcCfg.LifecycleStore = s.db
+	svcCfg.Lifecycle = lifecycleConfig(s.cfg.Lifecycle)
 	if s.webhooks, err = s.openWebhooks(); err != nil {
 		return nil, err
 	}
@@ -149,6 +152,7 @@ func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Se
 	}
 	rc := s.reconcileConfig()
 	rc.Leftovers = svc.Leftovers()
+	rc.Lifecycle = svc
 	s.reconciler = reconcile.New(s.db, objects, runtime, reconcile.JoinVolumes(runtime, svc), rc)
 	s.maintain = opts.Maintainer || opts.MaintainerOnly
 	s.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -604,4 +608,11 @@ func Migrate(ctx context.Context, cfg Config, sqlPassword string) (int32, error)
 // register never inserts a row for an object the reaper is deleting.
 func registerWindow(m MaintenanceConfig) time.Duration {
 	return time.Duration(m.ObjAgeOutSec-putURLGraceSecs) * time.Second
+}
+
+// lifecycleConfig is the lifecycle config as the service takes it.
+func lifecycleConfig(l LifecycleConfig) service.LifecycleConfig {
+	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	return service.LifecycleConfig{DefaultTTL: sec(l.DefaultTTLSecs), WarnBefore: sec(l.WarnBeforeSecs),
+		ArchiveIdleAfter: sec(l.ArchiveIdleAfterSecs)}
 }

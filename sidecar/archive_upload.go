@@ -16,10 +16,10 @@ import (
 
 // Bounds of a pack's upload.
 const (
-	MinPartSize  = 5 << 20  // the object store's smallest part but the last
-	MaxPartSize  = 32 << 20 // two of these must fit the container's 128 MiB beside the compressor
-	MaxParts     = 10000    // the object store's most parts in one upload
-	maxGrantLine = 64 << 10 // a Grant line longer than this is refused
+	MinPartSize  = 5 << 20   // the object store's smallest part but the last
+	MaxPartSize  = 32 << 20  // two of these must fit the container's 128 MiB beside the compressor
+	MaxParts     = 10000     // the object store's most parts in one upload
+	maxGrantLine = 256 << 10 // a longer Grant line is refused; a locate's holds LocateBatch presigned URLs
 )
 
 // checksumHeader carries a PUT's SHA-256, which its presigned URL binds.
@@ -182,15 +182,20 @@ func (s *spool) put(j spoolJob) (*failure, int) {
 // putBytes PUTs body with its length and SHA-256, both of which the
 // presigned URL binds.
 func putBytes(client *http.Client, url string, body []byte, sha string) (*failure, int) {
-	var r io.Reader = http.NoBody
-	if len(body) > 0 {
-		r = bytes.NewReader(body)
+	return putReader(client, url, bytes.NewReader(body), int64(len(body)), sha)
+}
+
+// putReader PUTs exactly size bytes of body (never chunked, a literal
+// empty body for 0) with their SHA-256.
+func putReader(client *http.Client, url string, body io.Reader, size int64, sha string) (*failure, int) {
+	if size == 0 {
+		body = http.NoBody
 	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, url, r)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, url, body)
 	if err != nil {
 		return fail(ReasonEnvInvalid, "the server granted an upload URL that is not valid"), 0
 	}
-	req.ContentLength = int64(len(body))
+	req.ContentLength = size
 	req.Header.Set(checksumHeader, sha)
 	resp, err := client.Do(req)
 	if err != nil {
@@ -215,19 +220,47 @@ func newConversation(in io.Reader, out io.Writer) *conversation {
 	return &conversation{out: out, in: bufio.NewReaderSize(in, maxGrantLine)}
 }
 
-// ask prints need and reads the Grant that answers it; what names the
-// bytes for messages.
+// ask prints need and reads the Grant that answers it with an upload URL;
+// what names the bytes for messages.
 func (c *conversation) ask(need Need, what string) (Grant, *failure) {
+	g, f := c.roundTrip(need, what)
+	switch {
+	case f != nil:
+		return Grant{}, f
+	case g.Error != "":
+		return Grant{}, fail(ReasonSidecarRejected, "the server refused to grant an upload of %s: %s", what, g.Error)
+	case g.URL == "":
+		return Grant{}, fail(ReasonEnvInvalid, "the grant for %s holds no URL", what)
+	}
+	return g, nil
+}
+
+// exchange prints need and reads the Grant that answers it, whatever it
+// holds but an error: a have's or a locate's answer carries no URL. what
+// names the question for messages.
+func (c *conversation) exchange(need Need, what string) (Grant, *failure) {
+	g, f := c.roundTrip(need, what)
+	switch {
+	case f != nil:
+		return Grant{}, f
+	case g.Error != "":
+		return Grant{}, fail(ReasonSidecarRejected, "the server refused to answer %s: %s", what, g.Error)
+	}
+	return g, nil
+}
+
+// roundTrip prints need as one line and reads one Grant line.
+func (c *conversation) roundTrip(need Need, what string) (Grant, *failure) {
 	line, err := json.Marshal(need)
 	if err != nil {
 		return Grant{}, fail(ReasonEnvInvalid, "cannot encode the request for %s", what)
 	}
 	if _, err := c.out.Write(append(line, '\n')); err != nil {
-		return Grant{}, fail(ReasonEnvInvalid, "cannot ask for an upload URL for %s: %v", what, err)
+		return Grant{}, fail(ReasonEnvInvalid, "cannot send the request for %s: %v", what, err)
 	}
 	if fl, ok := c.out.(interface{ Flush() error }); ok {
 		if err := fl.Flush(); err != nil {
-			return Grant{}, fail(ReasonEnvInvalid, "cannot ask for an upload URL for %s: %v", what, err)
+			return Grant{}, fail(ReasonEnvInvalid, "cannot send the request for %s: %v", what, err)
 		}
 	}
 	reply, err := c.in.ReadSlice('\n')
@@ -240,12 +273,6 @@ func (c *conversation) ask(need Need, what string) (Grant, *failure) {
 	var g Grant
 	if err := json.Unmarshal(reply, &g); err != nil {
 		return Grant{}, fail(ReasonEnvInvalid, "the answer for %s is not a grant line", what)
-	}
-	switch {
-	case g.Error != "":
-		return Grant{}, fail(ReasonSidecarRejected, "the server refused to grant an upload of %s: %s", what, g.Error)
-	case g.URL == "":
-		return Grant{}, fail(ReasonEnvInvalid, "the grant for %s holds no URL", what)
 	}
 	return g, nil
 }

@@ -128,7 +128,7 @@ func TestBinary(t *testing.T) {
 		{"ErrUnknownCommand", sidecarRun{args: []string{"bogus"}, vars: map[string]string{EnvMountRoot: v.ws}},
 			ExitUsage, failureLine(ReasonEnvInvalid, `unknown command "bogus"`, 0)},
 		{"ErrNoCommand", sidecarRun{vars: map[string]string{EnvMountRoot: v.ws}},
-			ExitUsage, failureLine(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack, unpack or watch", 0)},
+			ExitUsage, failureLine(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack, unpack, watch, snapshot or restore", 0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

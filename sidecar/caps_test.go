@@ -15,6 +15,8 @@ func TestCapabilities(t *testing.T) {
 		CommandDownload: {"DAC_OVERRIDE", "CHOWN"},
 		CommandPack:     {"DAC_OVERRIDE"},
 		CommandUnpack:   {"DAC_OVERRIDE", "CHOWN", "FOWNER"},
+		CommandSnapshot: {"DAC_OVERRIDE"},
+		CommandRestore:  {"DAC_OVERRIDE", "CHOWN", "FOWNER", "FSETID"},
 	} {
 		t.Run(command, func(t *testing.T) {
 			t.Parallel()

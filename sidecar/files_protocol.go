@@ -228,6 +228,10 @@ type Need struct {
 	Number    int    `json:"number,omitempty"` // part: 1 … 10000
 	Size      int64  `json:"size"`
 	SHA256B64 string `json:"sha256_b64"`
+	// Snapshot and restore (snapshot_protocol.go): the digests a have or
+	// locate asks about, and a bundle's members.
+	Digests []string       `json:"digests,omitempty"`
+	Members []BundleMember `json:"members,omitempty"`
 }
 
 // Grant answers a Need: the URL, or why there is none (the sidecar then
@@ -235,6 +239,12 @@ type Need struct {
 type Grant struct {
 	URL   string `json:"url,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Missing answers a have: the indexes of the digests the store lacks.
+	Missing []int `json:"missing,omitempty"`
+	// URLs and Locations answer a locate: one Location per digest asked,
+	// in order, each naming one of URLs.
+	URLs      []string   `json:"urls,omitempty"`
+	Locations []Location `json:"locations,omitempty"`
 }
 
 // ReasonSidecarRejected is a pack refused by the server: a Grant carried an

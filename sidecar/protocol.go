@@ -57,6 +57,11 @@ type Result struct {
 	Parts        int    `json:"parts,omitempty"`
 	Entries      int    `json:"entries,omitempty"`
 	UnpackedPath string `json:"unpacked_path,omitempty"`
+	// Snapshot: the bytes it uploaded (the rest the store held already)
+	// and the special files it left out; Size is then the files' bytes,
+	// SHA256B64 the manifest's digest and Entries the manifest's lines.
+	UploadedBytes int64 `json:"uploaded_bytes,omitempty"`
+	Skipped       int   `json:"skipped,omitempty"`
 }
 
 // Failure builds a failed Result.

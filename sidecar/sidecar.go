@@ -11,11 +11,11 @@ import (
 // Env reads one environment variable; the real binary passes os.Getenv.
 type Env func(string) string
 
-// Main runs one command and writes its result line to out; serve and pack
-// also converse over in and out. It returns the process exit code.
+// Main runs one command and writes its result line to out; serve, pack,
+// watch, snapshot and restore also converse over in and out. It returns the process exit code.
 func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	if len(args) != 1 {
-		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack, unpack or watch"), ExitUsage)
+		return emit(out, Failure(ReasonEnvInvalid, "expected exactly one command: prep, put, download, serve, pack, unpack, watch, snapshot or restore"), ExitUsage)
 	}
 	switch args[0] {
 	case CommandPrep:
@@ -32,6 +32,10 @@ func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 		return finish(out, unpack(env))
 	case CommandWatch:
 		return watch(env, in, out)
+	case CommandSnapshot:
+		return finish(out, snapshotVolume(env, in, out))
+	case CommandRestore:
+		return finish(out, restoreVolume(env, in, out))
 	default:
 		return emit(out, Failure(ReasonEnvInvalid, fmt.Sprintf("unknown command %q", args[0])), ExitUsage)
 	}

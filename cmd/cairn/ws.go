@@ -24,7 +24,8 @@ func newWorkspaceCommand(c *cli) *cobra.Command {
 	}
 	cmd.AddCommand(wsList(c), wsGet(c), wsCreate(c), wsRename(c), wsDescribe(c), wsDelete(c),
 		wsVolume(c, "setup", "Create (or adopt) the workspace's volume and mark it READY"),
-		wsVolume(c, "teardown", "Remove the workspace's volume (never by force) and mark it NONE"))
+		wsVolume(c, "teardown", "Remove the workspace's volume (never by force) and mark it NONE"),
+		wsSnapshot(c), wsSnapshots(c), wsRestore(c), wsFork(c))
 	return cmd
 }
 
@@ -80,7 +81,7 @@ func wsGet(c *cli) *cobra.Command {
 }
 
 func wsCreate(c *cli) *cobra.Command {
-	var desc, size string
+	var desc, size, from string
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a workspace (no volume yet: see 'cairn ws setup')",
@@ -97,6 +98,7 @@ func wsCreate(c *cli) *cobra.Command {
 				}
 				wc.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: &n}
 			}
+			wc.FromSnapshot = from
 			ws, err := cl.CreateWorkspace(cmd.Context(), wc)
 			if err != nil {
 				return err
@@ -106,6 +108,7 @@ func wsCreate(c *cli) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
 	cmd.Flags().StringVar(&size, "size", "", "the volume's size, in bytes or as a quantity such as 10Gi (Kubernetes claims only)")
+	cmd.Flags().StringVar(&from, "from-snapshot", "", "a snapshot's ID: the workspace is made READY holding its tree")
 	return cmd
 }
 

@@ -123,11 +123,21 @@ func (r *Runtime) Browse(ctx context.Context, t service.BrowseTarget, req sideca
 // docker_unavailable (ctx ended first).
 func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 	r.watches.Stop(workspaceID)
+	return r.stopBrowsers(ctx, func(b *browser) bool { return b.ws == workspaceID })
+}
+
+// StopWriter removes the workspace's writer, if it has one.
+func (r *Runtime) StopWriter(ctx context.Context, workspaceID string) error {
+	return r.stopBrowsers(ctx, func(b *browser) bool { return b.ws == workspaceID && b.writable })
+}
+
+// stopBrowsers removes the browse containers that match.
+func (r *Runtime) stopBrowsers(ctx context.Context, match func(*browser) bool) error {
 	bs := r.browse
 	bs.mu.Lock()
 	var ending []*browser
 	for b := range bs.all {
-		if b.ws == workspaceID {
+		if match(b) {
 			bs.takeOut(b)
 			ending = append(ending, b)
 		}

@@ -135,8 +135,10 @@ func (r *Runtime) labels(own map[string]string) map[string]string {
 // capabilities but those the command needs (sidecar.Capabilities), no new
 // privileges, bounded memory and pids.
 func (r *Runtime) hostConfig(spec service.SidecarSpec) *container.HostConfig {
+	m := workspaceMount(spec.VolumeName)
+	m.ReadOnly = sidecar.ReadOnlyMount(spec.Command)
 	hc := &container.HostConfig{
-		Mounts:         []mount.Mount{workspaceMount(spec.VolumeName)},
+		Mounts:         []mount.Mount{m},
 		CapDrop:        []string{"ALL"},
 		CapAdd:         sidecar.Capabilities(spec.Command),
 		SecurityOpt:    []string{"no-new-privileges"},

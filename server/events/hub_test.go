@@ -156,3 +156,4 @@ type rowsOf []*cairn.Workspace
 
 func (r rowsOf) WorkspacesByID(context.Context, []string) ([]*cairn.Workspace, error) { return r, nil }
 func (rowsOf) ArtifactsByID(context.Context, []string) ([]*cairn.Artifact, error)     { return nil, nil }
+func (rowsOf) SnapshotsByID(context.Context, []string) ([]*cairn.Snapshot, error)     { return nil, nil }

@@ -27,6 +27,10 @@ func (noStore) ArtifactsByID(context.Context, []string) ([]*cairn.Artifact, erro
 	return nil, errors.New("not loaded in this test")
 }
 
+func (noStore) SnapshotsByID(context.Context, []string) ([]*cairn.Snapshot, error) {
+	return nil, nil
+}
+
 // served is an Events with the given timers (zero: the defaults) behind a
 // test server, its hub published to directly.
 func served(t *testing.T, pingInterval, writeTimeout time.Duration) (*Events, string) {

@@ -379,9 +379,19 @@ func (c *capped) Write(p []byte) (int, error) {
 // docker_unavailable.
 func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 	r.watches.Stop(workspaceID)
+	return r.stopBrowsers(ctx, service.BrowseKeys(workspaceID)...)
+}
+
+// StopWriter deletes the workspace's writer pod, if it has one.
+func (r *Runtime) StopWriter(ctx context.Context, workspaceID string) error {
+	return r.stopBrowsers(ctx, service.BrowseTarget{WorkspaceID: workspaceID, Writable: true}.Key())
+}
+
+// stopBrowsers deletes the browse pods of keys.
+func (r *Runtime) stopBrowsers(ctx context.Context, keys ...string) error {
 	r.browse.mu.Lock()
 	var pods []*browsePod
-	for _, key := range service.BrowseKeys(workspaceID) {
+	for _, key := range keys {
 		if p := r.browse.byWS[key]; p != nil {
 			pods = append(pods, p)
 			delete(r.browse.byWS, key)

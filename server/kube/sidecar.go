@@ -103,6 +103,8 @@ func (r *Runtime) sidecarPod(spec service.SidecarSpec) (*corev1.Pod, error) {
 		LabelRole: "sidecar", LabelSidecar: "true", LabelCommand: spec.Command, LabelWorkspace: spec.WorkspaceID,
 	}, map[string]string{})
 	pod := r.podBase(meta, claim, sidecarGrace)
+	readOnly := sidecar.ReadOnlyMount(spec.Command)
+	pod.Spec.Volumes = []corev1.Volume{workspaceVolume(claim, readOnly)}
 	deadline := int64(r.cfg.Timeout/time.Second) + sidecarGrace
 	pod.Spec.ActiveDeadlineSeconds = &deadline
 	pod.Spec.HostNetwork = spec.Transfer && r.cfg.TransferHostNetwork
@@ -114,7 +116,7 @@ func (r *Runtime) sidecarPod(spec service.SidecarSpec) (*corev1.Pod, error) {
 		Args:            []string{spec.Command},
 		Env:             r.env(spec),
 		WorkingDir:      "/",
-		VolumeMounts:    []corev1.VolumeMount{workspaceMount(false)},
+		VolumeMounts:    []corev1.VolumeMount{workspaceMount(readOnly)},
 		SecurityContext: hardened(0, 0, sidecar.Capabilities(spec.Command)),
 		Resources: corev1.ResourceRequirements{
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: sidecarMemory},

@@ -33,6 +33,7 @@ type Services interface {
 	cairn.FileService
 	cairn.FileWriter
 	cairn.FileFinder
+	cairn.SnapshotService
 }
 
 // Config holds the endpoint's settings; zero values take defaults.

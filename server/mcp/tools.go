@@ -49,6 +49,10 @@ func (t *toolbox) tools() []mcpserver.ServerTool {
 		serve(t, createDirectoryTool, t.createDirectory),
 		serve(t, moveFileTool, t.moveFile),
 		serve(t, deletePathTool, t.deletePath),
+		serve(t, snapshotWorkspaceTool, t.snapshotWorkspace),
+		serve(t, listSnapshotsTool, t.listSnapshots),
+		serve(t, restoreSnapshotTool, t.restoreSnapshot),
+		serve(t, forkWorkspaceTool, t.forkWorkspace),
 	}
 }
 

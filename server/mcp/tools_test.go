@@ -115,7 +115,8 @@ func TestToolsList(t *testing.T) {
 		require.ElementsMatch(t, []string{"get_workspace", "list_workspaces", "list_artifacts", "download_artifact",
 			"upload_artifact", "update_artifact", "delete_artifact", "rename_artifact",
 			"list_files", "read_file", "unpack_artifact", "get_file_info", "search_files", "directory_tree",
-			"write_file", "edit_file", "create_directory", "move_file", "delete_path"}, names)
+			"write_file", "edit_file", "create_directory", "move_file", "delete_path",
+			"snapshot_workspace", "list_snapshots", "restore_snapshot", "fork_workspace"}, names)
 	})
 }
 

@@ -33,7 +33,7 @@ func setup(t *testing.T) (*postgres.DB, string) {
 func newWorkspace(name string, created time.Time) *cairn.Workspace {
 	id := uuid.NewString()
 	return &cairn.Workspace{ID: id, Name: name, VolumeName: "cairn-" + id, VolumeState: cairn.VolumeNone,
-		CreatedAt: created, UpdatedAt: created}
+		CreatedAt: created, UpdatedAt: created, LastActiveAt: created}
 }
 
 func TestMigrate(t *testing.T) {

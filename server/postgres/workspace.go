@@ -14,14 +14,16 @@ import (
 // kept by triggers (migrations/0003_events.sql), never a scan.
 const workspaceColumns = `id, name, description, volume_name, volume_state, volume_metadata,
 	volume_issue, volume_issue_detail, artifacts_recorded, artifacts_missing_object,
-	coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0))`
+	coalesce(created_at, to_timestamp(0)), coalesce(updated_at, to_timestamp(0)),
+	ttl_secs, expires_at, expiry_warned_at, archive_idle_after_secs, archive_warned_at, archived_snapshot_id, last_active_at`
 
 func scanWorkspace(row pgx.Row) (*cairn.Workspace, error) {
 	var ws cairn.Workspace
 	var issue, issueDetail *string
 	err := row.Scan(&ws.ID, &ws.Name, &ws.Description, &ws.VolumeName, &ws.VolumeState,
 		&ws.VolumeMetadata, &issue, &issueDetail, &ws.ArtifactCounts.Recorded, &ws.ArtifactCounts.MissingObject,
-		&ws.CreatedAt, &ws.UpdatedAt)
+		&ws.CreatedAt, &ws.UpdatedAt, &ws.TTLSecs, &ws.ExpiresAt, &ws.ExpiryWarnedAt, &ws.ArchiveIdleAfterSecs,
+		&ws.ArchiveWarnedAt, &ws.ArchivedSnapshotID, &ws.LastActiveAt)
 	if err != nil {
 		return nil, err
 	}
@@ -29,16 +31,23 @@ func scanWorkspace(row pgx.Row) (*cairn.Workspace, error) {
 		ws.VolumeIssue = &cairn.VolumeIssue{Reason: cairn.Reason(*issue), Detail: *issueDetail}
 	}
 	ws.CreatedAt, ws.UpdatedAt = cairn.Timestamp(ws.CreatedAt), cairn.Timestamp(ws.UpdatedAt)
+	ws.LastActiveAt = cairn.Timestamp(ws.LastActiveAt)
+	for _, t := range []*time.Time{ws.ExpiresAt, ws.ExpiryWarnedAt, ws.ArchiveWarnedAt} {
+		if t != nil {
+			*t = cairn.Timestamp(*t)
+		}
+	}
 	return &ws, nil
 }
 
 // InsertWorkspace inserts ws as given.
 func (db *DB) InsertWorkspace(ctx context.Context, ws *cairn.Workspace) error {
 	_, err := db.q.Exec(ctx, `INSERT INTO workspaces
-		(id, name, description, volume_name, volume_state, volume_metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		(id, name, description, volume_name, volume_state, volume_metadata, created_at, updated_at,
+		 ttl_secs, expires_at, archive_idle_after_secs, last_active_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		ws.ID, ws.Name, ws.Description, ws.VolumeName, ws.VolumeState, ws.VolumeMetadata,
-		ws.CreatedAt, ws.UpdatedAt)
+		ws.CreatedAt, ws.UpdatedAt, ws.TTLSecs, ws.ExpiresAt, ws.ArchiveIdleAfterSecs, activeAt(ws))
 	return workspaceWriteError(err, ws)
 }
 
@@ -93,8 +102,11 @@ func (db *DB) UpdateWorkspace(ctx context.Context, ws *cairn.Workspace) error {
 	issue, issueDetail := issueColumns(ws.VolumeIssue)
 	tag, err := db.q.Exec(ctx, `UPDATE workspaces SET name = $2, description = $3,
 		volume_state = $4, volume_metadata = $5, volume_issue = $6, volume_issue_detail = $7,
-		updated_at = $8 WHERE id = $1`,
-		ws.ID, ws.Name, ws.Description, ws.VolumeState, ws.VolumeMetadata, issue, issueDetail, ws.UpdatedAt)
+		updated_at = $8, ttl_secs = $9, expires_at = $10, expiry_warned_at = $11, archive_idle_after_secs = $12,
+		archive_warned_at = $13, archived_snapshot_id = $14, last_active_at = $15 WHERE id = $1`,
+		ws.ID, ws.Name, ws.Description, ws.VolumeState, ws.VolumeMetadata, issue, issueDetail, ws.UpdatedAt,
+		ws.TTLSecs, ws.ExpiresAt, ws.ExpiryWarnedAt, ws.ArchiveIdleAfterSecs, ws.ArchiveWarnedAt, ws.ArchivedSnapshotID,
+		activeAt(ws))
 	if err != nil {
 		return workspaceWriteError(err, ws)
 	}
@@ -161,4 +173,13 @@ func nilIfEmpty(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// activeAt is the row's last_active_at: a row read before it was known, or
+// made by a caller that did not set it, is active as of its creation.
+func activeAt(ws *cairn.Workspace) time.Time {
+	if ws.LastActiveAt.IsZero() {
+		return ws.CreatedAt
+	}
+	return ws.LastActiveAt
 }

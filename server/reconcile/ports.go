@@ -41,6 +41,11 @@ type Store interface {
 	// audit row (actor maintainer), in one transaction. ok is false when
 	// the row changed or went meanwhile.
 	FlagMissing(ctx context.Context, a *cairn.Artifact, at time.Time) (ok bool, err error)
+
+	// ReapSnapshotContent and ClaimDoomedSnapshotObjects are
+	// service.SnapshotStore's.
+	ReapSnapshotContent(ctx context.Context, cutoff time.Time) (int, error)
+	ClaimDoomedSnapshotObjects(ctx context.Context, cutoff, pendingCutoff time.Time, limit int) ([]string, error)
 }
 
 // Lease is a held leader lock. The lock lives as long as the session.

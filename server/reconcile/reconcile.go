@@ -27,6 +27,8 @@ const (
 	sweepContainers = "containers"
 	sweepUploads    = "multipart-uploads"
 	sweepLeftovers  = "leftovers"
+	sweepSnapshots  = "snapshots"
+	sweepLifecycle  = "lifecycle"
 )
 
 // defaultPageSize is the listing and row page of every sweep.
@@ -53,6 +55,14 @@ type Config struct {
 	// Leftovers, when set, are the discards the service of this process
 	// failed (the store was down); every full pass retries them first.
 	Leftovers *service.Leftovers
+	// Lifecycle, when set, runs workspace expiry and idle archiving at
+	// the end of every full pass.
+	Lifecycle Lifecycle
+}
+
+// Lifecycle is the service's lifecycle pass.
+type Lifecycle interface {
+	RunLifecycle(ctx context.Context) (*service.LifecycleResult, error)
 }
 
 // Reconciler runs reconciliation passes. It implements
@@ -286,6 +296,12 @@ func (p *pass) run(ctx context.Context) error {
 	if p.ws == nil {
 		p.sweepContainers(ctx)
 		p.sweepShells(ctx)
+		if err := p.sweepSnapshots(ctx); err != nil {
+			return err
+		}
+		if err := p.sweepLifecycle(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -78,7 +78,49 @@ func appendWorkspace(b []byte, ws *cairn.Workspace) ([]byte, error) {
 	b = append(b, `,"missing_object":`...)
 	b = strconv.AppendInt(b, ws.ArtifactCounts.MissingObject, 10)
 	b = append(b, '}')
-	return appendTimes(b, ws.CreatedAt, ws.UpdatedAt)
+	b, err := appendTimes(b, ws.CreatedAt, ws.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	return appendLifecycle(b[:len(b)-1], ws)
+}
+
+// appendLifecycle appends the lifecycle members that are set, in the
+// struct's order, and closes the object.
+func appendLifecycle(b []byte, ws *cairn.Workspace) ([]byte, error) {
+	var err error
+	if ws.TTLSecs != nil {
+		b = append(b, `,"ttl_secs":`...)
+		b = strconv.AppendInt(b, *ws.TTLSecs, 10)
+	}
+	if ws.ExpiresAt != nil {
+		if b, err = appendTime(append(b, `,"expires_at":`...), *ws.ExpiresAt); err != nil {
+			return nil, err
+		}
+	}
+	if ws.ArchiveIdleAfterSecs != nil {
+		b = append(b, `,"archive_idle_after_secs":`...)
+		b = strconv.AppendInt(b, *ws.ArchiveIdleAfterSecs, 10)
+	}
+	if ws.ArchivedSnapshotID != nil {
+		b = appendString(append(b, `,"archived_snapshot_id":`...), *ws.ArchivedSnapshotID)
+	}
+	if !ws.LastActiveAt.IsZero() {
+		if b, err = appendTime(append(b, `,"last_active_at":`...), ws.LastActiveAt); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendTime appends t as a JSON string, as encoding/json writes it.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '"'), nil
 }
 
 // appendTimes appends the created_at and updated_at members and closes the

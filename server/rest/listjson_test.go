@@ -62,12 +62,17 @@ func artifactsOf(strs []string, at time.Time) []*cairn.Artifact {
 func workspacesOf(strs []string, at time.Time) []*cairn.Workspace {
 	var list []*cairn.Workspace
 	for i, s := range strs {
-		d, size := s, int64(i)<<40
-		list = append(list, &cairn.Workspace{ID: s, Name: s, Description: &d, VolumeName: s,
+		d, size, ttl := s, int64(i)<<40, int64(i+1)
+		ws := &cairn.Workspace{ID: s, Name: s, Description: &d, VolumeName: s,
 			VolumeState: cairn.VolumeState(s), VolumeMetadata: &cairn.VolumeMetadata{SizeBytes: &size},
 			VolumeIssue:    &cairn.VolumeIssue{Reason: cairn.Reason(s), Detail: s + " detail"},
 			ArtifactCounts: cairn.ArtifactCounts{Recorded: int64(i), MissingObject: -int64(i)},
-			CreatedAt:      at, UpdatedAt: at})
+			CreatedAt:      at, UpdatedAt: at}
+		if i%2 == 1 { // every other row with each lifecycle member set
+			ws.TTLSecs, ws.ExpiresAt, ws.ArchiveIdleAfterSecs, ws.ArchivedSnapshotID = &ttl, &at, &size, &d
+			ws.LastActiveAt = at
+		}
+		list = append(list, ws)
 	}
 	return list
 }

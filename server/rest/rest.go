@@ -58,6 +58,8 @@ type Services interface {
 	cairn.FileFinder
 	cairn.AuditService
 	cairn.WebhookService
+	cairn.SnapshotService
+	cairn.LifecycleService
 	// Once runs a request carrying an Idempotency-Key at most once.
 	Once(ctx context.Context, key, fingerprint string, lease time.Duration, do func() service.KeyedAnswer) (service.KeyedAnswer, bool, error)
 	Readiness
@@ -97,6 +99,8 @@ func (a *API) Routes() []route.Route {
 		a.route("PUT /v1/workspaces/{workspaceID}/name", route.Write, a.renameWorkspace),
 		a.route("PUT /v1/workspaces/{workspaceID}/description", route.Write, a.describeWorkspace),
 		a.route("PUT /v1/workspaces/{workspaceID}/volume-metadata", route.Write, a.setVolumeMetadata),
+		a.route("PUT /v1/workspaces/{workspaceID}/lifecycle", route.Write, a.setLifecycle),
+		a.route("POST /v1/workspaces/{workspaceID}/touch", route.Write, a.touchWorkspace),
 		a.route("POST /v1/workspaces/{workspaceID}/volume", route.Admin, a.setupVolume),
 		a.route("DELETE /v1/workspaces/{workspaceID}/volume", route.Admin, a.teardownVolume),
 
@@ -125,6 +129,13 @@ func (a *API) Routes() []route.Route {
 		a.route("DELETE /v1/workspaces/{workspaceID}/files", route.Write, a.removePath),
 		a.route("POST /v1/workspaces/{workspaceID}/files/mkdir", route.Write, a.makeDir),
 		a.route("POST /v1/workspaces/{workspaceID}/files/move", route.Write, a.movePath),
+
+		a.route("POST /v1/workspaces/{workspaceID}/snapshots", route.Write, a.createSnapshot),
+		a.route("GET /v1/workspaces/{workspaceID}/snapshots", route.Read, a.listSnapshots),
+		a.route("GET /v1/snapshots/{snapshotID}", route.Read, a.getSnapshot),
+		a.route("DELETE /v1/snapshots/{snapshotID}", route.Write, a.deleteSnapshot),
+		a.route("POST /v1/workspaces/{workspaceID}/restore", route.Write, a.restoreSnapshot),
+		a.route("POST /v1/workspaces/{workspaceID}/fork", route.Write, a.forkWorkspace),
 
 		a.route("GET /v1/audit", route.Admin, a.listAudit),
 		a.route("GET /v1/webhooks/deliveries", route.Admin, a.listDeliveries),

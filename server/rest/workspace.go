@@ -15,12 +15,15 @@ func (a *API) createWorkspace(r *http.Request) (any, error) {
 		Name           string                `json:"name"`
 		Description    *string               `json:"description"`
 		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
+		FromSnapshot   string                `json:"from_snapshot"`
+		cairn.Lifecycle
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, failed(err, "Unable to parse new workspace parameters from request")
 	}
 	ws, err := a.svc.CreateWorkspace(r.Context(), cairn.WorkspaceCreate{
-		Name: req.Name, Description: req.Description, VolumeMetadata: req.VolumeMetadata,
+		Name: req.Name, Description: req.Description, VolumeMetadata: req.VolumeMetadata, FromSnapshot: req.FromSnapshot,
+		Lifecycle: req.Lifecycle,
 	})
 	if isValidation(err) {
 		return nil, failed(err, "New workspace parameters not valid")
@@ -148,4 +151,29 @@ func (a *API) teardownVolume(r *http.Request) (any, error) {
 		return nil, failed(err, "Failed to tear down workspace %s persistent volume", id)
 	}
 	return nil, nil
+}
+
+// setLifecycle answers PUT /v1/workspaces/{workspaceID}/lifecycle: the
+// body replaces every setting; an absent one is cleared.
+func (a *API) setLifecycle(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	var req cairn.Lifecycle
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, failed(err, "Unable to parse lifecycle parameters from request")
+	}
+	ws, err := a.svc.SetWorkspaceLifecycle(r.Context(), id, req)
+	if err != nil {
+		return nil, failed(err, "Failed to set the lifecycle of workspace %s", id)
+	}
+	return workspaceResponse{ws}, nil
+}
+
+// touchWorkspace answers POST /v1/workspaces/{workspaceID}/touch.
+func (a *API) touchWorkspace(r *http.Request) (any, error) {
+	id := r.PathValue("workspaceID")
+	ws, err := a.svc.TouchWorkspace(r.Context(), id)
+	if err != nil {
+		return nil, failed(err, "Failed to touch workspace %s", id)
+	}
+	return workspaceResponse{ws}, nil
 }

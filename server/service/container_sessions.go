@@ -261,6 +261,7 @@ func onReadyVolume[E registered, T any](ctx context.Context, c *containerSession
 	if err != nil {
 		return none, nil, err
 	}
+	c.svc.markActive(ctx, ws.ID)
 	return made, ws, nil
 }
 

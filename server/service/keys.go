@@ -21,8 +21,9 @@ type KeyPrefixes struct {
 
 // keyScheme holds the two cleaned prefixes, without trailing slashes.
 type keyScheme struct {
-	staging string
-	store   string
+	staging   string
+	store     string
+	snapshots string // snapshot content, bundles and manifests
 }
 
 func newKeyScheme(p KeyPrefixes) keyScheme {
@@ -32,11 +33,17 @@ func newKeyScheme(p KeyPrefixes) keyScheme {
 		}
 		return strings.Trim(path.Clean(path.Join("/", p.Base, part)), "/")
 	}
-	return keyScheme{staging: join(p.Staging, "staging"), store: join(p.Store, "store")}
+	return keyScheme{staging: join(p.Staging, "staging"), store: join(p.Store, "store"), snapshots: join("", "snapshots")}
 }
 
 func (k keyScheme) stagingKey(workspaceID string) string {
 	return k.staging + "/" + workspaceID + "/" + ulid.Make().String()
+}
+
+// snapshotKey is a new object of a snapshot run: content is found by its
+// rows, never by its key.
+func (k keyScheme) snapshotKey() string {
+	return k.snapshots + "/" + ulid.Make().String()
 }
 
 func (k keyScheme) finalKey(workspaceID string) string {
@@ -77,7 +84,7 @@ func isULID(s string) bool {
 // prefixes (see ObjectStore.Pin), so that deleting the last object under
 // one never races a put under it.
 func (s *Service) PinKeyPrefixes(ctx context.Context) error {
-	for _, prefix := range []string{s.keys.staging, s.keys.store} {
+	for _, prefix := range []string{s.keys.staging, s.keys.store, s.keys.snapshots} {
 		if err := s.objects.Pin(ctx, prefix); err != nil {
 			return err
 		}

@@ -22,23 +22,28 @@ const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 func TestNewKeyScheme(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name     string
-		prefixes KeyPrefixes
-		staging  string
-		store    string
+		name      string
+		prefixes  KeyPrefixes
+		staging   string
+		store     string
+		snapshots string
 	}{
-		{"OKDefaults", KeyPrefixes{}, "staging", "store"},
-		{"OKBase", KeyPrefixes{Base: "poc"}, "poc/staging", "poc/store"},
-		{"OKBaseAndPrefixes", KeyPrefixes{Base: "poc", Staging: "up", Store: "keep"}, "poc/up", "poc/keep"},
-		{"OKSlashesCleaned", KeyPrefixes{Base: "/a//b/", Staging: "/st//g/", Store: "s/"}, "a/b/st/g", "a/b/s"},
-		{"OKRootBaseIsNoBase", KeyPrefixes{Base: "/"}, "staging", "store"},
-		{"OKDotSegmentsCleaned", KeyPrefixes{Base: "./a/./b", Staging: "x/../staging"}, "a/b/staging", "a/b/store"},
+		{"OKDefaults", KeyPrefixes{}, "staging", "store", "snapshots"},
+		{"OKBase", KeyPrefixes{Base: "poc"}, "poc/staging", "poc/store", "poc/snapshots"},
+		{"OKBaseAndPrefixes", KeyPrefixes{Base: "poc", Staging: "up", Store: "keep"}, "poc/up", "poc/keep", "poc/snapshots"},
+		{"OKSlashesCleaned", KeyPrefixes{Base: "/a//b/", Staging: "/st//g/", Store: "s/"}, "a/b/st/g", "a/b/s", "a/b/snapshots"},
+		{"OKRootBaseIsNoBase", KeyPrefixes{Base: "/"}, "staging", "store", "snapshots"},
+		{"OKDotSegmentsCleaned", KeyPrefixes{Base: "./a/./b", Staging: "x/../staging"}, "a/b/staging", "a/b/store", "a/b/snapshots"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			k := newKeyScheme(tt.prefixes)
-			require.Equal(t, keyScheme{staging: tt.staging, store: tt.store}, k)
+			require.Equal(t, keyScheme{staging: tt.staging, store: tt.store, snapshots: tt.snapshots}, k)
+			snap, ok := strings.CutPrefix(k.snapshotKey(), tt.snapshots+"/")
+			require.True(t, ok)
+			_, err := ulid.ParseStrict(snap)
+			require.NoError(t, err)
 
 			staging := k.stagingKey(keysWorkspace)
 			requireKeyShape(t, tt.staging, staging)

@@ -143,6 +143,9 @@ type Runtime interface {
 	// StopBrowse removes a workspace's browse container, if it has one, so
 	// that a teardown finds its volume unmounted.
 	StopBrowse(ctx context.Context, workspaceID string) error
+	// StopWriter removes only a workspace's writer, if it has one, so that
+	// the volume's mounts are its users' alone; readers and watchers stay.
+	StopWriter(ctx context.Context, workspaceID string) error
 	// Watch starts a watcher of the volume: a sidecar mounting it
 	// read-only whose lines the stream delivers until Close, or until it
 	// ended (StopBrowse ends it too). pollEvery, when set, polls instead

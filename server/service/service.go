@@ -62,6 +62,13 @@ type Config struct {
 	// Deliveries lists the webhook deliveries (server/postgres); nil
 	// answers an empty list.
 	Deliveries DeliveryLister
+	// Snapshots keeps snapshots and their content (server/postgres); nil
+	// refuses every snapshot operation.
+	Snapshots SnapshotStore
+	// LifecycleStore and Lifecycle drive expiry and idle archiving; a nil
+	// store leaves every workspace as it is.
+	LifecycleStore LifecycleStore
+	Lifecycle      LifecycleConfig
 }
 
 // Service implements the cairn service interfaces.
@@ -89,6 +96,9 @@ type Service struct {
 	maxFileWrite   int64
 	watchPoll      time.Duration
 	deliveries     DeliveryLister
+	snapshots      SnapshotStore
+	lifecycleStore LifecycleStore
+	lifecycle      LifecycleConfig
 	watches        watchHubs
 
 	mounts      *mountCounter
@@ -124,6 +134,9 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 		maxFileWrite:       cmp.Or(cfg.MaxFileWrite, cairn.DefaultMaxFileWriteBytes),
 		watchPoll:          cfg.WatchPoll,
 		deliveries:         cfg.Deliveries,
+		snapshots:          cfg.Snapshots,
+		lifecycleStore:     cfg.LifecycleStore,
+		lifecycle:          cfg.Lifecycle,
 	}
 	if s.now == nil {
 		s.now = cairn.Now
@@ -141,13 +154,19 @@ func New(store Store, runtime Runtime, objects ObjectStore, cfg Config) *Service
 // change it describes. The request ID of ctx, when it has one, goes into the
 // metadata as request_id.
 func (s *Service) audit(ctx context.Context, st Store, typ cairn.AuditType, meta map[string]any) error {
-	return st.InsertAudit(ctx, &cairn.AuditEvent{
+	return st.InsertAudit(ctx, s.auditEvent(ctx, typ, meta))
+}
+
+// auditEvent is the event audit records, for a store port that records it
+// in a transaction of its own.
+func (s *Service) auditEvent(ctx context.Context, typ cairn.AuditType, meta map[string]any) *cairn.AuditEvent {
+	return &cairn.AuditEvent{
 		ID:        ulid.Make().String(),
 		Type:      typ,
 		Actor:     cairn.ActorFrom(ctx),
 		Metadata:  withRequestID(ctx, meta),
 		CreatedAt: s.now(),
-	})
+	}
 }
 
 // withRequestID returns meta with ctx's request ID added, copied so the

@@ -160,6 +160,7 @@ func (s *Service) withTransferLock(ctx context.Context, workspaceID string, op f
 		return cairn.Errorf(cairn.ReasonVolumeNotReady, "workspace %s has no runtime volume (volume state '%s')",
 			ws.ID, ws.VolumeState)
 	}
+	s.markActive(ctx, ws.ID)
 	return op(ws)
 }
 

@@ -34,6 +34,9 @@ func (s *Service) SetupVolume(ctx context.Context, id string) error {
 		if err := s.prepVolume(ctx, ws); err != nil {
 			return err
 		}
+		if err := s.unarchive(ctx, ws); err != nil {
+			return err
+		}
 		return s.setVolumeState(ctx, ws.ID, cairn.VolumeReady)
 	})
 }

@@ -17,6 +17,11 @@ func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) 
 	if err := s.checkVolumeSize(c.VolumeMetadata); err != nil {
 		return nil, err
 	}
+	if c.FromSnapshot != "" {
+		if _, err := s.GetSnapshot(ctx, c.FromSnapshot); err != nil {
+			return nil, err
+		}
+	}
 	now := s.now()
 	id := uuid.NewString()
 	ws := &cairn.Workspace{
@@ -28,7 +33,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) 
 		VolumeMetadata: c.VolumeMetadata,
 		CreatedAt:      now,
 		UpdatedAt:      now,
+		LastActiveAt:   now,
 	}
+	applyLifecycle(ws, s.defaultLifecycle(c.Lifecycle), now)
 	err := s.store.WithTx(ctx, func(st Store) error {
 		if err := st.InsertWorkspace(ctx, ws); err != nil {
 			return err
@@ -39,6 +46,12 @@ func (s *Service) CreateWorkspace(ctx context.Context, c cairn.WorkspaceCreate) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.FromSnapshot != "" {
+		if err := s.fillFromSnapshot(ctx, ws, c.FromSnapshot); err != nil {
+			return nil, err
+		}
+		return s.store.FindWorkspace(ctx, ws.ID)
 	}
 	return ws, nil
 }

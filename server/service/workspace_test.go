@@ -85,6 +85,7 @@ func TestCreateWorkspace(t *testing.T) {
 			VolumeMetadata: meta,
 			CreatedAt:      f.now,
 			UpdatedAt:      f.now,
+			LastActiveAt:   f.now,
 		}
 		require.Equal(t, &want, ws)
 		require.Equal(t, []cairn.Workspace{want}, inserted)

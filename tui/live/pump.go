@@ -160,7 +160,9 @@ func (p *Pump) frame(ev cairn.Event, last int64) int64 {
 	case ev.Seq != last+1:
 		p.hub.Resync("seq gap")
 	}
-	p.hub.Event(ev)
+	if !ev.IsSnapshot() && !ev.IsWarning() { // the lists this hub feeds hold neither
+		p.hub.Event(ev)
+	}
 	return ev.Seq
 }
 

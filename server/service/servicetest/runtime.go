@@ -23,6 +23,7 @@ type Runtime struct {
 	RunSidecarFunc   func(ctx context.Context, spec service.SidecarSpec) (*service.SidecarRun, error)
 	BrowseFunc       func(ctx context.Context, t service.BrowseTarget, req sidecar.BrowseRequest) (*sidecar.BrowseReply, error)
 	StopBrowseFunc   func(ctx context.Context, workspaceID string) error
+	StopWriterFunc   func(ctx context.Context, workspaceID string) error
 	WatchFunc        func(ctx context.Context, t service.BrowseTarget, pollEvery time.Duration) (service.WatchStream, error)
 	// MaxVolume is what MaxVolumeBytes reports; 0, no bound, by default.
 	MaxVolume int64
@@ -109,4 +110,12 @@ func (r *Runtime) StopBrowse(ctx context.Context, workspaceID string) error {
 		return nil
 	}
 	return r.StopBrowseFunc(ctx, workspaceID)
+}
+
+// StopWriter defaults to success: a fake runtime has no writer.
+func (r *Runtime) StopWriter(ctx context.Context, workspaceID string) error {
+	if r.StopWriterFunc == nil {
+		return nil
+	}
+	return r.StopWriterFunc(ctx, workspaceID)
 }

@@ -75,7 +75,8 @@ type Hook struct {
 
 // EventTypes are the types a webhook can be sent.
 var EventTypes = []cairn.EventType{cairn.EventWorkspaceUpserted, cairn.EventWorkspaceDeleted,
-	cairn.EventArtifactUpserted, cairn.EventArtifactDeleted}
+	cairn.EventArtifactUpserted, cairn.EventArtifactDeleted, cairn.EventSnapshotCreated, cairn.EventSnapshotDeleted,
+	cairn.EventWorkspaceExpiring, cairn.EventWorkspaceArchiving}
 
 // NewDelivery is a delivery to make.
 type NewDelivery struct {
