@@ -106,17 +106,11 @@ func exitCodeOf(err error) exitError {
 }
 
 // localStatus is the status a reason would have had from the server, for
-// errors the client itself decided (a store's refusal, a missing object).
+// errors the client itself decided (a store's refusal, a missing object, a
+// snapshot name a workspace does not have).
 func localStatus(r cairn.Reason) int {
-	switch r {
-	case cairn.ReasonWorkspaceNotFound, cairn.ReasonArtifactNotFound:
-		return http.StatusNotFound
-	case cairn.ReasonNameTaken, cairn.ReasonObjectMissing:
-		return http.StatusConflict
-	case cairn.ReasonStoreUnavailable:
-		return http.StatusBadGateway
-	}
-	return 0
+	status, _ := r.HTTPStatus()
+	return status
 }
 
 // describe is the one line main prints after "cairn: ".

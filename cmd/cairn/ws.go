@@ -25,7 +25,7 @@ func newWorkspaceCommand(c *cli) *cobra.Command {
 	cmd.AddCommand(wsList(c), wsGet(c), wsCreate(c), wsRename(c), wsDescribe(c), wsDelete(c),
 		wsVolume(c, "setup", "Create (or adopt) the workspace's volume and mark it READY"),
 		wsVolume(c, "teardown", "Remove the workspace's volume (never by force) and mark it NONE"),
-		wsSnapshot(c), wsSnapshots(c), wsRestore(c), wsFork(c))
+		wsSnapshot(c), wsSnapshots(c), wsRestore(c), wsFork(c), wsLifecycle(c), wsTouch(c))
 	return cmd
 }
 
@@ -82,6 +82,7 @@ func wsGet(c *cli) *cobra.Command {
 
 func wsCreate(c *cli) *cobra.Command {
 	var desc, size, from string
+	var life lifecycleFlags
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a workspace (no volume yet: see 'cairn ws setup')",
@@ -99,6 +100,10 @@ func wsCreate(c *cli) *cobra.Command {
 				wc.VolumeMetadata = &cairn.VolumeMetadata{SizeBytes: &n}
 			}
 			wc.FromSnapshot = from
+			var err error
+			if wc.Lifecycle, err = life.lifecycle(cmd); err != nil {
+				return err
+			}
 			ws, err := cl.CreateWorkspace(cmd.Context(), wc)
 			if err != nil {
 				return err
@@ -109,6 +114,7 @@ func wsCreate(c *cli) *cobra.Command {
 	cmd.Flags().StringVar(&desc, "description", "", "free text, at most 4 KiB")
 	cmd.Flags().StringVar(&size, "size", "", "the volume's size, in bytes or as a quantity such as 10Gi (Kubernetes claims only)")
 	cmd.Flags().StringVar(&from, "from-snapshot", "", "a snapshot's ID: the workspace is made READY holding its tree")
+	life.register(cmd)
 	return cmd
 }
 
@@ -253,9 +259,29 @@ func workspaceView(payload any, ws *cairn.Workspace, mounts *int) view {
 		if ws.VolumeMetadata != nil && ws.VolumeMetadata.SizeBytes != nil {
 			f = append(f, [2]string{"Volume size", termkit.Size(*ws.VolumeMetadata.SizeBytes)})
 		}
+		f = append(f, lifecycleFields(now, ws)...)
 		f = append(f, [2]string{"Created", termkit.Stamp(now, ws.CreatedAt)}, [2]string{"Updated", termkit.Stamp(now, ws.UpdatedAt)})
 		f.write(w, width)
 	}}
+}
+
+// lifecycleFields are the lifecycle lines of a workspace, those set.
+func lifecycleFields(now time.Time, ws *cairn.Workspace) fields {
+	var f fields
+	if ws.ExpiresAt != nil {
+		expires := termkit.Stamp(now, *ws.ExpiresAt)
+		if ws.TTLSecs != nil {
+			expires += fmt.Sprintf(" (ttl %s)", time.Duration(*ws.TTLSecs)*time.Second)
+		}
+		f = append(f, [2]string{"Expires", expires})
+	}
+	if ws.ArchiveIdleAfterSecs != nil {
+		f = append(f, [2]string{"Archive idle", (time.Duration(*ws.ArchiveIdleAfterSecs) * time.Second).String()})
+	}
+	if ws.ArchivedSnapshotID != nil {
+		f = append(f, [2]string{"Archived to", "snapshot " + *ws.ArchivedSnapshotID + " (ws setup restores it)"})
+	}
+	return f
 }
 
 // counts is a workspace's number of artifacts, the missing ones named:
