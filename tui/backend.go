@@ -31,6 +31,7 @@ type Backend interface {
 	cairn.FileWriter
 	cairn.MaintenanceService
 	cairn.AuditService
+	cairn.SnapshotService
 	Transfers
 	Shells
 	// Info is what the server offers and the bounds it holds requests

@@ -78,6 +78,7 @@ func (h flowHost) OpenShell(w *cairn.Workspace) tea.Cmd {
 func (h flowHost) Push(s screen.Screen) tea.Cmd          { return h.m.stack.Push(s) }
 func (h flowHost) OpenFiles(wsID string) tea.Cmd         { return h.m.openFiles(wsID) }
 func (h flowHost) VolumeChanged(wsID, at string) tea.Cmd { return h.m.volumeChanged(wsID, at) }
+func (h flowHost) SnapshotsChanged(wsID string) tea.Cmd  { return h.m.snapshotsChanged(wsID) }
 
 func (h flowHost) VolumeEntry(wsID, p string) (cairn.FileEntry, bool) {
 	return h.m.volumeEntry(wsID, p)

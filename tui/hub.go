@@ -11,7 +11,8 @@ import (
 
 // onHub applies one coalesced batch: the feed takes the connection
 // transitions and the events, the queue the progress samples and notes,
-// the files watch its report; it re-arms the hub wait.
+// the files watch its report, the snapshots screens the snapshot events;
+// it re-arms the hub wait.
 func (m *Model) onHub(b live.Batch) tea.Cmd {
 	m.sh.now = b.At
 	if b.Epoch != m.epoch {
@@ -22,7 +23,7 @@ func (m *Model) onHub(b live.Batch) tea.Cmd {
 		m.xfer.Samples(b.Progress)
 	}
 	m.stack.Broadcast(screen.TimeMsg{})
-	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes), m.onFiles(b.Files))
+	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes), m.onFiles(b.Files), m.snapshotEvents(b))
 }
 
 // changed tells every screen on the stack about ch and raises the MISSING

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
 	"github.com/cairn-dev/cairn/tui/screens/shells"
+	"github.com/cairn-dev/cairn/tui/screens/snapshots"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/transfer"
 	"github.com/cairn-dev/cairn/tui/widgets/form"
@@ -102,6 +103,8 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 			return m.openShells(msg.WorkspaceID)
 		case keys.AuditOf:
 			return m.openAudit(msg.WorkspaceID)
+		case keys.Snapshots:
+			return m.openSnapshots(msg.WorkspaceID)
 		}
 		return m.act.Do(msg)
 	case screen.CopyMsg:
@@ -124,6 +127,12 @@ func (m *Model) fromScreen(msg tea.Msg) tea.Cmd {
 		return m.act.AskKill(msg.ShellID, msg.WorkspaceID, msg.Label)
 	case audit.ListMsg:
 		return m.listAudit(msg)
+	case snapshots.ListMsg:
+		return m.listSnapshots(msg)
+	case snapshots.ListedMsg:
+		return m.stack.Snapshots(msg)
+	case snapshots.ActionMsg:
+		return m.act.Snapshot(msg.ID, msg.WorkspaceID, msg.Snapshot)
 	case transfers.ActionMsg:
 		return m.onTransferAction(msg)
 	case transfer.CancelMsg:

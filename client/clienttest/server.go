@@ -3,9 +3,10 @@
 // TUI's. It serves the REST routes a client uses, presigned PUT and GET
 // stand-ins that check what a store checks (length, SHA-256, range), the
 // volume routes over in-memory volumes (transfers, file listing and reads,
-// pack and unpack), the /v1/events websocket the test can drive (Emit,
-// Resync, DropConnection) and the shell websocket over ptyshell.Serve with a
-// scripted process. Failures are injected by route (FailNext, Hold).
+// pack and unpack), the snapshot routes over them (take, list, restore,
+// fork, delete), the /v1/events websocket the test can drive (Emit,
+// Resync, DropConnection) and the shell websocket over ptyshell.Serve with
+// a scripted process. Failures are injected by route (FailNext, Hold).
 //
 // It keeps no rule of its own where package cairn has one: request checks,
 // name and path rules and the reason→status table are cairn's. What it must
@@ -52,6 +53,7 @@ type Server struct {
 	staging  map[string]*slot  // staging key → slot
 	sigs     map[string]string // object or staging key → its URL signature
 	volumes  map[string]*volume
+	snaps    map[string]*snapshot
 	mounts   map[string]int
 	versions map[string]int64 // list → how often it changed: the ETags' source
 	failures map[string][]failure
@@ -97,7 +99,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		clock: time.Now, app: "cairn",
 		ws: map[string]*cairn.Workspace{}, arts: map[string]*cairn.Artifact{},
 		objects: map[string][]byte{}, staging: map[string]*slot{}, sigs: map[string]string{},
-		volumes: map[string]*volume{}, mounts: map[string]int{}, versions: map[string]int64{},
+		volumes: map[string]*volume{}, snaps: map[string]*snapshot{}, mounts: map[string]int{}, versions: map[string]int64{},
 		failures: map[string][]failure{}, refusals: map[string]failure{}, holds: map[string]chan struct{}{}, hits: map[string]int{}, queries: map[string]url.Values{},
 		subs: map[*subscriber]struct{}{}, shellEnabled: true, onShell: ExitOnCommand,
 		closing: make(chan struct{}),

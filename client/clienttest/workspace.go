@@ -40,6 +40,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 		"GET /v1/events":                                s.events,
 		"GET /v1/workspaces/{id}/shell":                 s.shell,
 		"GET /v1/shells":                                s.listShells,
+		"POST /v1/workspaces/{id}/snapshots":            s.createSnapshot,
+		"GET /v1/workspaces/{id}/snapshots":             s.listSnapshots,
+		"GET /v1/snapshots/{id}":                        s.getSnapshot,
+		"DELETE /v1/snapshots/{id}":                     s.deleteSnapshot,
+		"POST /v1/workspaces/{id}/restore":              s.restoreSnapshot,
+		"POST /v1/workspaces/{id}/fork":                 s.forkWorkspace,
 	} {
 		s.handle(mux, pattern, h)
 	}
@@ -70,11 +76,12 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		Name           string                `json:"name"`
 		Description    *string               `json:"description"`
 		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
+		FromSnapshot   string                `json:"from_snapshot"`
 	}
 	if !decode(w, r, &body) {
 		return
 	}
-	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata}
+	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata, FromSnapshot: body.FromSnapshot}
 	if refused(w, c.Validate()) {
 		return
 	}
@@ -84,10 +91,14 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", body.Name))
 		return
 	}
-	x := s.addWorkspace(body.Name, cairn.VolumeNone, func(x *cairn.Workspace) {
-		x.Description, x.VolumeMetadata = body.Description, body.VolumeMetadata
-	})
-	reply(w, map[string]any{"workspace": x})
+	describe := func(x *cairn.Workspace) { x.Description, x.VolumeMetadata = body.Description, body.VolumeMetadata }
+	if body.FromSnapshot == "" {
+		reply(w, map[string]any{"workspace": s.addWorkspace(body.Name, cairn.VolumeNone, describe)})
+		return
+	}
+	if sn, ok := s.snapshotAt(w, body.FromSnapshot); ok {
+		reply(w, map[string]any{"workspace": s.fromSnapshot(body.Name, sn, describe)})
+	}
 }
 
 // pageOf reads a list's offset and limit.
@@ -183,6 +194,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delete(s.ws, x.ID)
+	s.dropSnapshots(x.ID)
 	for id, a := range s.arts {
 		if a.WorkspaceID == x.ID {
 			delete(s.arts, id)

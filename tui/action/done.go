@@ -65,6 +65,9 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 		return act.onEditSaved(d)
 	}
 	if d.Err != nil {
+		if cmd, offered := act.offerLive(d); offered {
+			return cmd
+		}
 		return tea.Batch(act.opFailed(d.Op, d.Err, 0), act.relistRefused(d.Op))
 	}
 	act.closeFormOf(d.Op)
@@ -103,7 +106,8 @@ func (act *Flow) dropGone(o ops.Op, err error) store.Changes {
 }
 
 // next starts what follows an op: provisioning after a create, the delete
-// after a teardown, a new listing of the volume after cairn wrote it.
+// after a teardown, a new listing of the volume after cairn wrote it, and
+// of the snapshots after they changed.
 func (act *Flow) next(d ops.DoneMsg) tea.Cmd {
 	switch {
 	case d.Op.Kind == ops.Create && d.Op.Provision && d.WS != nil:
@@ -112,18 +116,26 @@ func (act *Flow) next(d ops.DoneMsg) tea.Cmd {
 		return act.ops.Run(act.wsOp(ops.DeleteWorkspace, d.Op.WSID))
 	case d.Op.Kind == ops.VolLoad || d.Op.Kind == ops.Unpack || d.Op.ChangesFiles():
 		return act.host.VolumeChanged(d.Op.WSID, d.Op.Left())
+	case d.Op.Kind == ops.RestoreSnapshot:
+		return act.host.VolumeChanged(d.Op.WSID, "")
+	case d.Op.IsSnapshot(): // a take, a delete, a fork's snapshot of its source
+		return act.host.SnapshotsChanged(d.Op.WSID)
 	}
 	return nil
 }
 
 // relistRefused lists the volume again after a refused change of its
 // files: a change is never repeated, and what refused it (a file made
-// or removed meanwhile) shows in the listing.
+// or removed meanwhile) shows in the listing. A refused snapshot action
+// lists the snapshots again the same way (one deleted meanwhile goes).
 func (act *Flow) relistRefused(o ops.Op) tea.Cmd {
-	if !o.ChangesFiles() {
-		return nil
+	switch {
+	case o.ChangesFiles():
+		return act.host.VolumeChanged(o.WSID, "")
+	case o.IsSnapshot():
+		return act.host.SnapshotsChanged(o.WSID)
 	}
-	return act.host.VolumeChanged(o.WSID, "")
+	return nil
 }
 
 // opFailed reports an op's error: under the form field it belongs to, or

@@ -50,6 +50,9 @@ type Host interface {
 	// its volume: the volume sends no events, so they list again, the
 	// cursor going to the path at when it is listed ("" keeps it).
 	VolumeChanged(wsID, at string) tea.Cmd
+	// SnapshotsChanged tells the snapshots screens of a workspace that
+	// its snapshots changed: they list again.
+	SnapshotsChanged(wsID string) tea.Cmd
 	// VolumeEntry is the entry at volume path p as a files pane of the
 	// workspace lists it, if one does.
 	VolumeEntry(wsID, p string) (cairn.FileEntry, bool)

@@ -48,6 +48,11 @@ const (
 	intentPutOverwrite   // its (y/N) when a file is there
 	intentRemove         // the (y/N) or typed name of a volume delete
 	intentEditConflict   // what becomes of an edit whose file changed meanwhile
+	intentSnapshot       // the form of a new snapshot
+	intentFork           // the form of a fork
+	intentRestore        // the typed name of a snapshot's restore
+	intentDeleteSnapshot // the (y/N) of a snapshot's delete
+	intentLive           // the (y/N) of a take or fork refused while mounted, again live
 )
 
 // intent is the pending purpose of the open modal.
@@ -73,7 +78,8 @@ type intent struct {
 	marked []string
 	// shellID is the shell a kill ends.
 	shellID string
-	// change is the files-pane change a confirmation runs; target the
+	// change is the op a confirmation runs (a files-pane change, a
+	// snapshot's restore or delete, a take or fork again live); target the
 	// volume path a files-pane form acts on (the entry moved, an upload's
 	// path once its form was submitted).
 	change ops.Op
@@ -126,6 +132,8 @@ func (act *Flow) Settle(res screen.Result) tea.Cmd {
 			return act.submitBulkDownload(f, res)
 		case intentMkdir, intentMove, intentPutFile:
 			return act.submitChangeForm(f, in, res)
+		case intentSnapshot, intentFork:
+			return act.submitSnapshotForm(f, in, res)
 		}
 		return act.submitForm(f, in, res)
 	}
@@ -143,7 +151,7 @@ func isForm(k intentKind) bool {
 	switch k {
 	case intentCreate, intentEditWorkspace, intentEditArtifact, intentUpload, intentReplace, intentDownload,
 		intentVolSave, intentVolLoad, intentVolUpdate, intentUnpack, intentPickLoad, intentPickUnpack, intentBulkDownload,
-		intentMkdir, intentMove, intentPutFile:
+		intentMkdir, intentMove, intentPutFile, intentSnapshot, intentFork:
 		return true
 	}
 	return false
@@ -177,7 +185,7 @@ func (act *Flow) confirmed(in intent) tea.Cmd {
 		return act.runBulk(in)
 	case intentKillShell:
 		return act.killShell(in)
-	case intentRemove, intentPutOverwrite:
+	case intentRemove, intentPutOverwrite, intentRestore, intentDeleteSnapshot, intentLive:
 		return act.ops.Run(in.change)
 	}
 	return nil

@@ -1,7 +1,9 @@
 // Package errtext turns cairn-tui's errors into the one sentence an
 // operator reads (a toast, a banner, the line under a form field): what
 // went wrong and what to do, never the server's message or a stack of
-// wrapped causes. The server's detail goes to the message log instead.
+// wrapped causes. The server's detail goes to the message log instead;
+// where a sentence quotes it (it names the value refused), it is
+// sanitised, since toasts show their text as it is.
 package errtext
 
 import (
@@ -19,6 +21,7 @@ import (
 type Subject struct {
 	Workspace string // workspace name
 	Artifact  string // artifact name
+	Snapshot  string // snapshot name
 	Name      string // the name asked for (name_taken)
 	Scope     string // the token scope the call needed: read or write
 	Mounts    int    // running containers, when known
@@ -62,10 +65,7 @@ func StoreUnreachableSentence(host string) string {
 func byReason(e *cairn.Error, s Subject) (string, bool) {
 	switch e.Reason {
 	case cairn.ReasonNameTaken:
-		if s.Artifact != "" {
-			return fmt.Sprintf("%s already has an artifact named %s", s.Workspace, s.Name), true
-		}
-		return fmt.Sprintf("a workspace named %s already exists", s.Name), true
+		return nameTaken(e, s), true
 	case cairn.ReasonVolumeInUse:
 		return mountedSentence(s.Mounts), true
 	case cairn.ReasonWorkspaceNotFound, cairn.ReasonArtifactNotFound:
@@ -86,7 +86,7 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		return gone(s) + " still has a volume — tear it down first", true
 	case cairn.ReasonInvalidName, cairn.ReasonInvalidParameters, cairn.ReasonVolumeNodeUnavailable:
 		if e.Detail != "" { // names what was wrong: the value, the node
-			return e.Detail, true
+			return termkit.Sanitize(e.Detail), true
 		}
 	case cairn.ReasonObjectMissing:
 		return gone(s) + " is MISSING_OBJECT — its object is gone from the store", true
@@ -104,16 +104,53 @@ func byReason(e *cairn.Error, s Subject) (string, bool) {
 		// The server names the entry and what is wrong with it, for a
 		// pack (a name no unpack would take) as for an unpack.
 		if e.Detail != "" {
-			return e.Detail + " — nothing was written", true
+			return termkit.Sanitize(e.Detail) + " — nothing was written", true
 		}
 	}
 	if text, ok := volumeText(e.Reason); ok {
+		return text, true
+	}
+	if text, ok := snapshotText(e.Reason, s); ok {
 		return text, true
 	}
 	if text, ok := archiveText(e.Reason); ok {
 		return text, true
 	}
 	return shellText(e)
+}
+
+// nameTaken says which name is taken: an artifact's, a snapshot's, or a
+// workspace's. A fork asks for both a workspace and its snapshot
+// (fork-<name>); only the server's detail tells which one was taken.
+func nameTaken(e *cairn.Error, s Subject) string {
+	switch {
+	case s.Artifact != "":
+		return fmt.Sprintf("%s already has an artifact named %s", s.Workspace, s.Name)
+	case s.Snapshot != "" && !strings.Contains(e.Detail, "a workspace named"):
+		return fmt.Sprintf("%s already has a snapshot named %s", s.Workspace, s.Snapshot)
+	}
+	return fmt.Sprintf("a workspace named %s already exists", s.Name)
+}
+
+// snapshotText is the sentence of a snapshot's refusal.
+func snapshotText(r cairn.Reason, s Subject) (string, bool) {
+	switch r {
+	case cairn.ReasonSnapshotNotFound:
+		return snapshotOf(s) + " no longer exists", true
+	case cairn.ReasonSnapshotCorrupt:
+		return snapshotOf(s) + " no longer matches its content in the store — nothing was changed", true
+	case cairn.ReasonTooManySnapshots:
+		return fmt.Sprintf("%s holds %s snapshots, the most a workspace may — delete some first", gone(Subject{Workspace: s.Workspace}),
+			termkit.Count(cairn.MaxSnapshotsPerWorkspace)), true
+	}
+	return "", false
+}
+
+func snapshotOf(s Subject) string {
+	if s.Snapshot == "" {
+		return "the snapshot"
+	}
+	return "snapshot " + s.Snapshot
 }
 
 // archiveText is the sentence of an unpack's refusal of the archive
@@ -181,7 +218,7 @@ func shellText(e *cairn.Error) (string, bool) {
 	case cairn.ReasonServerShuttingDown:
 		return "the server is shutting down — try again later", true
 	case cairn.ReasonInvalidTerminal:
-		return "the server refused this terminal: " + e.Detail, true
+		return "the server refused this terminal: " + termkit.Sanitize(e.Detail), true
 	}
 	return "", false
 }

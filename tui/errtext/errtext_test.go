@@ -90,3 +90,38 @@ func TestFieldErrorOfVolumeFiles(t *testing.T) {
 		require.False(t, ok, r)
 	}
 }
+
+// A snapshot's refusals name the snapshot; a fork's name_taken says which
+// of its two names was taken, as the server's detail does.
+func TestSnapshotSentences(t *testing.T) {
+	t.Parallel()
+	take := errtext.Subject{Workspace: "ws-alpha", Snapshot: "before"}
+	fork := errtext.Subject{Workspace: "ws-alpha", Name: "exp", Snapshot: "fork-exp"}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		subject errtext.Subject
+		want    string
+	}{
+		{"SnapshotNameTaken", cairn.Errorf(cairn.ReasonNameTaken, "workspace w1 already has a snapshot named 'before'"), take,
+			"ws-alpha already has a snapshot named before"},
+		{"ForkWorkspaceTaken", cairn.Errorf(cairn.ReasonNameTaken, "a workspace named 'exp' already exists"), fork,
+			"a workspace named exp already exists"},
+		{"ForkSnapshotTaken", cairn.Errorf(cairn.ReasonNameTaken, "workspace w1 already has a snapshot named 'fork-exp'"), fork,
+			"ws-alpha already has a snapshot named fork-exp"},
+		{"NotFound", &cairn.Error{Reason: cairn.ReasonSnapshotNotFound, Status: 404}, take, "snapshot before no longer exists"},
+		{"Corrupt", &cairn.Error{Reason: cairn.ReasonSnapshotCorrupt, Status: 422}, take,
+			"snapshot before no longer matches its content in the store — nothing was changed"},
+		{"TooMany", &cairn.Error{Reason: cairn.ReasonTooManySnapshots, Status: 409}, take,
+			"ws-alpha holds 1 000 snapshots, the most a workspace may — delete some first"},
+		{"InUse", &cairn.Error{Reason: cairn.ReasonVolumeInUse, Status: 409}, take,
+			"volume is mounted by running containers — end their shells or tool runs first"},
+		{"QuotedDetailIsSanitised", &cairn.Error{Reason: cairn.ReasonInvalidName, Status: 400, Detail: "name 'a\x1b[31mb' is invalid"}, take,
+			"name 'a^[[31mb' is invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, errtext.Sentence(tc.err, tc.subject))
+		})
+	}
+}

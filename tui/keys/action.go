@@ -93,6 +93,13 @@ const (
 	AllShells  ID = "shells"
 	AllAudit   ID = "audit"
 	Contexts   ID = "contexts"
+
+	// A workspace's snapshots: the screen, and what it does.
+	Snapshots   ID = "ws_snapshots"
+	SnapTake    ID = "snap_take"
+	SnapRestore ID = "snap_restore"
+	SnapFork    ID = "ws_fork"
+	SnapDelete  ID = "snap_delete"
 )
 
 // Scope says where an action is reachable: everywhere, in every list, or
@@ -115,11 +122,14 @@ const (
 	// audit trail.
 	ScopeShells Scope = "shells"
 	ScopeAudit  Scope = "audit"
+	// ScopeSnapshots is one workspace's snapshots.
+	ScopeSnapshots Scope = "snapshots"
 )
 
 // Scopes lists the scopes in help order.
 func Scopes() []Scope {
-	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopeFiles, ScopeShells, ScopeAudit, ScopePreview, ScopeTransfers}
+	return []Scope{ScopeGlobal, ScopeNav, ScopeLists, ScopeWorkspaces, ScopeArtifacts, ScopeFiles, ScopeSnapshots, ScopeShells, ScopeAudit,
+		ScopePreview, ScopeTransfers}
 }
 
 // Screens lists the screen scopes with the shared scopes each context adds
@@ -127,7 +137,7 @@ func Scopes() []Scope {
 func Screens() map[Scope][]Scope {
 	return map[Scope][]Scope{
 		ScopeWorkspaces: {ScopeLists}, ScopeArtifacts: {ScopeLists},
-		ScopeFiles: nil, ScopeShells: nil, ScopeAudit: nil, ScopePreview: nil, ScopeTransfers: nil,
+		ScopeFiles: nil, ScopeSnapshots: nil, ScopeShells: nil, ScopeAudit: nil, ScopePreview: nil, ScopeTransfers: nil,
 	}
 }
 
@@ -189,6 +199,7 @@ func Defaults() []Action {
 		{ID: Files, Binding: on("f"), Short: "files", Help: "browse the workspace volume's files (needs volume READY)", Scope: ScopeLists, Priority: 37},
 		{ID: ShellsOf, Binding: on("w"), Short: "shells", Help: "the workspace's live shells (:shells lists every one)", Scope: ScopeLists, Priority: 8},
 		{ID: AuditOf, Binding: on("a"), Short: "audit", Help: "the workspace's audit trail (:audit lists every one; admin scope)", Scope: ScopeLists, Priority: 7},
+		{ID: Snapshots, Binding: on("P"), Short: "snapshots", Help: "the workspace's snapshots: take, restore, fork, delete", Scope: ScopeLists, Priority: 4},
 		{ID: WsNew, Binding: on("n"), Short: "new", Help: "new workspace", Scope: ScopeWorkspaces, Priority: 70, Mutates: true},
 		{ID: WsEdit, Binding: on("e"), Short: "edit", Help: "rename / describe the workspace", Scope: ScopeWorkspaces, Priority: 65, Mutates: true},
 		{ID: WsProvision, Binding: on("v"), Short: "provision", Help: "provision the volume (NONE → READY)", Scope: ScopeWorkspaces, Priority: 50, Mutates: true},
@@ -214,6 +225,10 @@ func Defaults() []Action {
 		{ID: FilesUpload, Binding: on("u"), Short: "upload here", Help: "upload a local file into this directory (up to the server's files.write.maxBytes)", Scope: ScopeFiles, Priority: 56, Mutates: true},
 		{ID: FilesMove, Binding: on("R"), Short: "rename", Help: "rename or move the entry (its path, edited)", Scope: ScopeFiles, Priority: 54, Mutates: true},
 		{ID: FilesDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the entry: a file or link after y, a directory and all in it after its typed name", Scope: ScopeFiles, Priority: 52, Mutates: true},
+		{ID: SnapTake, Binding: on("n"), Short: "take", Help: "take a snapshot of the volume (name optional; live while a container mounts it)", Scope: ScopeSnapshots, Priority: 70, Mutates: true},
+		{ID: SnapRestore, Binding: on("R"), Short: "restore", Help: "restore the snapshot into this workspace's volume, replacing all in it (after the workspace's typed name)", Scope: ScopeSnapshots, Priority: 65, Mutates: true},
+		{ID: SnapFork, Binding: on("F"), Short: "fork", Help: "fork the workspace: a new workspace whose volume holds a snapshot taken now", Scope: ScopeSnapshots, Priority: 60, Mutates: true},
+		{ID: SnapDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the snapshot (asks first)", Scope: ScopeSnapshots, Priority: 55, Mutates: true},
 		{ID: ShellKill, Binding: on("D", "delete"), Short: "kill", Help: "end the shell (asks first; admin scope)", Scope: ScopeShells, Priority: 60, Mutates: true},
 		{ID: AuditTypes, Binding: on("T"), Short: "type", Help: "cycle the type shown: every type, then each in turn", Scope: ScopeAudit, Priority: 50},
 		{ID: HitNext, Binding: on("n"), Short: "next hit", Help: "next search hit", Scope: ScopePreview, Priority: 50},

@@ -83,17 +83,30 @@ func (b Batch) Empty() bool {
 	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0 && b.Files == nil
 }
 
+// entityKey is what a frame changes: a workspace, an artifact or a
+// snapshot, by ID.
 type entityKey struct {
-	workspace bool
-	id        string
+	kind byte // 'w', 'a', 's'
+	id   string
 }
 
 func keyOf(ev cairn.Event) entityKey {
-	switch ev.Type {
-	case cairn.EventWorkspaceUpserted, cairn.EventWorkspaceDeleted:
-		return entityKey{workspace: true, id: ev.ID}
+	switch {
+	case ev.Type == cairn.EventWorkspaceUpserted || ev.Type == cairn.EventWorkspaceDeleted:
+		return entityKey{kind: 'w', id: ev.ID}
+	case ev.IsSnapshot():
+		return entityKey{kind: 's', id: ev.ID}
 	}
-	return entityKey{id: ev.ID}
+	return entityKey{kind: 'a', id: ev.ID}
+}
+
+// isDelete reports a frame that removes its entity.
+func isDelete(ev cairn.Event) bool {
+	switch ev.Type {
+	case cairn.EventWorkspaceDeleted, cairn.EventArtifactDeleted, cairn.EventSnapshotDeleted:
+		return true
+	}
+	return false
 }
 
 // maxConn and maxNotes bound the kept connection transitions and notes;
@@ -151,8 +164,7 @@ func (h *Hub) Event(ev cairn.Event) {
 	h.mu.Lock()
 	k := keyOf(ev)
 	i, ok := h.index[k]
-	deleted := ev.Type == cairn.EventWorkspaceDeleted || ev.Type == cairn.EventArtifactDeleted
-	if ok && deleted {
+	if ok && isDelete(ev) {
 		h.events[i] = cairn.Event{} // a blank slot, skipped on delivery
 		ok = false
 	}

@@ -330,3 +330,27 @@ func TestPumpBackoff(t *testing.T) {
 		})
 	}
 }
+
+// A snapshot's frames merge by the snapshot: its delete follows, and an
+// artifact of the same ID is another entity.
+func TestHubSnapshotFrames(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 100, now)
+	h.Event(cairn.Event{Seq: 1, Type: cairn.EventSnapshotCreated, ID: "s", Snapshot: &cairn.Snapshot{ID: "s", WorkspaceID: "w"}})
+	h.Event(cairn.Event{Seq: 2, Type: cairn.EventArtifactUpserted, ID: "s", Artifact: &cairn.Artifact{ID: "s", WorkspaceID: "w"}})
+	h.Event(cairn.Event{Seq: 3, Type: cairn.EventSnapshotDeleted, ID: "s", WorkspaceID: "w"})
+	b := wait(t, h)
+	require.Len(t, b.Events, 2)
+	require.Equal(t, cairn.EventArtifactUpserted, b.Events[0].Type)
+	require.Equal(t, cairn.EventSnapshotDeleted, b.Events[1].Type, "the snapshot's delete comes last")
+}
+
+func TestPumpPassesSnapshotFrames(t *testing.T) {
+	t.Parallel()
+	items := []item{
+		{ev: cairn.Event{Type: cairn.EventHello, ServerTime: t0}},
+		{ev: cairn.Event{Seq: 1, Type: cairn.EventSnapshotCreated, ID: "s", WorkspaceID: "w", Snapshot: &cairn.Snapshot{ID: "s"}}},
+	}
+	all, _ := collect(t, items, func(b live.Batch) bool { return len(b.Events) >= 1 })
+	require.Equal(t, cairn.EventSnapshotCreated, all.Events[0].Type, "the snapshots screens list again on it")
+}

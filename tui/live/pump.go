@@ -160,7 +160,9 @@ func (p *Pump) frame(ev cairn.Event, last int64) int64 {
 	case ev.Seq != last+1:
 		p.hub.Resync("seq gap")
 	}
-	if !ev.IsSnapshot() && !ev.IsWarning() { // the lists this hub feeds hold neither
+	// The lists this hub feeds hold no warnings; snapshot frames tell the
+	// snapshots screens to list again.
+	if !ev.IsWarning() {
 		p.hub.Event(ev)
 	}
 	return ev.Seq

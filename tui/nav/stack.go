@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/tui/screens/artifacts"
 	"github.com/cairn-dev/cairn/tui/screens/files"
 	"github.com/cairn-dev/cairn/tui/screens/preview"
+	"github.com/cairn-dev/cairn/tui/screens/snapshots"
 	"github.com/cairn-dev/cairn/tui/screens/transfers"
 	"github.com/cairn-dev/cairn/tui/screens/workspaces"
 	"github.com/cairn-dev/cairn/tui/store"
@@ -170,6 +171,20 @@ func (s *Stack) Files(msg files.PageMsg) tea.Cmd {
 	for i, sc := range s.screens {
 		if f, ok := sc.(*files.Screen); ok && f.ID() == msg.Screen {
 			next, cmd := f.Update(msg)
+			s.screens[i] = next
+			return cmd
+		}
+	}
+	return nil
+}
+
+// Snapshots gives a snapshots list to the screen that asked, wherever it
+// is on the stack: a screen lists again only once its answer came. An
+// answer for a screen no longer open is dropped.
+func (s *Stack) Snapshots(msg snapshots.ListedMsg) tea.Cmd {
+	for i, sc := range s.screens {
+		if sn, ok := sc.(*snapshots.Screen); ok && sn.ID() == msg.Screen {
+			next, cmd := sn.Update(msg)
 			s.screens[i] = next
 			return cmd
 		}

@@ -32,6 +32,12 @@ const (
 	MovePath   // a rename or move within the volume
 	PutFile    // a local file's bytes written into the volume
 	SaveEdit   // an edited volume file written back
+	// A workspace's snapshots, each a sidecar run on the server but the
+	// delete.
+	TakeSnapshot    // the volume's tree recorded as a snapshot
+	RestoreSnapshot // the volume's contents replaced by a snapshot's tree
+	DeleteSnapshot
+	Fork // a new workspace from a snapshot of this one taken now
 )
 
 // Op is one operation, captured by value in its Cmd.
@@ -56,6 +62,9 @@ type Op struct {
 	Local       string // put: the local file Data was read from
 	IfMatch     string // put, save an edit: the version (ETag) the file must still be; "" writes over any
 	CreateOnly  bool   // put: refuse a file that exists meanwhile
+	SnapID      string // restore, delete: the snapshot
+	SnapName    string // restore, delete: its name, sanitised
+	Live        bool   // take, fork: while other containers mount the volume
 }
 
 // PendingWord is what a row shows while the op runs ("" for none).
@@ -76,7 +85,7 @@ func (o Op) PendingWord() string {
 	case Unpack:
 		return "unpacking"
 	}
-	return ""
+	return snapshotWord(o.Kind)
 }
 
 // ChangesFiles reports one of the files pane's changes of the volume.
@@ -100,10 +109,15 @@ func (o Op) Left() string {
 	return o.Path
 }
 
-// Target is the ID of the row the op acts on.
+// Target is the ID of the row the op acts on: a snapshot's delete marks
+// the snapshot; a restore, a take and a fork mark the workspace, whose
+// volume they hold.
 func (o Op) Target() string {
-	if o.ArtID != "" {
+	switch {
+	case o.ArtID != "":
 		return o.ArtID
+	case o.Kind == DeleteSnapshot:
+		return o.SnapID
 	}
 	return o.WSID
 }
@@ -142,6 +156,8 @@ func (o Op) Label() string {
 		return "uploading " + o.Local + " to " + o.Path + "…"
 	case SaveEdit:
 		return "writing your edit of " + o.Path + "…"
+	case TakeSnapshot, RestoreSnapshot, DeleteSnapshot, Fork:
+		return snapshotLabel(o)
 	}
 	return "deleting " + o.Subject() + "…"
 }
@@ -164,6 +180,12 @@ func (o Op) ErrSubject(mounts int) errtext.Subject {
 		s.Artifact = o.Name
 	case Sweep:
 		s.Scope = "admin"
+	case TakeSnapshot:
+		s.Snapshot = o.Name
+	case RestoreSnapshot, DeleteSnapshot:
+		s.Snapshot = o.SnapName
+	case Fork:
+		s.Snapshot = forkSnapshot(o.Name)
 	}
 	return s
 }

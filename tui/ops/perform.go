@@ -17,6 +17,7 @@ type Backend interface {
 	cairn.FileService
 	cairn.FileWriter
 	cairn.MaintenanceService
+	cairn.SnapshotService
 }
 
 // DoneMsg settles an operation: the object it returned, the mount count
@@ -29,7 +30,11 @@ type DoneMsg struct {
 	Sweep  *cairn.SweepResult
 	Unpack *cairn.UnpackResult
 	Change *cairn.FileChange
-	Err    error
+	// Snapshot is the snapshot a take recorded; Restore what a restore
+	// wrote.
+	Snapshot *cairn.Snapshot
+	Restore  *cairn.RestoreResult
+	Err      error
 }
 
 // Perform runs one op; it runs in a Cmd.
@@ -38,6 +43,9 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 	if o.ChangesFiles() {
 		done.Change, done.Err = changeFile(ctx, b, o)
 		return done
+	}
+	if o.IsSnapshot() {
+		return performSnapshot(ctx, b, o)
 	}
 	switch o.Kind {
 	case Create:
@@ -178,6 +186,8 @@ func DoneText(d DoneMsg) string {
 		return changedText(o)
 	case RemovePath:
 		return "deleted " + o.Path
+	case TakeSnapshot, RestoreSnapshot, DeleteSnapshot, Fork:
+		return snapshotText(d)
 	}
 	return "deleted " + o.Subject()
 }
@@ -214,6 +224,5 @@ func unpackedText(o Op, r *cairn.UnpackResult) string {
 	if r == nil {
 		return text
 	}
-	n := int64(r.Entries)
-	return fmt.Sprintf("%s (%s %s, %s)", text, termkit.Count(n), termkit.Plural(n, "entry", "entries"), termkit.Size(r.Bytes))
+	return text + " (" + Entries(int64(r.Entries), r.Bytes) + ")"
 }

@@ -175,7 +175,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	switch id {
 	case keys.Open, keys.Preview:
 		return screen.Send(screen.ActionMsg{ID: keys.Preview, WorkspaceID: s.wsID, ArtifactID: a.ID})
-	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf:
+	case keys.ArtUpload, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf, keys.Snapshots:
 		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID})
 	case keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate:
 		return screen.Send(screen.ActionMsg{ID: id, WorkspaceID: s.wsID, ArtifactID: a.ID})

@@ -50,7 +50,7 @@ func (s *Screen) Keys() keys.Context {
 	case s.deleted:
 		for _, id := range []keys.ID{keys.ArtEdit, keys.ArtDelete, keys.MissingOnly, keys.Filter, keys.SortNext, keys.SortReverse,
 			keys.Open, keys.Preview, keys.ArtUpload, keys.ArtReplace, keys.ArtDownload, keys.VolLoad, keys.VolUpdate,
-			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.Mark, keys.MarkAll} {
+			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.Snapshots, keys.Mark, keys.MarkAll} {
 			ctx.Disable(id, "workspace deleted")
 		}
 	case !ok:

@@ -15,7 +15,7 @@ func (s *Screen) Keys() keys.Context {
 	w, ok := s.Selected()
 	if !ok {
 		for _, id := range []keys.ID{keys.Open, keys.CopyName, keys.CopyID, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete,
-			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf, keys.Mark, keys.MarkAll} {
+			keys.Shell, keys.VolSave, keys.WsSweep, keys.Files, keys.ShellsOf, keys.AuditOf, keys.Snapshots, keys.Mark, keys.MarkAll} {
 			ctx.Disable(id, "no workspace selected")
 		}
 	} else {

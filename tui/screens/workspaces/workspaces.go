@@ -131,7 +131,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 	case keys.CopyID:
 		return screen.Send(screen.CopyMsg{Label: "ID", Value: w.ID})
 	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
-		keys.ShellsOf, keys.AuditOf:
+		keys.ShellsOf, keys.AuditOf, keys.Snapshots:
 		target := ""
 		if w != nil {
 			target = w.ID

@@ -114,6 +114,7 @@ func TestLines(t *testing.T) {
 		"f             browse the workspace volume's files (needs volume READY)",
 		"w             the workspace's live shells (:shells lists every one)",
 		"a             the workspace's audit trail (:audit lists every one; admin scope)",
+		"P             the workspace's snapshots: take, restore, fork, delete",
 		"S             sweep the workspace now: flag objects gone from the store (admin scope)",
 	}, lines)
 }
