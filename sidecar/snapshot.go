@@ -7,10 +7,13 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -48,7 +51,8 @@ func snapshotVolume(env Env, in io.Reader, out io.Writer) Result {
 		return failed(fail(ReasonSourceUnreadable, "cannot open the volume mounted at '%s': %s", m.path, errno(err)), 0)
 	}
 	defer dir.Close()
-	w := &snapWalk{max: job.maxEntries, display: m.path, contents: map[string]*content{}}
+	w := &snapWalk{max: job.maxEntries, display: m.path, contents: map[string]*content{},
+		prior: priorDigests(httpClient(), job), settled: time.Now().Add(-settleTime).UnixNano()}
 	if f := w.walk(dir); f != nil {
 		return failed(f, 0)
 	}
@@ -68,7 +72,14 @@ func snapshotVolume(env Env, in io.Reader, out io.Writer) Result {
 type snapshotJob struct {
 	maxEntries    int
 	bundleFileMax int64
+	previous      *restoreJob // the workspace's last manifest, when the server names one
 }
+
+// settleTime is how long before the walk a file must have last changed
+// for its ctime to be recorded for the next snapshot's reuse: timestamps
+// are coarser than a write, so a file changed again within the same tick
+// as it was read would keep its times. A variable for the tests only.
+var settleTime = 2 * time.Second
 
 func snapshotJobOf(env Env) (snapshotJob, *failure) {
 	entries, f := positive(env, EnvMaxEntries, DefaultMaxSnapshotEntries)
@@ -83,7 +94,35 @@ func snapshotJobOf(env Env) (snapshotJob, *failure) {
 		}
 		job.bundleFileMax = v
 	}
+	if env(EnvURL) != "" {
+		prev, f := restoreJobOf(env)
+		if f != nil {
+			return snapshotJob{}, f
+		}
+		job.previous = &prev
+	}
 	return job, nil
+}
+
+// priorDigests reads the previous manifest's files by path. A manifest that
+// cannot be had only costs the reuse: every file is read instead.
+func priorDigests(client *http.Client, job snapshotJob) map[string]ManifestEntry {
+	if job.previous == nil {
+		return nil
+	}
+	prev := *job.previous
+	prev.maxBytes = math.MaxInt64
+	man, _, f := fetchManifest(client, prev)
+	if f != nil {
+		return nil
+	}
+	files := make(map[string]ManifestEntry, len(man.entries))
+	for _, e := range man.entries {
+		if e.Type == ManifestFile && e.CTimeNS != 0 {
+			files[e.Path] = e
+		}
+	}
+	return files
 }
 
 // content is one digest a snapshot found: its size and the first file
@@ -110,6 +149,10 @@ type snapWalk struct {
 	bytes    int64 // of all regular files
 	skipped  int   // special files, left out
 	buf      []byte
+	// prior are the previous manifest's settled files by path; settled is
+	// the ctime (ns) before which a file counts as settled in this one.
+	prior   map[string]ManifestEntry
+	settled int64
 }
 
 // walk records the directory dir, the mount root, and everything below.
@@ -257,6 +300,12 @@ func (w *snapWalk) symlink(dir *os.File, rel, name string, st *syscall.Stat_t) *
 // must not change while it is read: its size, times and inode are the
 // same before and after.
 func (w *snapWalk) file(dir *os.File, rel, name string, st *syscall.Stat_t) *failure {
+	if p, ok := w.prior[rel]; ok && p.Size == st.Size && p.MTimeNS == st.Mtim.Nano() && p.CTimeNS == st.Ctim.Nano() &&
+		p.Ino == st.Ino {
+		e := entryOf(rel, ManifestFile, st)
+		e.Size, e.SHA256, e.CTimeNS, e.Ino = p.Size, p.SHA256, p.CTimeNS, p.Ino
+		return w.record(e)
+	}
 	file, err := openAt(int(dir.Fd()), name, 0, st)
 	if err != nil {
 		return w.walkError(rel, err)
@@ -277,11 +326,20 @@ func (w *snapWalk) file(dir *os.File, rel, name string, st *syscall.Stat_t) *fai
 	if stateOf(now) != stateOf(fi) {
 		return fail(ReasonSourceChanged, "the file '%s' was modified while the snapshot read it", w.shown(rel))
 	}
-	e := entryOf(rel, ManifestFile, fi.Sys().(*syscall.Stat_t))
+	stat := fi.Sys().(*syscall.Stat_t)
+	e := entryOf(rel, ManifestFile, stat)
 	e.Size, e.SHA256 = fi.Size(), hex.EncodeToString(h.Sum(nil))
+	if stat.Ctim.Nano() < w.settled {
+		e.CTimeNS, e.Ino = stat.Ctim.Nano(), stat.Ino
+	}
+	return w.record(e)
+}
+
+// record adds a file's entry and notes its content.
+func (w *snapWalk) record(e ManifestEntry) *failure {
 	w.bytes += e.Size
 	if _, seen := w.contents[e.SHA256]; !seen && e.Size > 0 {
-		w.contents[e.SHA256] = &content{path: rel, size: e.Size}
+		w.contents[e.SHA256] = &content{path: e.Path, size: e.Size}
 		w.order = append(w.order, e.SHA256)
 	}
 	return w.add(e)

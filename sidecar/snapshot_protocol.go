@@ -4,7 +4,10 @@ package sidecar
 // as a manifest plus content stored by digest, uploading only the content
 // the store lacks; a restore rebuilds a volume's contents from one.
 //
-// A snapshot walks the mount root, hashes every regular file and asks the
+// A snapshot walks the mount root, hashes every regular file (or takes
+// its digest from the workspace's previous manifest, CAIRN_URL and
+// CAIRN_ARCHIVE_SHA256 when given, if the file's size, times and inode did
+// not change) and asks the
 // server, in batches (NeedHave), which digests the store lacks. Each
 // missing file larger than the bundle bound goes up as one object
 // (NeedBlob); smaller ones are packed back to back into bundles
@@ -79,6 +82,13 @@ type ManifestEntry struct {
 	Size    int64  `json:"size,omitempty"`   // file
 	SHA256  string `json:"sha256,omitempty"` // file: lower-case hex
 	Target  string `json:"target,omitempty"` // symlink
+	// A file's change time and inode, recorded only when the file had
+	// settled (its ctime older than settleTime before the walk began):
+	// the next snapshot of the volume takes the digest of a file whose
+	// size, mtime, ctime and inode are all still these without reading
+	// it. A restore ignores them.
+	CTimeNS int64  `json:"ctime_ns,omitempty"`
+	Ino     uint64 `json:"ino,omitempty"`
 }
 
 // BundleMember is one file's content inside a bundle.

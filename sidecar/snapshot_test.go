@@ -2,11 +2,14 @@ package sidecar
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -431,3 +434,53 @@ func TestSnapshotNoBundles(t *testing.T) {
 	require.Empty(t, needsOf(got.needs, NeedBundle))
 	require.Equal(t, int64(1), res.UploadedBytes)
 }
+
+// TestSnapshotReusesSettledDigests: given the previous manifest, a file
+// whose size, mtime, ctime and inode did not move is not read again: its
+// digest is the manifest's (here one the test made up, to see it taken);
+// a file whose ctime moved is read. Not parallel: it shortens settleTime.
+func TestSnapshotReusesSettledDigests(t *testing.T) {
+	defer func(d time.Duration) { settleTime = d }(settleTime)
+	settleTime = 0
+	v := newVolume(t)
+	v.write(t, "kept", []byte("kept content"), 0o644)
+	v.write(t, "touched", []byte("same size"), 0o644)
+	c := newCASServer(t)
+	first, got := snap(t, c, v, snapVars())
+	require.Equal(t, ExitOK, got.code, got.line)
+	prior := decodeManifest(t, c.store.object(manifestKey(first.SHA256B64)))
+	require.NotZero(t, prior[1].CTimeNS, "a settled file's ctime is recorded")
+
+	// The same stat with another digest: only a snapshot that did not
+	// read the file can record it.
+	made := digestOf("made up")
+	var lines []string
+	for _, e := range prior {
+		if e.Path == "kept" {
+			e.SHA256 = made
+		}
+		line, err := json.Marshal(e)
+		require.NoError(t, err)
+		lines = append(lines, string(line))
+	}
+	raw := encodeLines(t, lines...)
+	c.store.keep(manifestKey(sum(raw)), raw)
+	c.where[made] = casLocation{key: "made-up", size: int64(len("kept content"))} // the store holds it: nothing to upload
+	info, err := os.Stat(filepath.Join(v.ws, "touched"))
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(filepath.Join(v.ws, "touched"), 0o600)) // moves its ctime, not its size or mtime
+	require.NoError(t, os.Chtimes(filepath.Join(v.ws, "touched"), info.ModTime(), info.ModTime()))
+
+	vars := snapVars()
+	vars[EnvURL], vars[EnvArchiveSHA256] = c.url(manifestKey(sum(raw))), sum(raw)
+	second, got := snap(t, c, v, vars)
+	require.Equal(t, ExitOK, got.code, got.line)
+	byPath := map[string]ManifestEntry{}
+	for _, e := range decodeManifest(t, c.store.object(manifestKey(second.SHA256B64))) {
+		byPath[e.Path] = e
+	}
+	require.Equal(t, made, byPath["kept"].SHA256, "the unchanged file's digest is the previous manifest's")
+	require.Equal(t, hexSum([]byte("same size")), byPath["touched"].SHA256, "the file whose ctime moved was read")
+}
+
+func digestOf(s string) string { return hexSum([]byte(s)) }

@@ -172,6 +172,20 @@ func (db *DB) FindSnapshot(ctx context.Context, id string) (*service.SnapshotRow
 	return &service.SnapshotRow{Snapshot: *s, ManifestKey: key}, nil
 }
 
+// LatestSnapshot reads the workspace's newest snapshot, nil when none.
+func (db *DB) LatestSnapshot(ctx context.Context, workspaceID string) (*service.SnapshotRow, error) {
+	var key string
+	s, err := scanSnapshot(db.q.QueryRow(ctx, `SELECT `+snapshotColumns+`, manifest_key FROM snapshots
+		WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, workspaceID), &key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, internal("find the latest snapshot", err)
+	}
+	return &service.SnapshotRow{Snapshot: *s, ManifestKey: key}, nil
+}
+
 // FindSnapshots lists a workspace's snapshots in (created_at, id) order.
 func (db *DB) FindSnapshots(ctx context.Context, workspaceID string) ([]*cairn.Snapshot, error) {
 	return db.snapshots(ctx, `SELECT `+snapshotColumns+` FROM snapshots WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)

@@ -105,7 +105,7 @@ func (h *xferHarness) serve(t testing.TB, o xferOpts) string {
 		}
 	})
 	svc := service.New(h.b.store, runtime, objects, service.Config{AppName: h.b.app, SidecarTimeout: o.timeout,
-		MaxObjectSize: o.maxSize, Unpack: o.unpack})
+		MaxObjectSize: o.maxSize, Unpack: o.unpack, Snapshots: h.b.store})
 	srv := httptest.NewServer(authtest.Mount(t, "", rest.New(svc, rest.Config{}).Routes()))
 	t.Cleanup(srv.Close)
 	return srv.URL

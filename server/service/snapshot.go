@@ -77,10 +77,12 @@ func (s *Service) requireUnmounted(ctx context.Context, ws *cairn.Workspace) err
 // snapshot runs the snapshot sidecar and records what it stored.
 func (s *Service) snapshot(ctx context.Context, ws *cairn.Workspace, c cairn.SnapshotCreate) (*cairn.Snapshot, error) {
 	run := &snapshotRun{s: s, content: map[string]ContentLocation{}, sums: map[string]string{}}
+	env := map[string]string{sidecar.EnvMaxEntries: strconv.Itoa(sidecar.DefaultMaxSnapshotEntries)}
+	if err := run.previous(ctx, ws, env); err != nil {
+		return nil, err
+	}
 	res, sc, err := s.runTransfer(ctx, ws, SidecarSpec{
-		Command: sidecar.CommandSnapshot, Role: "cairn-snapshot", Subject: ws.ID,
-		Env:    map[string]string{sidecar.EnvMaxEntries: strconv.Itoa(sidecar.DefaultMaxSnapshotEntries)},
-		Dialog: run.grant,
+		Command: sidecar.CommandSnapshot, Role: "cairn-snapshot", Subject: ws.ID, Env: env, Dialog: run.grant,
 	}, run.secrets)
 	if err == nil {
 		err = snapshotVerdict(sidecar.CommandSnapshot, res, sc, run.secrets()...)
@@ -95,6 +97,22 @@ func (s *Service) snapshot(ctx context.Context, ws *cairn.Workspace, c cairn.Sna
 	}
 	s.onTransfer("volume_to_store", res.UploadedBytes)
 	return snap, nil
+}
+
+// previous names the workspace's newest manifest to the sidecar, whose
+// files' digests it takes for files that did not change since.
+func (r *snapshotRun) previous(ctx context.Context, ws *cairn.Workspace, env map[string]string) error {
+	last, err := r.s.snapshots.LatestSnapshot(ctx, ws.ID)
+	if err != nil || last == nil {
+		return err
+	}
+	url, err := r.s.objects.PresignGet(ctx, last.ManifestKey, r.s.sidecarTimeout+sidecarURLSlack, "")
+	if err != nil {
+		return err
+	}
+	r.urls = append(r.urls, url)
+	env[sidecar.EnvURL], env[sidecar.EnvArchiveSHA256] = url, last.ManifestSHA256
+	return nil
 }
 
 // snapshotVerdict is transferVerdict, with content or a manifest that did

@@ -30,6 +30,9 @@ type SnapshotStore interface {
 	DropSnapshotObjects(ctx context.Context, keys []string) error
 	// FindSnapshot reads one. Reasons: snapshot_not_found.
 	FindSnapshot(ctx context.Context, id string) (*SnapshotRow, error)
+	// LatestSnapshot reads the workspace's newest snapshot, nil when it
+	// has none.
+	LatestSnapshot(ctx context.Context, workspaceID string) (*SnapshotRow, error)
 	// FindSnapshots lists a workspace's, in creation order.
 	FindSnapshots(ctx context.Context, workspaceID string) ([]*cairn.Snapshot, error)
 	// SnapshotsByID reads the snapshots of ids that exist, in no order.
