@@ -70,6 +70,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Sweep", func(t *testing.T) { t.Parallel(); testSweep(t, h) })
 	t.Run("Browse", func(t *testing.T) { t.Parallel(); testBrowse(t, h) })
 	t.Run("Watch", func(t *testing.T) { t.Parallel(); testWatch(t, h) })
+	t.Run("Snapshot", func(t *testing.T) { t.Parallel(); testSnapshot(t, h) })
 }
 
 // volumeName is a fresh workspace volume name of app, as the service
