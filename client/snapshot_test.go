@@ -73,6 +73,21 @@ func TestSnapshotRestoreFork(t *testing.T) {
 		require.Equal(t, want, b.sh(t, fork, fingerprint))
 		b.sh(t, fork, "echo only-here > /mnt/cairn/ws/forked")
 		require.Equal(t, want, b.sh(t, ws, fingerprint), "the source is untouched")
+
+		// The same name again, once the first fork is gone: its snapshot
+		// keeps fork-<name>, the second takes a generated one.
+		require.NoError(t, c.TeardownVolume(ctx, fork.ID))
+		require.NoError(t, c.DeleteWorkspace(ctx, fork.ID))
+		again, err := c.ForkWorkspace(ctx, ws.ID, cairn.WorkspaceFork{Name: ws.Name + "-fork"})
+		require.NoError(t, err)
+		require.Equal(t, want, b.sh(t, again, fingerprint))
+		names := map[string]bool{}
+		list, err := c.ListSnapshots(ctx, ws.ID)
+		require.NoError(t, err)
+		for _, s := range list {
+			names[s.Name] = true
+		}
+		require.True(t, names["fork-"+ws.Name+"-fork"])
 	})
 
 	t.Run("RefusedWhileMounted", func(t *testing.T) {

@@ -163,11 +163,15 @@ func (s *Service) DeleteSnapshot(ctx context.Context, id string) error {
 }
 
 // ForkWorkspace snapshots a workspace and makes a new one from it. The
-// fork's snapshot stays, named after the new workspace: its content is
-// shared with the source's, so it costs only its manifest.
+// fork's snapshot stays, named fork-<new name> (snap-<ULID> when that name
+// is taken or too long): its content is shared with the source's, so it
+// costs only its manifest. A fork that fails after its snapshot deletes it.
 func (s *Service) ForkWorkspace(ctx context.Context, workspaceID string, f cairn.WorkspaceFork) (*cairn.Workspace, error) {
 	create := cairn.WorkspaceCreate{Name: f.Name, Description: f.Description}
 	if err := create.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.snapshotsConfigured(); err != nil {
 		return nil, err
 	}
 	src, err := s.store.FindWorkspace(ctx, workspaceID)
@@ -179,12 +183,42 @@ func (s *Service) ForkWorkspace(ctx context.Context, workspaceID string, f cairn
 	} else if len(taken) > 0 {
 		return nil, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", f.Name)
 	}
-	snap, err := s.CreateSnapshot(ctx, workspaceID, cairn.SnapshotCreate{Name: "fork-" + f.Name, Live: f.Live})
+	name, err := s.forkSnapshotName(ctx, workspaceID, f.Name)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.CreateSnapshot(ctx, workspaceID, cairn.SnapshotCreate{Name: name, Live: f.Live})
 	if err != nil {
 		return nil, err
 	}
 	create.VolumeMetadata, create.FromSnapshot = src.VolumeMetadata, snap.ID
-	return s.CreateWorkspace(ctx, create)
+	ws, err := s.CreateWorkspace(ctx, create)
+	if err != nil {
+		if derr := s.DeleteSnapshot(context.WithoutCancel(ctx), snap.ID); derr != nil {
+			s.log.Warn("delete the snapshot of a failed fork", "snapshot_id", snap.ID, "err", derr)
+		}
+		return nil, err
+	}
+	return ws, nil
+}
+
+// forkSnapshotName is fork-<name> while the source has no snapshot of that
+// name, else "" (a generated one).
+func (s *Service) forkSnapshotName(ctx context.Context, workspaceID, name string) (string, error) {
+	name = "fork-" + name
+	if len(name) > cairn.MaxNameLength {
+		return "", nil
+	}
+	list, err := s.snapshots.FindSnapshots(ctx, workspaceID)
+	if err != nil {
+		return "", err
+	}
+	for _, snap := range list {
+		if snap.Name == name {
+			return "", nil
+		}
+	}
+	return name, nil
 }
 
 // fillFromSnapshot gives a workspace just recorded a READY volume holding
