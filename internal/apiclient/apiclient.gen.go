@@ -51,11 +51,18 @@ const (
 	SHELLCLOSED            AuditType = "SHELL_CLOSED"
 	SHELLOPENED            AuditType = "SHELL_OPENED"
 	SHELLWATCHED           AuditType = "SHELL_WATCHED"
+	SNAPSHOTCREATED        AuditType = "SNAPSHOT_CREATED"
+	SNAPSHOTDELETED        AuditType = "SNAPSHOT_DELETED"
+	SNAPSHOTRESTORED       AuditType = "SNAPSHOT_RESTORED"
 	SSHSESSIONENDED        AuditType = "SSH_SESSION_ENDED"
 	SSHSESSIONSTARTED      AuditType = "SSH_SESSION_STARTED"
 	UPDATEARTIFACTOBJECT   AuditType = "UPDATE_ARTIFACT_OBJECT"
 	WEBHOOKDELIVERYRETRIED AuditType = "WEBHOOK_DELIVERY_RETRIED"
+	WORKSPACEARCHIVED      AuditType = "WORKSPACE_ARCHIVED"
+	WORKSPACEARCHIVING     AuditType = "WORKSPACE_ARCHIVING"
+	WORKSPACEEXPIRING      AuditType = "WORKSPACE_EXPIRING"
 	WORKSPACEFILECHANGED   AuditType = "WORKSPACE_FILE_CHANGED"
+	WORKSPACELIFECYCLE     AuditType = "WORKSPACE_LIFECYCLE"
 	WORKSPACEVOLUMEISSUE   AuditType = "WORKSPACE_VOLUME_ISSUE"
 	WORKSPACEVOLUMESTATE   AuditType = "WORKSPACE_VOLUME_STATE"
 )
@@ -89,6 +96,12 @@ func (e AuditType) Valid() bool {
 		return true
 	case SHELLWATCHED:
 		return true
+	case SNAPSHOTCREATED:
+		return true
+	case SNAPSHOTDELETED:
+		return true
+	case SNAPSHOTRESTORED:
+		return true
 	case SSHSESSIONENDED:
 		return true
 	case SSHSESSIONSTARTED:
@@ -97,7 +110,15 @@ func (e AuditType) Valid() bool {
 		return true
 	case WEBHOOKDELIVERYRETRIED:
 		return true
+	case WORKSPACEARCHIVED:
+		return true
+	case WORKSPACEARCHIVING:
+		return true
+	case WORKSPACEEXPIRING:
+		return true
 	case WORKSPACEFILECHANGED:
+		return true
+	case WORKSPACELIFECYCLE:
 		return true
 	case WORKSPACEVOLUMEISSUE:
 		return true
@@ -304,6 +325,10 @@ const (
 	SidecarFailed         Reason = "sidecar_failed"
 	SidecarRejected       Reason = "sidecar_rejected"
 	SidecarTimeout        Reason = "sidecar_timeout"
+	SnapshotCorrupt       Reason = "snapshot_corrupt"
+	SnapshotInUse         Reason = "snapshot_in_use"
+	SnapshotNotFound      Reason = "snapshot_not_found"
+	SnapshotTooLarge      Reason = "snapshot_too_large"
 	SourceChanged         Reason = "source_changed"
 	SourceIsDirectory     Reason = "source_is_directory"
 	SourceNotDirectory    Reason = "source_not_directory"
@@ -320,6 +345,7 @@ const (
 	TargetExists          Reason = "target_exists"
 	TargetIsDirectory     Reason = "target_is_directory"
 	TooManyShells         Reason = "too_many_shells"
+	TooManySnapshots      Reason = "too_many_snapshots"
 	Unauthenticated       Reason = "unauthenticated"
 	UploadIncomplete      Reason = "upload_incomplete"
 	VolumeExists          Reason = "volume_exists"
@@ -445,6 +471,14 @@ func (e Reason) Valid() bool {
 		return true
 	case SidecarTimeout:
 		return true
+	case SnapshotCorrupt:
+		return true
+	case SnapshotInUse:
+		return true
+	case SnapshotNotFound:
+		return true
+	case SnapshotTooLarge:
+		return true
 	case SourceChanged:
 		return true
 	case SourceIsDirectory:
@@ -476,6 +510,8 @@ func (e Reason) Valid() bool {
 	case TargetIsDirectory:
 		return true
 	case TooManyShells:
+		return true
+	case TooManySnapshots:
 		return true
 	case Unauthenticated:
 		return true
@@ -587,10 +623,14 @@ func (e WalkStopped) Valid() bool {
 
 // Defines values for WebhookDeliveryEventType.
 const (
-	ArtifactDeleted   WebhookDeliveryEventType = "artifact.deleted"
-	ArtifactUpserted  WebhookDeliveryEventType = "artifact.upserted"
-	WorkspaceDeleted  WebhookDeliveryEventType = "workspace.deleted"
-	WorkspaceUpserted WebhookDeliveryEventType = "workspace.upserted"
+	ArtifactDeleted    WebhookDeliveryEventType = "artifact.deleted"
+	ArtifactUpserted   WebhookDeliveryEventType = "artifact.upserted"
+	SnapshotCreated    WebhookDeliveryEventType = "snapshot.created"
+	SnapshotDeleted    WebhookDeliveryEventType = "snapshot.deleted"
+	WorkspaceArchiving WebhookDeliveryEventType = "workspace.archiving"
+	WorkspaceDeleted   WebhookDeliveryEventType = "workspace.deleted"
+	WorkspaceExpiring  WebhookDeliveryEventType = "workspace.expiring"
+	WorkspaceUpserted  WebhookDeliveryEventType = "workspace.upserted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookDeliveryEventType enum.
@@ -600,7 +640,15 @@ func (e WebhookDeliveryEventType) Valid() bool {
 		return true
 	case ArtifactUpserted:
 		return true
+	case SnapshotCreated:
+		return true
+	case SnapshotDeleted:
+		return true
+	case WorkspaceArchiving:
+		return true
 	case WorkspaceDeleted:
+		return true
+	case WorkspaceExpiring:
 		return true
 	case WorkspaceUpserted:
 		return true
@@ -903,6 +951,21 @@ func (e SignalShellJSONBodySignal) Valid() bool {
 	case USR2:
 		return true
 	case WINCH:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetSnapshot200JSONResponseBodySuccess.
+const (
+	GetSnapshot200JSONResponseBodySuccessTrue GetSnapshot200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the GetSnapshot200JSONResponseBodySuccess enum.
+func (e GetSnapshot200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case GetSnapshot200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -1248,6 +1311,36 @@ func (e FileTree200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ForkWorkspace200JSONResponseBodySuccess.
+const (
+	ForkWorkspace200JSONResponseBodySuccessTrue ForkWorkspace200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ForkWorkspace200JSONResponseBodySuccess enum.
+func (e ForkWorkspace200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ForkWorkspace200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SetWorkspaceLifecycle200JSONResponseBodySuccess.
+const (
+	SetWorkspaceLifecycle200JSONResponseBodySuccessTrue SetWorkspaceLifecycle200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SetWorkspaceLifecycle200JSONResponseBodySuccess enum.
+func (e SetWorkspaceLifecycle200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case SetWorkspaceLifecycle200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RenameWorkspace200JSONResponseBodySuccess.
 const (
 	RenameWorkspace200JSONResponseBodySuccessTrue RenameWorkspace200JSONResponseBodySuccess = true
@@ -1308,6 +1401,21 @@ func (e MintUploadParts200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for RestoreSnapshot200JSONResponseBodySuccess.
+const (
+	RestoreSnapshot200JSONResponseBodySuccessTrue RestoreSnapshot200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RestoreSnapshot200JSONResponseBodySuccess enum.
+func (e RestoreSnapshot200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RestoreSnapshot200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateShell200JSONResponseBodySuccess.
 const (
 	CreateShell200JSONResponseBodySuccessTrue CreateShell200JSONResponseBodySuccess = true
@@ -1317,6 +1425,51 @@ const (
 func (e CreateShell200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case CreateShell200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSnapshots200JSONResponseBodySuccess.
+const (
+	ListSnapshots200JSONResponseBodySuccessTrue ListSnapshots200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListSnapshots200JSONResponseBodySuccess enum.
+func (e ListSnapshots200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListSnapshots200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateSnapshot200JSONResponseBodySuccess.
+const (
+	CreateSnapshot200JSONResponseBodySuccessTrue CreateSnapshot200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the CreateSnapshot200JSONResponseBodySuccess enum.
+func (e CreateSnapshot200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case CreateSnapshot200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TouchWorkspace200JSONResponseBodySuccess.
+const (
+	TouchWorkspace200JSONResponseBodySuccessTrue TouchWorkspace200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TouchWorkspace200JSONResponseBodySuccess enum.
+func (e TouchWorkspace200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case TouchWorkspace200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -1611,6 +1764,13 @@ type InfoFeaturesRuntime string
 // InfoScopes defines model for Info.Scopes.
 type InfoScopes string
 
+// Lifecycle defines model for Lifecycle.
+type Lifecycle struct {
+	ArchiveIdleAfterSecs *int64     `json:"archive_idle_after_secs,omitempty"`
+	ExpiresAt            *time.Time `json:"expires_at,omitempty"`
+	TtlSecs              *int64     `json:"ttl_secs,omitempty"`
+}
+
 // MakeDirRequest defines model for MakeDirRequest.
 type MakeDirRequest struct {
 	// Mode Permission bits in octal; set-user-ID, set-group-ID and sticky bits are refused.
@@ -1670,6 +1830,13 @@ type PartURL struct {
 // the log, a request whose client hung up (499).
 type Reason string
 
+// RestoreResult defines model for RestoreResult.
+type RestoreResult struct {
+	Bytes      int64  `json:"bytes"`
+	Entries    int    `json:"entries"`
+	SnapshotId string `json:"snapshot_id"`
+}
+
 // Shell defines model for Shell.
 type Shell struct {
 	ClientAddr *string `json:"client_addr,omitempty"`
@@ -1726,6 +1893,43 @@ type ShellSessionInfo struct {
 	Secret      string `json:"secret"`
 	ShellId     string `json:"shell_id"`
 	WorkspaceId string `json:"workspace_id"`
+}
+
+// Snapshot An immutable record of a workspace volume's whole tree.
+type Snapshot struct {
+	// Bytes The files' total size.
+	Bytes     int64     `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy *string   `json:"created_by,omitempty"`
+
+	// Entries Directories, files and symlinks recorded, the root included.
+	Entries int    `json:"entries"`
+	Id      string `json:"id"`
+
+	// Live Taken while other containers could write the volume; not one point in time.
+	Live bool `json:"live"`
+
+	// ManifestSha256 The manifest's SHA-256, base64.
+	ManifestSha256 string `json:"manifest_sha256"`
+
+	// Name A workspace or artifact name.
+	Name Name `json:"name"`
+
+	// Skipped Special files (devices, fifos, sockets), which are not recorded.
+	Skipped int `json:"skipped"`
+
+	// UploadedBytes What this snapshot stored that the store did not hold already.
+	UploadedBytes int64  `json:"uploaded_bytes"`
+	WorkspaceId   string `json:"workspace_id"`
+}
+
+// SnapshotCreate defines model for SnapshotCreate.
+type SnapshotCreate struct {
+	// Live Snapshot even while other containers mount the volume.
+	Live *bool `json:"live,omitempty"`
+
+	// Name A workspace or artifact name.
+	Name *Name `json:"name,omitempty"`
 }
 
 // Staged Uploaded content; for a multipart upload, the upload to complete.
@@ -1797,20 +2001,35 @@ type SweepResult struct {
 	Errors *[]string `json:"errors,omitempty"`
 
 	// ErrorsOmitted How many more failed.
-	ErrorsOmitted   *int      `json:"errors_omitted,omitempty"`
-	FinishedAt      time.Time `json:"finished_at"`
-	ReleasedPruned  int       `json:"released_pruned"`
-	StagingDeleted  int       `json:"staging_deleted"`
-	StagingExamined int       `json:"staging_examined"`
-	StartedAt       time.Time `json:"started_at"`
-	StorageDeleted  int       `json:"storage_deleted"`
-	StorageExamined int       `json:"storage_examined"`
-	UploadsAborted  int       `json:"uploads_aborted"`
-	VolumesAdopted  int       `json:"volumes_adopted"`
-	VolumesCleared  int       `json:"volumes_cleared"`
-	VolumesExamined int       `json:"volumes_examined"`
-	VolumesOrphaned int       `json:"volumes_orphaned"`
-	WorkspaceId     *string   `json:"workspace_id,omitempty"`
+	ErrorsOmitted  *int      `json:"errors_omitted,omitempty"`
+	FinishedAt     time.Time `json:"finished_at"`
+	ReleasedPruned int       `json:"released_pruned"`
+
+	// SnapshotContentReaped Snapshot content no snapshot refers to any more, let go.
+	SnapshotContentReaped int `json:"snapshot_content_reaped"`
+
+	// SnapshotObjectsDeleted Snapshot objects deleted, holding nothing or left by a run that died.
+	SnapshotObjectsDeleted int       `json:"snapshot_objects_deleted"`
+	StagingDeleted         int       `json:"staging_deleted"`
+	StagingExamined        int       `json:"staging_examined"`
+	StartedAt              time.Time `json:"started_at"`
+	StorageDeleted         int       `json:"storage_deleted"`
+	StorageExamined        int       `json:"storage_examined"`
+	UploadsAborted         int       `json:"uploads_aborted"`
+	VolumesAdopted         int       `json:"volumes_adopted"`
+	VolumesCleared         int       `json:"volumes_cleared"`
+	VolumesExamined        int       `json:"volumes_examined"`
+	VolumesOrphaned        int       `json:"volumes_orphaned"`
+	WorkspaceId            *string   `json:"workspace_id,omitempty"`
+
+	// WorkspacesArchived Idle volumes archived to a snapshot and removed.
+	WorkspacesArchived int `json:"workspaces_archived"`
+
+	// WorkspacesExpired Expired workspaces deleted.
+	WorkspacesExpired int `json:"workspaces_expired"`
+
+	// WorkspacesWarned workspace.expiring and workspace.archiving warnings sent.
+	WorkspacesWarned int `json:"workspaces_warned"`
 }
 
 // UnpackResult defines model for UnpackResult.
@@ -1934,15 +2153,29 @@ type WebhookDeliveryState string
 
 // Workspace defines model for Workspace.
 type Workspace struct {
-	ArtifactCounts ArtifactCounts `json:"artifact_counts"`
-	CreatedAt      time.Time      `json:"created_at"`
+	// ArchiveIdleAfterSecs This workspace's idle bound for archiving (0 never), over the server's default.
+	ArchiveIdleAfterSecs *int64 `json:"archive_idle_after_secs,omitempty"`
+
+	// ArchivedSnapshotId The snapshot an idle volume was archived to; the next volume setup restores it.
+	ArchivedSnapshotId *string        `json:"archived_snapshot_id,omitempty"`
+	ArtifactCounts     ArtifactCounts `json:"artifact_counts"`
+	CreatedAt          time.Time      `json:"created_at"`
 
 	// Description At most 4096 bytes.
-	Description *Description       `json:"description,omitempty"`
-	Id          openapi_types.UUID `json:"id"`
+	Description *Description `json:"description,omitempty"`
+
+	// ExpiresAt When the maintainer deletes the workspace, once its warning is old enough.
+	ExpiresAt *time.Time         `json:"expires_at,omitempty"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// LastActiveAt The last activity cairn saw.
+	LastActiveAt *time.Time `json:"last_active_at,omitempty"`
 
 	// Name A workspace or artifact name.
-	Name      Name      `json:"name"`
+	Name Name `json:"name"`
+
+	// TtlSecs The workspace expires this long after its last touch.
+	TtlSecs   *int64    `json:"ttl_secs,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 
 	// VolumeIssue Why the workspace's READY volume cannot take new containers now, as
@@ -1963,10 +2196,22 @@ type Workspace struct {
 
 // WorkspaceCreate defines model for WorkspaceCreate.
 type WorkspaceCreate struct {
-	Description *string `json:"description,omitempty"`
+	// ArchiveIdleAfterSecs Archive the volume after this long idle (0 never).
+	ArchiveIdleAfterSecs *int64  `json:"archive_idle_after_secs,omitempty"`
+	Description          *string `json:"description,omitempty"`
+
+	// ExpiresAt Expire at this time; not with `ttl_secs`.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// FromSnapshot A snapshot's ID: the workspace is made with a READY volume
+	// holding its tree, or not at all.
+	FromSnapshot *string `json:"from_snapshot,omitempty"`
 
 	// Name A workspace or artifact name.
 	Name Name `json:"name"`
+
+	// TtlSecs Expire this long after the last touch (default `lifecycle.defaultTTLSecs`).
+	TtlSecs *int64 `json:"ttl_secs,omitempty"`
 
 	// VolumeMetadata The new volume size (see VolumeMetadata); `null` clears it.
 	VolumeMetadata *VolumeMetadataChange `json:"volume_metadata,omitempty"`
@@ -1995,6 +2240,9 @@ type RequestID = string
 
 // ShellID defines model for ShellID.
 type ShellID = string
+
+// SnapshotID defines model for SnapshotID.
+type SnapshotID = string
 
 // StagingKey defines model for StagingKey.
 type StagingKey = string
@@ -2327,6 +2575,27 @@ type SignalShellParams struct {
 
 // SignalShellJSONBodySignal defines parameters for SignalShell.
 type SignalShellJSONBodySignal string
+
+// DeleteSnapshotParams defines parameters for DeleteSnapshot.
+type DeleteSnapshotParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// GetSnapshotParams defines parameters for GetSnapshot.
+type GetSnapshotParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// GetSnapshot200JSONResponseBodySuccess defines parameters for GetSnapshot.
+type GetSnapshot200JSONResponseBodySuccess bool
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
@@ -2716,6 +2985,51 @@ type FileTree200JSONResponseBodyEntriesType string
 // FileTree200JSONResponseBodySuccess defines parameters for FileTree.
 type FileTree200JSONResponseBodySuccess bool
 
+// ForkWorkspaceJSONBody defines parameters for ForkWorkspace.
+type ForkWorkspaceJSONBody struct {
+	Description *string `json:"description,omitempty"`
+
+	// Live Take the source's snapshot even while other containers mount it.
+	Live *bool `json:"live,omitempty"`
+
+	// Name A workspace or artifact name.
+	Name Name `json:"name"`
+}
+
+// ForkWorkspaceParams defines parameters for ForkWorkspace.
+type ForkWorkspaceParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ForkWorkspace200JSONResponseBodySuccess defines parameters for ForkWorkspace.
+type ForkWorkspace200JSONResponseBodySuccess bool
+
+// SetWorkspaceLifecycleParams defines parameters for SetWorkspaceLifecycle.
+type SetWorkspaceLifecycleParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// SetWorkspaceLifecycle200JSONResponseBodySuccess defines parameters for SetWorkspaceLifecycle.
+type SetWorkspaceLifecycle200JSONResponseBodySuccess bool
+
 // RenameWorkspaceParams defines parameters for RenameWorkspace.
 type RenameWorkspaceParams struct {
 	// Name The new name.
@@ -2788,6 +3102,33 @@ type MintUploadPartsParams struct {
 // MintUploadParts200JSONResponseBodySuccess defines parameters for MintUploadParts.
 type MintUploadParts200JSONResponseBodySuccess bool
 
+// RestoreSnapshotJSONBody defines parameters for RestoreSnapshot.
+type RestoreSnapshotJSONBody struct {
+	SnapshotId string `json:"snapshot_id"`
+}
+
+// RestoreSnapshotParams defines parameters for RestoreSnapshot.
+type RestoreSnapshotParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RestoreSnapshot200JSONResponseBodySuccess defines parameters for RestoreSnapshot.
+type RestoreSnapshot200JSONResponseBodySuccess bool
+
 // CreateShellParams defines parameters for CreateShell.
 type CreateShellParams struct {
 	// XRequestID The request's ID, echoed in the answer's header and envelope when it
@@ -2799,6 +3140,62 @@ type CreateShellParams struct {
 
 // CreateShell200JSONResponseBodySuccess defines parameters for CreateShell.
 type CreateShell200JSONResponseBodySuccess bool
+
+// ListSnapshotsParams defines parameters for ListSnapshots.
+type ListSnapshotsParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+}
+
+// ListSnapshots200JSONResponseBodySuccess defines parameters for ListSnapshots.
+type ListSnapshots200JSONResponseBodySuccess bool
+
+// CreateSnapshotParams defines parameters for CreateSnapshot.
+type CreateSnapshotParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateSnapshot200JSONResponseBodySuccess defines parameters for CreateSnapshot.
+type CreateSnapshot200JSONResponseBodySuccess bool
+
+// TouchWorkspaceParams defines parameters for TouchWorkspace.
+type TouchWorkspaceParams struct {
+	// XRequestID The request's ID, echoed in the answer's header and envelope when it
+	// is 1 to 128 printable ASCII characters; otherwise (or when absent)
+	// the server makes a UUID. The header's name is
+	// `api.apis.requestLogging.requestIDHeader`.
+	XRequestID *RequestID `json:"X-Request-ID,omitempty"`
+
+	// IdempotencyKey 1 to 255 printable ASCII characters naming this request: the first
+	// request with the key (for the calling token) runs and its answer is
+	// kept for 24 hours; a repeat gets that answer, with
+	// `Idempotent-Replayed: true`, instead of running again (one waiting
+	// while the first still runs). The same key with another request is
+	// `idempotency_conflict`; a repeat whose deadline passes while the
+	// first runs is `idempotency_in_progress`. An answer that says to try
+	// again (5xx, 429) is not kept.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// TouchWorkspace200JSONResponseBodySuccess defines parameters for TouchWorkspace.
+type TouchWorkspace200JSONResponseBodySuccess bool
 
 // TeardownVolumeParams defines parameters for TeardownVolume.
 type TeardownVolumeParams struct {
@@ -2882,14 +3279,26 @@ type MakeDirJSONRequestBody = MakeDirRequest
 // MovePathJSONRequestBody defines body for MovePath for application/json ContentType.
 type MovePathJSONRequestBody = MoveRequest
 
+// ForkWorkspaceJSONRequestBody defines body for ForkWorkspace for application/json ContentType.
+type ForkWorkspaceJSONRequestBody ForkWorkspaceJSONBody
+
+// SetWorkspaceLifecycleJSONRequestBody defines body for SetWorkspaceLifecycle for application/json ContentType.
+type SetWorkspaceLifecycleJSONRequestBody = Lifecycle
+
 // MintStagingJSONRequestBody defines body for MintStaging for application/json ContentType.
 type MintStagingJSONRequestBody = StagingRequest
 
 // MintUploadPartsJSONRequestBody defines body for MintUploadParts for application/json ContentType.
 type MintUploadPartsJSONRequestBody = PartRequest
 
+// RestoreSnapshotJSONRequestBody defines body for RestoreSnapshot for application/json ContentType.
+type RestoreSnapshotJSONRequestBody RestoreSnapshotJSONBody
+
 // CreateShellJSONRequestBody defines body for CreateShell for application/json ContentType.
 type CreateShellJSONRequestBody = ShellCreate
+
+// CreateSnapshotJSONRequestBody defines body for CreateSnapshot for application/json ContentType.
+type CreateSnapshotJSONRequestBody = SnapshotCreate
 
 // SetVolumeMetadataJSONRequestBody defines body for SetVolumeMetadata for application/json ContentType.
 type SetVolumeMetadataJSONRequestBody SetVolumeMetadataJSONBody
@@ -3203,6 +3612,21 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
 	SignalShell(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteSnapshot Delete a snapshot
+	//
+	// Deletes the snapshot. Its content stays while another snapshot
+	// refers to it; the maintainer removes the rest after
+	// `maintenance.objAgeOutSec`. Audited as `SNAPSHOT_DELETED`; the
+	// events stream sends `snapshot.deleted`.
+	//
+	// Corresponds with DELETE /v1/snapshots/{snapshotID} (the `DeleteSnapshot` operationId).
+	DeleteSnapshot(ctx context.Context, snapshotID SnapshotID, params *DeleteSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSnapshot Read a snapshot
+	//
+	// Corresponds with GET /v1/snapshots/{snapshotID} (the `GetSnapshot` operationId).
+	GetSnapshot(ctx context.Context, snapshotID SnapshotID, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhookDeliveries List webhook deliveries
 	//
 	// The deliveries of events to the configured webhooks, newest first:
@@ -3237,7 +3661,9 @@ type ClientInterface interface {
 
 	// CreateWorkspaceWithBody Create a workspace
 	//
-	// Records a new workspace with no volume (`volume_state` NONE).
+	// Records a new workspace with no volume (`volume_state` NONE). With
+	// `from_snapshot` it is made with a READY volume holding that
+	// snapshot's tree, or not at all.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3246,7 +3672,9 @@ type ClientInterface interface {
 
 	// CreateWorkspace Create a workspace
 	//
-	// Records a new workspace with no volume (`volume_state` NONE).
+	// Records a new workspace with no volume (`volume_state` NONE). With
+	// `from_snapshot` it is made with a READY volume holding that
+	// snapshot's tree, or not at all.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3484,6 +3912,58 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
 	FileTree(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForkWorkspaceWithBody Fork the workspace into a new one
+	//
+	// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+	// when that name is taken; it costs only its manifest) and creates the
+	// workspace `name` with a READY volume holding that snapshot's tree,
+	// independent of the source. All or nothing: a failed restore leaves
+	// no new workspace, nor the fork's snapshot.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+	ForkWorkspaceWithBody(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForkWorkspace Fork the workspace into a new one
+	//
+	// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+	// when that name is taken; it costs only its manifest) and creates the
+	// workspace `name` with a READY volume holding that snapshot's tree,
+	// independent of the source. All or nothing: a failed restore leaves
+	// no new workspace, nor the fork's snapshot.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+	ForkWorkspace(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, body ForkWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWorkspaceLifecycleWithBody Set a workspace's expiry and idle archiving
+	//
+	// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+	// (the workspace expires that long after its last touch) or
+	// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+	// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+	// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+	SetWorkspaceLifecycleWithBody(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWorkspaceLifecycle Set a workspace's expiry and idle archiving
+	//
+	// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+	// (the workspace expires that long after its last touch) or
+	// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+	// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+	// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+	SetWorkspaceLifecycle(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, body SetWorkspaceLifecycleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RenameWorkspace Rename a workspace
 	//
 	// Changes the name, not the volume's name. Renaming to the current name succeeds.
@@ -3557,6 +4037,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/workspaces/{workspaceID}/new-staging/parts (the `MintUploadParts` operationId).
 	MintUploadParts(ctx context.Context, workspaceID WorkspaceID, params *MintUploadPartsParams, body MintUploadPartsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RestoreSnapshotWithBody Replace the volume's contents with a snapshot's
+	//
+	// Rebuilds the snapshot's tree (of this or any workspace) beside the
+	// volume's contents, checking every file's SHA-256 as it is written,
+	// and swaps only once the whole tree is there: until then the old
+	// contents stay, and a failure leaves them as they were. Content that
+	// no longer matches its digest is `snapshot_corrupt`. The volume must
+	// be READY with no other container mounting it. Audited as
+	// `SNAPSHOT_RESTORED`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+	RestoreSnapshotWithBody(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreSnapshot Replace the volume's contents with a snapshot's
+	//
+	// Rebuilds the snapshot's tree (of this or any workspace) beside the
+	// volume's contents, checking every file's SHA-256 as it is written,
+	// and swaps only once the whole tree is there: until then the old
+	// contents stay, and a failure leaves them as they were. Content that
+	// no longer matches its digest is `snapshot_corrupt`. The volume must
+	// be READY with no other container mounting it. Audited as
+	// `SNAPSHOT_RESTORED`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+	RestoreSnapshot(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, body RestoreSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateShellWithBody Create a v2 shell
 	//
 	// Creates and starts a shell that outlives its connections, detached:
@@ -3582,6 +4092,55 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/workspaces/{workspaceID}/shells (the `CreateShell` operationId).
 	CreateShell(ctx context.Context, workspaceID WorkspaceID, params *CreateShellParams, body CreateShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSnapshots List the workspace's snapshots
+	//
+	// Every snapshot of the workspace, oldest first (at most 1000 exist).
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/snapshots (the `ListSnapshots` operationId).
+	ListSnapshots(ctx context.Context, workspaceID WorkspaceID, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSnapshotWithBody Snapshot the workspace's volume
+	//
+	// Records the whole volume as an immutable snapshot: a manifest of
+	// every directory, file and symlink, and the files' content stored by
+	// SHA-256, so content any earlier snapshot stored is not uploaded
+	// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+	// the volume read-only. A volume another container mounts is
+	// `volume_in_use` unless `live` is true; a live snapshot is marked
+	// so, its files whole but not of one instant. Audited as
+	// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithBody(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSnapshot Snapshot the workspace's volume
+	//
+	// Records the whole volume as an immutable snapshot: a manifest of
+	// every directory, file and symlink, and the files' content stored by
+	// SHA-256, so content any earlier snapshot stored is not uploaded
+	// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+	// the volume read-only. A volume another container mounts is
+	// `volume_in_use` unless `live` is true; a live snapshot is marked
+	// so, its files whole but not of one instant. Audited as
+	// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshot(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TouchWorkspace Postpone a workspace's expiry and archiving
+	//
+	// Records activity: the idle clock restarts, a `ttl_secs` moves
+	// `expires_at` to now plus it, and the `workspace.expiring` and
+	// `workspace.archiving` warnings sent are withdrawn. Audited as
+	// `WORKSPACE_LIFECYCLE`.
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/touch (the `TouchWorkspace` operationId).
+	TouchWorkspace(ctx context.Context, workspaceID WorkspaceID, params *TouchWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TeardownVolume Tear down the workspace's volume
 	//
@@ -4084,6 +4643,41 @@ func (c *Client) SignalShell(ctx context.Context, shellID ShellID, params *Signa
 	return c.Client.Do(req)
 }
 
+// DeleteSnapshot Delete a snapshot
+//
+// Deletes the snapshot. Its content stays while another snapshot
+// refers to it; the maintainer removes the rest after
+// `maintenance.objAgeOutSec`. Audited as `SNAPSHOT_DELETED`; the
+// events stream sends `snapshot.deleted`.
+//
+// Corresponds with DELETE /v1/snapshots/{snapshotID} (the `DeleteSnapshot` operationId).
+func (c *Client) DeleteSnapshot(ctx context.Context, snapshotID SnapshotID, params *DeleteSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSnapshotRequest(c.Server, snapshotID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSnapshot Read a snapshot
+//
+// Corresponds with GET /v1/snapshots/{snapshotID} (the `GetSnapshot` operationId).
+func (c *Client) GetSnapshot(ctx context.Context, snapshotID SnapshotID, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSnapshotRequest(c.Server, snapshotID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhookDeliveries List webhook deliveries
 //
 // The deliveries of events to the configured webhooks, newest first:
@@ -4148,7 +4742,9 @@ func (c *Client) ListWorkspaces(ctx context.Context, params *ListWorkspacesParam
 
 // CreateWorkspaceWithBody Create a workspace
 //
-// Records a new workspace with no volume (`volume_state` NONE).
+// Records a new workspace with no volume (`volume_state` NONE). With
+// `from_snapshot` it is made with a READY volume holding that
+// snapshot's tree, or not at all.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4167,7 +4763,9 @@ func (c *Client) CreateWorkspaceWithBody(ctx context.Context, params *CreateWork
 
 // CreateWorkspace Create a workspace
 //
-// Records a new workspace with no volume (`volume_state` NONE).
+// Records a new workspace with no volume (`volume_state` NONE). With
+// `from_snapshot` it is made with a READY volume holding that
+// snapshot's tree, or not at all.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4615,6 +5213,98 @@ func (c *Client) FileTree(ctx context.Context, workspaceID WorkspaceID, params *
 	return c.Client.Do(req)
 }
 
+// ForkWorkspaceWithBody Fork the workspace into a new one
+//
+// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+// when that name is taken; it costs only its manifest) and creates the
+// workspace `name` with a READY volume holding that snapshot's tree,
+// independent of the source. All or nothing: a failed restore leaves
+// no new workspace, nor the fork's snapshot.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+func (c *Client) ForkWorkspaceWithBody(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForkWorkspaceRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForkWorkspace Fork the workspace into a new one
+//
+// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+// when that name is taken; it costs only its manifest) and creates the
+// workspace `name` with a READY volume holding that snapshot's tree,
+// independent of the source. All or nothing: a failed restore leaves
+// no new workspace, nor the fork's snapshot.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+func (c *Client) ForkWorkspace(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, body ForkWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForkWorkspaceRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWorkspaceLifecycleWithBody Set a workspace's expiry and idle archiving
+//
+// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+// (the workspace expires that long after its last touch) or
+// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+func (c *Client) SetWorkspaceLifecycleWithBody(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWorkspaceLifecycleRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWorkspaceLifecycle Set a workspace's expiry and idle archiving
+//
+// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+// (the workspace expires that long after its last touch) or
+// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+func (c *Client) SetWorkspaceLifecycle(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, body SetWorkspaceLifecycleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWorkspaceLifecycleRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RenameWorkspace Rename a workspace
 //
 // Changes the name, not the volume's name. Renaming to the current name succeeds.
@@ -4758,6 +5448,56 @@ func (c *Client) MintUploadParts(ctx context.Context, workspaceID WorkspaceID, p
 	return c.Client.Do(req)
 }
 
+// RestoreSnapshotWithBody Replace the volume's contents with a snapshot's
+//
+// Rebuilds the snapshot's tree (of this or any workspace) beside the
+// volume's contents, checking every file's SHA-256 as it is written,
+// and swaps only once the whole tree is there: until then the old
+// contents stay, and a failure leaves them as they were. Content that
+// no longer matches its digest is `snapshot_corrupt`. The volume must
+// be READY with no other container mounting it. Audited as
+// `SNAPSHOT_RESTORED`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+func (c *Client) RestoreSnapshotWithBody(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreSnapshotRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RestoreSnapshot Replace the volume's contents with a snapshot's
+//
+// Rebuilds the snapshot's tree (of this or any workspace) beside the
+// volume's contents, checking every file's SHA-256 as it is written,
+// and swaps only once the whole tree is there: until then the old
+// contents stay, and a failure leaves them as they were. Content that
+// no longer matches its digest is `snapshot_corrupt`. The volume must
+// be READY with no other container mounting it. Audited as
+// `SNAPSHOT_RESTORED`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+func (c *Client) RestoreSnapshot(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, body RestoreSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreSnapshotRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateShellWithBody Create a v2 shell
 //
 // Creates and starts a shell that outlives its connections, detached:
@@ -4794,6 +5534,95 @@ func (c *Client) CreateShellWithBody(ctx context.Context, workspaceID WorkspaceI
 // Corresponds with POST /v1/workspaces/{workspaceID}/shells (the `CreateShell` operationId).
 func (c *Client) CreateShell(ctx context.Context, workspaceID WorkspaceID, params *CreateShellParams, body CreateShellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateShellRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSnapshots List the workspace's snapshots
+//
+// Every snapshot of the workspace, oldest first (at most 1000 exist).
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/snapshots (the `ListSnapshots` operationId).
+func (c *Client) ListSnapshots(ctx context.Context, workspaceID WorkspaceID, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSnapshotsRequest(c.Server, workspaceID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSnapshotWithBody Snapshot the workspace's volume
+//
+// Records the whole volume as an immutable snapshot: a manifest of
+// every directory, file and symlink, and the files' content stored by
+// SHA-256, so content any earlier snapshot stored is not uploaded
+// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+// the volume read-only. A volume another container mounts is
+// `volume_in_use` unless `live` is true; a live snapshot is marked
+// so, its files whole but not of one instant. Audited as
+// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+func (c *Client) CreateSnapshotWithBody(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSnapshotRequestWithBody(c.Server, workspaceID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSnapshot Snapshot the workspace's volume
+//
+// Records the whole volume as an immutable snapshot: a manifest of
+// every directory, file and symlink, and the files' content stored by
+// SHA-256, so content any earlier snapshot stored is not uploaded
+// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+// the volume read-only. A volume another container mounts is
+// `volume_in_use` unless `live` is true; a live snapshot is marked
+// so, its files whole but not of one instant. Audited as
+// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+func (c *Client) CreateSnapshot(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSnapshotRequest(c.Server, workspaceID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TouchWorkspace Postpone a workspace's expiry and archiving
+//
+// Records activity: the idle clock restarts, a `ttl_secs` moves
+// `expires_at` to now plus it, and the `workspace.expiring` and
+// `workspace.archiving` warnings sent are withdrawn. Audited as
+// `WORKSPACE_LIFECYCLE`.
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/touch (the `TouchWorkspace` operationId).
+func (c *Client) TouchWorkspace(ctx context.Context, workspaceID WorkspaceID, params *TouchWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTouchWorkspaceRequest(c.Server, workspaceID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5958,6 +6787,104 @@ func NewSignalShellRequestWithBody(server string, shellID ShellID, params *Signa
 		}
 
 		req.Header.Set("Cairn-Shell-Secret", headerParam2)
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSnapshotRequest constructs an http.Request for the DeleteSnapshot method
+func NewDeleteSnapshotRequest(server string, snapshotID SnapshotID, params *DeleteSnapshotParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "snapshotID", snapshotID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshots/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSnapshotRequest constructs an http.Request for the GetSnapshot method
+func NewGetSnapshotRequest(server string, snapshotID SnapshotID, params *GetSnapshotParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "snapshotID", snapshotID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshots/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
 
 	}
 
@@ -7547,6 +8474,141 @@ func NewFileTreeRequest(server string, workspaceID WorkspaceID, params *FileTree
 	return req, nil
 }
 
+// NewForkWorkspaceRequest calls the generic ForkWorkspace builder with application/json body
+func NewForkWorkspaceRequest(server string, workspaceID WorkspaceID, params *ForkWorkspaceParams, body ForkWorkspaceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewForkWorkspaceRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewForkWorkspaceRequestWithBody constructs an http.Request for the ForkWorkspace method, with any body, and a specified content type
+func NewForkWorkspaceRequestWithBody(server string, workspaceID WorkspaceID, params *ForkWorkspaceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/fork", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewSetWorkspaceLifecycleRequest calls the generic SetWorkspaceLifecycle builder with application/json body
+func NewSetWorkspaceLifecycleRequest(server string, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, body SetWorkspaceLifecycleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetWorkspaceLifecycleRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewSetWorkspaceLifecycleRequestWithBody constructs an http.Request for the SetWorkspaceLifecycle method, with any body, and a specified content type
+func NewSetWorkspaceLifecycleRequestWithBody(server string, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/lifecycle", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRenameWorkspaceRequest constructs an http.Request for the RenameWorkspace method
 func NewRenameWorkspaceRequest(server string, workspaceID WorkspaceID, params *RenameWorkspaceParams) (*http.Request, error) {
 	var err error
@@ -7903,6 +8965,79 @@ func NewMintUploadPartsRequestWithBody(server string, workspaceID WorkspaceID, p
 	return req, nil
 }
 
+// NewRestoreSnapshotRequest calls the generic RestoreSnapshot builder with application/json body
+func NewRestoreSnapshotRequest(server string, workspaceID WorkspaceID, params *RestoreSnapshotParams, body RestoreSnapshotJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRestoreSnapshotRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewRestoreSnapshotRequestWithBody constructs an http.Request for the RestoreSnapshot method, with any body, and a specified content type
+func NewRestoreSnapshotRequestWithBody(server string, workspaceID WorkspaceID, params *RestoreSnapshotParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/restore", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateShellRequest calls the generic CreateShell builder with application/json body
 func NewCreateShellRequest(server string, workspaceID WorkspaceID, params *CreateShellParams, body CreateShellJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7958,6 +9093,188 @@ func NewCreateShellRequestWithBody(server string, workspaceID WorkspaceID, param
 			}
 
 			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSnapshotsRequest constructs an http.Request for the ListSnapshots method
+func NewListSnapshotsRequest(server string, workspaceID WorkspaceID, params *ListSnapshotsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/snapshots", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateSnapshotRequest calls the generic CreateSnapshot builder with application/json body
+func NewCreateSnapshotRequest(server string, workspaceID WorkspaceID, params *CreateSnapshotParams, body CreateSnapshotJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSnapshotRequestWithBody(server, workspaceID, params, "application/json", bodyReader)
+}
+
+// NewCreateSnapshotRequestWithBody constructs an http.Request for the CreateSnapshot method, with any body, and a specified content type
+func NewCreateSnapshotRequestWithBody(server string, workspaceID WorkspaceID, params *CreateSnapshotParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/snapshots", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewTouchWorkspaceRequest constructs an http.Request for the TouchWorkspace method
+func NewTouchWorkspaceRequest(server string, workspaceID WorkspaceID, params *TouchWorkspaceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workspaceID", workspaceID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/workspaces/%s/touch", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-ID", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -8435,6 +9752,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/shells/{shellID}/signal (the `SignalShell` operationId).
 	SignalShellWithResponse(ctx context.Context, shellID ShellID, params *SignalShellParams, body SignalShellJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalShellResponse, error)
 
+	// DeleteSnapshotWithResponse Delete a snapshot
+	//
+	// Deletes the snapshot. Its content stays while another snapshot
+	// refers to it; the maintainer removes the rest after
+	// `maintenance.objAgeOutSec`. Audited as `SNAPSHOT_DELETED`; the
+	// events stream sends `snapshot.deleted`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/snapshots/{snapshotID} (the `DeleteSnapshot` operationId).
+	DeleteSnapshotWithResponse(ctx context.Context, snapshotID SnapshotID, params *DeleteSnapshotParams, reqEditors ...RequestEditorFn) (*DeleteSnapshotResponse, error)
+
+	// GetSnapshotWithResponse Read a snapshot
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/snapshots/{snapshotID} (the `GetSnapshot` operationId).
+	GetSnapshotWithResponse(ctx context.Context, snapshotID SnapshotID, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*GetSnapshotResponse, error)
+
 	// ListWebhookDeliveriesWithResponse List webhook deliveries
 	//
 	// The deliveries of events to the configured webhooks, newest first:
@@ -8475,7 +9811,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWorkspaceWithBodyWithResponse Create a workspace
 	//
-	// Records a new workspace with no volume (`volume_state` NONE).
+	// Records a new workspace with no volume (`volume_state` NONE). With
+	// `from_snapshot` it is made with a READY volume holding that
+	// snapshot's tree, or not at all.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8484,7 +9822,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWorkspaceWithResponse Create a workspace
 	//
-	// Records a new workspace with no volume (`volume_state` NONE).
+	// Records a new workspace with no volume (`volume_state` NONE). With
+	// `from_snapshot` it is made with a READY volume holding that
+	// snapshot's tree, or not at all.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8740,6 +10080,58 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/workspaces/{workspaceID}/files/tree (the `FileTree` operationId).
 	FileTreeWithResponse(ctx context.Context, workspaceID WorkspaceID, params *FileTreeParams, reqEditors ...RequestEditorFn) (*FileTreeResponse, error)
 
+	// ForkWorkspaceWithBodyWithResponse Fork the workspace into a new one
+	//
+	// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+	// when that name is taken; it costs only its manifest) and creates the
+	// workspace `name` with a READY volume holding that snapshot's tree,
+	// independent of the source. All or nothing: a failed restore leaves
+	// no new workspace, nor the fork's snapshot.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+	ForkWorkspaceWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForkWorkspaceResponse, error)
+
+	// ForkWorkspaceWithResponse Fork the workspace into a new one
+	//
+	// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+	// when that name is taken; it costs only its manifest) and creates the
+	// workspace `name` with a READY volume holding that snapshot's tree,
+	// independent of the source. All or nothing: a failed restore leaves
+	// no new workspace, nor the fork's snapshot.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+	ForkWorkspaceWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, body ForkWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*ForkWorkspaceResponse, error)
+
+	// SetWorkspaceLifecycleWithBodyWithResponse Set a workspace's expiry and idle archiving
+	//
+	// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+	// (the workspace expires that long after its last touch) or
+	// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+	// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+	// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+	SetWorkspaceLifecycleWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWorkspaceLifecycleResponse, error)
+
+	// SetWorkspaceLifecycleWithResponse Set a workspace's expiry and idle archiving
+	//
+	// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+	// (the workspace expires that long after its last touch) or
+	// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+	// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+	// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+	SetWorkspaceLifecycleWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, body SetWorkspaceLifecycleJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWorkspaceLifecycleResponse, error)
+
 	// RenameWorkspaceWithResponse Rename a workspace
 	//
 	// Changes the name, not the volume's name. Renaming to the current name succeeds.
@@ -8819,6 +10211,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/workspaces/{workspaceID}/new-staging/parts (the `MintUploadParts` operationId).
 	MintUploadPartsWithResponse(ctx context.Context, workspaceID WorkspaceID, params *MintUploadPartsParams, body MintUploadPartsJSONRequestBody, reqEditors ...RequestEditorFn) (*MintUploadPartsResponse, error)
 
+	// RestoreSnapshotWithBodyWithResponse Replace the volume's contents with a snapshot's
+	//
+	// Rebuilds the snapshot's tree (of this or any workspace) beside the
+	// volume's contents, checking every file's SHA-256 as it is written,
+	// and swaps only once the whole tree is there: until then the old
+	// contents stay, and a failure leaves them as they were. Content that
+	// no longer matches its digest is `snapshot_corrupt`. The volume must
+	// be READY with no other container mounting it. Audited as
+	// `SNAPSHOT_RESTORED`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+	RestoreSnapshotWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreSnapshotResponse, error)
+
+	// RestoreSnapshotWithResponse Replace the volume's contents with a snapshot's
+	//
+	// Rebuilds the snapshot's tree (of this or any workspace) beside the
+	// volume's contents, checking every file's SHA-256 as it is written,
+	// and swaps only once the whole tree is there: until then the old
+	// contents stay, and a failure leaves them as they were. Content that
+	// no longer matches its digest is `snapshot_corrupt`. The volume must
+	// be READY with no other container mounting it. Audited as
+	// `SNAPSHOT_RESTORED`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+	RestoreSnapshotWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, body RestoreSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreSnapshotResponse, error)
+
 	// CreateShellWithBodyWithResponse Create a v2 shell
 	//
 	// Creates and starts a shell that outlives its connections, detached:
@@ -8844,6 +10266,59 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/workspaces/{workspaceID}/shells (the `CreateShell` operationId).
 	CreateShellWithResponse(ctx context.Context, workspaceID WorkspaceID, params *CreateShellParams, body CreateShellJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateShellResponse, error)
+
+	// ListSnapshotsWithResponse List the workspace's snapshots
+	//
+	// Every snapshot of the workspace, oldest first (at most 1000 exist).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/workspaces/{workspaceID}/snapshots (the `ListSnapshots` operationId).
+	ListSnapshotsWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*ListSnapshotsResponse, error)
+
+	// CreateSnapshotWithBodyWithResponse Snapshot the workspace's volume
+	//
+	// Records the whole volume as an immutable snapshot: a manifest of
+	// every directory, file and symlink, and the files' content stored by
+	// SHA-256, so content any earlier snapshot stored is not uploaded
+	// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+	// the volume read-only. A volume another container mounts is
+	// `volume_in_use` unless `live` is true; a live snapshot is marked
+	// so, its files whole but not of one instant. Audited as
+	// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error)
+
+	// CreateSnapshotWithResponse Snapshot the workspace's volume
+	//
+	// Records the whole volume as an immutable snapshot: a manifest of
+	// every directory, file and symlink, and the files' content stored by
+	// SHA-256, so content any earlier snapshot stored is not uploaded
+	// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+	// the volume read-only. A volume another container mounts is
+	// `volume_in_use` unless `live` is true; a live snapshot is marked
+	// so, its files whole but not of one instant. Audited as
+	// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithResponse(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error)
+
+	// TouchWorkspaceWithResponse Postpone a workspace's expiry and archiving
+	//
+	// Records activity: the idle clock restarts, a `ttl_secs` moves
+	// `expires_at` to now plus it, and the `workspace.expiring` and
+	// `workspace.archiving` warnings sent are withdrawn. Audited as
+	// `WORKSPACE_LIFECYCLE`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/workspaces/{workspaceID}/touch (the `TouchWorkspace` operationId).
+	TouchWorkspaceWithResponse(ctx context.Context, workspaceID WorkspaceID, params *TouchWorkspaceParams, reqEditors ...RequestEditorFn) (*TouchWorkspaceResponse, error)
 
 	// TeardownVolumeWithResponse Tear down the workspace's volume
 	//
@@ -11143,6 +12618,268 @@ func (r SignalShellResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSnapshotResponse200Headers the declared response headers of an HTTP 200 response for DeleteSnapshot
+type DeleteSnapshotResponse200Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse401Headers the declared response headers of an HTTP 401 response for DeleteSnapshot
+type DeleteSnapshotResponse401Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse403Headers the declared response headers of an HTTP 403 response for DeleteSnapshot
+type DeleteSnapshotResponse403Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse404Headers the declared response headers of an HTTP 404 response for DeleteSnapshot
+type DeleteSnapshotResponse404Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse409Headers the declared response headers of an HTTP 409 response for DeleteSnapshot
+type DeleteSnapshotResponse409Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse500Headers the declared response headers of an HTTP 500 response for DeleteSnapshot
+type DeleteSnapshotResponse500Headers struct {
+	XRequestID *string
+}
+
+// DeleteSnapshotResponse503Headers the declared response headers of an HTTP 503 response for DeleteSnapshot
+type DeleteSnapshotResponse503Headers struct {
+	XRequestID *string
+}
+
+type DeleteSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSnapshotResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSnapshotResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteSnapshotResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteSnapshotResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSnapshotResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSnapshotResponse200Headers the declared response headers of an HTTP 200 response for GetSnapshot
+type GetSnapshotResponse200Headers struct {
+	XRequestID *string
+}
+
+// GetSnapshotResponse401Headers the declared response headers of an HTTP 401 response for GetSnapshot
+type GetSnapshotResponse401Headers struct {
+	XRequestID *string
+}
+
+// GetSnapshotResponse403Headers the declared response headers of an HTTP 403 response for GetSnapshot
+type GetSnapshotResponse403Headers struct {
+	XRequestID *string
+}
+
+// GetSnapshotResponse404Headers the declared response headers of an HTTP 404 response for GetSnapshot
+type GetSnapshotResponse404Headers struct {
+	XRequestID *string
+}
+
+// GetSnapshotResponse500Headers the declared response headers of an HTTP 500 response for GetSnapshot
+type GetSnapshotResponse500Headers struct {
+	XRequestID *string
+}
+
+// GetSnapshotResponse503Headers the declared response headers of an HTTP 503 response for GetSnapshot
+type GetSnapshotResponse503Headers struct {
+	XRequestID *string
+}
+
+type GetSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"request_id"`
+
+		// Snapshot An immutable record of a workspace volume's whole tree.
+		Snapshot Snapshot                              `json:"snapshot"`
+		Success  GetSnapshot200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSnapshotResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSnapshotResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSnapshotResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSnapshotResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSnapshotResponse) GetJSON200() *struct {
+	RequestId string `json:"request_id"`
+
+	// Snapshot An immutable record of a workspace volume's whole tree.
+	Snapshot Snapshot                              `json:"snapshot"`
+	Success  GetSnapshot200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSnapshotResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSnapshotResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSnapshotResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSnapshotResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSnapshotResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse200Headers struct {
 	XRequestID *string
@@ -11572,6 +13309,11 @@ type CreateWorkspaceResponse403Headers struct {
 	XRequestID *string
 }
 
+// CreateWorkspaceResponse404Headers the declared response headers of an HTTP 404 response for CreateWorkspace
+type CreateWorkspaceResponse404Headers struct {
+	XRequestID *string
+}
+
 // CreateWorkspaceResponse409Headers the declared response headers of an HTTP 409 response for CreateWorkspace
 type CreateWorkspaceResponse409Headers struct {
 	XRequestID *string
@@ -11587,8 +13329,23 @@ type CreateWorkspaceResponse500Headers struct {
 	XRequestID *string
 }
 
+// CreateWorkspaceResponse502Headers the declared response headers of an HTTP 502 response for CreateWorkspace
+type CreateWorkspaceResponse502Headers struct {
+	XRequestID *string
+}
+
 // CreateWorkspaceResponse503Headers the declared response headers of an HTTP 503 response for CreateWorkspace
 type CreateWorkspaceResponse503Headers struct {
+	XRequestID *string
+}
+
+// CreateWorkspaceResponse504Headers the declared response headers of an HTTP 504 response for CreateWorkspace
+type CreateWorkspaceResponse504Headers struct {
+	XRequestID *string
+}
+
+// CreateWorkspaceResponse507Headers the declared response headers of an HTTP 507 response for CreateWorkspace
+type CreateWorkspaceResponse507Headers struct {
 	XRequestID *string
 }
 
@@ -11603,14 +13360,22 @@ type CreateWorkspaceResponse struct {
 	JSON401 *Failure
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Failure
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Failure
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Failure
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateWorkspaceResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11619,14 +13384,22 @@ type CreateWorkspaceResponse struct {
 	Headers401 *CreateWorkspaceResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateWorkspaceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateWorkspaceResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateWorkspaceResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateWorkspaceResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateWorkspaceResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateWorkspaceResponse502Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateWorkspaceResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateWorkspaceResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *CreateWorkspaceResponse507Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11649,6 +13422,11 @@ func (r CreateWorkspaceResponse) GetJSON403() *Failure {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateWorkspaceResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CreateWorkspaceResponse) GetJSON409() *Failure {
 	return r.JSON409
@@ -11664,9 +13442,24 @@ func (r CreateWorkspaceResponse) GetJSON500() *Failure {
 	return r.JSON500
 }
 
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateWorkspaceResponse) GetJSON502() *Failure {
+	return r.JSON502
+}
+
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
 func (r CreateWorkspaceResponse) GetJSON503() *Failure {
 	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateWorkspaceResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r CreateWorkspaceResponse) GetJSON507() *Failure {
+	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -14360,6 +16153,354 @@ func (r FileTreeResponse) ContentType() string {
 	return ""
 }
 
+// ForkWorkspaceResponse200Headers the declared response headers of an HTTP 200 response for ForkWorkspace
+type ForkWorkspaceResponse200Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse400Headers the declared response headers of an HTTP 400 response for ForkWorkspace
+type ForkWorkspaceResponse400Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse401Headers the declared response headers of an HTTP 401 response for ForkWorkspace
+type ForkWorkspaceResponse401Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse403Headers the declared response headers of an HTTP 403 response for ForkWorkspace
+type ForkWorkspaceResponse403Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse404Headers the declared response headers of an HTTP 404 response for ForkWorkspace
+type ForkWorkspaceResponse404Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse409Headers the declared response headers of an HTTP 409 response for ForkWorkspace
+type ForkWorkspaceResponse409Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse413Headers the declared response headers of an HTTP 413 response for ForkWorkspace
+type ForkWorkspaceResponse413Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse500Headers the declared response headers of an HTTP 500 response for ForkWorkspace
+type ForkWorkspaceResponse500Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse502Headers the declared response headers of an HTTP 502 response for ForkWorkspace
+type ForkWorkspaceResponse502Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse503Headers the declared response headers of an HTTP 503 response for ForkWorkspace
+type ForkWorkspaceResponse503Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse504Headers the declared response headers of an HTTP 504 response for ForkWorkspace
+type ForkWorkspaceResponse504Headers struct {
+	XRequestID *string
+}
+
+// ForkWorkspaceResponse507Headers the declared response headers of an HTTP 507 response for ForkWorkspace
+type ForkWorkspaceResponse507Headers struct {
+	XRequestID *string
+}
+
+type ForkWorkspaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ForkWorkspaceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ForkWorkspaceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForkWorkspaceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ForkWorkspaceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ForkWorkspaceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ForkWorkspaceResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ForkWorkspaceResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ForkWorkspaceResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ForkWorkspaceResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForkWorkspaceResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ForkWorkspaceResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *ForkWorkspaceResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON200() *WorkspaceAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON502() *Failure {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r ForkWorkspaceResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r ForkWorkspaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForkWorkspaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForkWorkspaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForkWorkspaceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetWorkspaceLifecycleResponse200Headers the declared response headers of an HTTP 200 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse200Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse400Headers the declared response headers of an HTTP 400 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse400Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse401Headers the declared response headers of an HTTP 401 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse401Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse403Headers the declared response headers of an HTTP 403 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse403Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse404Headers the declared response headers of an HTTP 404 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse404Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse413Headers the declared response headers of an HTTP 413 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse413Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse500Headers the declared response headers of an HTTP 500 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse500Headers struct {
+	XRequestID *string
+}
+
+// SetWorkspaceLifecycleResponse503Headers the declared response headers of an HTTP 503 response for SetWorkspaceLifecycle
+type SetWorkspaceLifecycleResponse503Headers struct {
+	XRequestID *string
+}
+
+type SetWorkspaceLifecycleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SetWorkspaceLifecycleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SetWorkspaceLifecycleResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetWorkspaceLifecycleResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SetWorkspaceLifecycleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SetWorkspaceLifecycleResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SetWorkspaceLifecycleResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SetWorkspaceLifecycleResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetWorkspaceLifecycleResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON200() *WorkspaceAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetWorkspaceLifecycleResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetWorkspaceLifecycleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetWorkspaceLifecycleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetWorkspaceLifecycleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetWorkspaceLifecycleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RenameWorkspaceResponse200Headers the declared response headers of an HTTP 200 response for RenameWorkspace
 type RenameWorkspaceResponse200Headers struct {
 	XRequestID *string
@@ -15144,6 +17285,216 @@ func (r MintUploadPartsResponse) ContentType() string {
 	return ""
 }
 
+// RestoreSnapshotResponse200Headers the declared response headers of an HTTP 200 response for RestoreSnapshot
+type RestoreSnapshotResponse200Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse400Headers the declared response headers of an HTTP 400 response for RestoreSnapshot
+type RestoreSnapshotResponse400Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse401Headers the declared response headers of an HTTP 401 response for RestoreSnapshot
+type RestoreSnapshotResponse401Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse403Headers the declared response headers of an HTTP 403 response for RestoreSnapshot
+type RestoreSnapshotResponse403Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse404Headers the declared response headers of an HTTP 404 response for RestoreSnapshot
+type RestoreSnapshotResponse404Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse409Headers the declared response headers of an HTTP 409 response for RestoreSnapshot
+type RestoreSnapshotResponse409Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse413Headers the declared response headers of an HTTP 413 response for RestoreSnapshot
+type RestoreSnapshotResponse413Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse500Headers the declared response headers of an HTTP 500 response for RestoreSnapshot
+type RestoreSnapshotResponse500Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse502Headers the declared response headers of an HTTP 502 response for RestoreSnapshot
+type RestoreSnapshotResponse502Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse503Headers the declared response headers of an HTTP 503 response for RestoreSnapshot
+type RestoreSnapshotResponse503Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse504Headers the declared response headers of an HTTP 504 response for RestoreSnapshot
+type RestoreSnapshotResponse504Headers struct {
+	XRequestID *string
+}
+
+// RestoreSnapshotResponse507Headers the declared response headers of an HTTP 507 response for RestoreSnapshot
+type RestoreSnapshotResponse507Headers struct {
+	XRequestID *string
+}
+
+type RestoreSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string                                    `json:"request_id"`
+		Restore   RestoreResult                             `json:"restore"`
+		Success   RestoreSnapshot200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreSnapshotResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RestoreSnapshotResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RestoreSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RestoreSnapshotResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RestoreSnapshotResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RestoreSnapshotResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RestoreSnapshotResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *RestoreSnapshotResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RestoreSnapshotResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RestoreSnapshotResponse504Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *RestoreSnapshotResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON200() *struct {
+	RequestId string                                    `json:"request_id"`
+	Restore   RestoreResult                             `json:"restore"`
+	Success   RestoreSnapshot200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON502() *Failure {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r RestoreSnapshotResponse) GetJSON507() *Failure {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateShellResponse200Headers the declared response headers of an HTTP 200 response for CreateShell
 type CreateShellResponse200Headers struct {
 	XRequestID *string
@@ -15356,6 +17707,478 @@ func (r CreateShellResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateShellResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSnapshotsResponse200Headers the declared response headers of an HTTP 200 response for ListSnapshots
+type ListSnapshotsResponse200Headers struct {
+	XRequestID *string
+}
+
+// ListSnapshotsResponse401Headers the declared response headers of an HTTP 401 response for ListSnapshots
+type ListSnapshotsResponse401Headers struct {
+	XRequestID *string
+}
+
+// ListSnapshotsResponse403Headers the declared response headers of an HTTP 403 response for ListSnapshots
+type ListSnapshotsResponse403Headers struct {
+	XRequestID *string
+}
+
+// ListSnapshotsResponse404Headers the declared response headers of an HTTP 404 response for ListSnapshots
+type ListSnapshotsResponse404Headers struct {
+	XRequestID *string
+}
+
+// ListSnapshotsResponse500Headers the declared response headers of an HTTP 500 response for ListSnapshots
+type ListSnapshotsResponse500Headers struct {
+	XRequestID *string
+}
+
+// ListSnapshotsResponse503Headers the declared response headers of an HTTP 503 response for ListSnapshots
+type ListSnapshotsResponse503Headers struct {
+	XRequestID *string
+}
+
+type ListSnapshotsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string                                  `json:"request_id"`
+		Snapshots []Snapshot                              `json:"snapshots"`
+		Success   ListSnapshots200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSnapshotsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSnapshotsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSnapshotsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSnapshotsResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSnapshotsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSnapshotsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSnapshotsResponse) GetJSON200() *struct {
+	RequestId string                                  `json:"request_id"`
+	Snapshots []Snapshot                              `json:"snapshots"`
+	Success   ListSnapshots200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSnapshotsResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSnapshotsResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSnapshotsResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSnapshotsResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSnapshotsResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSnapshotsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSnapshotsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSnapshotsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSnapshotsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSnapshotResponse200Headers the declared response headers of an HTTP 200 response for CreateSnapshot
+type CreateSnapshotResponse200Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse400Headers the declared response headers of an HTTP 400 response for CreateSnapshot
+type CreateSnapshotResponse400Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse401Headers the declared response headers of an HTTP 401 response for CreateSnapshot
+type CreateSnapshotResponse401Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse403Headers the declared response headers of an HTTP 403 response for CreateSnapshot
+type CreateSnapshotResponse403Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse404Headers the declared response headers of an HTTP 404 response for CreateSnapshot
+type CreateSnapshotResponse404Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse409Headers the declared response headers of an HTTP 409 response for CreateSnapshot
+type CreateSnapshotResponse409Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse413Headers the declared response headers of an HTTP 413 response for CreateSnapshot
+type CreateSnapshotResponse413Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse500Headers the declared response headers of an HTTP 500 response for CreateSnapshot
+type CreateSnapshotResponse500Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse502Headers the declared response headers of an HTTP 502 response for CreateSnapshot
+type CreateSnapshotResponse502Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse503Headers the declared response headers of an HTTP 503 response for CreateSnapshot
+type CreateSnapshotResponse503Headers struct {
+	XRequestID *string
+}
+
+// CreateSnapshotResponse504Headers the declared response headers of an HTTP 504 response for CreateSnapshot
+type CreateSnapshotResponse504Headers struct {
+	XRequestID *string
+}
+
+type CreateSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"request_id"`
+
+		// Snapshot An immutable record of a workspace volume's whole tree.
+		Snapshot Snapshot                                 `json:"snapshot"`
+		Success  CreateSnapshot200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateSnapshotResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateSnapshotResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateSnapshotResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSnapshotResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateSnapshotResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateSnapshotResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateSnapshotResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSnapshotResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateSnapshotResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateSnapshotResponse) GetJSON200() *struct {
+	RequestId string `json:"request_id"`
+
+	// Snapshot An immutable record of a workspace volume's whole tree.
+	Snapshot Snapshot                                 `json:"snapshot"`
+	Success  CreateSnapshot200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateSnapshotResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateSnapshotResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSnapshotResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateSnapshotResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSnapshotResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateSnapshotResponse) GetJSON413() *Failure {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateSnapshotResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateSnapshotResponse) GetJSON502() *Failure {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateSnapshotResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateSnapshotResponse) GetJSON504() *Failure {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TouchWorkspaceResponse200Headers the declared response headers of an HTTP 200 response for TouchWorkspace
+type TouchWorkspaceResponse200Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse400Headers the declared response headers of an HTTP 400 response for TouchWorkspace
+type TouchWorkspaceResponse400Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse401Headers the declared response headers of an HTTP 401 response for TouchWorkspace
+type TouchWorkspaceResponse401Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse403Headers the declared response headers of an HTTP 403 response for TouchWorkspace
+type TouchWorkspaceResponse403Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse404Headers the declared response headers of an HTTP 404 response for TouchWorkspace
+type TouchWorkspaceResponse404Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse409Headers the declared response headers of an HTTP 409 response for TouchWorkspace
+type TouchWorkspaceResponse409Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse500Headers the declared response headers of an HTTP 500 response for TouchWorkspace
+type TouchWorkspaceResponse500Headers struct {
+	XRequestID *string
+}
+
+// TouchWorkspaceResponse503Headers the declared response headers of an HTTP 503 response for TouchWorkspace
+type TouchWorkspaceResponse503Headers struct {
+	XRequestID *string
+}
+
+type TouchWorkspaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Failure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Failure
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Failure
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Failure
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Failure
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TouchWorkspaceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *TouchWorkspaceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TouchWorkspaceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TouchWorkspaceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *TouchWorkspaceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TouchWorkspaceResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *TouchWorkspaceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TouchWorkspaceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON200() *WorkspaceAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON401() *Failure {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON403() *Failure {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON404() *Failure {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON409() *Failure {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON500() *Failure {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TouchWorkspaceResponse) GetJSON503() *Failure {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TouchWorkspaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TouchWorkspaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TouchWorkspaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TouchWorkspaceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16201,6 +19024,37 @@ func (c *ClientWithResponses) SignalShellWithResponse(ctx context.Context, shell
 	return ParseSignalShellResponse(rsp)
 }
 
+// DeleteSnapshotWithResponse Delete a snapshot
+//
+// Deletes the snapshot. Its content stays while another snapshot
+// refers to it; the maintainer removes the rest after
+// `maintenance.objAgeOutSec`. Audited as `SNAPSHOT_DELETED`; the
+// events stream sends `snapshot.deleted`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/snapshots/{snapshotID} (the `DeleteSnapshot` operationId).
+func (c *ClientWithResponses) DeleteSnapshotWithResponse(ctx context.Context, snapshotID SnapshotID, params *DeleteSnapshotParams, reqEditors ...RequestEditorFn) (*DeleteSnapshotResponse, error) {
+	rsp, err := c.DeleteSnapshot(ctx, snapshotID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSnapshotResponse(rsp)
+}
+
+// GetSnapshotWithResponse Read a snapshot
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/snapshots/{snapshotID} (the `GetSnapshot` operationId).
+func (c *ClientWithResponses) GetSnapshotWithResponse(ctx context.Context, snapshotID SnapshotID, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*GetSnapshotResponse, error) {
+	rsp, err := c.GetSnapshot(ctx, snapshotID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSnapshotResponse(rsp)
+}
+
 // ListWebhookDeliveriesWithResponse List webhook deliveries
 //
 // The deliveries of events to the configured webhooks, newest first:
@@ -16259,7 +19113,9 @@ func (c *ClientWithResponses) ListWorkspacesWithResponse(ctx context.Context, pa
 
 // CreateWorkspaceWithBodyWithResponse Create a workspace
 //
-// Records a new workspace with no volume (`volume_state` NONE).
+// Records a new workspace with no volume (`volume_state` NONE). With
+// `from_snapshot` it is made with a READY volume holding that
+// snapshot's tree, or not at all.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16274,7 +19130,9 @@ func (c *ClientWithResponses) CreateWorkspaceWithBodyWithResponse(ctx context.Co
 
 // CreateWorkspaceWithResponse Create a workspace
 //
-// Records a new workspace with no volume (`volume_state` NONE).
+// Records a new workspace with no volume (`volume_state` NONE). With
+// `from_snapshot` it is made with a READY volume holding that
+// snapshot's tree, or not at all.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16656,6 +19514,82 @@ func (c *ClientWithResponses) FileTreeWithResponse(ctx context.Context, workspac
 	return ParseFileTreeResponse(rsp)
 }
 
+// ForkWorkspaceWithBodyWithResponse Fork the workspace into a new one
+//
+// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+// when that name is taken; it costs only its manifest) and creates the
+// workspace `name` with a READY volume holding that snapshot's tree,
+// independent of the source. All or nothing: a failed restore leaves
+// no new workspace, nor the fork's snapshot.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+func (c *ClientWithResponses) ForkWorkspaceWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForkWorkspaceResponse, error) {
+	rsp, err := c.ForkWorkspaceWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForkWorkspaceResponse(rsp)
+}
+
+// ForkWorkspaceWithResponse Fork the workspace into a new one
+//
+// Snapshots the workspace (kept, named `fork-<name>`, or `snap-<ULID>`
+// when that name is taken; it costs only its manifest) and creates the
+// workspace `name` with a READY volume holding that snapshot's tree,
+// independent of the source. All or nothing: a failed restore leaves
+// no new workspace, nor the fork's snapshot.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/fork (the `ForkWorkspace` operationId).
+func (c *ClientWithResponses) ForkWorkspaceWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ForkWorkspaceParams, body ForkWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*ForkWorkspaceResponse, error) {
+	rsp, err := c.ForkWorkspace(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForkWorkspaceResponse(rsp)
+}
+
+// SetWorkspaceLifecycleWithBodyWithResponse Set a workspace's expiry and idle archiving
+//
+// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+// (the workspace expires that long after its last touch) or
+// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+func (c *ClientWithResponses) SetWorkspaceLifecycleWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWorkspaceLifecycleResponse, error) {
+	rsp, err := c.SetWorkspaceLifecycleWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWorkspaceLifecycleResponse(rsp)
+}
+
+// SetWorkspaceLifecycleWithResponse Set a workspace's expiry and idle archiving
+//
+// Replaces every lifecycle setting; one left out is cleared. `ttl_secs`
+// (the workspace expires that long after its last touch) or
+// `expires_at` (a fixed time), not both; `archive_idle_after_secs`
+// overrides `lifecycle.archiveIdleAfterSecs` (0: never). Warnings
+// already sent are withdrawn. Audited as `WORKSPACE_LIFECYCLE`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/workspaces/{workspaceID}/lifecycle (the `SetWorkspaceLifecycle` operationId).
+func (c *ClientWithResponses) SetWorkspaceLifecycleWithResponse(ctx context.Context, workspaceID WorkspaceID, params *SetWorkspaceLifecycleParams, body SetWorkspaceLifecycleJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWorkspaceLifecycleResponse, error) {
+	rsp, err := c.SetWorkspaceLifecycle(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWorkspaceLifecycleResponse(rsp)
+}
+
 // RenameWorkspaceWithResponse Rename a workspace
 //
 // Changes the name, not the volume's name. Renaming to the current name succeeds.
@@ -16777,6 +19711,48 @@ func (c *ClientWithResponses) MintUploadPartsWithResponse(ctx context.Context, w
 	return ParseMintUploadPartsResponse(rsp)
 }
 
+// RestoreSnapshotWithBodyWithResponse Replace the volume's contents with a snapshot's
+//
+// Rebuilds the snapshot's tree (of this or any workspace) beside the
+// volume's contents, checking every file's SHA-256 as it is written,
+// and swaps only once the whole tree is there: until then the old
+// contents stay, and a failure leaves them as they were. Content that
+// no longer matches its digest is `snapshot_corrupt`. The volume must
+// be READY with no other container mounting it. Audited as
+// `SNAPSHOT_RESTORED`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+func (c *ClientWithResponses) RestoreSnapshotWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreSnapshotResponse, error) {
+	rsp, err := c.RestoreSnapshotWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreSnapshotResponse(rsp)
+}
+
+// RestoreSnapshotWithResponse Replace the volume's contents with a snapshot's
+//
+// Rebuilds the snapshot's tree (of this or any workspace) beside the
+// volume's contents, checking every file's SHA-256 as it is written,
+// and swaps only once the whole tree is there: until then the old
+// contents stay, and a failure leaves them as they were. Content that
+// no longer matches its digest is `snapshot_corrupt`. The volume must
+// be READY with no other container mounting it. Audited as
+// `SNAPSHOT_RESTORED`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/restore (the `RestoreSnapshot` operationId).
+func (c *ClientWithResponses) RestoreSnapshotWithResponse(ctx context.Context, workspaceID WorkspaceID, params *RestoreSnapshotParams, body RestoreSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreSnapshotResponse, error) {
+	rsp, err := c.RestoreSnapshot(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreSnapshotResponse(rsp)
+}
+
 // CreateShellWithBodyWithResponse Create a v2 shell
 //
 // Creates and starts a shell that outlives its connections, detached:
@@ -16813,6 +19789,83 @@ func (c *ClientWithResponses) CreateShellWithResponse(ctx context.Context, works
 		return nil, err
 	}
 	return ParseCreateShellResponse(rsp)
+}
+
+// ListSnapshotsWithResponse List the workspace's snapshots
+//
+// Every snapshot of the workspace, oldest first (at most 1000 exist).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/workspaces/{workspaceID}/snapshots (the `ListSnapshots` operationId).
+func (c *ClientWithResponses) ListSnapshotsWithResponse(ctx context.Context, workspaceID WorkspaceID, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*ListSnapshotsResponse, error) {
+	rsp, err := c.ListSnapshots(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSnapshotsResponse(rsp)
+}
+
+// CreateSnapshotWithBodyWithResponse Snapshot the workspace's volume
+//
+// Records the whole volume as an immutable snapshot: a manifest of
+// every directory, file and symlink, and the files' content stored by
+// SHA-256, so content any earlier snapshot stored is not uploaded
+// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+// the volume read-only. A volume another container mounts is
+// `volume_in_use` unless `live` is true; a live snapshot is marked
+// so, its files whole but not of one instant. Audited as
+// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+func (c *ClientWithResponses) CreateSnapshotWithBodyWithResponse(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error) {
+	rsp, err := c.CreateSnapshotWithBody(ctx, workspaceID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSnapshotResponse(rsp)
+}
+
+// CreateSnapshotWithResponse Snapshot the workspace's volume
+//
+// Records the whole volume as an immutable snapshot: a manifest of
+// every directory, file and symlink, and the files' content stored by
+// SHA-256, so content any earlier snapshot stored is not uploaded
+// again (`uploaded_bytes` says what was). Taken by a sidecar mounting
+// the volume read-only. A volume another container mounts is
+// `volume_in_use` unless `live` is true; a live snapshot is marked
+// so, its files whole but not of one instant. Audited as
+// `SNAPSHOT_CREATED`; the events stream sends `snapshot.created`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/snapshots (the `CreateSnapshot` operationId).
+func (c *ClientWithResponses) CreateSnapshotWithResponse(ctx context.Context, workspaceID WorkspaceID, params *CreateSnapshotParams, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error) {
+	rsp, err := c.CreateSnapshot(ctx, workspaceID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSnapshotResponse(rsp)
+}
+
+// TouchWorkspaceWithResponse Postpone a workspace's expiry and archiving
+//
+// Records activity: the idle clock restarts, a `ttl_secs` moves
+// `expires_at` to now plus it, and the `workspace.expiring` and
+// `workspace.archiving` warnings sent are withdrawn. Audited as
+// `WORKSPACE_LIFECYCLE`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/workspaces/{workspaceID}/touch (the `TouchWorkspace` operationId).
+func (c *ClientWithResponses) TouchWorkspaceWithResponse(ctx context.Context, workspaceID WorkspaceID, params *TouchWorkspaceParams, reqEditors ...RequestEditorFn) (*TouchWorkspaceResponse, error) {
+	rsp, err := c.TouchWorkspace(ctx, workspaceID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTouchWorkspaceResponse(rsp)
 }
 
 // TeardownVolumeWithResponse Tear down the workspace's volume
@@ -19262,6 +22315,277 @@ func ParseSignalShellResponse(rsp *http.Response) (*SignalShellResponse, error) 
 	return response, nil
 }
 
+// ParseDeleteSnapshotResponse parses an HTTP response from a DeleteSnapshotWithResponse call
+func ParseDeleteSnapshotResponse(rsp *http.Response) (*DeleteSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSnapshotResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteSnapshotResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteSnapshotResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSnapshotResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSnapshotResponse parses an HTTP response from a GetSnapshotWithResponse call
+func ParseGetSnapshotResponse(rsp *http.Response) (*GetSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"request_id"`
+
+			// Snapshot An immutable record of a workspace volume's whole tree.
+			Snapshot Snapshot                              `json:"snapshot"`
+			Success  GetSnapshot200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSnapshotResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSnapshotResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSnapshotResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
 func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19736,6 +23060,13 @@ func ParseCreateWorkspaceResponse(rsp *http.Response) (*CreateWorkspaceResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19757,12 +23088,33 @@ func ParseCreateWorkspaceResponse(rsp *http.Response) (*CreateWorkspaceResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
 
 	}
 
@@ -19807,6 +23159,16 @@ func ParseCreateWorkspaceResponse(rsp *http.Response) (*CreateWorkspaceResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateWorkspaceResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateWorkspaceResponse409Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -19837,6 +23199,16 @@ func ParseCreateWorkspaceResponse(rsp *http.Response) (*CreateWorkspaceResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateWorkspaceResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateWorkspaceResponse503Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -19847,6 +23219,26 @@ func ParseCreateWorkspaceResponse(rsp *http.Response) (*CreateWorkspaceResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateWorkspaceResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers CreateWorkspaceResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
 	}
 
 	return response, nil
@@ -22696,6 +26088,390 @@ func ParseFileTreeResponse(rsp *http.Response) (*FileTreeResponse, error) {
 	return response, nil
 }
 
+// ParseForkWorkspaceResponse parses an HTTP response from a ForkWorkspaceWithResponse call
+func ParseForkWorkspaceResponse(rsp *http.Response) (*ForkWorkspaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForkWorkspaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ForkWorkspaceResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ForkWorkspaceResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ForkWorkspaceResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ForkWorkspaceResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ForkWorkspaceResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ForkWorkspaceResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ForkWorkspaceResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers ForkWorkspaceResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers ForkWorkspaceResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForkWorkspaceResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ForkWorkspaceResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers ForkWorkspaceResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetWorkspaceLifecycleResponse parses an HTTP response from a SetWorkspaceLifecycleWithResponse call
+func ParseSetWorkspaceLifecycleResponse(rsp *http.Response) (*SetWorkspaceLifecycleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetWorkspaceLifecycleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SetWorkspaceLifecycleResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SetWorkspaceLifecycleResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SetWorkspaceLifecycleResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SetWorkspaceLifecycleResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SetWorkspaceLifecycleResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers SetWorkspaceLifecycleResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers SetWorkspaceLifecycleResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetWorkspaceLifecycleResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRenameWorkspaceResponse parses an HTTP response from a RenameWorkspaceWithResponse call
 func ParseRenameWorkspaceResponse(rsp *http.Response) (*RenameWorkspaceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23533,6 +27309,236 @@ func ParseMintUploadPartsResponse(rsp *http.Response) (*MintUploadPartsResponse,
 	return response, nil
 }
 
+// ParseRestoreSnapshotResponse parses an HTTP response from a RestoreSnapshotWithResponse call
+func ParseRestoreSnapshotResponse(rsp *http.Response) (*RestoreSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string                                    `json:"request_id"`
+			Restore   RestoreResult                             `json:"restore"`
+			Success   RestoreSnapshot200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreSnapshotResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RestoreSnapshotResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RestoreSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RestoreSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RestoreSnapshotResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RestoreSnapshotResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers RestoreSnapshotResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers RestoreSnapshotResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers RestoreSnapshotResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RestoreSnapshotResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	case rsp.StatusCode == 507:
+		var headers RestoreSnapshotResponse507Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateShellResponse parses an HTTP response from a CreateShellWithResponse call
 func ParseCreateShellResponse(rsp *http.Response) (*CreateShellResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23752,6 +27758,507 @@ func ParseCreateShellResponse(rsp *http.Response) (*CreateShellResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSnapshotsResponse parses an HTTP response from a ListSnapshotsWithResponse call
+func ParseListSnapshotsResponse(rsp *http.Response) (*ListSnapshotsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSnapshotsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string                                  `json:"request_id"`
+			Snapshots []Snapshot                              `json:"snapshots"`
+			Success   ListSnapshots200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSnapshotsResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSnapshotsResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSnapshotsResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSnapshotsResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSnapshotsResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSnapshotsResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSnapshotResponse parses an HTTP response from a CreateSnapshotWithResponse call
+func ParseCreateSnapshotResponse(rsp *http.Response) (*CreateSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"request_id"`
+
+			// Snapshot An immutable record of a workspace volume's whole tree.
+			Snapshot Snapshot                                 `json:"snapshot"`
+			Success  CreateSnapshot200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateSnapshotResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateSnapshotResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSnapshotResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateSnapshotResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateSnapshotResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateSnapshotResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSnapshotResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateSnapshotResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTouchWorkspaceResponse parses an HTTP response from a TouchWorkspaceWithResponse call
+func ParseTouchWorkspaceResponse(rsp *http.Response) (*TouchWorkspaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TouchWorkspaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TouchWorkspaceResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers TouchWorkspaceResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers TouchWorkspaceResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TouchWorkspaceResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers TouchWorkspaceResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers TouchWorkspaceResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers TouchWorkspaceResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TouchWorkspaceResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
