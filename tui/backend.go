@@ -32,6 +32,7 @@ type Backend interface {
 	cairn.MaintenanceService
 	cairn.AuditService
 	cairn.SnapshotService
+	cairn.LifecycleService
 	Transfers
 	Shells
 	// Info is what the server offers and the bounds it holds requests

@@ -158,7 +158,7 @@ func scenes() []scene {
 
 // allScenes are every golden scene.
 func allScenes() []scene {
-	return append(append(append(append(scenes(), partTwo()...), partThree()...), partFour()...), partFive()...)
+	return append(append(append(append(append(scenes(), partTwo()...), partThree()...), partFour()...), partFive()...), partSix()...)
 }
 
 // missingEvent turns report_csv MISSING by an event, on the workspaces
@@ -242,7 +242,7 @@ func TestScreenCaptures(t *testing.T) {
 		"transfer_uploading": true, "transfers_screen": true, "preview_text": true, "preview_binary": true,
 		"preview_escaped": true, "modal_vol_save": true, "modal_replace_confirm": true, "shell_exited": true,
 		"files_root": true, "files_preview_text": true, "modal_files_pick_load": true,
-		"snapshots_loaded": true, "modal_snapshot_restore_typed": true,
+		"snapshots_loaded": true, "modal_snapshot_restore_typed": true, "workspaces_lifecycle": true,
 	}
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
 	for _, sc := range allScenes() {

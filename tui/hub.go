@@ -11,19 +11,20 @@ import (
 
 // onHub applies one coalesced batch: the feed takes the connection
 // transitions and the events, the queue the progress samples and notes,
-// the files watch its report, the snapshots screens the snapshot events;
-// it re-arms the hub wait.
+// the files watch its report, the snapshots screens the snapshot events,
+// the toasts the lifecycle warnings (after the events: a workspace the
+// batch deleted is not warned of); it re-arms the hub wait.
 func (m *Model) onHub(b live.Batch) tea.Cmd {
 	m.sh.now = b.At
 	if b.Epoch != m.epoch {
-		b.Events, b.Resync, b.Conn, b.Files = nil, nil, nil, nil // the previous context's
+		b.Events, b.Resync, b.Conn, b.Files, b.Warnings = nil, nil, nil, nil, nil // the previous context's
 	}
 	cmd := m.feed.Batch(b)
 	if len(b.Progress) > 0 {
 		m.xfer.Samples(b.Progress)
 	}
 	m.stack.Broadcast(screen.TimeMsg{})
-	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes), m.onFiles(b.Files), m.snapshotEvents(b))
+	return tea.Batch(m.armHub(), cmd, m.xfer.Notes(b.Notes), m.onFiles(b.Files), m.snapshotEvents(b), m.lifecycleWarnings(b.Warnings))
 }
 
 // changed tells every screen on the stack about ch and raises the MISSING

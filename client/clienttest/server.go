@@ -4,7 +4,9 @@
 // stand-ins that check what a store checks (length, SHA-256, range), the
 // volume routes over in-memory volumes (transfers, file listing and reads,
 // pack and unpack), the snapshot routes over them (take, list, restore,
-// fork, delete), the /v1/events websocket the test can drive (Emit,
+// fork, delete), a workspace's lifecycle (its settings and touch; the
+// maintainer's warnings and archiving as the test drives them: Warn,
+// ArchiveVolume), the /v1/events websocket the test can drive (Emit,
 // Resync, DropConnection) and the shell websocket over ptyshell.Serve with
 // a scripted process. Failures are injected by route (FailNext, Hold).
 //

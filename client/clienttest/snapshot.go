@@ -18,8 +18,9 @@ import (
 // the documented ones: workspace_not_found, snapshot_not_found, name_taken,
 // volume_not_ready, volume_in_use (another container mounts the volume:
 // SetMounts; a snapshot may be taken live, a restore cannot),
-// too_many_snapshots. Taking one announces snapshot.created, deleting one
-// snapshot.deleted.
+// too_many_snapshots, and snapshot_in_use for the delete of one that holds
+// an archived volume (lifecycle.go). Taking one announces snapshot.created,
+// deleting one snapshot.deleted.
 
 // snapshot is a snapshot's row and the entries it recorded.
 type snapshot struct {
@@ -199,6 +200,10 @@ func (s *Server) deleteSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if x, held := s.archiveOf(sn.row.ID); held {
+		fail(w, cairn.Errorf(cairn.ReasonSnapshotInUse, "snapshot %s holds the archived volume of workspace %s", sn.row.ID, x.ID))
+		return
+	}
 	delete(s.snaps, sn.row.ID)
 	s.emit(cairn.Event{Type: cairn.EventSnapshotDeleted, ID: sn.row.ID, WorkspaceID: sn.row.WorkspaceID})
 	reply(w, nil)
@@ -249,7 +254,7 @@ func (s *Server) forkWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := s.fromSnapshot(f.Name, s.snaps[snap.ID], func(x *cairn.Workspace) {
-		x.Description, x.VolumeMetadata = f.Description, src.VolumeMetadata
+		x.Description, x.VolumeMetadata, x.LastActiveAt = f.Description, src.VolumeMetadata, x.CreatedAt
 	})
 	reply(w, map[string]any{"workspace": x})
 }

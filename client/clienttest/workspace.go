@@ -46,6 +46,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 		"DELETE /v1/snapshots/{id}":                     s.deleteSnapshot,
 		"POST /v1/workspaces/{id}/restore":              s.restoreSnapshot,
 		"POST /v1/workspaces/{id}/fork":                 s.forkWorkspace,
+		"PUT /v1/workspaces/{id}/lifecycle":             s.setLifecycle,
+		"POST /v1/workspaces/{id}/touch":                s.touchWorkspace,
 	} {
 		s.handle(mux, pattern, h)
 	}
@@ -77,12 +79,14 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		Description    *string               `json:"description"`
 		VolumeMetadata *cairn.VolumeMetadata `json:"volume_metadata"`
 		FromSnapshot   string                `json:"from_snapshot"`
+		cairn.Lifecycle
 	}
 	if !decode(w, r, &body) {
 		return
 	}
-	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata, FromSnapshot: body.FromSnapshot}
-	if refused(w, c.Validate()) {
+	c := cairn.WorkspaceCreate{Name: body.Name, Description: body.Description, VolumeMetadata: body.VolumeMetadata, FromSnapshot: body.FromSnapshot,
+		Lifecycle: body.Lifecycle}
+	if refused(w, s.validCreate(c)) {
 		return
 	}
 	s.mu.Lock()
@@ -91,7 +95,10 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		fail(w, cairn.Errorf(cairn.ReasonNameTaken, "a workspace named '%s' already exists", body.Name))
 		return
 	}
-	describe := func(x *cairn.Workspace) { x.Description, x.VolumeMetadata = body.Description, body.VolumeMetadata }
+	describe := func(x *cairn.Workspace) {
+		x.Description, x.VolumeMetadata, x.LastActiveAt = body.Description, body.VolumeMetadata, x.CreatedAt
+		applyLifecycle(x, body.Lifecycle, x.CreatedAt)
+	}
 	if body.FromSnapshot == "" {
 		reply(w, map[string]any{"workspace": s.addWorkspace(body.Name, cairn.VolumeNone, describe)})
 		return
@@ -286,6 +293,9 @@ func (s *Server) setupVolume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if x.VolumeState != cairn.VolumeReady {
+		if refused(w, s.unarchive(x)) {
+			return
+		}
 		x.VolumeState = cairn.VolumeReady
 		s.changed(x)
 	}

@@ -68,6 +68,10 @@ func (act *Flow) workspaceAction(a screen.ActionMsg, w *cairn.Workspace) tea.Cmd
 		return act.host.OpenShell(w)
 	case keys.WsSweep:
 		return act.ops.Run(act.wsOp(ops.Sweep, w.ID))
+	case keys.WsTouch:
+		o := act.wsOp(ops.Touch, w.ID)
+		o.WSName = termkit.Sanitize(o.WSName)
+		return act.ops.Run(o)
 	case keys.VolSave:
 		if w.VolumeState != cairn.VolumeReady {
 			return act.host.Toast(toast.LevelInfo, "needs volume READY — v provisions it")

@@ -71,6 +71,7 @@ func (act *Flow) onOpDone(d ops.DoneMsg) tea.Cmd {
 		return tea.Batch(act.opFailed(d.Op, d.Err, 0), act.relistRefused(d.Op))
 	}
 	act.closeFormOf(d.Op)
+	d.Now = act.host.Now()
 	ch := act.stored(d)
 	return tea.Batch(act.host.Changed(ch, feed.OriginResync), act.host.Toast(toast.LevelOK, ops.DoneText(d)), act.next(d))
 }

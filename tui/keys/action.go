@@ -47,6 +47,7 @@ const (
 	WsTeardown  ID = "ws_teardown"
 	WsDelete    ID = "ws_delete"
 	WsSweep     ID = "ws_sweep"
+	WsTouch     ID = "ws_touch"
 	ArtEdit     ID = "art_edit"
 	ArtDelete   ID = "art_delete"
 	MissingOnly ID = "missing_only"
@@ -205,6 +206,7 @@ func Defaults() []Action {
 		{ID: WsProvision, Binding: on("v"), Short: "provision", Help: "provision the volume (NONE → READY)", Scope: ScopeWorkspaces, Priority: 50, Mutates: true},
 		{ID: WsTeardown, Binding: on("V"), Short: "tear down", Help: "tear down the volume", Scope: ScopeWorkspaces, Priority: 40, Mutates: true},
 		{ID: WsDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the workspace", Scope: ScopeWorkspaces, Priority: 45, Mutates: true},
+		{ID: WsTouch, Binding: on("T"), Short: "touch", Help: "touch the workspace: postpone its expiry by its ttl and its idle archiving", Scope: ScopeWorkspaces, Priority: 3, Mutates: true},
 		{ID: WsSweep, Binding: on("S"), Short: "sweep", Help: "sweep the workspace now: flag objects gone from the store (admin scope)", Scope: ScopeLists, Priority: 5, Mutates: true},
 		{ID: ArtEdit, Binding: on("e"), Short: "edit", Help: "rename / describe the artifact", Scope: ScopeArtifacts, Priority: 65, Mutates: true},
 		{ID: ArtDelete, Binding: on("D", "delete"), Short: "delete", Help: "delete the artifact", Scope: ScopeArtifacts, Priority: 45, Mutates: true},

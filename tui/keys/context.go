@@ -61,6 +61,16 @@ func (c Context) Find(id ID) (State, bool) {
 	return State{}, false
 }
 
+// Relabel gives id another hint word in this context (v "restore volume"
+// on an archived workspace).
+func (c Context) Relabel(id ID, short string) {
+	for i := range c.Bindings {
+		if c.Bindings[i].ID == id {
+			c.Bindings[i].Short = short
+		}
+	}
+}
+
 // Disable marks id disabled with a reason, unless it already is.
 func (c Context) Disable(id ID, reason string) {
 	for i := range c.Bindings {

@@ -73,14 +73,21 @@ type Batch struct {
 	// Files is what the files subscription reported (FileWatch), nil
 	// when it reported nothing.
 	Files *Files
-	// Epoch is the hub's epoch when the batch was taken: events, resyncs
-	// and transitions of an older one are another connection's.
+	// Warnings are the lifecycle warning frames (workspace.expiring,
+	// workspace.archiving) in the order they came, the latest of each
+	// kind per workspace. They are kept apart from Events: a warning is
+	// no change of its workspace's row, so it neither replaces a pending
+	// upsert of it nor is replaced by one, and an events overflow (a
+	// resync lists rows again, never warnings) keeps them.
+	Warnings []cairn.Event
+	// Epoch is the hub's epoch when the batch was taken: events, warnings,
+	// resyncs and transitions of an older one are another connection's.
 	Epoch int
 }
 
 // Empty reports a batch with nothing in it.
 func (b Batch) Empty() bool {
-	return len(b.Events)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0 && b.Files == nil
+	return len(b.Events)+len(b.Warnings)+len(b.Resync)+len(b.Conn)+len(b.Progress)+len(b.Notes) == 0 && b.Files == nil
 }
 
 // entityKey is what a frame changes: a workspace, an artifact or a
@@ -116,6 +123,17 @@ const (
 	maxNotes = 16
 )
 
+// maxWarnings bounds the pending warnings; the oldest go first. A
+// maintainer pass warns of at most 500 workspaces of each kind.
+const maxWarnings = 1024
+
+// warningKey is a warning's kind and workspace: a repeat of one replaces
+// it in its place.
+type warningKey struct {
+	typ cairn.EventType
+	id  string
+}
+
 // Hub is the mutex-guarded meeting point of the pump and the model.
 type Hub struct {
 	now     func() time.Time
@@ -134,6 +152,8 @@ type Hub struct {
 	notes    []Note
 	files    *Files
 	epoch    int
+	warnings []cairn.Event
+	warned   map[warningKey]int // warning → index in warnings
 
 	lastDelivery time.Time // consumer side only
 }
@@ -147,6 +167,7 @@ func NewHub(pace time.Duration, maxKeys int, now func() time.Time) *Hub {
 		notify:  make(chan struct{}, 1),
 		index:   make(map[entityKey]int),
 		sampled: make(map[int]int),
+		warned:  make(map[warningKey]int),
 	}
 }
 
@@ -175,6 +196,36 @@ func (h *Hub) Event(ev cairn.Event) {
 	} else {
 		h.index[k] = len(h.events)
 		h.events = append(h.events, ev)
+	}
+	h.mu.Unlock()
+	h.wake()
+}
+
+// Warning records a lifecycle warning frame (cairn.Event.IsWarning) apart
+// from the change frames: a repeat of a workspace's warning of one kind
+// replaces the pending one in its place; past maxWarnings the oldest is
+// dropped.
+func (h *Hub) Warning(ev cairn.Event) {
+	k := warningKey{typ: ev.Type, id: ev.WorkspaceOf()}
+	if k.id == "" {
+		k.id = ev.ID
+	}
+	h.mu.Lock()
+	if i, ok := h.warned[k]; ok {
+		h.warnings[i] = ev
+	} else {
+		if len(h.warnings) == maxWarnings {
+			h.warnings = append(h.warnings[:0], h.warnings[1:]...)
+			for wk, i := range h.warned {
+				if i == 0 {
+					delete(h.warned, wk)
+				} else {
+					h.warned[wk] = i - 1
+				}
+			}
+		}
+		h.warned[k] = len(h.warnings)
+		h.warnings = append(h.warnings, ev)
 	}
 	h.mu.Unlock()
 	h.wake()
@@ -250,17 +301,19 @@ func (h *Hub) NewEpoch() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.epoch++
-	h.events, h.resync, h.conn, h.overflow, h.files = nil, nil, nil, false, nil
+	h.events, h.resync, h.conn, h.overflow, h.files, h.warnings = nil, nil, nil, false, nil, nil
 	clear(h.index)
+	clear(h.warned)
 	return h.epoch
 }
 
 func (h *Hub) take() Batch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes, Files: h.files, Epoch: h.epoch}
-	h.progress, h.notes, h.files = nil, nil, nil
+	b := Batch{Resync: h.resync, Conn: h.conn, Progress: h.progress, Notes: h.notes, Files: h.files, Warnings: h.warnings, Epoch: h.epoch}
+	h.progress, h.notes, h.files, h.warnings = nil, nil, nil, nil
 	clear(h.sampled)
+	clear(h.warned)
 	for _, ev := range h.events {
 		if ev.Type != "" {
 			b.Events = append(b.Events, ev)

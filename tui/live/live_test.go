@@ -176,6 +176,12 @@ func (st *scriptStream) Close() error { return nil }
 // arrived, and returns everything delivered.
 func collect(t *testing.T, items []item, until func(live.Batch) bool) (live.Batch, *script) {
 	t.Helper()
+	return collectWith(t, items, func(live.Batch) {}, until)
+}
+
+// collectWith is collect, handing each batch to each first.
+func collectWith(t *testing.T, items []item, each func(live.Batch), until func(live.Batch) bool) (live.Batch, *script) {
+	t.Helper()
 	svc := &script{items: items}
 	h := live.NewHub(0, 1000, now)
 	p := live.NewPump(svc, h, now)
@@ -184,6 +190,7 @@ func collect(t *testing.T, items []item, until func(live.Batch) bool) (live.Batc
 	var all live.Batch
 	for !until(all) {
 		b := wait(t, h)
+		each(b)
 		all.Events = append(all.Events, b.Events...)
 		all.Resync = append(all.Resync, b.Resync...)
 		all.Conn = append(all.Conn, b.Conn...)
@@ -353,4 +360,65 @@ func TestPumpPassesSnapshotFrames(t *testing.T) {
 	}
 	all, _ := collect(t, items, func(b live.Batch) bool { return len(b.Events) >= 1 })
 	require.Equal(t, cairn.EventSnapshotCreated, all.Events[0].Type, "the snapshots screens list again on it")
+}
+
+func warning(typ cairn.EventType, id string, seq int64) cairn.Event {
+	return cairn.Event{Seq: seq, Type: typ, ID: id, Workspace: &cairn.Workspace{ID: id, Name: "warned"}}
+}
+
+// A lifecycle warning goes beside the change frames: it neither replaces
+// a pending upsert of its workspace nor is replaced by one; a repeat of
+// one kind replaces it in its place, the other kind is another warning;
+// an events overflow keeps them, a new epoch drops them.
+func TestHubWarningsBesideChanges(t *testing.T) {
+	t.Parallel()
+	h := live.NewHub(0, 2, now)
+	h.Event(wsEvent("w", 1, "before"))
+	h.Warning(warning(cairn.EventWorkspaceExpiring, "w", 2))
+	h.Event(wsEvent("w", 3, "after"))
+	h.Warning(warning(cairn.EventWorkspaceArchiving, "w", 4))
+	h.Warning(warning(cairn.EventWorkspaceExpiring, "w", 5))
+	b := wait(t, h)
+	require.Len(t, b.Events, 1)
+	require.Equal(t, "after", b.Events[0].Workspace.Name, "the upsert merges as ever")
+	require.Len(t, b.Warnings, 2)
+	require.Equal(t, cairn.EventWorkspaceExpiring, b.Warnings[0].Type)
+	require.Equal(t, int64(5), b.Warnings[0].Seq, "the repeat, in the first one's place")
+	require.Equal(t, cairn.EventWorkspaceArchiving, b.Warnings[1].Type)
+	require.False(t, b.Empty())
+
+	for i := range 3 {
+		h.Event(wsEvent(fmt.Sprint(i), int64(i+6), "x"))
+	}
+	h.Warning(warning(cairn.EventWorkspaceExpiring, "w", 9))
+	b = wait(t, h)
+	require.Empty(t, b.Events)
+	require.Equal(t, []string{"events overflow"}, b.Resync)
+	require.Len(t, b.Warnings, 1, "a resync lists rows, never warnings: they stay")
+
+	h.Warning(warning(cairn.EventWorkspaceExpiring, "w", 10))
+	h.NewEpoch()
+	h.Note(live.Note{Transfer: 1, Text: "kept"})
+	require.Empty(t, wait(t, h).Warnings, "another connection's")
+}
+
+// The pump hands warnings to the hub's own slot, counting them in seq:
+// a frame after one follows without a gap.
+func TestPumpPassesWarnings(t *testing.T) {
+	t.Parallel()
+	items := []item{
+		{ev: cairn.Event{Type: cairn.EventHello, ServerTime: t0}},
+		{ev: wsEvent("w", 1, "one")},
+		{ev: warning(cairn.EventWorkspaceExpiring, "w", 2)},
+		{ev: warning(cairn.EventWorkspaceExpiring, "w", 2)},
+		{ev: wsEvent("w", 3, "three")},
+	}
+	var warnings []cairn.Event
+	all, _ := collectWith(t, items, func(b live.Batch) { warnings = append(warnings, b.Warnings...) },
+		func(b live.Batch) bool {
+			return len(b.Events) >= 1 && b.Events[len(b.Events)-1].Workspace.Name == "three"
+		})
+	require.Len(t, warnings, 1, "the repeated seq is dropped")
+	require.Equal(t, cairn.EventWorkspaceExpiring, warnings[0].Type)
+	require.Empty(t, all.Resync, "no seq gap")
 }

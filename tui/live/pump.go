@@ -160,9 +160,13 @@ func (p *Pump) frame(ev cairn.Event, last int64) int64 {
 	case ev.Seq != last+1:
 		p.hub.Resync("seq gap")
 	}
-	// The lists this hub feeds hold no warnings; snapshot frames tell the
-	// snapshots screens to list again.
-	if !ev.IsWarning() {
+	// A warning changes no row: it goes beside the change frames, so the
+	// per-entity merge of those neither drops it nor lets it replace an
+	// upsert of its workspace. Snapshot frames tell the snapshots screens
+	// to list again.
+	if ev.IsWarning() {
+		p.hub.Warning(ev)
+	} else {
 		p.hub.Event(ev)
 	}
 	return ev.Seq

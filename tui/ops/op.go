@@ -38,6 +38,9 @@ const (
 	RestoreSnapshot // the volume's contents replaced by a snapshot's tree
 	DeleteSnapshot
 	Fork // a new workspace from a snapshot of this one taken now
+	// Touch postpones a workspace's expiry by its ttl and its archiving
+	// (docs/api.md#expiry-and-archiving).
+	Touch
 )
 
 // Op is one operation, captured by value in its Cmd.
@@ -82,6 +85,8 @@ func (o Op) PendingWord() string {
 		return "updating"
 	case Sweep:
 		return "sweeping"
+	case Touch:
+		return "touching"
 	case Unpack:
 		return "unpacking"
 	}
@@ -146,6 +151,8 @@ func (o Op) Label() string {
 		return "updating " + o.ArtName + " from " + o.Path + "…"
 	case Sweep:
 		return "sweeping " + o.WSName + "…"
+	case Touch:
+		return "touching " + o.WSName + "…"
 	case MakeDir:
 		return "making the directory " + o.Path + "…"
 	case RemovePath:

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/termkit"
+	"github.com/cairn-dev/cairn/tui/optional"
 )
 
 // Backend is what operations ask of the server.
@@ -18,6 +20,7 @@ type Backend interface {
 	cairn.FileWriter
 	cairn.MaintenanceService
 	cairn.SnapshotService
+	cairn.LifecycleService
 }
 
 // DoneMsg settles an operation: the object it returned, the mount count
@@ -35,6 +38,9 @@ type DoneMsg struct {
 	Snapshot *cairn.Snapshot
 	Restore  *cairn.RestoreResult
 	Err      error
+	// Now is the model's time (the server's clock) when the op settled,
+	// for the times its toast counts down to.
+	Now time.Time
 }
 
 // Perform runs one op; it runs in a Cmd.
@@ -72,6 +78,8 @@ func Perform(ctx context.Context, b Backend, o Op) DoneMsg {
 		done.Art, done.Err = b.UpdateFromVolume(ctx, o.ArtID, o.Path)
 	case Sweep:
 		done.Sweep, done.Err = b.Sweep(ctx, o.WSID)
+	case Touch:
+		done.WS, done.Err = b.TouchWorkspace(ctx, o.WSID)
 	case Unpack:
 		done.Unpack, done.Err = b.UnpackArtifact(ctx, o.ArtID, o.Path)
 	}
@@ -182,6 +190,8 @@ func DoneText(d DoneMsg) string {
 		return "updated " + o.ArtName + " from " + o.Path
 	case Sweep:
 		return sweptText(o.WSName, d.Sweep)
+	case Touch:
+		return touchedText(o.WSName, d.WS, d.Now)
 	case MakeDir, MovePath, PutFile, SaveEdit:
 		return changedText(o)
 	case RemovePath:
@@ -225,4 +235,17 @@ func unpackedText(o Op, r *cairn.UnpackResult) string {
 		return text
 	}
 	return text + " (" + Entries(int64(r.Entries), r.Bytes) + ")"
+}
+
+// touchedText is a touch's toast: the expiry it moved to, or that the
+// workspace has none (only its idle clock restarted), at now, the
+// server's time.
+func touchedText(ws string, w *cairn.Workspace, now time.Time) string {
+	switch {
+	case w == nil || w.ExpiresAt == nil:
+		return "touched " + ws + ": it does not expire; its idle clock restarted"
+	case w.TTLSecs == nil:
+		return "touched " + ws + ": it still expires " + optional.Expiry(now, *w.ExpiresAt) + ", a fixed time; its idle clock restarted"
+	}
+	return "touched " + ws + ": it now expires " + optional.Expiry(now, *w.ExpiresAt)
 }

@@ -1,6 +1,7 @@
-// Package optional reads the domain's optional text fields (a
-// description, an actor, a link target: a *string that is nil when
-// absent) the way cairn-tui shows them.
+// Package optional reads the domain's optional fields (a description, an
+// actor, a link target: a *string that is nil when absent; a workspace's
+// lifecycle: its expiry, ttl, idle bound and archive) the way cairn-tui
+// shows them.
 package optional
 
 import "strings"

@@ -13,7 +13,30 @@ func newer(stored, incoming time.Time) bool { return !stored.After(incoming) }
 func sameWorkspace(a, b *cairn.Workspace) bool {
 	return a.Name == b.Name && str(a.Description) == str(b.Description) &&
 		a.VolumeState == b.VolumeState && a.VolumeName == b.VolumeName &&
-		a.UpdatedAt.Equal(b.UpdatedAt) && rowCounts(a) == rowCounts(b) && issue(a) == issue(b)
+		a.UpdatedAt.Equal(b.UpdatedAt) && rowCounts(a) == rowCounts(b) && issue(a) == issue(b) && sameLifecycle(a, b)
+}
+
+// sameLifecycle compares the lifecycle fields: a row read after activity
+// the server records without a change event (its last_active_at) differs
+// in them alone.
+func sameLifecycle(a, b *cairn.Workspace) bool {
+	return sameTime(a.ExpiresAt, b.ExpiresAt) && sameInt(a.TTLSecs, b.TTLSecs) &&
+		sameInt(a.ArchiveIdleAfterSecs, b.ArchiveIdleAfterSecs) && str(a.ArchivedSnapshotID) == str(b.ArchivedSnapshotID) &&
+		a.LastActiveAt.Equal(b.LastActiveAt)
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+func sameInt(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // issue is w's volume issue as a comparable value, zero when none.

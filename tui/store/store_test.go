@@ -268,3 +268,30 @@ func TestEviction(t *testing.T) {
 	require.True(t, s.Cached("w3"), "just listed")
 	require.False(t, s.Cached("w1"), "off-stack and older than the new set")
 }
+
+// A row that differs in its lifecycle alone (last_active_at moves without
+// a change event) is a change; the same row is none; warning frames change
+// no row.
+func TestLifecycleFieldsAreCompared(t *testing.T) {
+	t.Parallel()
+	s := store.New(100)
+	listWorkspaces(s, ws("a", "x", 5))
+	same := ws("a", "x", 5)
+	require.Empty(t, s.PutWorkspace(same, t0).Updated)
+	active := ws("a", "x", 5)
+	active.LastActiveAt = t0.Add(time.Hour)
+	require.Len(t, s.PutWorkspace(active, t0).Updated, 1)
+	expiring := ws("a", "x", 5)
+	expiring.LastActiveAt, expiring.ExpiresAt = active.LastActiveAt, &t0
+	require.Len(t, s.PutWorkspace(expiring, t0).Updated, 1)
+	snap := "s"
+	archived := *expiring
+	archived.ArchivedSnapshotID = &snap
+	require.Len(t, s.PutWorkspace(&archived, t0).Updated, 1)
+	warned := archived
+	warned.Name = "renamed by a stale frame"
+	ch := s.Apply([]cairn.Event{{Type: cairn.EventWorkspaceExpiring, ID: "a", Workspace: &warned}}, t0)
+	require.True(t, ch.Empty())
+	got, _ := s.Workspace("a")
+	require.Equal(t, "x", got.Name)
+}

@@ -10,6 +10,7 @@ type Glyphs struct {
 	Cursor, Changed, Hit string
 	Mark                 string // a marked row (bulk actions)
 	Ready, None          string
+	Archived             string // a volume archived to a snapshot (NONE until set up)
 	// Spinner is one of bubbles' frame sets; its FPS is unused: the frame
 	// shown is the model's Frame(), which moves only on tick messages.
 	Spinner               spinner.Spinner
@@ -28,7 +29,7 @@ type Glyphs struct {
 func Unicode() Glyphs {
 	return Glyphs{
 		Cursor: "▸", Changed: "•", Hit: "»", Mark: "◆",
-		Ready: "●", None: "○",
+		Ready: "●", None: "○", Archived: "◇",
 		Spinner:  spinner.MiniDot, // ⠋ ⠙ ⠹ ⠸ ⠼ ⠴ ⠦ ⠧ ⠇ ⠏
 		Recorded: "✓", Missing: "!",
 		Live: "●", Connecting: "◌", Offline: "✕", Polling: "◐", Off: "○",
@@ -42,7 +43,7 @@ func Unicode() Glyphs {
 func ASCII() Glyphs {
 	return Glyphs{
 		Cursor: ">", Changed: "*", Hit: ">>", Mark: "#",
-		Ready: "*", None: "-",
+		Ready: "*", None: "-", Archived: "=",
 		Spinner:  spinner.Line, // | / - \
 		Recorded: "+", Missing: "!",
 		Live: "*", Connecting: "~", Offline: "x", Polling: "%", Off: "-",

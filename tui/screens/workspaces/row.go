@@ -3,6 +3,7 @@
 package workspaces
 
 import (
+	"math"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -40,8 +41,10 @@ func (r *row) FilterKey() string { return r.key }
 func rowID(r *row) string { return r.ws.ID }
 
 // volumeCell is the glyph and word of the volume: a pending operation's
-// word while one runs, and the warning glyph on a READY volume that cannot
-// take containers now (its volume_issue; the detail pane says why).
+// word while one runs, the warning glyph on a READY volume that cannot
+// take containers now (its volume_issue; the detail pane says why), and
+// ARCHIVED for a volume (NONE) the maintainer archived to a snapshot when
+// it was idle, which the next setup restores.
 func volumeCell(c *deps.Deps, w *cairn.Workspace) string {
 	g := c.Theme.Glyphs
 	if word := c.Data.Pending(w.ID); word != "" {
@@ -52,18 +55,22 @@ func volumeCell(c *deps.Deps, w *cairn.Workspace) string {
 		return g.Missing + " READY"
 	case w.VolumeState == cairn.VolumeReady:
 		return g.Ready + " READY"
+	case optional.Archived(w):
+		return g.Archived + " ARCHIVED"
 	}
 	return g.None + " NONE"
 }
 
-// volumeStyle colours volumeCell: pending dim, an issue in the warning
-// colour, READY good.
+// volumeStyle colours volumeCell: pending and archived dim, an issue in
+// the warning colour, READY good.
 func volumeStyle(c *deps.Deps, w *cairn.Workspace) (lipgloss.Style, bool) {
 	switch {
 	case c.Data.Pending(w.ID) != "":
 		return c.Theme.Pending, true
 	case w.VolumeIssue != nil:
 		return c.Theme.Warn, true
+	case optional.Archived(w):
+		return c.Theme.Dim, true
 	}
 	return c.Theme.Good, w.VolumeState == cairn.VolumeReady
 }
@@ -84,18 +91,21 @@ func columns(c *deps.Deps) []table.Column[*row] {
 		{Title: "NAME", Min: 12, Max: 48, Flex: true, Fit: true, Cell: func(r *row) string { return r.name }},
 		{Title: "VOLUME", Min: 15, Cell: func(r *row) string { return volumeCell(c, r.ws) },
 			Style: func(r *row) (lipgloss.Style, bool) { return volumeStyle(c, r.ws) }},
-		{Title: "ARTIFACTS", Min: 9, Right: true, Drop: 3, Cell: func(r *row) string { return countCell(c, r.ws, false) }},
-		{Title: "MISSING", Min: 7, Right: true, Drop: 4, Cell: func(r *row) string { return countCell(c, r.ws, true) }, Style: func(r *row) (lipgloss.Style, bool) {
+		{Title: "ARTIFACTS", Min: 9, Right: true, Drop: 4, Cell: func(r *row) string { return countCell(c, r.ws, false) }},
+		{Title: "MISSING", Min: 7, Right: true, Drop: 5, Cell: func(r *row) string { return countCell(c, r.ws, true) }, Style: func(r *row) (lipgloss.Style, bool) {
 			n, ok := c.Data.Store().Counts(r.ws.ID)
 			return c.Theme.Bad, ok && n.Missing > 0
 		}},
+		{Title: "EXPIRES", Min: 7, Drop: 3, Cell: func(r *row) string { return expiresCell(c, r.ws) },
+			Style: func(r *row) (lipgloss.Style, bool) { return expiresStyle(c, r.ws) },
+			Used:  func(r *row) bool { return r.ws.ExpiresAt != nil }},
 		{Title: "UPDATED", Min: 7, Drop: 2, Cell: func(r *row) string { return termkit.Age(c.Data.Now(), r.ws.UpdatedAt) }},
 		{Title: "DESCRIPTION", Min: 12, Flex: true, Drop: 1, Cell: func(r *row) string { return r.desc }},
 	}
 }
 
 // stamp is what a row's cells read besides the row: pending word and
-// spinner step, counts, and the age label.
+// spinner step, counts, and the age and expiry labels.
 func stamp(c *deps.Deps, r *row) string {
 	var b strings.Builder
 	if p := c.Data.Pending(r.ws.ID); p != "" {
@@ -106,21 +116,34 @@ func stamp(c *deps.Deps, r *row) string {
 		b.WriteString(termkit.Count(n.Recorded) + "/" + termkit.Count(n.Missing))
 	}
 	b.WriteString(termkit.Age(c.Data.Now(), r.ws.UpdatedAt))
+	b.WriteString(expiresCell(c, r.ws))
 	return b.String()
 }
 
 // sortCount is how many orders o cycles through.
-const sortCount = 4
+const sortCount = 5
 
-// sortName names the order by: name → updated → created → missing.
+// sortName names the order by: name → updated → created → missing →
+// expires.
 func sortName(by int) string {
-	return [sortCount]string{"name", "updated", "created", "missing"}[by%sortCount]
+	return [sortCount]string{"name", "updated", "created", "missing", "expires"}[by%sortCount]
 }
 
+// noExpiry sorts the workspaces that do not expire after every one that
+// does.
+const noExpiry = math.MaxInt64
+
 // order is the sort key of sort by: newest updates and most missing first,
-// names and creation ascending.
+// names, creation and expiry ascending (the soonest expiry first).
 func order(c *deps.Deps, by int) func(*row) table.Key {
 	switch sortName(by) {
+	case "expires":
+		return func(r *row) table.Key {
+			if r.ws.ExpiresAt == nil {
+				return table.Key{N: noExpiry, S: r.ws.Name}
+			}
+			return table.Key{N: r.ws.ExpiresAt.UnixNano(), S: r.ws.Name}
+		}
 	case "updated":
 		return func(r *row) table.Key { return table.Key{N: -r.ws.UpdatedAt.UnixNano()} }
 	case "created":

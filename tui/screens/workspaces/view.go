@@ -59,6 +59,7 @@ func Detail(c *deps.Deps, w *cairn.Workspace, width int) []string {
 		pane.Field(th, "Created", pane.Stamped(now, w.CreatedAt)),
 		pane.Field(th, "Updated", pane.Stamped(now, w.UpdatedAt)),
 	}
+	lines = append(lines, lifecycleLines(c, w)...)
 	if w.VolumeIssue != nil {
 		lines = append(lines, pane.Paragraph(th, "Volume issue", w.VolumeIssue.Detail, width)...)
 	}

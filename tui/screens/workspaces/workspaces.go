@@ -130,7 +130,7 @@ func (s *Screen) action(id keys.ID) tea.Cmd {
 		return screen.Send(screen.CopyMsg{Label: "name", Value: w.Name})
 	case keys.CopyID:
 		return screen.Send(screen.CopyMsg{Label: "ID", Value: w.ID})
-	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
+	case keys.WsNew, keys.WsEdit, keys.WsProvision, keys.WsTeardown, keys.WsDelete, keys.WsTouch, keys.Shell, keys.VolSave, keys.WsSweep, keys.Files,
 		keys.ShellsOf, keys.AuditOf, keys.Snapshots:
 		target := ""
 		if w != nil {

@@ -18,7 +18,7 @@ func (m *Model[T]) SetSize(width, height int) {
 }
 
 func (m *Model[T]) relayout() {
-	m.layout = planner[T]{cols: m.cols, widest: m.widest, gutter: m.gutter()}.layout(m.width)
+	m.layout = planner[T]{cols: m.cols, widest: m.widest, gutter: m.gutter(), unused: m.unused()}.layout(m.width)
 	m.layoutVer++
 	clear(m.cache)
 	m.scroll()
@@ -28,11 +28,23 @@ func (m *Model[T]) relayout() {
 func (m *Model[T]) Width() int  { return m.width }
 func (m *Model[T]) Height() int { return m.height }
 
+// unused is the sparse columns no row uses, which do not show.
+func (m *Model[T]) unused() map[int]bool {
+	out := make(map[int]bool)
+	for i, ids := range m.users {
+		if len(ids) == 0 {
+			out[i] = true
+		}
+	}
+	return out
+}
+
 // planner lays columns out: which show, and how wide.
 type planner[T any] struct {
 	cols   []Column[T]
 	widest map[int]int // each column's widest cell, by index
 	gutter int
+	unused map[int]bool // sparse columns no row uses
 }
 
 // layout drops columns in their Drop order until the rest fit width;
@@ -40,7 +52,7 @@ type planner[T any] struct {
 func (m planner[T]) layout(width int) []slot {
 	shown := make([]bool, len(m.cols))
 	for i := range shown {
-		shown[i] = true
+		shown[i] = !m.unused[i]
 	}
 	avail := width - m.gutter
 	for m.needed(shown) > avail {

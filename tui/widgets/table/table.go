@@ -43,6 +43,10 @@ type Column[T any] struct {
 	// Style colours a cell of a row that is not selected; nil uses the
 	// row's style.
 	Style func(T) (lipgloss.Style, bool)
+	// Used makes the column sparse: it shows only while a row uses it
+	// (a workspace's expiry), so a column no row fills takes no room.
+	// Nil: always shown.
+	Used func(T) bool
 }
 
 // Styles are the table's looks.
@@ -94,15 +98,66 @@ type Model[T any] struct {
 	layoutVer     uint64
 	cache         map[string]cachedRow
 	widest        map[int]int // Fit column → its widest cell so far
+	// users is, for each sparse column (Used), the rows that use it.
+	users map[int]map[string]struct{}
 }
 
 // New returns an empty table.
 func New[T any](id func(T) string, cols []Column[T], styles Styles) *Model[T] {
-	return &Model[T]{
+	m := &Model[T]{
 		id: id, cols: cols, styles: styles,
 		items: make(map[string]T), ver: make(map[string]uint64),
 		cache: make(map[string]cachedRow), widest: make(map[int]int),
-		marks: make(map[string]bool),
+		marks: make(map[string]bool), users: make(map[int]map[string]struct{}),
+	}
+	for i, c := range cols {
+		if c.Used != nil {
+			m.users[i] = make(map[string]struct{})
+		}
+	}
+	return m
+}
+
+// sparseShown is which sparse columns some row uses now.
+func (m *Model[T]) sparseShown() map[int]bool {
+	out := make(map[int]bool, len(m.users))
+	for i, ids := range m.users {
+		out[i] = len(ids) > 0
+	}
+	return out
+}
+
+// track records which rows use the sparse columns (gone: the rows
+// removed; reset: rows are every row now) and lays out again when a
+// column starts or stops being used.
+func (m *Model[T]) track(rows []T, gone []string, reset bool) {
+	if len(m.users) == 0 {
+		return
+	}
+	before := m.sparseShown()
+	for i, ids := range m.users {
+		if reset {
+			clear(ids)
+		}
+		for _, id := range gone {
+			delete(ids, id)
+		}
+		for _, r := range rows {
+			if m.cols[i].Used(r) {
+				ids[m.id(r)] = struct{}{}
+			} else {
+				delete(ids, m.id(r))
+			}
+		}
+	}
+	if m.layout == nil {
+		return
+	}
+	for i, shown := range m.sparseShown() {
+		if shown != before[i] {
+			m.relayout()
+			return
+		}
 	}
 }
 
@@ -114,6 +169,7 @@ func (m *Model[T]) SetRows(rows []T) {
 	m.dataVer++
 	clear(m.items)
 	clear(m.widest)
+	m.track(rows, nil, true)
 	for _, r := range rows {
 		id := m.id(r)
 		m.items[id] = r
@@ -153,6 +209,7 @@ func (m *Model[T]) Upsert(rows ...T) {
 	}
 	m.dataVer++
 	m.measure(rows)
+	m.track(rows, nil, false)
 	if len(rows) > rebuildAbove {
 		for _, r := range rows {
 			id := m.id(r)
@@ -220,6 +277,7 @@ func (m *Model[T]) Remove(ids ...string) {
 		return
 	}
 	m.dataVer++
+	m.track(nil, ids, false)
 	if len(ids) > rebuildAbove {
 		for _, id := range ids {
 			delete(m.items, id)

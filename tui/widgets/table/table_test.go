@@ -164,3 +164,32 @@ func TestUpsertInPlaceOrMoved(t *testing.T) {
 	}
 	require.Equal(t, []string{"able", "beta", "bravo", "charlie"}, got)
 }
+
+// A sparse column shows only while a row uses it: it comes with the first
+// row that does, by any change, and goes with the last, and it drops in
+// its order like any other.
+func TestSparseColumnShowsWhileUsed(t *testing.T) {
+	t.Parallel()
+	cols := []table.Column[item]{
+		{Title: "NAME", Min: 6, Max: 10, Flex: true, Cell: func(i item) string { return i.name }},
+		{Title: "DUE", Min: 4, Drop: 1, Cell: func(i item) string { return fmt.Sprint(i.n) }, Used: func(i item) bool { return i.n > 0 }},
+		{Title: "N", Min: 4, Right: true, Drop: 2, Cell: func(i item) string { return fmt.Sprint(i.n) }},
+	}
+	tb := table.New(func(i item) string { return i.id }, cols, table.Styles{Cursor: ">", ChangedGlyph: "*", Ellipsis: "~"})
+	tb.SetSort(func(i item) table.Key { return table.Key{S: i.name} }, false)
+	tb.SetRows([]item{{"1", "alpha", 0}, {"2", "bravo", 0}})
+	tb.SetSize(40, 5)
+	header := func() string { return strings.TrimRight(tb.HeaderView(), " ") }
+	require.Equal(t, "  NAME          N", header(), "no row uses DUE")
+	tb.Upsert(item{"2", "bravo", 3})
+	require.Equal(t, "  NAME       DUE     N", header(), "a row uses it now")
+	tb.Upsert(item{"3", "charlie", 5})
+	tb.Remove("2")
+	require.Equal(t, "  NAME       DUE     N", header(), "another row still uses it")
+	tb.Upsert(item{"3", "charlie", 0})
+	require.Equal(t, "  NAME          N", header(), "the last user stopped")
+	tb.SetRows([]item{{"4", "delta", 1}})
+	require.Equal(t, "  NAME       DUE     N", header(), "a new set of rows")
+	tb.SetSize(16, 5)
+	require.Equal(t, "  NAME         N", header(), "dropped in its order when short")
+}
