@@ -131,3 +131,20 @@ func TestSnapshotEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
+
+// TestArchivedWorkspaceDeletes: a workspace whose volume is archived to one
+// of its snapshots deletes with it, while the snapshot alone cannot go.
+func TestArchivedWorkspaceDeletes(t *testing.T) {
+	t.Parallel()
+	db, ws, _ := setupWorkspace(t)
+	ctx := t.Context()
+	snap, err := commitSnapshot(t, db, ws, "archive", "", "man", nil)
+	require.NoError(t, err)
+	ws.ArchivedSnapshotID = &snap.ID
+	require.NoError(t, db.UpdateWorkspace(ctx, ws))
+	err = db.DeleteSnapshot(ctx, snap.ID, snapshotAudit())
+	require.Equal(t, cairn.ReasonSnapshotInUse, cairn.ErrorReason(err))
+	require.NoError(t, db.DeleteWorkspace(ctx, ws.ID, cairn.Now()))
+	_, err = db.FindSnapshot(ctx, snap.ID)
+	require.Equal(t, cairn.ReasonSnapshotNotFound, cairn.ErrorReason(err))
+}
