@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -111,12 +112,42 @@ func (s *Service) defaultLifecycle(l cairn.Lifecycle) cairn.Lifecycle {
 // markActive records that cairn saw the workspace in use, best-effort: a
 // failure costs at most an early archiving warning, which a touch withdraws.
 func (s *Service) markActive(ctx context.Context, workspaceID string) {
-	if s.lifecycleStore == nil {
+	if s.lifecycleStore == nil || !s.activity.due(workspaceID, s.now()) {
 		return
 	}
 	if err := s.lifecycleStore.MarkActive(context.WithoutCancel(ctx), []string{workspaceID}, s.now()); err != nil {
 		s.log.Warn("record workspace activity", "workspace_id", workspaceID, "err", err)
 	}
+}
+
+// activityGrain is how often one process records a workspace's activity:
+// last_active_at is kept to the minute.
+const activityGrain = time.Minute
+
+// maxActivityMarks bounds the workspaces activityMarks remembers.
+const maxActivityMarks = 10_000
+
+// activityMarks remembers when this process last recorded each workspace's
+// activity, so that a burst of reads and writes costs one row write a
+// minute instead of one query each.
+type activityMarks struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// due reports whether the workspace's activity is to be recorded now, and
+// notes it as recorded.
+func (a *activityMarks) due(workspaceID string, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if last, ok := a.at[workspaceID]; ok && now.Sub(last) < activityGrain {
+		return false
+	}
+	if a.at == nil || len(a.at) >= maxActivityMarks {
+		a.at = map[string]time.Time{} // forgetting costs one early write each
+	}
+	a.at[workspaceID] = now
+	return true
 }
 
 // RunLifecycle is one lifecycle pass of the maintainer: it warns of

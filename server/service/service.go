@@ -99,6 +99,7 @@ type Service struct {
 	snapshots      SnapshotStore
 	lifecycleStore LifecycleStore
 	lifecycle      LifecycleConfig
+	activity       activityMarks
 	watches        watchHubs
 
 	mounts      *mountCounter
