@@ -90,6 +90,9 @@ remove_bridge() {
 # it to the host, and the routes between the host and B's pod network.
 make_node_b_network() {
   local host=$K8S_LINK_B.1 node=$K8S_LINK_B.2 in=(nsenter "--net=$K8S_NETNS_B")
+  # A cluster of these names that was killed rather than taken down (its
+  # state dir perhaps gone with a work tree) left its veth and rules behind.
+  remove_node_b_network
   mkdir -p "$K8S_STATE_B"
   touch "$K8S_NETNS_B"
   unshare --net="$K8S_NETNS_B" true

@@ -124,10 +124,11 @@ func script(t *testing.T, env []string, name string) (string, time.Duration) {
 	return string(out), took
 }
 
-// TestClusterUpDown brings a real two-node cluster up, sees its nodes
-// Ready, takes it down and checks that the host is as it was: no process,
-// mount (node B's network namespace among them), bridge, link, forwarding
-// rule, cgroup or path of the cluster left, every tunable restored.
+// TestClusterUpDown brings a real two-node cluster up over a killed one's
+// leftover link, sees its nodes Ready, takes it down and checks that the
+// host is as it was: no process, mount (node B's network namespace among
+// them), bridge, link, forwarding rule, cgroup or path of the cluster
+// left, every tunable restored.
 func TestClusterUpDown(t *testing.T) {
 	if os.Geteuid() != 0 {
 		requireOrSkip(t, "the local cluster needs root")
@@ -142,6 +143,11 @@ func TestClusterUpDown(t *testing.T) {
 			_, _ = down.CombinedOutput()
 		}
 	})
+
+	// A cluster of these names that was killed, not taken down, left node
+	// B's veth on the host; up must not trip over it, and down removes it.
+	stale, err := exec.Command("ip", "link", "add", "cairnk8st0b", "type", "veth", "peer", "name", "cairnk8st0x").CombinedOutput()
+	require.NoError(t, err, string(stale))
 
 	out, took := script(t, env, "k8s-up.sh")
 	t.Logf("up: %s\n%s", took, out)
