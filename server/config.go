@@ -297,6 +297,11 @@ type MCPConfig struct {
 	// which defeats DNS rebinding. Turn it off behind a same-host reverse
 	// proxy that forwards another `Host`.
 	EnableDNSRebindGuard bool `yaml:"enableDNSRebindGuard"`
+	// Browser origins (`scheme://host[:port]`) allowed to call the MCP
+	// endpoint, besides `api.cors.allowedOrigins`: a web-based MCP client
+	// such as an inspector. The port may be `*`, any port:
+	// `http://localhost:*`. Every other `Origin` is refused.
+	AllowedOrigins []string `yaml:"allowedOrigins"`
 }
 
 // CORSConfig is `api.cors`.

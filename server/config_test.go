@@ -232,6 +232,8 @@ func TestConfigValidate(t *testing.T) {
 		"OriginWithPath":          {func(c *Config) { c.API.CORS.AllowedOrigins = []string{"https://a.example/app"} }, "api.cors.allowedOrigins[0]"},
 		"OriginTrailingSlash":     {func(c *Config) { c.API.CORS.AllowedOrigins = []string{"https://ok.example", "https://a.example/"} }, "api.cors.allowedOrigins[1]"},
 		"OriginNoScheme":          {func(c *Config) { c.API.CORS.AllowedOrigins = []string{"a.example:8080"} }, "api.cors.allowedOrigins[0]"},
+		"MCPOriginWithPath":       {func(c *Config) { c.API.APIs.MCP.AllowedOrigins = []string{"http://localhost:*/x"} }, "api.apis.mcp.allowedOrigins[0]"},
+		"MCPOriginStarHost":       {func(c *Config) { c.API.APIs.MCP.AllowedOrigins = []string{"http://*:8080"} }, "api.apis.mcp.allowedOrigins[0]"},
 		"OriginWildcard":          {func(c *Config) { c.API.CORS.AllowedOrigins = []string{"*"} }, "api.cors.allowedOrigins[0]"},
 		"OriginBadPort":           {func(c *Config) { c.API.CORS.AllowedOrigins = []string{"http://a.example:99999"} }, "api.cors.allowedOrigins[0]"},
 		"TokenName":               {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"c i", testSHA256, []string{"read"}}} }, "auth.tokens[0].name"},

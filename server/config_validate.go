@@ -113,6 +113,10 @@ func (a APIConfig) validate(p *configProblems) {
 	for i, o := range a.CORS.AllowedOrigins {
 		p.origin(fmt.Sprintf("api.cors.allowedOrigins[%d]", i), o)
 	}
+	for i, o := range a.APIs.MCP.AllowedOrigins {
+		// Any port is "*"; the rest of the origin is checked as any other.
+		p.origin(fmt.Sprintf("api.apis.mcp.allowedOrigins[%d]", i), strings.TrimSuffix(o, ":*"))
+	}
 }
 
 func (a AuthConfig) validate(p *configProblems) {
@@ -290,7 +294,7 @@ func (p *configProblems) origin(key, v string) {
 	u, err := url.Parse(v)
 	// Rebuilding the origin from its parts drops anything else: a path, a
 	// query, user info, a trailing slash.
-	if err != nil || u.Hostname() == "" || !strings.EqualFold(u.Scheme+"://"+u.Host, v) || !configValidPort(u.Port(), true) {
+	if err != nil || u.Hostname() == "" || strings.Contains(u.Hostname(), "*") || !strings.EqualFold(u.Scheme+"://"+u.Host, v) || !configValidPort(u.Port(), true) {
 		p.add(key, "must be scheme://host[:port] with no path, got %q", v)
 	}
 }

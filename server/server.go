@@ -277,6 +277,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Logger:      s.log,
 		LogLevel:    logLevel(logging.LogLevel),
 		CallTimeout: requestTimeout(t),
+		Origins:     s.cfg.API.APIs.MCP.AllowedOrigins,
 	})...)
 	eventsRoute, err := s.eventsRoute(svc)
 	if err != nil {

@@ -287,6 +287,9 @@ func devConfig(listen string, s3 *stack.S3, app, overrides string) (server.Confi
 	cfg.Artifact.Store.Bucket = devBucket
 	cfg.Artifact.Sidecar.NetworkMode = "host"
 	cfg.API.APIs.MCP.Enable = true
+	// A web-based MCP client on this machine (an inspector's page) may
+	// connect; the token is still needed.
+	cfg.API.APIs.MCP.AllowedOrigins = []string{"http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"}
 	cfg.Shell.Enable = true
 	// An evaluation stack shows a vanished object within a minute, with no
 	// action (the maintainer flags it on the next pass).

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -57,10 +58,13 @@ type Config struct {
 // Guard is the access-control decorator.
 type Guard struct {
 	tokens  []token
-	origins []string
-	hosts   bool
-	idHdr   string
-	log     *slog.Logger
+	origins origins
+	// routeOrigins are the origins a route admits besides origins, by the
+	// route's path under the prefix (the CORS preflight has no route).
+	routeOrigins map[string]origins
+	hosts        bool
+	idHdr        string
+	log          *slog.Logger
 
 	// ephemeral are the tokens registered for the life of a session (an
 	// SSH workbench's), keyed by their hash.
@@ -81,9 +85,7 @@ func New(cfg Config) (*Guard, error) {
 		idHdr: cmp.Or(cfg.RequestIDHeader, "X-Request-ID"),
 		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 	}
-	for _, o := range cfg.AllowedOrigins {
-		g.origins = append(g.origins, strings.ToLower(o))
-	}
+	g.origins = newOrigins(cfg.AllowedOrigins)
 	for _, t := range cfg.Tokens {
 		raw, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(raw) != sha256.Size {
@@ -112,8 +114,12 @@ func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err 
 			h, err = nil, fmt.Errorf("routes collide: %v", p)
 		}
 	}()
+	g.routeOrigins = map[string]origins{}
 	for _, rt := range routes {
 		mux.Handle(rt.Pattern(prefix), g.protect(rt))
+		if len(rt.Origins) > 0 {
+			g.routeOrigins[strings.TrimRight(prefix, "/")+rt.Path] = newOrigins(rt.Origins)
+		}
 	}
 	return g.cors(route.Canonical(mux)), nil
 }
@@ -123,7 +129,7 @@ func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err 
 // request on with who is acting in its context.
 func (g *Guard) protect(rt route.Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r) {
 			g.refuse(w, r, "Origin not allowed", cairn.ReasonOriginNotAllowed)
 			return
 		}
@@ -192,8 +198,47 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, scope route.Scope)
 	return cairn.WithScopes(cairn.WithActor(ctx, t.name), route.Names(t.scopes)), true
 }
 
-func (g *Guard) originAllowed(origin string) bool {
-	return slices.Contains(g.origins, strings.ToLower(origin))
+// origins are allowed browser origins, lowercase; one whose port is "*"
+// admits its scheme and host on any port.
+type origins []string
+
+func newOrigins(list []string) origins {
+	o := make(origins, 0, len(list))
+	for _, s := range list {
+		o = append(o, strings.ToLower(s))
+	}
+	return o
+}
+
+func (o origins) admit(origin string) bool {
+	origin = strings.ToLower(origin)
+	for _, allowed := range o {
+		if allowed == origin {
+			return true
+		}
+		if anyPort, ok := strings.CutSuffix(allowed, ":*"); ok && anyPort == withoutPort(origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutPort is origin with its port dropped; "" when it is no origin.
+func withoutPort(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" {
+		return ""
+	}
+	host := u.Hostname()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return u.Scheme + "://" + host
+}
+
+// originAllowed reports whether the request's origin may call its path.
+func (g *Guard) originAllowed(origin string, r *http.Request) bool {
+	return g.origins.admit(origin) || g.routeOrigins[r.URL.Path].admit(origin)
 }
 
 // cors adds the CORS headers for an allow-listed origin, and answers a
@@ -203,7 +248,7 @@ func (g *Guard) originAllowed(origin string) bool {
 func (g *Guard) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && g.originAllowed(origin) && g.corsPreflight(w, r, origin) {
+		if origin != "" && g.originAllowed(origin, r) && g.corsPreflight(w, r, origin) {
 			return
 		}
 		next.ServeHTTP(w, r)

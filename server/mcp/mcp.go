@@ -47,8 +47,10 @@ type Config struct {
 	// or a sidecar slot end before the server's write timeout; default 655 s.
 	CallTimeout time.Duration
 
-	// Enable is api.apis.mcp.enable, read by Routes only.
-	Enable bool
+	// Enable is api.apis.mcp.enable and Origins api.apis.mcp.allowedOrigins,
+	// read by Routes only.
+	Enable  bool
+	Origins []string
 }
 
 // New returns the MCP endpoint: Streamable HTTP, stateless (no session
@@ -80,14 +82,15 @@ func New(svc Services, cfg Config) http.Handler {
 	return h
 }
 
-// Routes declares the endpoint (New) at Path, every method, scope mcp; none
-// when cfg.Enable is off, so the path is then an unknown route. Each tool
+// Routes declares the endpoint (New) at Path, every method, scope mcp,
+// admitting cfg.Origins besides the API's browser origins; none when
+// cfg.Enable is off, so the path is then an unknown route. Each tool
 // also checks read or write itself.
 func Routes(svc Services, cfg Config) []route.Route {
 	if !cfg.Enable {
 		return nil
 	}
-	return []route.Route{{Path: Path, Scope: route.MCP, Handler: boundBody(New(svc, cfg))}}
+	return []route.Route{{Path: Path, Scope: route.MCP, Handler: boundBody(New(svc, cfg)), Origins: cfg.Origins}}
 }
 
 // boundBody reads at most maxBodyBytes of the request before the transport

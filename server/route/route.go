@@ -65,6 +65,10 @@ type Route struct {
 	// MaxBody bounds the route's request body; 0 is the guard's
 	// MaxBodyBytes, which bounds every other route.
 	MaxBody int64
+	// Origins are browser origins admitted to this route besides those
+	// every route admits (api.cors.allowedOrigins); an origin's port may
+	// be "*", any port.
+	Origins []string
 }
 
 // Pattern is the ServeMux pattern of r with prefix in front of its path.
