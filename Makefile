@@ -14,7 +14,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install what is missing (docker.io, busybox-static, postgresql, versitygw, SeaweedFS) and start dockerd
+deps: ## install what is missing (docker.io, busybox-static, postgresql, versitygw, SeaweedFS, the MCP test clients from npm) and start dockerd
 	@scripts/deps.sh
 
 .PHONY: build

@@ -26,6 +26,7 @@ command -v openssl >/dev/null || need_pkgs+=(openssl)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v gcc >/dev/null || need_pkgs+=(gcc libc6-dev)
 command -v ip >/dev/null || need_pkgs+=(iproute2)
+command -v npm >/dev/null || need_pkgs+=(npm) # installs the MCP test clients below
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "deps: installing ${need_pkgs[*]}"
   apt-get update -qq
@@ -51,6 +52,17 @@ if [ "$("$bin/golangci-lint" version --short 2>/dev/null)" != "${golangci_lint_v
   echo "deps: installing golangci-lint $golangci_lint_version into $bin (takes a few minutes the first time)"
   mkdir -p "$bin"
   GOBIN="$bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_lint_version"
+fi
+
+# The MCP test clients (server/mcp/conformance/testdata): the official
+# conformance suite, the TypeScript SDK and the Node.js 22 the suite needs
+# (Debian's is older), all from the npm registry, as the lock file pins
+# them. Installed again whenever the lock file changes.
+mcp_clients=$root/server/mcp/conformance/testdata
+if ! cmp -s "$mcp_clients/package-lock.json" "$mcp_clients/node_modules/.installed-lock.json"; then
+  echo "deps: installing the MCP test clients into $mcp_clients/node_modules"
+  (cd "$mcp_clients" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$mcp_clients/package-lock.json" "$mcp_clients/node_modules/.installed-lock.json"
 fi
 
 if ! docker info >/dev/null 2>&1; then

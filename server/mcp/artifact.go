@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -15,6 +16,25 @@ type artifactView struct {
 	Description *string             `json:"description"`
 	State       cairn.ArtifactState `json:"state"`
 	UpdatedAt   time.Time           `json:"updated_at"`
+}
+
+func viewArtifact(art *cairn.Artifact) artifactView {
+	return artifactView{Name: art.Name, Description: art.Description, State: art.State, UpdatedAt: art.UpdatedAt}
+}
+
+// artifactURI names an artifact as a resource:
+// cairn://workspaces/WORKSPACE/artifacts/ARTIFACT. It names the artifact by
+// name, as every tool does, so a rename changes it. Names are URL-safe; a
+// volume file's URI (fileURI) has no "artifacts" path under its workspace.
+func artifactURI(workspace, artifact string) string {
+	return (&url.URL{Scheme: "cairn", Host: "workspaces", Path: "/" + workspace + "/artifacts/" + artifact}).String()
+}
+
+// artifactLink is the resource_link content item of an artifact of ws.
+func artifactLink(ws *cairn.Workspace, art *cairn.Artifact) mcpgo.ResourceLink {
+	link := mcpgo.NewResourceLink(artifactURI(ws.Name, art.Name), art.Name, deref(art.Description), art.MIMEType)
+	link.Size = &art.Size
+	return link
 }
 
 // anyState lets name resolution find an artifact whatever its state.
@@ -78,7 +98,7 @@ func (t *toolbox) listArtifacts(ctx context.Context, a listArtifactsArgs) (*mcpg
 	}
 	views := make([]artifactView, len(list))
 	for i, art := range list {
-		views[i] = artifactView{Name: art.Name, Description: art.Description, State: art.State, UpdatedAt: art.UpdatedAt}
+		views[i] = viewArtifact(art)
 	}
 	return structured(struct {
 		Artifacts []artifactView `json:"artifacts"`
@@ -107,7 +127,9 @@ func (t *toolbox) deleteArtifact(ctx context.Context, a artifactArgs) (*mcpgo.Ca
 	if err := t.svc.DeleteArtifact(ctx, art.ID); err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' deleted from workspace '%s'", art.Name, ws.Name)
+	return changed(struct {
+		Artifact artifactView `json:"artifact"`
+	}{viewArtifact(art)}, "artifact '%s' deleted from workspace '%s'", art.Name, ws.Name)
 }
 
 type renameArgs struct {
@@ -127,8 +149,12 @@ func (t *toolbox) renameArtifact(ctx context.Context, a renameArgs) (*mcpgo.Call
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.svc.RenameArtifact(ctx, art.ID, a.NewName); err != nil {
+	renamed, err := t.svc.RenameArtifact(ctx, art.ID, a.NewName)
+	if err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' of workspace '%s' renamed to '%s'", art.Name, ws.Name, a.NewName)
+	return changed(struct {
+		Artifact     artifactView `json:"artifact"`
+		PreviousName string       `json:"previous_name"`
+	}{viewArtifact(renamed), art.Name}, "artifact '%s' of workspace '%s' renamed to '%s'", art.Name, ws.Name, a.NewName)
 }

@@ -99,21 +99,24 @@ func (t *toolbox) logCall(ctx context.Context, tool string, req mcpgo.CallToolRe
 	t.log.LogAttrs(ctx, slog.LevelError, "mcp tool call failed", attrs...)
 }
 
-// text is the result of an action tool: one sentence.
-func text(format string, args ...any) (*mcpgo.CallToolResult, error) {
-	return mcpgo.NewToolResultText(fmt.Sprintf(format, args...)), nil
-}
-
 // structured is the result of a read tool: v as structuredContent, and the
 // same JSON as the one text item.
 func structured(v any) (*mcpgo.CallToolResult, error) {
 	return mcpgo.NewToolResultStructured(v, string(mustJSON(v))), nil
 }
 
-// changed is the result of a tool that changes files: v as
+// changed is the result of a tool that changes artifacts or files: v as
 // structuredContent, and one sentence for clients that read text only.
 func changed(v any, format string, args ...any) (*mcpgo.CallToolResult, error) {
 	return mcpgo.NewToolResultStructured(v, fmt.Sprintf(format, args...)), nil
+}
+
+// linked is the result of a tool that stores an artifact: as changed, with
+// a resource_link to the artifact after the sentence.
+func linked(v any, link mcpgo.ResourceLink, format string, args ...any) (*mcpgo.CallToolResult, error) {
+	res := mcpgo.NewToolResultStructured(v, fmt.Sprintf(format, args...))
+	res.Content = append(res.Content, link)
+	return res, nil
 }
 
 // badParameters is the invalid_parameters answer to an argument that the

@@ -48,8 +48,26 @@ var readFileTool = definition{
 		optionalInteger("offset", "First byte to read, 0 or more (default 0)."),
 		optionalInteger("length", "Bytes to read, 1 to 262144 (default 262144)."),
 	},
+	output:      &readOutput,
 	annotations: readOnly(),
 }
+
+// readOutput is what read_file answers: readResult.
+var readOutput = object{props: []property{
+	{name: "path", required: true, schema: leaf("string", "The file read, as given.")},
+	{name: "uri", required: true, schema: leaf("string", "The file as a resource, cairn://<workspace_name><path>: "+
+		"the uri of the resource content item.")},
+	{name: "offset", required: true, schema: leaf("integer", "First byte read.")},
+	{name: "length", required: true, schema: leaf("integer", "Bytes read: fewer than asked when the file ends first.")},
+	{name: "size", required: true, schema: leaf("integer", "Size of the whole file in bytes.")},
+	{name: "eof", required: true, schema: leaf("boolean", "True when the read reached the end of the file "+
+		"(offset + length is size or more); otherwise read on from offset + length.")},
+	{name: "encoding", required: true, schema: leaf("string", "text when the bytes read are UTF-8 (content is that text), "+
+		"else base64 (content is the bytes in standard base64).")},
+	{name: "mime_type", required: true, schema: leaf("string", "text/plain; charset=utf-8 for text, "+
+		"else the type sniffed from the bytes, e.g. application/octet-stream.")},
+	{name: "content", required: true, schema: leaf("string", "The bytes read, as encoding says.")},
+}}
 
 var unpackArtifactTool = definition{
 	name:  "unpack_artifact",
@@ -63,6 +81,12 @@ var unpackArtifactTool = definition{
 		requiredString("artifact_name", "Name of the archive artifact."),
 		requiredString("target_dir", "Absolute path of the directory to create, inside /mnt/cairn/ws, e.g. /mnt/cairn/ws/src."),
 	},
+	output: &object{props: []property{
+		{name: "artifact", required: true, schema: artifactItem},
+		{name: "target_dir", required: true, schema: leaf("string", "The directory created.")},
+		{name: "entries", required: true, schema: leaf("integer", "Directories, files and symlinks written.")},
+		{name: "bytes", required: true, schema: leaf("integer", "Bytes of files written.")},
+	}},
 	annotations: action(false, false),
 }
 
@@ -135,7 +159,8 @@ func (a readFileArgs) check(tool string) error {
 }
 
 // readFile answers text as text and anything else as a blob resource, each
-// after a line saying which bytes of how large a file these are.
+// after a line saying which bytes of how large a file these are, and the
+// same as structuredContent (readOutput).
 func (t *toolbox) readFile(ctx context.Context, a readFileArgs) (*mcpgo.CallToolResult, error) {
 	ws, err := t.workspace(ctx, a.WorkspaceName)
 	if err != nil {
@@ -152,13 +177,35 @@ func (t *toolbox) readFile(ctx context.Context, a readFileArgs) (*mcpgo.CallTool
 	if err != nil {
 		return nil, err
 	}
-	head := fmt.Sprintf("bytes %d to %d of %d of '%s'", c.Offset, c.Offset+int64(len(c.Data)), c.Size, a.Path)
+	end := c.Offset + int64(len(c.Data))
+	head := fmt.Sprintf("bytes %d to %d of %d of '%s'", c.Offset, end, c.Size, a.Path)
+	out := readResult{Path: a.Path, URI: fileURI(ws.Name, a.Path), Offset: c.Offset, Length: len(c.Data), Size: c.Size,
+		EOF: end >= c.Size}
+	var contents mcpgo.ResourceContents
 	if utf8.Valid(c.Data) {
-		return mcpgo.NewToolResultResource(head, mcpgo.TextResourceContents{
-			URI: fileURI(ws.Name, a.Path), MIMEType: "text/plain; charset=utf-8", Text: string(c.Data)}), nil
+		out.Encoding, out.MIMEType, out.Content = "text", "text/plain; charset=utf-8", string(c.Data)
+		contents = mcpgo.TextResourceContents{URI: out.URI, MIMEType: out.MIMEType, Text: out.Content}
+	} else {
+		out.Encoding, out.MIMEType, out.Content = "base64", c.ContentType, base64.StdEncoding.EncodeToString(c.Data)
+		contents = mcpgo.BlobResourceContents{URI: out.URI, MIMEType: out.MIMEType, Blob: out.Content}
 	}
-	return mcpgo.NewToolResultResource(head, mcpgo.BlobResourceContents{
-		URI: fileURI(ws.Name, a.Path), MIMEType: c.ContentType, Blob: base64.StdEncoding.EncodeToString(c.Data)}), nil
+	res := mcpgo.NewToolResultResource(head, contents)
+	res.StructuredContent = out
+	return res, nil
+}
+
+// readResult is what read_file answers as structuredContent: the text's
+// line and the resource's fields.
+type readResult struct {
+	Path     string `json:"path"`
+	URI      string `json:"uri"`
+	Offset   int64  `json:"offset"`
+	Length   int    `json:"length"`
+	Size     int64  `json:"size"`
+	EOF      bool   `json:"eof"`
+	Encoding string `json:"encoding"`
+	MIMEType string `json:"mime_type"`
+	Content  string `json:"content"`
 }
 
 // fileURI names a volume file as a resource: cairn://WORKSPACE/PATH.
@@ -187,6 +234,12 @@ func (t *toolbox) unpackArtifact(ctx context.Context, a unpackArgs) (*mcpgo.Call
 	if err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' of workspace '%s' unpacked into '%s': %d entries, %d bytes",
+	return changed(struct {
+		Artifact  artifactView `json:"artifact"`
+		TargetDir string       `json:"target_dir"`
+		Entries   int          `json:"entries"`
+		Bytes     int64        `json:"bytes"`
+	}{viewArtifact(art), res.TargetDir, res.Entries, res.Bytes},
+		"artifact '%s' of workspace '%s' unpacked into '%s': %d entries, %d bytes",
 		art.Name, ws.Name, res.TargetDir, res.Entries, res.Bytes)
 }

@@ -67,9 +67,11 @@ func TestAgentFilesFlow(t *testing.T) {
 	fails(t, call(t, c, "list_files", map[string]any{"workspace_name": "files", "path": "/etc"}), "path_outside_mount")
 	fails(t, call(t, c, "list_files", map[string]any{"workspace_name": "files", "path": "/mnt/cairn/ws/nope"}), "path_not_found")
 
-	msg := ok(t, call(t, c, "upload_artifact", map[string]any{"workspace_name": "files", "source_path": "/mnt/cairn/ws/out",
+	msg, link := stored(t, call(t, c, "upload_artifact", map[string]any{"workspace_name": "files", "source_path": "/mnt/cairn/ws/out",
 		"artifact_name": "out", "format": "zip"}))
 	require.Equal(t, "artifact 'out' recorded in workspace 'files' from '/mnt/cairn/ws/out'", msg)
+	require.Equal(t, "cairn://workspaces/files/artifacts/out", link.URI)
+	require.Equal(t, "application/zip", link.MIMEType)
 	fails(t, call(t, c, "upload_artifact", map[string]any{"workspace_name": "files", "source_path": "/mnt/cairn/ws/out",
 		"artifact_name": "rar", "format": "rar"}), "invalid_parameters")
 

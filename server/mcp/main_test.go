@@ -193,6 +193,21 @@ func fails(t testing.TB, res *mcpgo.CallToolResult, reason string) string {
 	return msg
 }
 
+// stored checks the success of a tool that stores an artifact: its one
+// sentence, then a resource_link to the artifact, and structuredContent.
+// It returns the sentence and the link.
+func stored(t testing.TB, res *mcpgo.CallToolResult) (string, mcpgo.ResourceLink) {
+	t.Helper()
+	require.False(t, res.IsError, "result: %s", mustJSON(res.Content))
+	require.NotNil(t, res.StructuredContent)
+	require.Len(t, res.Content, 2, "the sentence, then the link")
+	text, isText := res.Content[0].(mcpgo.TextContent)
+	require.True(t, isText, "content[0] is %T", res.Content[0])
+	link, isLink := res.Content[1].(mcpgo.ResourceLink)
+	require.True(t, isLink, "content[1] is %T", res.Content[1])
+	return text.Text, link
+}
+
 func resultText(res *mcpgo.CallToolResult) string {
 	if len(res.Content) != 1 {
 		return "<" + string(mustJSON(res.Content)) + ">"

@@ -13,7 +13,7 @@ type definition struct {
 	scope       string // read or write: what a token needs to call it (besides mcp)
 	description string
 	params      []param
-	output      *object // the read tools' structured result
+	output      *object // the structured result every tool answers
 	annotations mcpgo.ToolAnnotation
 }
 
@@ -131,6 +131,11 @@ var downloadArtifactTool = definition{
 		requiredString("target_path", "Absolute path of the file to write, inside /mnt/cairn/ws, "+
 			"e.g. /mnt/cairn/ws/out/report.pdf. Its parent directory must exist."),
 	},
+	output: &object{props: []property{
+		{name: "artifact", required: true, schema: artifactItem},
+		{name: "target_path", required: true, schema: leaf("string", "The file written, as given.")},
+		{name: "bytes", required: true, schema: leaf("integer", "Bytes written: the size of the artifact's content.")},
+	}},
 	annotations: action(true, true),
 }
 
@@ -139,7 +144,8 @@ var uploadArtifactTool = definition{
 	scope: "write",
 	description: "Store a file of the workspace volume as a NEW artifact; the call returns once it is stored. " +
 		"The name must not be in use in the workspace: to replace the content of an existing artifact, use update_artifact. " +
-		"Do not modify the file while the upload runs; a change midway fails the call with source_changed." + volumeNote,
+		"Do not modify the file while the upload runs; a change midway fails the call with source_changed." +
+		storedNote + volumeNote,
 	params: []param{
 		requiredString("workspace_name", workspaceNameDesc),
 		requiredString("source_path", "Absolute path of the file to store, inside /mnt/cairn/ws, "+
@@ -151,6 +157,7 @@ var uploadArtifactTool = definition{
 		optionalString("format", "Pack the directory at source_path into one archive artifact: tar.gz or zip. "+
 			"Symlinks are stored as symlinks; FIFOs, sockets and devices are refused."),
 	},
+	output:      &storedOutput,
 	annotations: action(false, false),
 }
 
@@ -158,13 +165,15 @@ var updateArtifactTool = definition{
 	name:  "update_artifact",
 	scope: "write",
 	description: "Replace the content of an EXISTING artifact with a file of the workspace volume; its name and description stay as they are. " +
-		"This also repairs an artifact in state MISSING_OBJECT. Do not modify the file while the upload runs." + volumeNote,
+		"This also repairs an artifact in state MISSING_OBJECT. Do not modify the file while the upload runs." + storedNote +
+		volumeNote,
 	params: []param{
 		requiredString("workspace_name", workspaceNameDesc),
 		requiredString("artifact_name", "Name of the existing artifact whose content is replaced."),
 		requiredString("source_path", "Absolute path of the file holding the new content, inside /mnt/cairn/ws, "+
 			"e.g. /mnt/cairn/ws/out/report.pdf. It must be a regular file; a symlink to one inside the mount is followed."),
 	},
+	output:      &storedOutput,
 	annotations: action(true, true),
 }
 
@@ -177,6 +186,9 @@ var deleteArtifactTool = definition{
 		requiredString("workspace_name", workspaceNameDesc),
 		requiredString("artifact_name", "Name of the artifact to delete."),
 	},
+	output: &object{props: []property{
+		{name: "artifact", required: true, schema: artifactItem},
+	}},
 	annotations: action(true, false),
 }
 
@@ -190,10 +202,29 @@ var renameArtifactTool = definition{
 		requiredString("new_name", "New name: 1 to 128 ASCII letters, digits, '-' or '_', "+
 			"not used by another artifact of the workspace."),
 	},
+	output: &object{props: []property{
+		{name: "artifact", required: true, schema: artifactItem},
+		{name: "previous_name", required: true, schema: leaf("string", "The name the artifact had before.")},
+	}},
 	annotations: action(false, false),
 }
 
-// workspaceItem and artifactItem are the shapes the read tools return.
+// storedNote tells what the tools that store an artifact answer.
+const storedNote = " Answers the artifact, and a resource_link to it whose uri is " +
+	"cairn://workspaces/<workspace_name>/artifacts/<artifact_name>."
+
+// storedOutput is what upload_artifact and update_artifact answer:
+// storedResult.
+var storedOutput = object{props: []property{
+	{name: "artifact", required: true, schema: artifactItem},
+	{name: "uri", required: true, schema: leaf("string", "The artifact as a resource, "+
+		"cairn://workspaces/<workspace_name>/artifacts/<artifact_name>: the uri of the resource_link content item.")},
+	{name: "source_path", required: true, schema: leaf("string", "The volume path stored, as given.")},
+	{name: "size", required: true, schema: leaf("integer", "Bytes stored.")},
+	{name: "mime_type", required: true, schema: leaf("string", "The stored content's MIME type.")},
+}}
+
+// workspaceItem and artifactItem are the shapes the tools return.
 var (
 	workspaceItem = object{props: []property{
 		{name: "name", required: true, schema: leaf("string", "Name of the workspace.")},

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,12 +18,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// textOnlyTools answer one text (or a resource) and publish no output
-// schema: the artifact actions, which report one sentence, and read_file,
-// whose answer is the file's bytes.
-var textOnlyTools = []string{"download_artifact", "upload_artifact", "update_artifact", "delete_artifact",
-	"rename_artifact", "unpack_artifact", "read_file"}
 
 // TestToolsList pins what tools/list publishes, byte for byte as sent
 // (names, descriptions, input and output schemas, annotations), against
@@ -104,8 +97,7 @@ func TestToolsList(t *testing.T) {
 					require.NotContains(t, p, banned, "%s.%s: constraints are prose only", tool.Name, name)
 				}
 			}
-			textOnly := slices.Contains(textOnlyTools, tool.Name)
-			require.Equal(t, !textOnly, tool.OutputSchema.Type == "object", "%s: output schema", tool.Name)
+			require.Equal(t, "object", tool.OutputSchema.Type, "%s: output schema", tool.Name)
 			require.NotNil(t, tool.Annotations.ReadOnlyHint, tool.Name)
 			if !*tool.Annotations.ReadOnlyHint {
 				require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)

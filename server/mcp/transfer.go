@@ -38,7 +38,12 @@ func (t *toolbox) downloadArtifact(ctx context.Context, a downloadArgs) (*mcpgo.
 	if err := t.svc.LoadIntoVolume(ctx, art.ID, a.TargetPath); err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' of workspace '%s' downloaded to '%s'", art.Name, ws.Name, a.TargetPath)
+	return changed(struct {
+		Artifact   artifactView `json:"artifact"`
+		TargetPath string       `json:"target_path"`
+		Bytes      int64        `json:"bytes"`
+	}{viewArtifact(art), a.TargetPath, art.Size},
+		"artifact '%s' of workspace '%s' downloaded to '%s'", art.Name, ws.Name, a.TargetPath)
 }
 
 type uploadArgs struct {
@@ -75,13 +80,14 @@ func (t *toolbox) uploadArtifact(ctx context.Context, a uploadArgs) (*mcpgo.Call
 	if err != nil {
 		return nil, err
 	}
-	_, err = t.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{
+	art, err := t.svc.ArtifactFromVolume(ctx, ws.ID, cairn.VolumeArtifactCreate{
 		SourcePath: a.SourcePath, Name: a.ArtifactName, Description: a.Description, Format: a.Format,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' recorded in workspace '%s' from '%s'", a.ArtifactName, ws.Name, a.SourcePath)
+	return linked(stored(ws, art, a.SourcePath), artifactLink(ws, art),
+		"artifact '%s' recorded in workspace '%s' from '%s'", a.ArtifactName, ws.Name, a.SourcePath)
 }
 
 type updateArgs struct {
@@ -103,8 +109,25 @@ func (t *toolbox) updateArtifact(ctx context.Context, a updateArgs) (*mcpgo.Call
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.svc.UpdateFromVolume(ctx, art.ID, a.SourcePath); err != nil {
+	art, err = t.svc.UpdateFromVolume(ctx, art.ID, a.SourcePath)
+	if err != nil {
 		return nil, err
 	}
-	return text("artifact '%s' of workspace '%s' updated from '%s'", art.Name, ws.Name, a.SourcePath)
+	return linked(stored(ws, art, a.SourcePath), artifactLink(ws, art),
+		"artifact '%s' of workspace '%s' updated from '%s'", art.Name, ws.Name, a.SourcePath)
+}
+
+// storedResult is what upload_artifact and update_artifact answer:
+// storedOutput.
+type storedResult struct {
+	Artifact   artifactView `json:"artifact"`
+	URI        string       `json:"uri"`
+	SourcePath string       `json:"source_path"`
+	Size       int64        `json:"size"`
+	MIMEType   string       `json:"mime_type"`
+}
+
+func stored(ws *cairn.Workspace, art *cairn.Artifact, sourcePath string) storedResult {
+	return storedResult{Artifact: viewArtifact(art), URI: artifactURI(ws.Name, art.Name), SourcePath: sourcePath,
+		Size: art.Size, MIMEType: art.MIMEType}
 }

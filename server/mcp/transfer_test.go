@@ -30,9 +30,11 @@ func TestAgentFlow(t *testing.T) {
 
 	want := in(`mkdir -p /mnt/cairn/ws/out && printf 'line one\nline two\n\001\377' > /mnt/cairn/ws/out/report.bin` +
 		` && od -An -tx1 /mnt/cairn/ws/out/report.bin`)
-	msg := ok(t, call(t, c, "upload_artifact", map[string]any{"workspace_name": "flow",
+	msg, link := stored(t, call(t, c, "upload_artifact", map[string]any{"workspace_name": "flow",
 		"source_path": "/mnt/cairn/ws/out/report.bin", "artifact_name": "report", "description": "the report"}))
 	require.Equal(t, "artifact 'report' recorded in workspace 'flow' from '/mnt/cairn/ws/out/report.bin'", msg)
+	require.Equal(t, "cairn://workspaces/flow/artifacts/report", link.URI)
+	require.Equal(t, int64(20), *link.Size)
 
 	in(`rm /mnt/cairn/ws/out/report.bin && mkdir /mnt/cairn/ws/back`)
 	msg = ok(t, call(t, c, "download_artifact", map[string]any{"workspace_name": "flow",
@@ -48,9 +50,11 @@ func TestAgentFlow(t *testing.T) {
 	require.Equal(t, "the report", *list[0].Description)
 	require.Equal(t, "RECORDED", list[0].State)
 
-	msg = ok(t, call(t, c, "update_artifact", map[string]any{"workspace_name": "flow",
+	msg, link = stored(t, call(t, c, "update_artifact", map[string]any{"workspace_name": "flow",
 		"artifact_name": "report", "source_path": "/mnt/cairn/ws/out/v2.txt"}))
 	require.Equal(t, "artifact 'report' of workspace 'flow' updated from '/mnt/cairn/ws/out/v2.txt'", msg)
+	require.Equal(t, "cairn://workspaces/flow/artifacts/report", link.URI)
+	require.Equal(t, int64(11), *link.Size)
 	ok(t, call(t, c, "download_artifact", map[string]any{"workspace_name": "flow",
 		"artifact_name": "report", "target_path": "/mnt/cairn/ws/back/report.bin"}))
 	require.Equal(t, "version two", in(`cat /mnt/cairn/ws/back/report.bin`), "an existing file is overwritten")
@@ -151,7 +155,7 @@ func TestTransferErrors(t *testing.T) {
 	})
 
 	t.Run("OKUpdateRepairsMissingObject", func(t *testing.T) {
-		ok(t, call(t, c, "update_artifact", update("ready", "lost", "/mnt/cairn/ws/fix.txt")))
+		stored(t, call(t, c, "update_artifact", update("ready", "lost", "/mnt/cairn/ws/fix.txt")))
 		list := listArtifacts(t, c, map[string]any{"workspace_name": "ready", "artifact_names": []string{"lost"}})
 		require.Len(t, list, 1, "RECORDED again, so listed by default")
 		ok(t, call(t, c, "download_artifact", download("ready", "lost", "/mnt/cairn/ws/repaired.txt")))

@@ -105,8 +105,10 @@ func buildBinaries() (string, error) {
 
 // ServerOptions shape a real server process.
 type ServerOptions struct {
-	Maintainer bool   // --with-maintainer
-	MCP        bool   // api.apis.mcp.enable
+	Maintainer bool // --with-maintainer
+	MCP        bool // api.apis.mcp.enable
+	// MCPOrigins are api.apis.mcp.allowedOrigins, with MCP.
+	MCPOrigins []string
 	Config     string // more YAML config, appended (top-level keys not set here)
 	// PresignEndpoint is artifact.s3.presignEndpoint (host:port, or a
 	// URL); empty leaves it unset, so presigned URLs name the store's
@@ -237,7 +239,7 @@ func (s *Server) launch(t testing.TB, o ServerOptions) {
 	}
 	mcp := ""
 	if o.MCP {
-		mcp = ", apis: {mcp: {enable: true}}"
+		mcp = fmt.Sprintf(", apis: {mcp: {enable: true, allowedOrigins: [%s]}}", strings.Join(o.MCPOrigins, ", "))
 	}
 	db := s.Database[strings.LastIndex(s.Database, "/")+1 : strings.Index(s.Database, "?")]
 	if len(s.hosts) > 0 {
