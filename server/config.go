@@ -323,6 +323,34 @@ type AuthConfig struct {
 	TokensFile string `yaml:"tokensFile"`
 	// Allow running without tokens while a listener is off loopback.
 	InsecureNoAuth bool `yaml:"insecureNoAuth"`
+	// How MCP clients discover where to get a token (MCP authorization,
+	// OAuth 2.0 Protected Resource Metadata, RFC 9728). While
+	// `api.apis.mcp.enable` is on, the server publishes the MCP endpoint's
+	// metadata at `/.well-known/oauth-protected-resource` and at that path
+	// followed by the endpoint's path, at the root of the host whatever
+	// `api.apis.endPoint.pathPrefix` says, and the `WWW-Authenticate`
+	// challenge of every 401, and of every 403 for a missing scope, points
+	// at it. cairn's own tokens are unaffected.
+	OAuth OAuthConfig `yaml:"oauth"`
+}
+
+// OAuthConfig is `auth.oauth`.
+type OAuthConfig struct {
+	// The canonical URI of the MCP endpoint as clients address it, e.g.
+	// `https://cairn.example/v1/mcp`: an absolute `http` or `https` URL
+	// with no user info, query, fragment, trailing slash or `%`-escape in
+	// its path. Empty derives it from each request: `https` on a TLS
+	// connection and `http` otherwise, the `Host` header, then the path
+	// prefix and `/v1/mcp`. Set it when a proxy ends TLS or changes the
+	// path, and have the proxy pass
+	// `/.well-known/oauth-protected-resource` followed by this URI's path
+	// to the server.
+	Resource string `yaml:"resource"`
+	// The issuer URLs of the OAuth authorization servers clients may get
+	// tokens from, published as the metadata's `authorization_servers`
+	// (left out when empty): absolute `http` or `https` URLs with no user
+	// info, query or fragment.
+	AuthorizationServers []string `yaml:"authorizationServers"`
 }
 
 // TokenConfig is one accepted bearer token.

@@ -240,10 +240,20 @@ func TestConfigValidate(t *testing.T) {
 		"TokenNameDuplicate": {func(c *Config) {
 			c.Auth.Tokens = []TokenConfig{{"ci", testSHA256, []string{"read"}}, {"ci", testSHA256, []string{"write"}}}
 		}, "auth.tokens[1].name"},
-		"TokenSHA256Upper":  {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", strings.ToUpper(testSHA256), []string{"read"}}} }, "auth.tokens[0].sha256"},
-		"TokenSHA256Short":  {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", "abc", []string{"read"}}} }, "auth.tokens[0].sha256"},
-		"TokenNoScopes":     {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", testSHA256, nil}} }, "auth.tokens[0].scopes"},
-		"TokenUnknownScope": {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", testSHA256, []string{"read", "root"}}} }, "auth.tokens[0].scopes"},
+		"TokenSHA256Upper":      {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", strings.ToUpper(testSHA256), []string{"read"}}} }, "auth.tokens[0].sha256"},
+		"TokenSHA256Short":      {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", "abc", []string{"read"}}} }, "auth.tokens[0].sha256"},
+		"TokenNoScopes":         {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", testSHA256, nil}} }, "auth.tokens[0].scopes"},
+		"TokenUnknownScope":     {func(c *Config) { c.Auth.Tokens = []TokenConfig{{"ci", testSHA256, []string{"read", "root"}}} }, "auth.tokens[0].scopes"},
+		"OAuthResourceRelative": {func(c *Config) { c.Auth.OAuth.Resource = "/v1/mcp" }, "auth.oauth.resource"},
+		"OAuthResourceQuery":    {func(c *Config) { c.Auth.OAuth.Resource = "https://cairn.example/v1/mcp?x=1" }, "auth.oauth.resource"},
+		"OAuthResourceSlash":    {func(c *Config) { c.Auth.OAuth.Resource = "https://cairn.example/v1/mcp/" }, "auth.oauth.resource"},
+		"OAuthIssuerNoScheme":   {func(c *Config) { c.Auth.OAuth.AuthorizationServers = []string{"id.example"} }, "auth.oauth.authorizationServers[0]"},
+		"OAuthIssuerFragment": {func(c *Config) {
+			c.Auth.OAuth.AuthorizationServers = []string{"https://id.example", "https://id.example/#x"}
+		}, "auth.oauth.authorizationServers[1]"},
+		"OAuthIssuerTwice": {func(c *Config) {
+			c.Auth.OAuth.AuthorizationServers = []string{"https://id.example", "https://id.example"}
+		}, "auth.oauth.authorizationServers[1]"},
 		"VolumeType":        {func(c *Config) { c.Workspace.VolumeType = "nfs" }, "workspace.volumeType"},
 		"EndpointRequired":  {func(c *Config) { c.Artifact.S3.Endpoint = "" }, "artifact.s3.endpoint"},
 		"EndpointNoPort":    {func(c *Config) { c.Artifact.S3.Endpoint = "store.internal" }, "artifact.s3.endpoint"},
@@ -314,6 +324,10 @@ func TestConfigValidateAccepts(t *testing.T) {
 		"Origins":      func(c *Config) { c.API.CORS.AllowedOrigins = []string{"http://localhost:5173", "https://app.example"} },
 		"Tokens": func(c *Config) {
 			c.Auth.Tokens = []TokenConfig{{"ci-1", testSHA256, []string{"read", "write", "admin", "shell", "mcp"}}}
+		},
+		"OAuth": func(c *Config) {
+			c.Auth.OAuth = OAuthConfig{Resource: "https://cairn.example/v1/mcp",
+				AuthorizationServers: []string{"https://id.example", "http://localhost:8080/realms/cairn"}}
 		},
 		"Prefixes": func(c *Config) { c.Artifact.Store.Prefix = PrefixConfig{"tenants/a", "stage", "stored"} },
 		"SidecarExtras": func(c *Config) {
@@ -494,4 +508,33 @@ func TestDatabaseURL(t *testing.T) {
 	c.SSL = SSLConfig{true, "/etc/ca.pem"}
 	require.Equal(t, "postgres://cairn:pw@db-a:5432,[::1]:5433/cairn?connect_timeout=5&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&target_session_attrs=read-write",
 		DatabaseURL(c, "pw"))
+}
+
+// TestConfigOAuth reads auth.oauth and holds its values to the rules of
+// authorization discovery, with the exact complaints.
+func TestConfigOAuth(t *testing.T) {
+	t.Parallel()
+	c, _, err := ParseConfig([]byte(`
+artifact:
+  s3: {endpoint: "store.internal:7070"}
+  store: {bucket: cairn}
+auth:
+  oauth:
+    resource: https://cairn.example/v1/mcp
+    authorizationServers: [https://id.example, https://login.example/tenant-1]
+`))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate())
+	require.Equal(t, OAuthConfig{Resource: "https://cairn.example/v1/mcp",
+		AuthorizationServers: []string{"https://id.example", "https://login.example/tenant-1"}}, c.Auth.OAuth)
+	require.Equal(t, OAuthConfig{}, DefaultConfig().Auth.OAuth, "nothing configured by default")
+
+	c = validConfig()
+	c.Auth.OAuth = OAuthConfig{Resource: "cairn.example/v1/mcp",
+		AuthorizationServers: []string{"https://id.example?tenant=1", "https://id.example", "https://id.example"}}
+	require.EqualError(t, c.Validate(), strings.Join([]string{
+		`auth.oauth.resource: must be an absolute http(s) URL with a host and no user info, query or fragment, got "cairn.example/v1/mcp"`,
+		`auth.oauth.authorizationServers[0]: must be an absolute http(s) URL with a host and no user info, query or fragment, got "https://id.example?tenant=1"`,
+		`auth.oauth.authorizationServers[2]: "https://id.example" is already authorizationServers[1]`,
+	}, "\n"))
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/server/auth"
 )
 
 // Validate checks every rule of the configuration and returns all violations
@@ -134,6 +135,22 @@ func (a AuthConfig) validate(p *configProblems) {
 			p.add(key+".sha256", "token %q: must be 64 lowercase hex digits", t.Name)
 		}
 		t.validateScopes(p, key+".scopes")
+	}
+	if a.OAuth.Resource != "" {
+		if err := auth.CheckResource(a.OAuth.Resource); err != nil {
+			p.add("auth.oauth.resource", "%v", err)
+		}
+	}
+	issuers := make(map[string]int, len(a.OAuth.AuthorizationServers))
+	for i, s := range a.OAuth.AuthorizationServers {
+		key := fmt.Sprintf("auth.oauth.authorizationServers[%d]", i)
+		if err := auth.CheckIssuer(s); err != nil {
+			p.add(key, "%v", err)
+		} else if j, dup := issuers[s]; dup {
+			p.add(key, "%q is already authorizationServers[%d]", s, j)
+		} else {
+			issuers[s] = i
+		}
 	}
 }
 

@@ -289,6 +289,7 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		return nil, err
 	}
 	s.guard = guard
+	s.routes = append(s.routes, guard.DiscoveryRoutes()...)
 	handler, err := guard.Mount(s.cfg.API.APIs.EndPoint.PathPrefix, s.routes)
 	if err != nil {
 		return nil, err
@@ -320,12 +321,23 @@ func (s *Server) authConfig() auth.Config {
 		tokens = append(tokens, auth.Token{Name: t.Name, SHA256: t.SHA256, Scopes: scopes})
 	}
 	apis := s.cfg.API.APIs
+	// The protected resource discovery describes is the MCP endpoint: none
+	// while it is off.
+	var discovery *auth.Discovery
+	if apis.MCP.Enable {
+		discovery = &auth.Discovery{
+			Path:                 strings.TrimRight(apis.EndPoint.PathPrefix, "/") + mcp.Path,
+			Resource:             s.cfg.Auth.OAuth.Resource,
+			AuthorizationServers: s.cfg.Auth.OAuth.AuthorizationServers,
+		}
+	}
 	return auth.Config{
 		Tokens:          tokens,
 		AllowedOrigins:  s.cfg.API.CORS.AllowedOrigins,
 		HostGuard:       apis.MCP.EnableDNSRebindGuard,
 		RequestIDHeader: apis.RequestLogging.RequestIDHeader,
 		Logger:          s.log,
+		Discovery:       discovery,
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package auth is cairn's access control. It builds the one API mux from the
 // routes every front door declares (server/route) and puts each behind the
 // Origin guard, the Host (DNS-rebinding) guard, bearer-token authentication
-// and the route's scope, then names the token as the request's actor.
+// and the route's scope, then names the token as the request's actor. It
+// also serves the MCP endpoint's OAuth 2.0 Protected Resource Metadata
+// (RFC 9728), which its 401 and 403 challenges point at.
 package auth
 
 import (
@@ -53,6 +55,10 @@ type Config struct {
 	// RequestIDHeader names the request-ID header; default "X-Request-ID".
 	RequestIDHeader string
 	Logger          *slog.Logger
+	// Discovery is the protected resource (the MCP endpoint) whose OAuth
+	// 2.0 Protected Resource Metadata DiscoveryRoutes serves and every
+	// challenge points at; nil serves none.
+	Discovery *Discovery
 }
 
 // Guard is the access-control decorator.
@@ -65,6 +71,7 @@ type Guard struct {
 	hosts        bool
 	idHdr        string
 	log          *slog.Logger
+	discovery    *discovery // nil: off
 
 	// ephemeral are the tokens registered for the life of a session (an
 	// SSH workbench's), keyed by their hash.
@@ -86,6 +93,11 @@ func New(cfg Config) (*Guard, error) {
 		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 	}
 	g.origins = newOrigins(cfg.AllowedOrigins)
+	d, err := newDiscovery(cfg.Discovery)
+	if err != nil {
+		return nil, err
+	}
+	g.discovery = d
 	for _, t := range cfg.Tokens {
 		raw, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(raw) != sha256.Size {
@@ -97,9 +109,10 @@ func New(cfg Config) (*Guard, error) {
 }
 
 // Mount builds the one API handler from the declared routes, prefix in front
-// of every path, each route behind the checks its scope calls for. Nothing
-// else is served: a request that matches no route is answered here (the
-// mux's plain 404, or a 405 with Allow) and a non-canonical path gets a 301.
+// of every path but a well-known URI's (mountPrefix), each route behind the
+// checks its scope calls for. Nothing else is served: a request that
+// matches no route is answered here (the mux's plain 404, or a 405 with
+// Allow) and a non-canonical path gets a 301.
 // Mount refuses a route without a handler or a declared scope, and two
 // routes that collide, so a server with such a route cannot start.
 func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err error) {
@@ -116,9 +129,10 @@ func (g *Guard) Mount(prefix string, routes []route.Route) (h http.Handler, err 
 	}()
 	g.routeOrigins = map[string]origins{}
 	for _, rt := range routes {
-		mux.Handle(rt.Pattern(prefix), g.protect(rt))
+		under := mountPrefix(prefix, rt)
+		mux.Handle(rt.Pattern(under), g.protect(rt))
 		if len(rt.Origins) > 0 {
-			g.routeOrigins[strings.TrimRight(prefix, "/")+rt.Path] = newOrigins(rt.Origins)
+			g.routeOrigins[strings.TrimRight(under, "/")+rt.Path] = newOrigins(rt.Origins)
 		}
 	}
 	return g.cors(route.Canonical(mux)), nil
@@ -188,11 +202,12 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, scope route.Scope)
 		// authentication off; anything else is let through as before.
 		return cairn.WithoutAuthentication(ctx), true
 	case !ok:
-		g.refuse(w, r, "Authentication required", cairn.ReasonUnauthenticated)
+		g.challenged(w, r, g.challenge(r, "", scope), "Authentication required", cairn.ReasonUnauthenticated)
 		return nil, false
 	}
 	if scope != route.Any && !slices.Contains(t.scopes, scope) {
-		g.refuse(w, r, fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
+		g.challenged(w, r, g.challenge(r, "insufficient_scope", scope),
+			fmt.Sprintf("Token '%s' lacks scope '%s'", t.name, scope), cairn.ReasonForbidden)
 		return nil, false
 	}
 	return cairn.WithScopes(cairn.WithActor(ctx, t.name), route.Names(t.scopes)), true
@@ -289,9 +304,23 @@ func (g *Guard) authenticate(r *http.Request) (*token, bool) {
 // refuse answers with the REST error envelope. It logs the refusal at debug
 // level without the Authorization header: tokens are never logged.
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, message string, reason cairn.Reason) {
+	g.challenged(w, r, "", message, reason)
+}
+
+// challenged is refuse with a WWW-Authenticate challenge, when challenge
+// is not "" (envelope.WriteRefusal would set its own, bare one on a 401;
+// the body is the same envelope).
+func (g *Guard) challenged(w http.ResponseWriter, r *http.Request, challenge, message string, reason cairn.Reason) {
 	id := envelope.RequestID(r.Header.Get(g.idHdr))
 	w.Header().Set(g.idHdr, id)
-	envelope.WriteRefusal(w, id, message, &cairn.Error{Reason: reason})
+	err := &cairn.Error{Reason: reason}
+	if challenge == "" {
+		envelope.WriteRefusal(w, id, message, err)
+	} else {
+		w.Header().Set("WWW-Authenticate", challenge)
+		status, _ := reason.HTTPStatus()
+		envelope.WriteJSON(w, status, envelope.NewFailure(id, status, message, err))
+	}
 	g.log.LogAttrs(r.Context(), slog.LevelDebug, "request refused", slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.String("reason", string(reason)), slog.String("request_id", id))
 }

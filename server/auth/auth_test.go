@@ -160,7 +160,7 @@ func TestAuthRouteTable(t *testing.T) {
 			}
 			rec := serve("")
 			require.Equal(t, http.StatusUnauthorized, rec.Code)
-			require.Equal(t, `Bearer realm="cairn"`, rec.Header().Get("WWW-Authenticate"))
+			require.Equal(t, `Bearer realm="cairn", scope="`+string(rt.scope)+`"`, rec.Header().Get("WWW-Authenticate"))
 			e := decode(t, rec)
 			require.Equal(t, "unauthenticated", e.Error.Reason)
 			require.Equal(t, "Authentication required", e.Error.Message)
