@@ -80,6 +80,13 @@ func (r *recorder) Write(b []byte) (int, error) {
 // websocket upgrades).
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// Flush is http.Flusher's, for handlers that stream by type assertion
+// rather than through a ResponseController (the MCP transport's event
+// streams).
+func (r *recorder) Flush() {
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
 // metricsHandler serves the registry on the metrics path (GET, and POST as
 // the first cairn did), at most maxRequests scrapes at once.
 func metricsHandler(reg *prometheus.Registry, cfg MetricsConfig, extra func(*http.ServeMux)) http.Handler {

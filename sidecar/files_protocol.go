@@ -227,6 +227,7 @@ type Need struct {
 	Need      string `json:"need"`
 	Number    int    `json:"number,omitempty"` // part: 1 … 10000
 	Size      int64  `json:"size"`
+	Total     int64  `json:"total,omitempty"` // progress: Size bytes of Total moved
 	SHA256B64 string `json:"sha256_b64"`
 	// Snapshot and restore (snapshot_protocol.go): the digests a have or
 	// locate asks about, and a bundle's members.

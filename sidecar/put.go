@@ -26,8 +26,9 @@ const HeadBytes = 3072
 // (SHA-256, MD5) and keeping its head as the bytes go by, then checks that
 // the file did not change meanwhile. The result reports what was sent, so
 // that the server can compare it with what the store received (the MD5
-// with the ETag) before it records anything.
-func putSource(env Env) Result {
+// with the ETag) before it records anything. Asked to (CAIRN_PROGRESS), it
+// reports its progress over in and out as it goes.
+func putSource(env Env, in io.Reader, out io.Writer) Result {
 	root, bad := mountRoot(env)
 	if bad != nil {
 		return *bad
@@ -60,7 +61,9 @@ func putSource(env Env) Result {
 		return failed(fail(ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte cap of one upload from a volume",
 			src, size, limit), 0)
 	}
-	sums, status, f := stream(vals[EnvURL], src, file, size)
+	p := startProgress(env, in, out, size)
+	sums, status, f := stream(vals[EnvURL], src, p.reader(file), size)
+	p.end()
 	if f != nil {
 		return failed(f, status)
 	}
@@ -75,7 +78,7 @@ func putSource(env Env) Result {
 // stream sends exactly size bytes of file to url and hashes them on the
 // way, through one fixed copy buffer. status is the store's answer, when
 // there was one.
-func stream(url, src string, file *os.File, size int64) (sums *digests, status int, f *failure) {
+func stream(url, src string, file io.Reader, size int64) (sums *digests, status int, f *failure) {
 	sums = newDigests()
 	in := &readRecorder{r: file}
 	status, f = send(url, io.TeeReader(&exactReader{r: in, left: size}, sums), size, src)

@@ -21,7 +21,7 @@ func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	case CommandPrep:
 		return finish(out, prep(env))
 	case CommandPut:
-		return finish(out, putSource(env))
+		return finish(out, putSource(env, in, out))
 	case CommandDownload:
 		return finish(out, download(env))
 	case CommandServe:

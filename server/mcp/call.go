@@ -44,6 +44,7 @@ func serve[A arguments](t *toolbox, d definition, h handler[A]) mcpserver.Server
 		Handler: func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(ctx, t.timeout)
 			defer cancel()
+			ctx = t.withProgress(ctx, req)
 			start := time.Now()
 			res, err := run(ctx, d, req, h)
 			t.logCall(ctx, d.name, req, time.Since(start), err)
@@ -72,6 +73,30 @@ func run[A arguments](ctx context.Context, d definition, req mcpgo.CallToolReque
 		return nil, err
 	}
 	return h(ctx, args)
+}
+
+// withProgress passes the progress of the call's long work on to the
+// client as notifications/progress on the call's own stream, when the
+// client sent a progress token; a notification that cannot be sent (the
+// client left) is dropped, as the call ends with its context.
+func (t *toolbox) withProgress(ctx context.Context, req mcpgo.CallToolRequest) context.Context {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return ctx
+	}
+	srv := mcpserver.ServerFromContext(ctx)
+	if srv == nil {
+		return ctx
+	}
+	token := req.Params.Meta.ProgressToken
+	return cairn.WithProgress(ctx, func(done, total int64) {
+		note := map[string]any{"progressToken": token, "progress": done}
+		if total > 0 {
+			note["total"] = total
+		}
+		if err := srv.SendNotificationToClient(ctx, string(mcpgo.MethodNotificationProgress), note); err != nil {
+			t.log.DebugContext(ctx, "progress not sent", "err", err)
+		}
+	})
 }
 
 // failure is the tool result of a failed call. Only the reason and the

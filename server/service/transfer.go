@@ -179,3 +179,22 @@ func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec Sid
 	}
 	return &res, run, nil
 }
+
+// withProgress makes a transfer that runs without a dialog one that reports
+// its progress to the context's listener (cairn.WithProgress), when there
+// is one: the sidecar then asks CAIRN_PROGRESS's questions, answered here.
+func withProgress(ctx context.Context, spec SidecarSpec) SidecarSpec {
+	report := cairn.ProgressFrom(ctx)
+	if report == nil || spec.Dialog != nil {
+		return spec
+	}
+	spec.Env[sidecar.EnvProgress] = "1"
+	spec.Dialog = func(_ context.Context, need sidecar.Need) (sidecar.Grant, error) {
+		if need.Need != sidecar.NeedProgress {
+			return sidecar.Grant{Error: "a transfer asks only for progress, not " + need.Need}, nil
+		}
+		report(need.Size, need.Total)
+		return sidecar.Grant{}, nil
+	}
+	return spec
+}

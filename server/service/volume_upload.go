@@ -32,11 +32,11 @@ func (s *Service) uploadFromVolume(ctx context.Context, ws *cairn.Workspace, sub
 	// One PUT carries at most 5 GiB. A bigger volume file would need a
 	// multipart upload driven by the sidecar, which is left for later.
 	limit := s.singlePutCap()
-	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+	res, run, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 		Command: sidecar.CommandPut, Role: "cairn-upload", Subject: subject,
 		Env: map[string]string{sidecar.EnvSourcePath: src, sidecar.EnvURL: url,
 			sidecar.EnvMaxSize: strconv.FormatInt(limit, 10)},
-	}, only(url))
+	}), only(url))
 	if err == nil {
 		err = transferVerdict(sidecar.CommandPut, res, run, url)
 	}

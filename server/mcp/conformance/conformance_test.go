@@ -1,18 +1,26 @@
 package conformance_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -383,4 +391,226 @@ func TestAgentFlowMCPGo(t *testing.T) {
 
 	require.Equal(t, "2026-07-28", got.ProtocolVersion)
 	checkFlow(t, c, ws, got, text)
+}
+
+// bigFile is the size of the volume file the progress tests upload: the
+// issue's measure, one GiB.
+const bigFile = 1 << 30
+
+// agentFor is an mcp-go client of srv on the protocol version given ("":
+// the newest), counting the progress notifications it receives.
+func agentFor(t *testing.T, srv *stacktest.Server, version string) (*mcpclient.Client, *progressLog) {
+	t.Helper()
+	var opts []mcpclient.ClientOption
+	if version != "" {
+		opts = append(opts, mcpclient.WithProtocolVersion(version))
+	}
+	tr, err := transport.NewStreamableHTTP(srv.URL+"/v1/mcp",
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + srv.Token}))
+	require.NoError(t, err)
+	agent := mcpclient.NewClient(tr, opts...)
+	t.Cleanup(func() { _ = agent.Close() })
+	log := &progressLog{}
+	agent.OnNotification(log.record)
+	require.NoError(t, agent.Start(t.Context()))
+	_, err = agent.Initialize(t.Context(), mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+		ClientInfo: mcpgo.Implementation{Name: "cairn-progress", Version: "1.0.0"}}})
+	require.NoError(t, err)
+	return agent, log
+}
+
+// progressLog keeps the progress notifications of one token.
+type progressLog struct {
+	mu    sync.Mutex
+	notes []mcpgo.ProgressNotificationParams
+	half  chan struct{} // closed at the first report past half of the total
+	once  sync.Once
+}
+
+func (l *progressLog) record(n mcpgo.JSONRPCNotification) {
+	if n.Method != string(mcpgo.MethodNotificationProgress) {
+		return
+	}
+	data, err := json.Marshal(n.Params.AdditionalFields)
+	if err != nil {
+		return
+	}
+	var p mcpgo.ProgressNotificationParams
+	if json.Unmarshal(data, &p) != nil {
+		return
+	}
+	l.mu.Lock()
+	l.notes = append(l.notes, p)
+	l.mu.Unlock()
+	if p.Total > 0 && p.Progress > p.Total/2 && l.half != nil {
+		l.once.Do(func() { close(l.half) })
+	}
+}
+
+func (l *progressLog) all() []mcpgo.ProgressNotificationParams {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.notes)
+}
+
+func uploadBig(ws *cairn.Workspace) mcpgo.CallToolRequest {
+	req := mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "upload_artifact", Arguments: map[string]any{
+		"workspace_name": ws.Name, "source_path": "/mnt/cairn/ws/big", "artifact_name": "big"}}}
+	req.Params.Meta = &mcpgo.Meta{ProgressToken: "upload-big"}
+	return req
+}
+
+// TestUploadProgress: a 1 GiB upload_artifact from a volume, asked with a
+// progress token, reports its bytes on the call's stream as it goes, in
+// both protocol eras.
+func TestUploadProgress(t *testing.T) {
+	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
+	_, ws := readyWorkspace(t, srv, "progress")
+	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big", bigFile))
+
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			agent, log := agentFor(t, srv, version)
+			req := uploadBig(ws)
+			req.Params.Arguments.(map[string]any)["artifact_name"] = "big-" + strings.ReplaceAll(version, "-", "")
+			res, err := agent.CallTool(t.Context(), req)
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%v", res.Content)
+			notes := log.all()
+			t.Logf("%s: %d progress notifications for %d bytes", version, len(notes), bigFile)
+			require.GreaterOrEqual(t, len(notes), 5)
+			for i, n := range notes {
+				require.Equal(t, "upload-big", n.ProgressToken)
+				require.InDelta(t, bigFile, n.Total, 0)
+				if i > 0 {
+					require.Greater(t, n.Progress, notes[i-1].Progress, "progress only grows")
+				}
+			}
+			require.InDelta(t, bigFile, notes[len(notes)-1].Progress, 0, "the last report counts every byte")
+		})
+	}
+}
+
+// TestUploadCancelled: an agent that stops waiting half-way through a
+// 1 GiB upload_artifact leaves no artifact, no object and no container,
+// whether it closes the call's stream (2026-07-28, mcp-go's client) or
+// sends notifications/cancelled (2025-11-25, raw requests).
+func TestUploadCancelled(t *testing.T) {
+	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
+	c, ws := readyWorkspace(t, srv, "cancel")
+	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big", bigFile))
+	before := objectKeys(t, srv)
+
+	for name, cancelHalfWay := range map[string]func(t *testing.T) time.Time{
+		"StreamClosed": func(t *testing.T) time.Time {
+			agent, log := agentFor(t, srv, "")
+			log.half = make(chan struct{})
+			ctx, cancel := context.WithCancel(t.Context())
+			called := make(chan error, 1)
+			go func() {
+				_, err := agent.CallTool(ctx, uploadBig(ws))
+				called <- err
+			}()
+			select {
+			case <-log.half:
+			case err := <-called:
+				t.Fatalf("the upload ended before half of it was reported: %v", err)
+			}
+			cancel()
+			cancelled := time.Now()
+			require.Error(t, <-called)
+			return cancelled
+		},
+		"CancelledNotification": func(t *testing.T) time.Time {
+			return cancelByNotification(t, srv, ws)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cancelled := cancelHalfWay(t)
+			docker := stacktest.Docker(t)
+			gone := func() bool {
+				list, err := docker.ContainerList(t.Context(), container.ListOptions{All: true,
+					Filters: filters.NewArgs(filters.Arg("label", "cairn.app="+srv.App))})
+				require.NoError(t, err)
+				return len(list) == 0
+			}
+			require.Eventually(t, gone, 10*time.Second, 50*time.Millisecond, "the sidecar is removed")
+			t.Logf("the sidecar was gone %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
+			require.Eventually(t, func() bool { return slices.Equal(before, objectKeys(t, srv)) }, 10*time.Second,
+				50*time.Millisecond, "the object of the cancelled upload is deleted")
+			t.Logf("no object of it was left %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
+			artifacts, err := c.FindArtifacts(t.Context(), cairn.ArtifactFilter{WorkspaceID: ws.ID})
+			require.NoError(t, err)
+			require.Empty(t, artifacts)
+			_, err = c.Sweep(t.Context(), "")
+			require.NoError(t, err)
+			require.Equal(t, before, objectKeys(t, srv), "nothing appears after a sweep either")
+		})
+	}
+}
+
+// cancelByNotification calls upload_artifact as a 2025-11-25 client with
+// raw requests, reads the call's event stream until half of the bytes are
+// reported, then sends notifications/cancelled naming the call in a
+// request of its own. The call's stream must end without a result that
+// succeeded. It returns when the cancel was sent.
+func cancelByNotification(t *testing.T, srv *stacktest.Server, ws *cairn.Workspace) time.Time {
+	t.Helper()
+	url := srv.URL + "/v1/mcp"
+	post := func(ctx context.Context, body string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Authorization", "Bearer "+srv.Token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	call := post(t.Context(), `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"upload_artifact",`+
+		`"arguments":{"workspace_name":"`+ws.Name+`","source_path":"/mnt/cairn/ws/big","artifact_name":"big"},`+
+		`"_meta":{"progressToken":"upload-big"}}}`)
+	defer call.Body.Close()
+	require.Equal(t, "text/event-stream", call.Header.Get("Content-Type"), "a call with a progress token streams")
+
+	var cancelled time.Time
+	var last map[string]any
+	events := bufio.NewScanner(call.Body)
+	for events.Scan() {
+		data, ok := strings.CutPrefix(events.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		last = nil
+		require.NoError(t, json.Unmarshal([]byte(data), &last))
+		params, _ := last["params"].(map[string]any)
+		if cancelled.IsZero() && last["method"] == "notifications/progress" && params["progress"].(float64) > params["total"].(float64)/2 {
+			sent := post(t.Context(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"the agent stopped waiting"}}`)
+			sent.Body.Close()
+			require.Equal(t, http.StatusAccepted, sent.StatusCode)
+			cancelled = time.Now()
+		}
+	}
+	require.False(t, cancelled.IsZero(), "half of the upload was reported before it ended")
+	if result, ok := last["result"].(map[string]any); ok {
+		require.Equal(t, true, result["isError"], "a cancelled call does not succeed: %v", result)
+	}
+	return cancelled
+}
+
+// objectKeys lists the keys in the server's bucket.
+func objectKeys(t *testing.T, srv *stacktest.Server) []string {
+	t.Helper()
+	var keys []string
+	pages := s3.NewListObjectsV2Paginator(srv.S3.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(srv.Bucket)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(t.Context())
+		require.NoError(t, err)
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,0 +1,99 @@
+package sidecar
+
+import (
+	"io"
+	"sync/atomic"
+	"time"
+)
+
+// Progress reports. A transfer run as a dialog with CAIRN_PROGRESS=1 tells
+// the server how far it is: a Need "progress" line whose Size is the bytes
+// moved so far and Total the bytes in all (0: unknown), at most every
+// ProgressEvery and once at the end. The server answers each with an
+// empty Grant; without CAIRN_PROGRESS nothing is asked.
+const (
+	EnvProgress   = "CAIRN_PROGRESS"
+	NeedProgress  = "progress"
+	ProgressEvery = 250 * time.Millisecond
+)
+
+// progress counts the bytes read through it and reports them from a
+// goroutine of its own. A nil *progress counts nothing and reports nothing.
+type progress struct {
+	moved    atomic.Int64
+	total    int64
+	talk     *conversation
+	reported int64
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// startProgress starts the reports of a transfer of total bytes, when the
+// server asked for them; else it returns nil.
+func startProgress(env Env, in io.Reader, out io.Writer, total int64) *progress {
+	if env(EnvProgress) != "1" {
+		return nil
+	}
+	p := &progress{total: total, talk: newConversation(in, out), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.report()
+	return p
+}
+
+func (p *progress) report() {
+	defer close(p.done)
+	tick := time.NewTicker(ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+			if !p.tell() {
+				return
+			}
+		}
+	}
+}
+
+// tell reports the count if it moved since the last report; false when the
+// server could not be told (it is gone, or refused), which ends the reports
+// but not the transfer.
+func (p *progress) tell() bool {
+	n := p.moved.Load()
+	if n == p.reported {
+		return true
+	}
+	p.reported = n
+	_, f := p.talk.exchange(Need{Need: NeedProgress, Size: n, Total: p.total}, "progress")
+	return f == nil
+}
+
+// reader counts what is read through r.
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p == nil {
+		return r
+	}
+	return &countingReader{r: r, n: &p.moved}
+}
+
+// end stops the reports, waits for one in flight and reports the final
+// count, so that nothing is printed after the result line.
+func (p *progress) end() {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.tell()
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
