@@ -133,6 +133,6 @@ The usual flow: when you have a file worth keeping, call upload_artifact to stor
 
 To look at or change the volume's files without a shell of your own: list_files, read_file, get_file_info, search_files and directory_tree read; write_file, edit_file, create_directory, move_file and delete_path change. Prefer edit_file for a small change to a text file: it refuses to overwrite a change made since it read the file.
 
-You cannot create workspaces or volumes; an operator does. Before a transfer, call get_workspace and check that volume_state is READY. NONE means the workspace has no volume yet, and only an operator can provision it.
+An operator usually creates the workspaces; for work of your own, create_workspace makes one and provision_volume (admin scope) gives it its volume. Before a transfer, call get_workspace and check that volume_state is READY. NONE means the workspace has no volume yet: provision_volume gives it one.
 
 Address workspaces and artifacts by name, never by ID. An artifact name is unique within its workspace: 1 to 128 ASCII letters, digits, '-' or '_'.`

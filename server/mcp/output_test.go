@@ -33,7 +33,7 @@ func TestOutputSchemas(t *testing.T) {
 		} `json:"result"`
 	}
 	require.NoError(t, json.Unmarshal(body, &resp))
-	require.Len(t, resp.Result.Tools, 23)
+	require.Len(t, resp.Result.Tools, 25)
 	for _, tool := range resp.Result.Tools {
 		t.Run(tool.Name, func(t *testing.T) {
 			require.NotEmpty(t, tool.OutputSchema, "no output schema")

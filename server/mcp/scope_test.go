@@ -86,6 +86,14 @@ func TestToolScopes(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrWorkspaceToolsNeedTheirScopes", func(t *testing.T) {
+		text := fails(t, call(t, reader, "create_workspace", map[string]any{"workspace_name": "mine"}), "forbidden")
+		require.Equal(t, "forbidden: token 'reader' lacks scope 'write'", text)
+		// Provisioning is admin's, as POST /v1/workspaces/{id}/volume is.
+		text = fails(t, call(t, writer, "provision_volume", map[string]any{"workspace_name": "scoped"}), "forbidden")
+		require.Equal(t, "forbidden: token 'writer' lacks scope 'admin'", text)
+	})
+
 	ok(t, call(t, writer, "rename_artifact", map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}))
 	var actor string
 	require.NoError(t, h.db.QueryRow(t.Context(),

@@ -32,6 +32,8 @@ func (t *toolbox) tools() []mcpserver.ServerTool {
 	return []mcpserver.ServerTool{
 		serve(t, getWorkspaceTool, t.getWorkspace),
 		serve(t, listWorkspacesTool, t.listWorkspaces),
+		serve(t, createWorkspaceTool, t.createWorkspace),
+		serve(t, provisionVolumeTool, t.provisionVolume),
 		serve(t, listArtifactsTool, t.listArtifacts),
 		serve(t, downloadArtifactTool, t.downloadArtifact),
 		serve(t, uploadArtifactTool, t.uploadArtifact),
@@ -62,7 +64,7 @@ const volumeNote = ` The workspace volume is mounted at /mnt/cairn/ws in your co
 
 // Property descriptions shared by several tools.
 const (
-	workspaceNameDesc = "Name of the workspace, exactly as the operator created it."
+	workspaceNameDesc = "Name of the workspace, exactly as it was created."
 	limitDesc         = "Return at most this many items, 1 to 1000. Omit it to get every match (refused when more than 10000 match)."
 	offsetDesc        = "Skip this many items first, 0 or more (default 0). Use with limit to page through a long list."
 )
@@ -72,7 +74,7 @@ var getWorkspaceTool = definition{
 	scope: "read",
 	description: "Look up a workspace by name and report whether its volume is ready. " +
 		"Transfers (download_artifact, upload_artifact, update_artifact) need volume_state READY. " +
-		"A workspace in state NONE has no volume yet: only an operator can provision one, agents cannot.",
+		"A workspace in state NONE has no volume yet: provision_volume gives it one.",
 	params: []param{requiredString("workspace_name", workspaceNameDesc)},
 	output: &object{props: []property{
 		{name: "workspace", required: true, schema: workspaceItem},

@@ -104,7 +104,8 @@ func TestToolsList(t *testing.T) {
 				require.NotNil(t, tool.Annotations.IdempotentHint, tool.Name)
 			}
 		}
-		require.ElementsMatch(t, []string{"get_workspace", "list_workspaces", "list_artifacts", "download_artifact",
+		require.ElementsMatch(t, []string{"get_workspace", "list_workspaces", "create_workspace", "provision_volume",
+			"list_artifacts", "download_artifact",
 			"upload_artifact", "update_artifact", "delete_artifact", "rename_artifact",
 			"list_files", "read_file", "unpack_artifact", "get_file_info", "search_files", "directory_tree",
 			"write_file", "edit_file", "create_directory", "move_file", "delete_path",
@@ -210,7 +211,7 @@ func TestArguments(t *testing.T) {
 
 	t.Run("ErrUnknownToolIsProtocolError", func(t *testing.T) {
 		req := mcpgo.CallToolRequest{}
-		req.Params.Name = "create_workspace"
+		req.Params.Name = "delete_workspace"
 		_, err := c.CallTool(t.Context(), req)
 		require.Error(t, err)
 	})

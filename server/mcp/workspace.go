@@ -81,3 +81,66 @@ func (t *toolbox) listWorkspaces(ctx context.Context, a listWorkspacesArgs) (*mc
 		Workspaces []workspaceView `json:"workspaces"`
 	}{views})
 }
+
+var createWorkspaceTool = definition{
+	name:  "create_workspace",
+	scope: "write",
+	description: "Create a workspace for a new piece of work. It starts without a volume (volume_state NONE): " +
+		"call provision_volume next to give it one before any file or transfer tool.",
+	params: []param{
+		requiredString("workspace_name", "Name of the new workspace: 1 to 128 ASCII letters, digits, '-' or '_', unused."),
+		optionalString("description", "Free text kept with the workspace, at most 4096 bytes."),
+	},
+	output:      &object{props: []property{{name: "workspace", required: true, schema: workspaceItem}}},
+	annotations: action(false, false),
+}
+
+type createWorkspaceArgs struct {
+	WorkspaceName string  `json:"workspace_name"`
+	Description   *string `json:"description"`
+}
+
+func (a createWorkspaceArgs) check(string) error {
+	if err := checkNames("workspace", a.WorkspaceName); err != nil {
+		return err
+	}
+	return cairn.ValidateDescription(a.Description)
+}
+
+func (t *toolbox) createWorkspace(ctx context.Context, a createWorkspaceArgs) (*mcpgo.CallToolResult, error) {
+	ws, err := t.svc.CreateWorkspace(ctx, cairn.WorkspaceCreate{Name: a.WorkspaceName, Description: a.Description})
+	if err != nil {
+		return nil, err
+	}
+	view := viewWorkspace(ws)
+	return changed(struct {
+		Workspace workspaceView `json:"workspace"`
+	}{view}, "workspace '%s' created; its volume_state is %s", view.Name, view.VolumeState)
+}
+
+var provisionVolumeTool = definition{
+	name:  "provision_volume",
+	scope: "admin",
+	description: "Give a workspace its volume, so that volume_state becomes READY (the token needs the admin scope, as over REST). " +
+		"A workspace archived while idle gets its files back first. A workspace already READY is left as it is.",
+	params:      []param{requiredString("workspace_name", workspaceNameDesc)},
+	output:      &object{props: []property{{name: "workspace", required: true, schema: workspaceItem}}},
+	annotations: action(false, true),
+}
+
+func (t *toolbox) provisionVolume(ctx context.Context, a workspaceArgs) (*mcpgo.CallToolResult, error) {
+	ws, err := t.workspace(ctx, a.WorkspaceName)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.svc.SetupVolume(ctx, ws.ID); err != nil {
+		return nil, err
+	}
+	if ws, err = t.workspace(ctx, a.WorkspaceName); err != nil {
+		return nil, err
+	}
+	view := viewWorkspace(ws)
+	return changed(struct {
+		Workspace workspaceView `json:"workspace"`
+	}{view}, "the volume of workspace '%s' is %s", view.Name, view.VolumeState)
+}

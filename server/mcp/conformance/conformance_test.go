@@ -270,16 +270,33 @@ func TestBothEras(t *testing.T) {
 	})
 }
 
-// readyWorkspace is what an operator does before an agent works: a
-// workspace with a READY volume.
-func readyWorkspace(t *testing.T, srv *stacktest.Server, name string) (*client.Client, *cairn.Workspace) {
+// operator is a REST client of srv, to look behind the agent's back.
+func operator(t *testing.T, srv *stacktest.Server) *client.Client {
 	t.Helper()
 	c, err := client.New(srv.URL, client.WithToken(srv.Token))
 	require.NoError(t, err)
+	return c
+}
+
+// readyWorkspace is what an operator does before an agent works on a
+// workspace of the operator's: one with a READY volume.
+func readyWorkspace(t *testing.T, srv *stacktest.Server, name string) (*client.Client, *cairn.Workspace) {
+	t.Helper()
+	c := operator(t, srv)
 	ws, err := c.CreateWorkspace(t.Context(), cairn.WorkspaceCreate{Name: name})
 	require.NoError(t, err)
 	require.NoError(t, c.SetupVolume(t.Context(), ws.ID))
 	return c, ws
+}
+
+// agentsWorkspace finds the workspace an agent flow made.
+func agentsWorkspace(t *testing.T, c *client.Client, name string) *cairn.Workspace {
+	t.Helper()
+	list, err := c.FindWorkspaces(t.Context(), cairn.WorkspaceFilter{Names: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the agent created workspace %s", name)
+	require.Equal(t, "made by an agent", *list[0].Description)
+	return list[0]
 }
 
 // flowResult is what an agent flow saw.
@@ -323,11 +340,11 @@ func checkFlow(t *testing.T, c *client.Client, ws *cairn.Workspace, got flowResu
 func TestAgentFlowTypeScriptSDK(t *testing.T) {
 	bin := node(t)
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
-	c, ws := readyWorkspace(t, srv, "ts-flow")
+	c := operator(t, srv)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "flow.mjs", srv.URL+"/v1/mcp", ws.Name)
+	cmd := exec.CommandContext(ctx, bin, "flow.mjs", srv.URL+"/v1/mcp", "ts-flow")
 	cmd.Dir = "testdata"
 	cmd.Env = append(os.Environ(), "CAIRN_TOKEN="+srv.Token)
 	var stderr bytes.Buffer
@@ -339,14 +356,15 @@ func TestAgentFlowTypeScriptSDK(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &got))
 	require.Equal(t, "2025-11-25", got.ProtocolVersion)
 	require.Greater(t, got.Tools, 20)
-	checkFlow(t, c, ws, got, "written by the TypeScript SDK\n")
+	checkFlow(t, c, agentsWorkspace(t, c, "ts-flow"), got, "written by the TypeScript SDK\n")
 }
 
 // TestAgentFlowMCPGo: mcp-go's client runs the same agent flow on the
 // 2026-07-28 protocol it prefers (server/discover, no handshake).
 func TestAgentFlowMCPGo(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
-	c, ws := readyWorkspace(t, srv, "go-flow")
+	c := operator(t, srv)
+	const workspace = "go-flow"
 
 	agent, err := mcpclient.NewStreamableHttpClient(srv.URL+"/v1/mcp",
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + srv.Token}))
@@ -360,7 +378,7 @@ func TestAgentFlowMCPGo(t *testing.T) {
 	require.NoError(t, err)
 
 	call := func(name string, args map[string]any) *mcpgo.CallToolResult {
-		args["workspace_name"] = ws.Name
+		args["workspace_name"] = workspace
 		res, err := agent.CallTool(t.Context(), mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: name, Arguments: args}})
 		require.NoError(t, err)
 		require.False(t, res.IsError, "%s: %v", name, res.Content)
@@ -375,6 +393,8 @@ func TestAgentFlowMCPGo(t *testing.T) {
 	}
 	text := "written by mcp-go\n"
 	got := flowResult{ProtocolVersion: agent.ProtocolVersion(), Tools: len(tools.Tools)}
+	call("create_workspace", map[string]any{"description": "made by an agent"})
+	call("provision_volume", map[string]any{})
 	got.VolumeState = field(call("get_workspace", map[string]any{}), "workspace", "volume_state").(string)
 	call("create_directory", map[string]any{"path": "/mnt/cairn/ws/flow/sub"})
 	call("write_file", map[string]any{"path": "/mnt/cairn/ws/flow/hello.txt", "content": text})
@@ -390,7 +410,7 @@ func TestAgentFlowMCPGo(t *testing.T) {
 	got.Snapshot = field(call("snapshot_workspace", map[string]any{"snapshot_name": "flow-snap"}), "snapshot", "name").(string)
 
 	require.Equal(t, "2026-07-28", got.ProtocolVersion)
-	checkFlow(t, c, ws, got, text)
+	checkFlow(t, c, agentsWorkspace(t, c, workspace), got, text)
 }
 
 // bigFile is the size of the volume file the progress tests upload: the

@@ -1,7 +1,7 @@
 // The agent flow through the official TypeScript SDK's client: connect to
-// cairn's MCP endpoint with a URL and a bearer token, and work in a READY
-// workspace — write and read a file, pack a directory into an artifact,
-// snapshot the workspace. The SDK checks every structured result against
+// cairn's MCP endpoint with a URL and a bearer token, create a workspace
+// and provision its volume, write and read a file, pack a directory into an
+// artifact, snapshot the workspace. The SDK checks every structured result against
 // the tool's output schema. Prints one JSON line of what it saw; any tool
 // error exits non-zero.
 //
@@ -28,6 +28,8 @@ async function call(name, args) {
 }
 
 const text = "written by the TypeScript SDK\n";
+await call("create_workspace", { description: "made by an agent" });
+await call("provision_volume", {});
 const ws = (await call("get_workspace", {})).structuredContent.workspace;
 await call("create_directory", { path: "/mnt/cairn/ws/flow/sub" });
 await call("write_file", { path: "/mnt/cairn/ws/flow/hello.txt", content: text });
