@@ -25,4 +25,11 @@ func TestAuthOpenRefusesExposed(t *testing.T) {
 	require.NoError(t, auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth,
 		slog.New(slog.NewTextHandler(&logs, nil))))
 	require.Contains(t, logs.String(), "level=WARN")
+
+	// An authorization server's access tokens authenticate too.
+	require.Zero(t, cfg.Auth.credentials())
+	cfg.Auth.OAuth = OAuthConfig{AuthorizationServers: []string{"https://login.example"}}
+	require.Zero(t, cfg.Auth.credentials(), "no audience to hold the tokens to: none accepted")
+	cfg.Auth.OAuth.Resource = "https://cairn.example/v1/mcp"
+	require.Equal(t, 1, cfg.Auth.credentials())
 }

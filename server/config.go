@@ -350,7 +350,45 @@ type OAuthConfig struct {
 	// tokens from, published as the metadata's `authorization_servers`
 	// (left out when empty): absolute `http` or `https` URLs with no user
 	// info, query or fragment.
+	// While the list is not empty, OAuth 2.0 access tokens these servers
+	// issue are accepted besides `auth.tokens`, which are checked first:
+	// JWTs signed with RS256 or ES256 by a key of the issuer's JWKS (found
+	// through its RFC 8414 metadata, or its OpenID Connect discovery
+	// document), whose `iss` is one of these URLs exactly and whose `aud`
+	// contains `audience`; their `scope` claim grants cairn's scopes of the
+	// same names, and their actor is `oauth:` followed by their `sub`.
 	AuthorizationServers []string `yaml:"authorizationServers"`
+	// The value an access token's `aud` must contain: 1 to 2048 printable
+	// ASCII characters without spaces. Empty means `resource`; with
+	// neither set no access token is accepted. A token whose audience is
+	// another resource is refused.
+	Audience string `yaml:"audience"`
+}
+
+// audience is the audience access tokens must name: Audience, or else
+// Resource; "" when neither is set.
+// credentials counts the kinds of bearer token accepted: each static
+// token, and an authorization server's access tokens, which authenticate
+// as static tokens do.
+func (a AuthConfig) credentials() int {
+	n := len(a.Tokens)
+	if a.OAuth.acceptsTokens() {
+		n++
+	}
+	return n
+}
+
+// acceptsTokens reports whether access tokens of authorization servers
+// are accepted: there are servers, and an audience to hold them to.
+func (o OAuthConfig) acceptsTokens() bool {
+	return len(o.AuthorizationServers) > 0 && o.audience() != ""
+}
+
+func (o OAuthConfig) audience() string {
+	if o.Audience != "" {
+		return o.Audience
+	}
+	return o.Resource
 }
 
 // TokenConfig is one accepted bearer token.

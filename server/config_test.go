@@ -247,6 +247,8 @@ func TestConfigValidate(t *testing.T) {
 		"OAuthResourceRelative": {func(c *Config) { c.Auth.OAuth.Resource = "/v1/mcp" }, "auth.oauth.resource"},
 		"OAuthResourceQuery":    {func(c *Config) { c.Auth.OAuth.Resource = "https://cairn.example/v1/mcp?x=1" }, "auth.oauth.resource"},
 		"OAuthResourceSlash":    {func(c *Config) { c.Auth.OAuth.Resource = "https://cairn.example/v1/mcp/" }, "auth.oauth.resource"},
+		"OAuthAudienceSpace":    {func(c *Config) { c.Auth.OAuth.Audience = "api cairn" }, "auth.oauth.audience"},
+		"OAuthAudienceLong":     {func(c *Config) { c.Auth.OAuth.Audience = strings.Repeat("a", 2049) }, "auth.oauth.audience"},
 		"OAuthIssuerNoScheme":   {func(c *Config) { c.Auth.OAuth.AuthorizationServers = []string{"id.example"} }, "auth.oauth.authorizationServers[0]"},
 		"OAuthIssuerFragment": {func(c *Config) {
 			c.Auth.OAuth.AuthorizationServers = []string{"https://id.example", "https://id.example/#x"}
@@ -522,18 +524,24 @@ auth:
   oauth:
     resource: https://cairn.example/v1/mcp
     authorizationServers: [https://id.example, https://login.example/tenant-1]
+    audience: api://cairn
 `))
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
 	require.Equal(t, OAuthConfig{Resource: "https://cairn.example/v1/mcp",
-		AuthorizationServers: []string{"https://id.example", "https://login.example/tenant-1"}}, c.Auth.OAuth)
+		AuthorizationServers: []string{"https://id.example", "https://login.example/tenant-1"}, Audience: "api://cairn"}, c.Auth.OAuth)
+	require.Equal(t, "api://cairn", c.Auth.OAuth.audience())
+	c.Auth.OAuth.Audience = ""
+	require.Equal(t, "https://cairn.example/v1/mcp", c.Auth.OAuth.audience(), "the resource by default")
 	require.Equal(t, OAuthConfig{}, DefaultConfig().Auth.OAuth, "nothing configured by default")
 
 	c = validConfig()
 	c.Auth.OAuth = OAuthConfig{Resource: "cairn.example/v1/mcp",
-		AuthorizationServers: []string{"https://id.example?tenant=1", "https://id.example", "https://id.example"}}
+		AuthorizationServers: []string{"https://id.example?tenant=1", "https://id.example", "https://id.example"},
+		Audience:             "cairn\t"}
 	require.EqualError(t, c.Validate(), strings.Join([]string{
 		`auth.oauth.resource: must be an absolute http(s) URL with a host and no user info, query or fragment, got "cairn.example/v1/mcp"`,
+		`auth.oauth.audience: must be 1 to 2048 printable ASCII characters without spaces, got "cairn\t"`,
 		`auth.oauth.authorizationServers[0]: must be an absolute http(s) URL with a host and no user info, query or fragment, got "https://id.example?tenant=1"`,
 		`auth.oauth.authorizationServers[2]: "https://id.example" is already authorizationServers[1]`,
 	}, "\n"))

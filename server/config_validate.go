@@ -141,6 +141,11 @@ func (a AuthConfig) validate(p *configProblems) {
 			p.add("auth.oauth.resource", "%v", err)
 		}
 	}
+	if a.OAuth.Audience != "" {
+		if err := auth.CheckAudience(a.OAuth.Audience); err != nil {
+			p.add("auth.oauth.audience", "%v", err)
+		}
+	}
 	issuers := make(map[string]int, len(a.OAuth.AuthorizationServers))
 	for i, s := range a.OAuth.AuthorizationServers {
 		key := fmt.Sprintf("auth.oauth.authorizationServers[%d]", i)

@@ -98,7 +98,7 @@ type Server struct {
 func Open(ctx context.Context, cfg Config, secrets Secrets, opts Options) (s *Server, err error) {
 	s = &Server{cfg: cfg, instance: opts.Instance, version: opts.Version, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		registry: newRegistry(cfg.Metrics)}
-	if err := auth.CheckExposure(len(cfg.Auth.Tokens), cfg.Loopback(), cfg.Auth.InsecureNoAuth, s.log); err != nil {
+	if err := auth.CheckExposure(cfg.Auth.credentials(), cfg.Loopback(), cfg.Auth.InsecureNoAuth, s.log); err != nil {
 		return nil, err
 	}
 	opened := s // "return nil, err" clears s before this runs
@@ -331,7 +331,13 @@ func (s *Server) authConfig() auth.Config {
 			AuthorizationServers: s.cfg.Auth.OAuth.AuthorizationServers,
 		}
 	}
+	// Access tokens are accepted whether or not the MCP endpoint is on.
+	var oauth *auth.OAuth
+	if o := s.cfg.Auth.OAuth; o.acceptsTokens() {
+		oauth = &auth.OAuth{Issuers: o.AuthorizationServers, Audience: o.audience()}
+	}
 	return auth.Config{
+		OAuth:           oauth,
 		Tokens:          tokens,
 		AllowedOrigins:  s.cfg.API.CORS.AllowedOrigins,
 		HostGuard:       apis.MCP.EnableDNSRebindGuard,

@@ -1,9 +1,11 @@
 // Package auth is cairn's access control. It builds the one API mux from the
 // routes every front door declares (server/route) and puts each behind the
 // Origin guard, the Host (DNS-rebinding) guard, bearer-token authentication
-// and the route's scope, then names the token as the request's actor. It
-// also serves the MCP endpoint's OAuth 2.0 Protected Resource Metadata
-// (RFC 9728), which its 401 and 403 challenges point at.
+// and the route's scope, then names the token as the request's actor.
+// Besides cairn's own tokens it accepts OAuth 2.0 access tokens (JWTs) of
+// the configured authorization servers (oauth.go). It also serves the MCP
+// endpoint's OAuth 2.0 Protected Resource Metadata (RFC 9728), which its
+// 401 and 403 challenges point at.
 package auth
 
 import (
@@ -59,6 +61,11 @@ type Config struct {
 	// 2.0 Protected Resource Metadata DiscoveryRoutes serves and every
 	// challenge points at; nil serves none.
 	Discovery *Discovery
+	// OAuth turns on the acceptance of OAuth 2.0 access tokens (JWTs)
+	// besides Tokens, which are checked first; nil, no issuer or no
+	// audience leaves it off. With it on, authentication is on even
+	// without Tokens.
+	OAuth *OAuth
 }
 
 // Guard is the access-control decorator.
@@ -72,6 +79,7 @@ type Guard struct {
 	idHdr        string
 	log          *slog.Logger
 	discovery    *discovery // nil: off
+	oauth        *verifier  // nil: off
 
 	// ephemeral are the tokens registered for the life of a session (an
 	// SSH workbench's), keyed by their hash.
@@ -98,6 +106,9 @@ func New(cfg Config) (*Guard, error) {
 		return nil, err
 	}
 	g.discovery = d
+	if g.oauth, err = newVerifier(cfg.OAuth, g.log); err != nil {
+		return nil, err
+	}
 	for _, t := range cfg.Tokens {
 		raw, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(raw) != sha256.Size {
@@ -196,8 +207,19 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, scope route.Scope)
 		return ctx, true
 	}
 	t, ok := g.authenticate(r)
+	if !ok && g.oauth != nil {
+		if raw, jwt := g.accessToken(r); jwt {
+			var err error
+			if t, err = g.oauth.verify(ctx, raw); err != nil {
+				g.log.LogAttrs(ctx, slog.LevelDebug, "access token refused", slog.String("error", err.Error()))
+				g.challenged(w, r, g.challenge(r, "invalid_token", scope), "Invalid access token", cairn.ReasonUnauthenticated)
+				return nil, false
+			}
+			ok = true
+		}
+	}
 	switch {
-	case !ok && len(g.tokens) == 0:
+	case !ok && len(g.tokens) == 0 && g.oauth == nil:
 		// An ephemeral token is held to its scopes even with
 		// authentication off; anything else is let through as before.
 		return cairn.WithoutAuthentication(ctx), true
@@ -278,12 +300,8 @@ var compare = subtle.ConstantTimeCompare
 // hashed and compared with every configured hash, without stopping at a
 // match, so the time taken says nothing about which hash matched.
 func (g *Guard) authenticate(r *http.Request) (*token, bool) {
-	scheme, presented, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, false
-	}
-	presented = strings.TrimSpace(presented)
-	if presented == "" {
+	presented, ok := bearer(r)
+	if !ok {
 		return nil, false
 	}
 	sum := sha256.Sum256([]byte(presented))
@@ -299,6 +317,29 @@ func (g *Guard) authenticate(r *http.Request) (*token, bool) {
 		return nil, false
 	}
 	return &g.tokens[found], true
+}
+
+// bearer is the request's bearer token, if it has one.
+func bearer(r *http.Request) (string, bool) {
+	scheme, presented, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	presented = strings.TrimSpace(presented)
+	return presented, presented != ""
+}
+
+// accessToken is the request's bearer token when it is to be checked as
+// an OAuth access token: one that is no static token (authenticate has
+// passed it over) and is longer than MaxAccessTokenBytes, which verify
+// refuses unread, or has the shape of a JWS. Any other unknown token is
+// refused as before.
+func (g *Guard) accessToken(r *http.Request) (string, bool) {
+	presented, ok := bearer(r)
+	if !ok || (len(presented) <= MaxAccessTokenBytes && !looksLikeJWS(presented)) {
+		return "", false
+	}
+	return presented, true
 }
 
 // refuse answers with the REST error envelope. It logs the refusal at debug
