@@ -16,8 +16,9 @@ import (
 
 // download fetches the object first (a refused download must not truncate
 // an existing file), then writes it to the target, whose parent directory
-// must already exist inside the mount.
-func download(env Env) Result {
+// must already exist inside the mount. Asked to (CAIRN_PROGRESS), it
+// reports its progress over in and out as it goes.
+func download(env Env, in io.Reader, out io.Writer) Result {
 	root, bad := mountRoot(env)
 	if bad != nil {
 		return *bad
@@ -48,8 +49,10 @@ func download(env Env) Result {
 	if resp.StatusCode >= 300 {
 		return failed(statusFailure(resp.StatusCode, "download"), resp.StatusCode)
 	}
-	body := &bodyReader{r: resp.Body}
+	p := startProgress(env, in, out, max(resp.ContentLength, 0))
+	body := &bodyReader{r: p.reader(resp.Body)}
 	n, f := m.writeTarget(target, parentRel, base, body)
+	p.end()
 	if body.err != nil {
 		return failed(brokeOff(body.err), 0)
 	}

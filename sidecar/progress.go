@@ -6,11 +6,12 @@ import (
 	"time"
 )
 
-// Progress reports. A transfer run as a dialog with CAIRN_PROGRESS=1 tells
-// the server how far it is: a Need "progress" line whose Size is the bytes
-// moved so far and Total the bytes in all (0: unknown), at most every
-// ProgressEvery and once at the end. The server answers each with an
-// empty Grant; without CAIRN_PROGRESS nothing is asked.
+// Progress reports. A put or a download run as a dialog with
+// CAIRN_PROGRESS=1 tells the server how far it is: a Need "progress" line
+// whose Size is the bytes moved so far and Total the bytes in all (0:
+// unknown), at most every ProgressEvery and once at the end. The server
+// answers each with an empty Grant; without CAIRN_PROGRESS nothing is
+// asked.
 const (
 	EnvProgress   = "CAIRN_PROGRESS"
 	NeedProgress  = "progress"

@@ -23,7 +23,7 @@ func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	case CommandPut:
 		return finish(out, putSource(env, in, out))
 	case CommandDownload:
-		return finish(out, download(env))
+		return finish(out, download(env, in, out))
 	case CommandServe:
 		return serve(env, in, out)
 	case CommandPack:

@@ -115,10 +115,10 @@ func (s *Service) LoadIntoVolume(ctx context.Context, artifactID, targetPath str
 		if err != nil {
 			return err
 		}
-		res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+		res, run, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 			Command: sidecar.CommandDownload, Role: "cairn-download", Subject: a.ID,
 			Env: map[string]string{sidecar.EnvTargetPath: targetPath, sidecar.EnvURL: url},
-		}, only(url))
+		}), only(url))
 		if err != nil {
 			return err
 		}

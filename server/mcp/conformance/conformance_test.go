@@ -467,10 +467,13 @@ func (l *progressLog) record(n mcpgo.JSONRPCNotification) {
 	}
 }
 
-func (l *progressLog) all() []mcpgo.ProgressNotificationParams {
+// take returns the notifications so far and forgets them.
+func (l *progressLog) take() []mcpgo.ProgressNotificationParams {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.notes)
+	notes := l.notes
+	l.notes = nil
+	return notes
 }
 
 func uploadBig(ws *cairn.Workspace) mcpgo.CallToolRequest {
@@ -480,10 +483,10 @@ func uploadBig(ws *cairn.Workspace) mcpgo.CallToolRequest {
 	return req
 }
 
-// TestUploadProgress: a 1 GiB upload_artifact from a volume, asked with a
-// progress token, reports its bytes on the call's stream as it goes, in
-// both protocol eras.
-func TestUploadProgress(t *testing.T) {
+// TestTransferProgress: a 1 GiB upload_artifact from a volume, asked with
+// a progress token, reports its bytes on the call's stream as it goes, in
+// both protocol eras; so does the download_artifact that brings it back.
+func TestTransferProgress(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
 	_, ws := readyWorkspace(t, srv, "progress")
 	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big", bigFile))
@@ -492,23 +495,42 @@ func TestUploadProgress(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			agent, log := agentFor(t, srv, version)
 			req := uploadBig(ws)
-			req.Params.Arguments.(map[string]any)["artifact_name"] = "big-" + strings.ReplaceAll(version, "-", "")
+			name := "big-" + strings.ReplaceAll(version, "-", "")
+			req.Params.Arguments.(map[string]any)["artifact_name"] = name
 			res, err := agent.CallTool(t.Context(), req)
 			require.NoError(t, err)
 			require.False(t, res.IsError, "%v", res.Content)
-			notes := log.all()
-			t.Logf("%s: %d progress notifications for %d bytes", version, len(notes), bigFile)
-			require.GreaterOrEqual(t, len(notes), 5)
-			for i, n := range notes {
-				require.Equal(t, "upload-big", n.ProgressToken)
-				require.InDelta(t, bigFile, n.Total, 0)
-				if i > 0 {
-					require.Greater(t, n.Progress, notes[i-1].Progress, "progress only grows")
-				}
-			}
-			require.InDelta(t, bigFile, notes[len(notes)-1].Progress, 0, "the last report counts every byte")
+			// The measure: five reports or more of a 1 GiB upload.
+			requireProgress(t, "upload", log.take(), "upload-big", 5)
+
+			download := mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "download_artifact", Arguments: map[string]any{
+				"workspace_name": ws.Name, "artifact_name": name, "target_path": "/mnt/cairn/ws/" + name}}}
+			download.Params.Meta = &mcpgo.Meta{ProgressToken: 7}
+			res, err = agent.CallTool(t.Context(), download)
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%v", res.Content)
+			// Reports come every 250 ms: a download as fast as the disk
+			// makes fewer, but one before the end at least.
+			requireProgress(t, "download", log.take(), float64(7), 2)
 		})
 	}
+}
+
+// requireProgress checks the progress notifications of one transfer of
+// bigFile bytes: at least least of them, of the call's token, growing, the
+// last at the end.
+func requireProgress(t *testing.T, what string, notes []mcpgo.ProgressNotificationParams, token any, least int) {
+	t.Helper()
+	t.Logf("%s: %d progress notifications for %d bytes", what, len(notes), bigFile)
+	require.GreaterOrEqual(t, len(notes), least)
+	for i, n := range notes {
+		require.Equal(t, token, n.ProgressToken)
+		require.InDelta(t, bigFile, n.Total, 0)
+		if i > 0 {
+			require.Greater(t, n.Progress, notes[i-1].Progress, "progress only grows")
+		}
+	}
+	require.InDelta(t, bigFile, notes[len(notes)-1].Progress, 0, "the last report counts every byte")
 }
 
 // TestUploadCancelled: an agent that stops waiting half-way through a
