@@ -128,7 +128,7 @@ func packOnce(b *testing.B, bk *bucket, src, format string, level int) (time.Dur
 	defer dir.Close()
 	job := packJob{source: src, format: format, limit: 1 << 40, partSize: 16 << 20, level: level}
 	start := time.Now()
-	res := job.run(dir, src, talk)
+	res := job.run(dir, src, talk, nil)
 	took := time.Since(start)
 	_ = outW.Close() // a pipe's Close never fails
 	require.True(b, res.OK, res.ErrorText())

@@ -209,9 +209,11 @@ func putReader(client *http.Client, url string, body io.Reader, size int64, sha 
 	return nil, 0
 }
 
-// conversation is a pack's side of the Need/Grant exchange: one Need line
-// out, one Grant line in, strictly in turn.
+// conversation is a sidecar's side of the Need/Grant exchange: one Need
+// line out, one Grant line in, strictly in turn, also between goroutines
+// (a pack's uploads and its progress reports).
 type conversation struct {
+	mu  sync.Mutex
 	out io.Writer
 	in  *bufio.Reader
 }
@@ -251,6 +253,8 @@ func (c *conversation) exchange(need Need, what string) (Grant, *failure) {
 
 // roundTrip prints need as one line and reads one Grant line.
 func (c *conversation) roundTrip(need Need, what string) (Grant, *failure) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	line, err := json.Marshal(need)
 	if err != nil {
 		return Grant{}, fail(ReasonEnvInvalid, "cannot encode the request for %s", what)

@@ -49,7 +49,7 @@ func download(env Env, in io.Reader, out io.Writer) Result {
 	if resp.StatusCode >= 300 {
 		return failed(statusFailure(resp.StatusCode, "download"), resp.StatusCode)
 	}
-	p := startProgress(env, in, out, max(resp.ContentLength, 0))
+	p := startProgress(env, newConversation(in, out), max(resp.ContentLength, 0))
 	body := &bodyReader{r: p.reader(resp.Body)}
 	n, f := m.writeTarget(target, parentRel, base, body)
 	p.end()

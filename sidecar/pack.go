@@ -38,7 +38,8 @@ func pack(env Env, in io.Reader, out io.Writer) Result {
 		return failed(f, 0)
 	}
 	defer dir.Close()
-	return job.run(dir, m.display(rel), newConversation(in, out))
+	talk := newConversation(in, out)
+	return job.run(dir, m.display(rel), talk, startProgress(env, talk, 0))
 }
 
 // packJob is one pack's input.
@@ -68,10 +69,11 @@ func packJobOf(env Env) (packJob, *failure) {
 	return job, nil
 }
 
-// run packs dir, whose volume path is display, and uploads the archive.
-func (job packJob) run(dir *os.File, display string, talk *conversation) Result {
+// run packs dir, whose volume path is display, and uploads the archive,
+// reporting the archive's bytes as they are made to p (if not nil).
+func (job packJob) run(dir *os.File, display string, talk *conversation, p *progress) Result {
 	sp := newSpool(job.partSize, job.limit, talk)
-	ar := newArchiver(job.format, sp, job.level)
+	ar := newArchiver(job.format, p.writer(sp), job.level)
 	entries := 0
 	w := walker{visit: func(e *packEntry) *failure {
 		entries++
@@ -86,6 +88,7 @@ func (job packJob) run(dir *os.File, display string, talk *conversation) Result 
 			f = sourceFailure(err, &packEntry{display: display})
 		}
 	}
+	p.end()
 	if f != nil {
 		sp.stop()
 		return failed(f, sp.status)

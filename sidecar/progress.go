@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Progress reports. A put or a download run as a dialog with
-// CAIRN_PROGRESS=1 tells the server how far it is: a Need "progress" line
+// Progress reports. A put, download, pack, snapshot or restore run as a
+// dialog with CAIRN_PROGRESS=1 tells the server how far it is: a Need "progress" line
 // whose Size is the bytes moved so far and Total the bytes in all (0:
 // unknown), at most every ProgressEvery and once at the end. The server
 // answers each with an empty Grant; without CAIRN_PROGRESS nothing is
@@ -29,13 +29,13 @@ type progress struct {
 	done     chan struct{}
 }
 
-// startProgress starts the reports of a transfer of total bytes, when the
-// server asked for them; else it returns nil.
-func startProgress(env Env, in io.Reader, out io.Writer, total int64) *progress {
+// startProgress starts the reports of a transfer of total bytes (0:
+// unknown) on talk, when the server asked for them; else it returns nil.
+func startProgress(env Env, talk *conversation, total int64) *progress {
 	if env(EnvProgress) != "1" {
 		return nil
 	}
-	p := &progress{total: total, talk: newConversation(in, out), stop: make(chan struct{}), done: make(chan struct{})}
+	p := &progress{total: total, talk: talk, stop: make(chan struct{}), done: make(chan struct{})}
 	go p.report()
 	return p
 }
@@ -77,6 +77,21 @@ func (p *progress) reader(r io.Reader) io.Reader {
 	return &countingReader{r: r, n: &p.moved}
 }
 
+// add counts n bytes moved other than through reader or writer.
+func (p *progress) add(n int64) {
+	if p != nil {
+		p.moved.Add(n)
+	}
+}
+
+// writer counts what is written through w.
+func (p *progress) writer(w io.Writer) io.Writer {
+	if p == nil {
+		return w
+	}
+	return &countingWriter{w: w, n: &p.moved}
+}
+
 // end stops the reports, waits for one in flight and reports the final
 // count, so that nothing is printed after the result line.
 func (p *progress) end() {
@@ -95,6 +110,17 @@ type countingReader struct {
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
 	c.n.Add(int64(n))
 	return n, err
 }

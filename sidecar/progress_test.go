@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bufio"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -118,4 +119,76 @@ func TestDownloadProgress(t *testing.T) {
 	require.Equal(t, objectData, readFile(t, v.at("new.bin")))
 	requireProgress(t, needs, int64(len(objectData)))
 	require.GreaterOrEqual(t, len(needs), 2, "a report before the end, and the end")
+}
+
+// TestPackProgress: asked for progress, a pack reports the archive's bytes
+// as it makes them (the total unknown), in turn with its upload Needs, the
+// last report at the archive's size; unasked, it reports nothing.
+func TestPackProgress(t *testing.T) {
+	t.Parallel()
+	v := newVolume(t)
+	v.mkdir(t, "src")
+	noise := make([]byte, 20<<20)
+	_, _ = rand.Read(noise)
+	v.write(t, "src/noise", noise, 0o644)
+	for _, asked := range []bool{false, true} {
+		b := startBucket(t)
+		vars := packVars(v, v.at("src"), FormatTarGz)
+		if asked {
+			vars[EnvProgress] = "1"
+		}
+		p := runPack(t, vars, b, grantFor(b))
+		require.Equal(t, ExitOK, p.code, p.line)
+		require.Len(t, p.needs, 2, "two parts of 16 MiB at most")
+		if !asked {
+			require.Empty(t, p.reports)
+			continue
+		}
+		require.NotEmpty(t, p.reports)
+		for i, n := range p.reports {
+			require.Equal(t, NeedProgress, n.Need)
+			require.Zero(t, n.Total, "a pack does not know its archive's size ahead")
+			if i > 0 {
+				require.Greater(t, n.Size, p.reports[i-1].Size)
+			}
+		}
+		require.Equal(t, int64(len(p.archive)), p.reports[len(p.reports)-1].Size, "the last report is the whole archive")
+	}
+}
+
+// TestSnapshotRestoreProgress: asked for progress, a snapshot reports the
+// bytes it reads (to hash, then to upload; total unknown), and a restore
+// the bytes of files it writes out of the manifest's total; each run's
+// last report is its whole count.
+func TestSnapshotRestoreProgress(t *testing.T) {
+	t.Parallel()
+	v := fastVolume(t)
+	richTree(t, v)
+	c := newCASServer(t)
+	vars := snapVars()
+	vars[EnvProgress] = "1"
+	res, got := snap(t, c, v, vars)
+	require.Equal(t, ExitOK, got.code, got.line)
+	reports := needsOf(got.needs, NeedProgress)
+	require.NotEmpty(t, reports)
+	for i, n := range reports {
+		require.Zero(t, n.Total)
+		if i > 0 {
+			require.Greater(t, n.Size, reports[i-1].Size)
+		}
+	}
+	// Every file read to hash it, and what was uploaded read once more.
+	require.Equal(t, *res.Size+res.UploadedBytes, reports[len(reports)-1].Size)
+
+	w := fastVolume(t)
+	rvars := restoreVars(c, w, res.SHA256B64)
+	rvars[EnvProgress] = "1"
+	back, rgot := restore(t, c, rvars)
+	require.Equal(t, ExitOK, rgot.code, rgot.line)
+	reports = needsOf(rgot.needs, NeedProgress)
+	require.NotEmpty(t, reports)
+	for _, n := range reports {
+		require.Equal(t, *back.Size, n.Total)
+	}
+	require.Equal(t, *back.Size, reports[len(reports)-1].Size, "every byte of every file written")
 }

@@ -61,7 +61,7 @@ func putSource(env Env, in io.Reader, out io.Writer) Result {
 		return failed(fail(ReasonObjectTooLarge, "source file '%s' is %d bytes, over the %d byte cap of one upload from a volume",
 			src, size, limit), 0)
 	}
-	p := startProgress(env, in, out, size)
+	p := startProgress(env, newConversation(in, out), size)
 	sums, status, f := stream(vals[EnvURL], src, p.reader(file), size)
 	p.end()
 	if f != nil {

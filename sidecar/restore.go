@@ -64,8 +64,11 @@ func restoreWith(env Env, in io.Reader, out io.Writer, stop func(step string) bo
 	if f != nil {
 		return failed(f, 0)
 	}
-	b := &builder{st: st, man: man, client: client, talk: newConversation(in, out)}
-	if f := b.build(); f != nil {
+	talk := newConversation(in, out)
+	b := &builder{st: st, man: man, client: client, talk: talk, moved: startProgress(env, talk, man.bytes)}
+	f = b.build()
+	b.moved.end()
+	if f != nil {
 		st.abort()
 		return failed(f, b.status)
 	}

@@ -208,7 +208,8 @@ type builder struct {
 	man    *manifest
 	client *http.Client
 	talk   *conversation
-	status int // the store's answer to a failed download
+	moved  *progress // the bytes of files written, when asked
+	status int       // the store's answer to a failed download
 	// cached is the last bundle fetched, by its object's URL without the
 	// query: bundles are written in walk order, so the next locate often
 	// names the same one again, signed anew.
@@ -430,7 +431,7 @@ func (b *builder) writeStream(rel, digest string, size int64, r io.Reader) *fail
 	}
 	defer out.Close()
 	h := sha256.New()
-	in := &readRecorder{r: io.LimitReader(r, size+1)}
+	in := &readRecorder{r: b.moved.reader(io.LimitReader(r, size+1))}
 	n, err := io.CopyBuffer(writerOnly{io.MultiWriter(out, h)}, in, make([]byte, copyBuffer))
 	switch {
 	case in.err != nil:
@@ -461,7 +462,7 @@ func (b *builder) copyFile(from, to string) *failure {
 		return b.st.writeFailed(to, err)
 	}
 	defer out.Close()
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := io.Copy(out, b.moved.reader(in)); err != nil {
 		return b.st.writeFailed(to, err)
 	}
 	if err := out.Close(); err != nil {
@@ -598,6 +599,7 @@ func (b *builder) writeBytes(rel string, content []byte) *failure {
 	if _, err := out.Write(content); err != nil {
 		return b.st.writeFailed(rel, err)
 	}
+	b.moved.add(int64(len(content)))
 	if err := out.Close(); err != nil {
 		return b.st.writeFailed(rel, err)
 	}

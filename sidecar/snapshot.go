@@ -51,13 +51,19 @@ func snapshotVolume(env Env, in io.Reader, out io.Writer) Result {
 		return failed(fail(ReasonSourceUnreadable, "cannot open the volume mounted at '%s': %s", m.path, errno(err)), 0)
 	}
 	defer dir.Close()
+	talk := newConversation(in, out)
+	// One count of the bytes read, total unknown: to hash the files the
+	// last manifest does not vouch for, then to upload what the store lacks.
+	read := startProgress(env, talk, 0)
 	w := &snapWalk{max: job.maxEntries, display: m.path, contents: map[string]*content{},
-		prior: priorDigests(httpClient(), job), settled: time.Now().Add(-settleTime).UnixNano()}
-	if f := w.walk(dir); f != nil {
-		return failed(f, 0)
+		prior: priorDigests(httpClient(), job), settled: time.Now().Add(-settleTime).UnixNano(), read: read}
+	f = w.walk(dir)
+	u := &uploader{talk: talk, client: httpClient(), dir: dir, display: m.path, bundleFileMax: job.bundleFileMax, read: read}
+	if f == nil {
+		f = u.contents(w)
 	}
-	u := &uploader{talk: newConversation(in, out), client: httpClient(), dir: dir, display: m.path, bundleFileMax: job.bundleFileMax}
-	if f := u.contents(w); f != nil {
+	read.end()
+	if f != nil {
 		return failed(f, u.status)
 	}
 	sum, f := u.manifest(w.entries)
@@ -153,6 +159,7 @@ type snapWalk struct {
 	// the ctime (ns) before which a file counts as settled in this one.
 	prior   map[string]ManifestEntry
 	settled int64
+	read    *progress // the bytes read to hash, when asked
 }
 
 // walk records the directory dir, the mount root, and everything below.
@@ -316,7 +323,7 @@ func (w *snapWalk) file(dir *os.File, rel, name string, st *syscall.Stat_t) *fai
 		return w.walkError(rel, err)
 	}
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, &exactReader{r: file, left: fi.Size()}, w.buf); err != nil {
+	if _, err := io.CopyBuffer(h, w.read.reader(&exactReader{r: file, left: fi.Size()}), w.buf); err != nil {
 		return w.readError(rel, err)
 	}
 	now, err := file.Stat()

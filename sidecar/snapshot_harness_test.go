@@ -201,6 +201,8 @@ func (c *casServer) grant(n Need) *Grant {
 		return &Grant{URL: c.url(key)}
 	case NeedManifest:
 		return &Grant{URL: c.url(manifestKey(n.SHA256B64))}
+	case NeedProgress:
+		return &Grant{}
 	case NeedLocate:
 		var g Grant
 		index := map[string]int{}

@@ -31,6 +31,7 @@ type uploader struct {
 	dir           *os.File // the mount root
 	display       string
 	bundleFileMax int64
+	read          *progress // the bytes read to upload, when asked
 
 	bundle   []byte // at most BundleMaxBytes, allocated when first needed
 	members  []BundleMember
@@ -95,7 +96,7 @@ func (u *uploader) blob(digest string, c *content) *failure {
 		return f
 	}
 	want, _ := hex.DecodeString(digest) // the walk made it
-	body := &checkedReader{r: file, left: c.size, h: sha256.New(), want: want}
+	body := &checkedReader{r: u.read.reader(file), left: c.size, h: sha256.New(), want: want}
 	f, u.status = putReader(u.client, grant.URL, body, c.size, sha)
 	switch {
 	case body.err != nil:
@@ -127,7 +128,7 @@ func (u *uploader) bundled(digest string, c *content) *failure {
 	at := len(u.bundle)
 	u.bundle = u.bundle[:at+int(c.size)]
 	want, _ := hex.DecodeString(digest) // the walk made it
-	r := &checkedReader{r: file, left: c.size, h: sha256.New(), want: want}
+	r := &checkedReader{r: u.read.reader(file), left: c.size, h: sha256.New(), want: want}
 	if _, err := io.ReadFull(r, u.bundle[at:]); err != nil {
 		u.bundle = u.bundle[:at]
 		return u.readFailure(c, r.err)

@@ -88,8 +88,10 @@ func (t *toolbox) withProgress(ctx context.Context, req mcpgo.CallToolRequest) c
 		return ctx
 	}
 	token := req.Params.Meta.ProgressToken
+	var tally progressTally
 	return cairn.WithProgress(ctx, func(done, total int64) {
-		note := map[string]any{"progressToken": token, "progress": done}
+		progress, total := tally.next(done, total)
+		note := map[string]any{"progressToken": token, "progress": progress}
 		if total > 0 {
 			note["total"] = total
 		}
@@ -97,6 +99,27 @@ func (t *toolbox) withProgress(ctx context.Context, req mcpgo.CallToolRequest) c
 			t.log.DebugContext(ctx, "progress not sent", "err", err)
 		}
 	})
+}
+
+// progressTally turns the reports of the transfers one call runs one after
+// the other (a fork: a snapshot, then a restore), each counting from 0
+// towards a total of its own, into one progress that only grows: a report
+// that goes back, or names another total, starts the next transfer, which
+// counts on from where the last one ended.
+type progressTally struct {
+	base, last, lastTotal int64
+}
+
+// next returns the call's progress and total (0: unknown) for a report.
+func (p *progressTally) next(done, total int64) (progress, callTotal int64) {
+	if done < p.last || (total != p.lastTotal && p.last > 0) {
+		p.base += p.last
+	}
+	p.last, p.lastTotal = done, total
+	if total > 0 {
+		callTotal = p.base + total
+	}
+	return p.base + done, callTotal
 }
 
 // failure is the tool result of a failed call. Only the reason and the

@@ -44,12 +44,12 @@ func (l UnpackLimits) withDefaults() UnpackLimits {
 // the parts granted (or, for one PUT, the size and MD5 sent).
 func (s *Service) packFromVolume(ctx context.Context, ws *cairn.Workspace, subject, src, format string) (*object, error) {
 	p := &packer{s: s, key: s.keys.finalKey(ws.ID)}
-	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+	res, run, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 		Command: sidecar.CommandPack, Role: "cairn-pack", Subject: subject,
 		Env: map[string]string{sidecar.EnvSourcePath: src, sidecar.EnvFormat: format,
 			sidecar.EnvMaxSize: strconv.FormatInt(s.maxObjectSize, 10), sidecar.EnvPartSize: strconv.Itoa(packPartSize)},
 		Dialog: p.grant,
-	}, p.secrets)
+	}), p.secrets)
 	if err == nil {
 		err = transferVerdict(sidecar.CommandPack, res, run, p.secrets()...)
 	}

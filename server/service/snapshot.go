@@ -81,9 +81,9 @@ func (s *Service) snapshot(ctx context.Context, ws *cairn.Workspace, c cairn.Sna
 	if err := run.previous(ctx, ws, env); err != nil {
 		return nil, err
 	}
-	res, sc, err := s.runTransfer(ctx, ws, SidecarSpec{
+	res, sc, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 		Command: sidecar.CommandSnapshot, Role: "cairn-snapshot", Subject: ws.ID, Env: env, Dialog: run.grant,
-	}, run.secrets)
+	}), run.secrets)
 	if err == nil {
 		err = snapshotVerdict(sidecar.CommandSnapshot, res, sc, run.secrets()...)
 	}

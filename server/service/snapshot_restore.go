@@ -39,12 +39,12 @@ func (s *Service) restore(ctx context.Context, ws *cairn.Workspace, row *Snapsho
 		return nil, err
 	}
 	run := &restoreRun{s: s, urls: []string{url}}
-	res, sc, err := s.runTransfer(ctx, ws, SidecarSpec{
+	res, sc, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 		Command: sidecar.CommandRestore, Role: "cairn-restore", Subject: row.ID,
 		Env: map[string]string{sidecar.EnvURL: url, sidecar.EnvArchiveSHA256: row.ManifestSHA256,
 			sidecar.EnvMaxEntries: strconv.Itoa(sidecar.DefaultMaxSnapshotEntries), sidecar.EnvMaxBytes: strconv.FormatInt(restoreMaxBytes, 10)},
 		Dialog: run.grant,
-	}, run.secrets)
+	}), run.secrets)
 	if err == nil {
 		err = snapshotVerdict(sidecar.CommandRestore, res, sc, run.secrets()...)
 	}

@@ -180,21 +180,26 @@ func (s *Service) runTransfer(ctx context.Context, ws *cairn.Workspace, spec Sid
 	return &res, run, nil
 }
 
-// withProgress makes a transfer that runs without a dialog one that reports
-// its progress to the context's listener (cairn.WithProgress), when there
-// is one: the sidecar then asks CAIRN_PROGRESS's questions, answered here.
+// withProgress makes a transfer report its progress to the context's
+// listener (cairn.WithProgress), when there is one: the sidecar then asks
+// CAIRN_PROGRESS's questions, answered here, and passes its other Needs on
+// to the spec's own dialog, if it has one.
 func withProgress(ctx context.Context, spec SidecarSpec) SidecarSpec {
 	report := cairn.ProgressFrom(ctx)
-	if report == nil || spec.Dialog != nil {
+	if report == nil {
 		return spec
 	}
 	spec.Env[sidecar.EnvProgress] = "1"
-	spec.Dialog = func(_ context.Context, need sidecar.Need) (sidecar.Grant, error) {
-		if need.Need != sidecar.NeedProgress {
+	next := spec.Dialog
+	spec.Dialog = func(ctx context.Context, need sidecar.Need) (sidecar.Grant, error) {
+		switch {
+		case need.Need == sidecar.NeedProgress:
+			report(need.Size, need.Total)
+			return sidecar.Grant{}, nil
+		case next == nil:
 			return sidecar.Grant{Error: "a transfer asks only for progress, not " + need.Need}, nil
 		}
-		report(need.Size, need.Total)
-		return sidecar.Grant{}, nil
+		return next(ctx, need)
 	}
 	return spec
 }

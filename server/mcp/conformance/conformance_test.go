@@ -485,11 +485,65 @@ func uploadBig(ws *cairn.Workspace) mcpgo.CallToolRequest {
 
 // TestTransferProgress: a 1 GiB upload_artifact from a volume, asked with
 // a progress token, reports its bytes on the call's stream as it goes, in
-// both protocol eras; so does the download_artifact that brings it back.
+// both protocol eras; so do the download_artifact that brings it back and
+// the packing of a directory.
 func TestTransferProgress(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
 	_, ws := readyWorkspace(t, srv, "progress")
-	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big", bigFile))
+	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big && "+
+		"mkdir /mnt/cairn/ws/dir && head -c %d /dev/urandom > /mnt/cairn/ws/dir/noise", bigFile, 64<<20))
+
+	t.Run("Pack", func(t *testing.T) {
+		agent, log := agentFor(t, srv, "")
+		req := mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "upload_artifact", Arguments: map[string]any{
+			"workspace_name": ws.Name, "source_path": "/mnt/cairn/ws/dir", "artifact_name": "packed", "format": "tar.gz"}}}
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: "pack"}
+		res, err := agent.CallTool(t.Context(), req)
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%v", res.Content)
+		notes := log.take()
+		t.Logf("pack: %d progress notifications", len(notes))
+		require.NotEmpty(t, notes)
+		for i, n := range notes {
+			require.Equal(t, "pack", n.ProgressToken)
+			require.Zero(t, n.Total, "the archive's size is not known ahead")
+			if i > 0 {
+				require.Greater(t, n.Progress, notes[i-1].Progress)
+			}
+		}
+		size := res.StructuredContent.(map[string]any)["size"].(float64)
+		require.InDelta(t, size, notes[len(notes)-1].Progress, 0, "the last report is the whole archive")
+	})
+
+	t.Run("SnapshotAndFork", func(t *testing.T) {
+		agent, log := agentFor(t, srv, "")
+		for _, call := range []mcpgo.CallToolParams{
+			{Name: "snapshot_workspace", Arguments: map[string]any{"workspace_name": ws.Name}},
+			{Name: "fork_workspace", Arguments: map[string]any{"workspace_name": ws.Name, "new_workspace_name": "forked"}},
+		} {
+			req := mcpgo.CallToolRequest{Params: call}
+			req.Params.Meta = &mcpgo.Meta{ProgressToken: call.Name}
+			res, err := agent.CallTool(t.Context(), req)
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%v", res.Content)
+			notes := log.take()
+			require.NotEmpty(t, notes, call.Name)
+			t.Logf("%s: %d progress notifications, the last %+v", call.Name, len(notes), notes[len(notes)-1])
+			for i, n := range notes {
+				require.Equal(t, call.Name, n.ProgressToken)
+				if i > 0 {
+					require.Greater(t, n.Progress, notes[i-1].Progress, "progress only grows")
+				}
+			}
+			if call.Name == "fork_workspace" {
+				// The restore comes last: its total is known, and its last
+				// report is the end of the whole call.
+				last := notes[len(notes)-1]
+				require.Positive(t, last.Total)
+				require.InDelta(t, last.Total, last.Progress, 0)
+			}
+		}
+	})
 
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
