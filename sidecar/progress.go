@@ -2,12 +2,13 @@ package sidecar
 
 import (
 	"io"
+	"net/http"
 	"sync/atomic"
 	"time"
 )
 
-// Progress reports. A put, download, pack, snapshot or restore run as a
-// dialog with CAIRN_PROGRESS=1 tells the server how far it is: a Need "progress" line
+// Progress reports. A put, download, pack, unpack, snapshot or restore run
+// as a dialog with CAIRN_PROGRESS=1 tells the server how far it is: a Need "progress" line
 // whose Size is the bytes moved so far and Total the bytes in all (0:
 // unknown), at most every ProgressEvery and once at the end. The server
 // answers each with an empty Grant; without CAIRN_PROGRESS nothing is
@@ -61,6 +62,10 @@ func (p *progress) report() {
 // but not the transfer.
 func (p *progress) tell() bool {
 	n := p.moved.Load()
+	if p.total > 0 {
+		// An unpack of a zip may fetch a range twice.
+		n = min(n, p.total)
+	}
 	if n == p.reported {
 		return true
 	}
@@ -82,6 +87,32 @@ func (p *progress) add(n int64) {
 	if p != nil {
 		p.moved.Add(n)
 	}
+}
+
+// client is c counting the bytes of every response body it receives.
+func (p *progress) client(c *http.Client) *http.Client {
+	if p == nil {
+		return c
+	}
+	counted := *c
+	counted.Transport = countingTransport{next: c.Transport, p: p}
+	return &counted
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	p    *progress
+}
+
+func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{t.p.reader(resp.Body), resp.Body}
+	}
+	return resp, err
 }
 
 // writer counts what is written through w.

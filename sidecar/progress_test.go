@@ -153,6 +153,15 @@ func TestPackProgress(t *testing.T) {
 			}
 		}
 		require.Equal(t, int64(len(p.archive)), p.reports[len(p.reports)-1].Size, "the last report is the whole archive")
+
+		// Its unpack reports the archive's bytes fetched, out of its size.
+		st := startStore(t, &store{status: http.StatusOK, body: p.archive})
+		vars = unpackVars(v, st.url(), v.at("out"), FormatTarGz)
+		vars[EnvMaxSize] = strconv.Itoa(len(p.archive))
+		needs, last, code := reportingRun(t, CommandUnpack, vars, func(Need) {})
+		require.Equal(t, ExitOK, code, last)
+		requireProgress(t, needs, int64(len(p.archive)))
+		require.Equal(t, noise, readFile(t, v.at("out/noise")))
 	}
 }
 

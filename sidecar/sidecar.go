@@ -29,7 +29,7 @@ func Main(args []string, env Env, in io.Reader, out io.Writer) int {
 	case CommandPack:
 		return finish(out, pack(env, in, out))
 	case CommandUnpack:
-		return finish(out, unpack(env))
+		return finish(out, unpack(env, in, out))
 	case CommandWatch:
 		return watch(env, in, out)
 	case CommandSnapshot:

@@ -29,8 +29,9 @@ const (
 // removed, so the target is never created half-unpacked. Reasons:
 // target_dir_missing, target_exists, archive_unsafe_path,
 // archive_too_large, archive_ratio, archive_invalid, the store's, and
-// write_failed.
-func unpack(env Env) Result {
+// write_failed. Asked to (CAIRN_PROGRESS), it reports the archive's bytes
+// fetched over in and out as it goes.
+func unpack(env Env, in io.Reader, out io.Writer) Result {
 	root, bad := mountRoot(env)
 	if bad != nil {
 		return *bad
@@ -59,8 +60,11 @@ func unpack(env Env) Result {
 	if f != nil {
 		return failed(f, 0)
 	}
-	u := &unpacker{format: job.format, st: st, t: newTree(), b: budget{lim: job.lim}, want: job.want}
+	p := startProgress(env, newConversation(in, out), job.lim.size)
+	u := &unpacker{format: job.format, st: st, t: newTree(), b: budget{lim: job.lim}, want: job.want,
+		client: p.client(httpClient())}
 	status, f := u.run(job.url)
+	p.end()
 	if f == nil {
 		f = st.finish()
 	}
@@ -193,6 +197,7 @@ func (m *mount) openNewDirParent(p, parentRel, base, display string) (*os.Root, 
 // unpacker is one unpack under way: the staging directory, what the
 // archive holds so far, and the bounds.
 type unpacker struct {
+	client  *http.Client
 	format  string
 	st      *stage
 	t       *tree
@@ -208,7 +213,7 @@ type unpacker struct {
 // run fetches and unpacks the archive into the staging directory; status
 // is the store's answer when it failed.
 func (u *unpacker) run(url string) (int, *failure) {
-	client := httpClient()
+	client := u.client
 	var sum *inOrder
 	if u.want != nil {
 		sum = newInOrder()

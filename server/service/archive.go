@@ -247,13 +247,13 @@ func (s *Service) unpack(ctx context.Context, ws *cairn.Workspace, a *cairn.Arti
 		return nil, err
 	}
 	l := s.unpackLimits
-	res, run, err := s.runTransfer(ctx, ws, SidecarSpec{
+	res, run, err := s.runTransfer(ctx, ws, withProgress(ctx, SidecarSpec{
 		Command: sidecar.CommandUnpack, Role: "cairn-unpack", Subject: a.ID,
 		Env: map[string]string{sidecar.EnvTargetPath: targetDir, sidecar.EnvURL: url, sidecar.EnvFormat: format,
 			sidecar.EnvMaxSize: strconv.FormatInt(a.Size, 10), sidecar.EnvArchiveSHA256: deref(a.SHA256B64),
 			sidecar.EnvMaxEntries: strconv.Itoa(l.MaxEntries), sidecar.EnvMaxBytes: strconv.FormatInt(l.MaxBytes, 10),
 			sidecar.EnvMaxRatio: strconv.Itoa(l.MaxRatio)},
-	}, func() []string { return []string{url} })
+	}), func() []string { return []string{url} })
 	if err == nil {
 		err = transferVerdict(sidecar.CommandUnpack, res, run, url)
 	}

@@ -513,6 +513,19 @@ func TestTransferProgress(t *testing.T) {
 		}
 		size := res.StructuredContent.(map[string]any)["size"].(float64)
 		require.InDelta(t, size, notes[len(notes)-1].Progress, 0, "the last report is the whole archive")
+
+		req = mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "unpack_artifact", Arguments: map[string]any{
+			"workspace_name": ws.Name, "artifact_name": "packed", "target_dir": "/mnt/cairn/ws/unpacked"}}}
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: "unpack"}
+		res, err = agent.CallTool(t.Context(), req)
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%v", res.Content)
+		notes = log.take()
+		t.Logf("unpack: %d progress notifications", len(notes))
+		require.NotEmpty(t, notes)
+		last := notes[len(notes)-1]
+		require.InDelta(t, size, last.Total, 0)
+		require.InDelta(t, size, last.Progress, 0, "every byte of the archive fetched")
 	})
 
 	t.Run("SnapshotAndFork", func(t *testing.T) {
