@@ -22,19 +22,9 @@ import (
 func TestOutputSchemas(t *testing.T) {
 	t.Parallel()
 	h := setup(t, mcp.Config{})
-	status, body := post(t, h.url, toolsList)
-	require.Equal(t, http.StatusOK, status, "body: %s", body)
-	var resp struct {
-		Result struct {
-			Tools []struct {
-				Name         string          `json:"name"`
-				OutputSchema json.RawMessage `json:"outputSchema"`
-			} `json:"tools"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal(body, &resp))
-	require.Len(t, resp.Result.Tools, 25)
-	for _, tool := range resp.Result.Tools {
+	tools := listedOutputSchemas(t, h.url)
+	require.Len(t, tools, 25)
+	for _, tool := range tools {
 		t.Run(tool.Name, func(t *testing.T) {
 			require.NotEmpty(t, tool.OutputSchema, "no output schema")
 			var schema map[string]any
@@ -124,19 +114,8 @@ func TestStructuredResults(t *testing.T) {
 		`printf 'hello\n' > dir/a.txt && printf '\001\002\377' > dir/b.bin && printf 'x' > dir/tree/sub/x.txt && `+
 		`printf 'version two' > dir/v2.txt`)
 
-	status, body := post(t, h.url, toolsList)
-	require.Equal(t, http.StatusOK, status, "body: %s", body)
-	var list struct {
-		Result struct {
-			Tools []struct {
-				Name         string          `json:"name"`
-				OutputSchema json.RawMessage `json:"outputSchema"`
-			} `json:"tools"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal(body, &list))
 	schemas := map[string]*jsonschema.Schema{}
-	for _, tool := range list.Result.Tools {
+	for _, tool := range listedOutputSchemas(t, h.url) {
 		s, err := compileSchema(tool.Name, tool.OutputSchema, true)
 		require.NoError(t, err, tool.Name)
 		schemas[tool.Name] = s
@@ -295,4 +274,24 @@ func requireSubset(t *testing.T, path string, want, got map[string]any) {
 		}
 		require.Equal(t, w, g, "%s.%s", path, k)
 	}
+}
+
+// listedTool is a tool of tools/list with its output schema as sent.
+type listedTool struct {
+	Name         string          `json:"name"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// listedOutputSchemas asks the endpoint at url for tools/list.
+func listedOutputSchemas(t *testing.T, url string) []listedTool {
+	t.Helper()
+	status, body := post(t, url, toolsList)
+	require.Equal(t, http.StatusOK, status, "body: %s", body)
+	var resp struct {
+		Result struct {
+			Tools []listedTool `json:"tools"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(body, &resp))
+	return resp.Result.Tools
 }
