@@ -5,7 +5,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,22 +128,11 @@ func (k *kubeStack) nodeScript(t *testing.T) func(what string) {
 	}
 }
 
-// workspaceOnEachNode sets workspaces up until one's volume is on node A
-// (cairn-node) and one's on node B (cairn-node-b); the scheduler places
-// each first pod, so it may take a few.
+// workspaceOnEachNode sets up a workspace whose volume is on node A
+// (cairn-node) and one whose volume is on node B (cairn-node-b).
 func (k *kubeStack) workspaceOnEachNode(t *testing.T) (onA, onB *cairn.Workspace) {
 	t.Helper()
-	for i := 0; onA == nil || onB == nil; i++ {
-		require.Less(t, i, 12, "twelve workspaces and no volume on one of the nodes")
-		ws := k.readyWorkspace(t, fmt.Sprintf("lost-%02d", i))
-		switch k.volumeNode(t, k.claims(t)[ws.VolumeName]) {
-		case "cairn-node":
-			onA = ws
-		case "cairn-node-b":
-			onB = ws
-		}
-	}
-	return onA, onB
+	return k.workspaceOn(t, "lost-a", "cairn-node"), k.workspaceOn(t, "lost-b", "cairn-node-b")
 }
 
 func (k *kubeStack) awaitNodeNotReady(t *testing.T, name string) {

@@ -20,22 +20,20 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/client"
+	"github.com/cairn-dev/cairn/internal/stack/stacktest"
 	"github.com/cairn-dev/cairn/ptyshell"
 )
 
 // spreadWorkspaces is how many workspaces TestKubernetesAcrossNodes sets
 // up at once; their first pods, and so their volumes, are spread over the
-// nodes by the scheduler. It may leave a node without one (it weighs
-// what else runs there): up to spreadMore are then set up one by one
-// until every node holds a volume.
-const (
-	spreadWorkspaces = 20
-	spreadMore       = 20
-)
+// nodes by the scheduler. It may leave a node without one (it weighs what
+// else runs there): a node left out then gets one placed on it.
+const spreadWorkspaces = 20
 
 // TestKubernetesAcrossNodes runs cairn on a cluster of several nodes with
 // node-local volumes (make test's cluster has two): workspaces are set up
-// until their volumes sit on every node, then each runs a shell, an exec
+// until their volumes sit on every node (the scheduler's spread, then one
+// placed on any node it left out), then each runs a shell, an exec
 // and a volume → store transfer at the same time — and every pod cairn made
 // for a workspace, checked pod by pod from the API, sat on the node of its
 // workspace's volume.
@@ -68,11 +66,14 @@ func TestKubernetesAcrossNodes(t *testing.T) {
 	for _, ws := range wss {
 		onNode(ws)
 	}
-	for more := 0; more < spreadMore && len(perNode) < len(nodes); more++ {
-		ws, seed, err := k.setUpSeeded(t.Context(), fmt.Sprintf("spread-more-%02d", more), dir)
-		require.NoError(t, err)
-		wss, seeds = append(wss, ws), append(seeds, seed)
-		onNode(ws)
+	for _, n := range nodes {
+		if perNode[n] == 0 {
+			ws := k.workspaceOn(t, "spread-on-"+n, n)
+			seed, err := k.seed(t.Context(), ws, dir)
+			require.NoError(t, err)
+			wss, seeds = append(wss, ws), append(seeds, seed)
+			onNode(ws)
+		}
 	}
 	t.Logf("workspaces per node: %v", perNode)
 	for _, n := range nodes {
@@ -104,22 +105,50 @@ func (k *kubeStack) setUpSeeded(ctx context.Context, name, dir string) (*cairn.W
 	if err := k.api.SetupVolume(ctx, ws.ID); err != nil {
 		return nil, "", fmt.Errorf("set up %s: %w", ws.Name, err)
 	}
-	seed := fmt.Sprintf("seed of %s\n", ws.Name)
-	return ws, seed, k.seed(ctx, ws, seed, dir)
+	seed, err := k.seed(ctx, ws, dir)
+	return ws, seed, err
 }
 
-// seed puts body into the workspace's seed.txt through the store: an
-// upload from here (a file in dir), then a download sidecar into the volume.
-func (k *kubeStack) seed(ctx context.Context, ws *cairn.Workspace, body, dir string) error {
+// seed puts a line naming the workspace into its seed.txt through the
+// store: an upload from here (a file in dir), then a download sidecar into
+// the volume. It returns the line.
+func (k *kubeStack) seed(ctx context.Context, ws *cairn.Workspace, dir string) (string, error) {
+	body := fmt.Sprintf("seed of %s\n", ws.Name)
 	src := filepath.Join(dir, ws.Name)
 	if err := os.WriteFile(src, []byte(body), 0o600); err != nil {
-		return err
+		return "", err
 	}
 	art, err := k.api.Upload(ctx, ws.ID, src, client.UploadOptions{Name: "seed"})
 	if err != nil {
-		return fmt.Errorf("upload the seed of %s: %w", ws.Name, err)
+		return "", fmt.Errorf("upload the seed of %s: %w", ws.Name, err)
 	}
-	return k.api.LoadIntoVolume(ctx, art.ID, cairn.MountPath+"/seed.txt")
+	return body, k.api.LoadIntoVolume(ctx, art.ID, cairn.MountPath+"/seed.txt")
+}
+
+// workspaceOn sets up a workspace whose volume is on node: every other
+// node is cordoned while its first pod is scheduled, as the scheduler
+// alone may pick the same node many times over.
+func (k *kubeStack) workspaceOn(t *testing.T, name, node string) *cairn.Workspace {
+	t.Helper()
+	var others []string
+	for _, n := range k.requireNodes(t) {
+		if n != node {
+			others = append(others, n)
+		}
+	}
+	uncordon := func() {
+		for _, n := range others {
+			stacktest.Cordon(t, k.kube, n, false)
+		}
+	}
+	t.Cleanup(uncordon) // when the test fails before the uncordon below
+	for _, n := range others {
+		stacktest.Cordon(t, k.kube, n, true)
+	}
+	ws := k.readyWorkspace(t, name)
+	uncordon()
+	require.Equal(t, node, k.volumeNode(t, k.claims(t)[ws.VolumeName]), "the only node that took pods")
+	return ws
 }
 
 // shellExecAndSave runs, at the same time, a v2 shell that writes a file

@@ -13,7 +13,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-dev/cairn"
@@ -69,13 +68,13 @@ func TestKubePlacement(t *testing.T) {
 	})
 
 	t.Run("ACordonedNodeIsRefusedAtOnce", func(t *testing.T) {
-		cordon(t, cs, node, true)
-		defer cordon(t, cs, node, false)
+		stacktest.Cordon(t, cs, node, true)
+		defer stacktest.Cordon(t, cs, node, false)
 		before := podCount(t, c)
 		_, err := c.createPod(ctx, pod(), "a test pod")
 		requireNodeUnavailable(t, err, node, "is cordoned")
 		require.Equal(t, before, podCount(t, c), "no pod was made")
-		cordon(t, cs, node, false)
+		stacktest.Cordon(t, cs, node, false)
 		made, err := c.createPod(ctx, pod(), "a test pod")
 		require.NoError(t, err, "uncordoned, the node takes pods again")
 		c.deletePod(ctx, made.Name, 0)
@@ -183,17 +182,6 @@ func podCount(t *testing.T, c *cluster) int {
 	list, err := c.api.pods(c.cfg.Namespace).List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
 	return len(list.Items)
-}
-
-// cordon marks node unschedulable or not, as kubectl cordon does.
-func cordon(t *testing.T, cs *kubernetes.Clientset, node string, on bool) {
-	t.Helper()
-	patch := []byte(`{"spec":{"unschedulable":false}}`)
-	if on {
-		patch = []byte(`{"spec":{"unschedulable":true}}`)
-	}
-	_, err := cs.CoreV1().Nodes().Patch(context.Background(), node, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	require.NoError(t, err)
 }
 
 // TestKubeStartTimeout runs a sidecar whose pod no node can take: it is

@@ -64,12 +64,12 @@ func TestKubeVolumeIssue(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "the API authorizes a new RoleBinding a moment after it is made")
 	rwx := runtime(t, Config{AccessMode: corev1.ReadWriteMany})
 	t.Run("CordonedThenUncordoned", func(t *testing.T) {
-		cordon(t, cs, node, true)
-		defer cordon(t, cs, node, false)
+		stacktest.Cordon(t, cs, node, true)
+		defer stacktest.Cordon(t, cs, node, false)
 		requireIssue(t, r, claim, node, "is cordoned")
 		requireNoIssue(t, rwx, "with ReadWriteMany pods go anywhere")
 		requireNoIssue(t, sa, "without the grant to read nodes the server cannot tell")
-		cordon(t, cs, node, false)
+		stacktest.Cordon(t, cs, node, false)
 		requireNoIssue(t, r, "uncordoned, the node takes pods again")
 	})
 }

@@ -2,6 +2,7 @@ package stacktest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -19,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -231,4 +233,13 @@ func KubeStoreEndpoint(t testing.TB, kubeconfig string) string {
 	t.Helper()
 	host := KubeHostAddr(t, kubeconfig)
 	return net.JoinHostPort(host, strconv.Itoa(Relay(t, host, S3(t).Endpoint)))
+}
+
+// Cordon marks node unschedulable (on) or schedulable again, as kubectl
+// cordon and uncordon do.
+func Cordon(t testing.TB, cs kubernetes.Interface, node string, on bool) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, on)
+	_, err := cs.CoreV1().Nodes().Patch(context.Background(), node, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(t, err)
 }
