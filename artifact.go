@@ -45,6 +45,24 @@ type Artifact struct {
 	ContentWrittenAt time.Time `json:"-"`
 }
 
+// ArtifactContent is the whole content of an artifact, read through the
+// server (ArtifactReader).
+type ArtifactContent struct {
+	Artifact *Artifact
+	Data     []byte
+}
+
+// ArtifactReader reads small artifacts whole through the server, for a
+// front door that cannot hand out a URL (an MCP resource read). Content
+// leaves by presigned URL or into a volume otherwise.
+type ArtifactReader interface {
+	// ReadArtifact returns a RECORDED artifact's content of at most max
+	// bytes, checked against its size and SHA-256. Reasons:
+	// artifact_not_found, object_missing, object_too_large,
+	// checksum_mismatch, store_unavailable.
+	ReadArtifact(ctx context.Context, id string, max int64) (*ArtifactContent, error)
+}
+
 // StagingRequest describes bytes a caller is about to upload: the store
 // will accept exactly this size and SHA-256 (standard padded base64 of the
 // raw digest).

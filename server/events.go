@@ -10,9 +10,9 @@ import (
 	"github.com/cairn-dev/cairn/server/service"
 )
 
-// eventsRoute builds the live events stream (Serve runs its listener) and
-// declares its route.
-func (s *Server) eventsRoute(svc *service.Service) (route.Route, error) {
+// eventsRoute builds the live events stream (Serve runs its listener,
+// which also serves channels) and declares its route.
+func (s *Server) eventsRoute(svc *service.Service, channels map[string]func(string)) (route.Route, error) {
 	ev, err := events.New(events.Config{
 		Store: s.db,
 		// The LISTEN session is named after this server's API address, so
@@ -24,6 +24,7 @@ func (s *Server) eventsRoute(svc *service.Service) (route.Route, error) {
 		Logger:          s.log,
 		RequestIDHeader: s.cfg.API.APIs.RequestLogging.RequestIDHeader,
 		Files:           fileWatcher{svc},
+		Channels:        channels,
 	})
 	if err != nil {
 		return route.Route{}, err

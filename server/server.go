@@ -271,6 +271,11 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		Info:            s.info(svc),
 		MaxFileWrite:    s.cfg.Files.Write.MaxBytes,
 	})
+	// The MCP requests in flight here; a cancel that reaches another
+	// replica is handed over through the database.
+	calls := mcp.NewCalls(func(ctx context.Context, payload string) error {
+		return s.db.Notify(ctx, mcp.CancelChannel, payload)
+	}, s.log)
 	s.routes = append(api.Routes(), mcp.Routes(svc, mcp.Config{
 		Enable:      s.cfg.API.APIs.MCP.Enable,
 		Version:     s.version,
@@ -278,8 +283,9 @@ func (s *Server) apiServer(svc *service.Service) (*http.Server, error) {
 		LogLevel:    logLevel(logging.LogLevel),
 		CallTimeout: requestTimeout(t),
 		Origins:     s.cfg.API.APIs.MCP.AllowedOrigins,
+		Calls:       calls,
 	})...)
-	eventsRoute, err := s.eventsRoute(svc)
+	eventsRoute, err := s.eventsRoute(svc, map[string]func(string){mcp.CancelChannel: calls.Receive})
 	if err != nil {
 		return nil, err
 	}

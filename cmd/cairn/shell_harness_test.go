@@ -36,7 +36,7 @@ import (
 
 // The shell servers' tokens.
 const (
-	shellAdminToken   = "shell-test-admin-0123456789abcdef01"   // read, write, admin, shell
+	shellAdminToken   = "shell-test-admin-0123456789abcdef01"   // read, write, admin, shell, mcp
 	shellNoShellToken = "shell-test-noshell-0123456789abcdef01" // read, write, admin
 )
 
@@ -92,6 +92,7 @@ type shellServerOpts struct {
 	exposed      bool   // no tokens, insecureNoAuth, the API on 0.0.0.0
 	refused      bool   // the server must refuse to start: run it to its end
 	maintainer   bool
+	mcp          bool   // api.apis.mcp.enable
 	writeTimeout int    // api.service.timeoutSecs.write; 0: default
 	shell        string // more keys of the shell mapping, YAML flow style
 }
@@ -130,7 +131,7 @@ func (st *shellStack) start(t testing.TB, o shellServerOpts) *shellServer {
 	}
 	image, listen, auth := st.image, "127.0.0.1", fmt.Sprintf(`auth:
   tokens:
-    - {name: admin, sha256: %s, scopes: [read, write, admin, shell]}
+    - {name: admin, sha256: %s, scopes: [read, write, admin, shell, mcp]}
     - {name: noshell, sha256: %s, scopes: [read, write, admin]}`, hashToken(shellAdminToken), hashToken(shellNoShellToken))
 	if o.image != "" {
 		image = o.image
@@ -141,14 +142,14 @@ func (st *shellStack) start(t testing.TB, o shellServerOpts) *shellServer {
 	yaml := fmt.Sprintf(`appName: %s
 persistence: {sql: {app: {host: 127.0.0.1, port: %d, db: %s, user: %s}}}
 metrics: {service: {listenOn: 127.0.0.1, appPort: 0}}
-api: {service: {listenOn: %s, appPort: %d%s}}
+api: {service: {listenOn: %s, appPort: %d%s}, apis: {mcp: {enable: %t}}}
 artifact:
   s3: {endpoint: "%s", useTLS: false, region: us-east-1}
   store: {bucket: %s}
   sidecar: {image: %s, networkMode: host}
 %s
 shell: {enable: %t, image: %s, instanceName: %s, reapIntervalSecs: 1%s}
-`, st.app, st.pg.Port, st.db, st.pg.User, listen, port, write, st.gw.Endpoint, st.bucket, st.sidecar,
+`, st.app, st.pg.Port, st.db, st.pg.User, listen, port, write, o.mcp, st.gw.Endpoint, st.bucket, st.sidecar,
 		auth, !o.disabled, image, s.instance, extra)
 	cfg := filepath.Join(t.TempDir(), "server.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o600))

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/server/service"
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgxlisten"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -47,6 +48,9 @@ type Config struct {
 	Connect    func(ctx context.Context) (*pgx.Conn, error)
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
+	// Channels are more channels the LISTEN connection serves, each with
+	// the receiver of its payloads; they see no resync.
+	Channels map[string]func(payload string)
 	// RequestIDHeader names the request-ID header of refusals before the
 	// upgrade; default "X-Request-ID".
 	RequestIDHeader string
@@ -151,6 +155,12 @@ func (e *Events) Run(ctx context.Context) error {
 		ReconnectDelay: e.cfg.ReconnectDelay,
 	}
 	l.Handle(channel, e)
+	for name, receive := range e.cfg.Channels {
+		l.Handle(name, pgxlisten.HandlerFunc(func(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
+			receive(n.Payload)
+			return nil
+		}))
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := l.Listen(gctx)

@@ -125,17 +125,24 @@ func (p *progressTally) next(done, total int64) (progress, callTotal int64) {
 // failure is the tool result of a failed call. Only the reason and the
 // client-safe detail travel; the cause stays in the log.
 func failure(err error) *mcpgo.CallToolResult {
-	return mcpgo.NewToolResultError(fmt.Sprintf("%s: %s", cairn.ErrorReason(err), cairn.ErrorDetail(err)))
+	return mcpgo.NewToolResultError(failureText(err))
+}
+
+// failureText is how a failure reads to an agent: "<reason>: <detail>".
+func failureText(err error) string {
+	return fmt.Sprintf("%s: %s", cairn.ErrorReason(err), cairn.ErrorDetail(err))
 }
 
 func (t *toolbox) logCall(ctx context.Context, tool string, req mcpgo.CallToolRequest, took time.Duration, err error) {
-	attrs := []slog.Attr{
-		slog.String("tool", tool),
-		slog.String("arguments", string(mustJSON(req.GetRawArguments()))),
-		slog.Duration("duration", took),
-	}
+	t.logOutcome(ctx, "mcp tool call", err, slog.String("tool", tool),
+		slog.String("arguments", string(mustJSON(req.GetRawArguments()))), slog.Duration("duration", took))
+}
+
+// logOutcome logs one request's end: at the configured level when it
+// succeeded, at debug level when the client hung up, else at error level.
+func (t *toolbox) logOutcome(ctx context.Context, what string, err error, attrs ...slog.Attr) {
 	if err == nil {
-		t.log.LogAttrs(ctx, t.level, "mcp tool call", attrs...)
+		t.log.LogAttrs(ctx, t.level, what, attrs...)
 		return
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -144,7 +151,7 @@ func (t *toolbox) logCall(ctx context.Context, tool string, req mcpgo.CallToolRe
 		return
 	}
 	attrs = append(attrs, slog.String("reason", string(cairn.ErrorReason(err))), slog.Any("err", err))
-	t.log.LogAttrs(ctx, slog.LevelError, "mcp tool call failed", attrs...)
+	t.log.LogAttrs(ctx, slog.LevelError, what+" failed", attrs...)
 }
 
 // structured is the result of a read tool: v as structuredContent, and the

@@ -2,10 +2,8 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/url"
-	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -181,15 +179,9 @@ func (t *toolbox) readFile(ctx context.Context, a readFileArgs) (*mcpgo.CallTool
 	head := fmt.Sprintf("bytes %d to %d of %d of '%s'", c.Offset, end, c.Size, a.Path)
 	out := readResult{Path: a.Path, URI: fileURI(ws.Name, a.Path), Offset: c.Offset, Length: len(c.Data), Size: c.Size,
 		EOF: end >= c.Size}
-	var contents mcpgo.ResourceContents
-	if utf8.Valid(c.Data) {
-		out.Encoding, out.MIMEType, out.Content = "text", "text/plain; charset=utf-8", string(c.Data)
-		contents = mcpgo.TextResourceContents{URI: out.URI, MIMEType: out.MIMEType, Text: out.Content}
-	} else {
-		out.Encoding, out.MIMEType, out.Content = "base64", c.ContentType, base64.StdEncoding.EncodeToString(c.Data)
-		contents = mcpgo.BlobResourceContents{URI: out.URI, MIMEType: out.MIMEType, Blob: out.Content}
-	}
-	res := mcpgo.NewToolResultResource(head, contents)
+	e := encode(c.Data, textPlain, c.ContentType)
+	out.Encoding, out.MIMEType, out.Content = e.encoding, e.mimeType, e.content
+	res := mcpgo.NewToolResultResource(head, e.item(out.URI))
 	res.StructuredContent = out
 	return res, nil
 }

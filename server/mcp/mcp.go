@@ -29,6 +29,7 @@ const Path = "/v1/mcp"
 type Services interface {
 	cairn.WorkspaceService
 	cairn.ArtifactService
+	cairn.ArtifactReader
 	cairn.VolumeTransferService
 	cairn.FileService
 	cairn.FileWriter
@@ -51,12 +52,17 @@ type Config struct {
 	// read by Routes only.
 	Enable  bool
 	Origins []string
+
+	// Calls is the registry of the requests in flight, which the server
+	// shares with its other replicas; nil: one of this endpoint alone.
+	Calls *Calls
 }
 
 // New returns the MCP endpoint: Streamable HTTP, stateless (no session
 // survives a request; tools/call needs no prior initialize), no standalone
-// GET stream, tools capability only. Answers are JSON, or an event stream
-// where the transport chooses one.
+// GET stream; tools, and resources to read back what the tools name
+// (resources.go). Answers are JSON, or an event stream where the transport
+// chooses one.
 func New(svc Services, cfg Config) http.Handler {
 	cfg.Version = cmp.Or(cfg.Version, "dev")
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, 655*time.Second)
@@ -64,13 +70,15 @@ func New(svc Services, cfg Config) http.Handler {
 
 	srv := mcpserver.NewMCPServer("cairn", cfg.Version,
 		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithRecovery(),
 	)
 	t := &toolbox{svc: svc, log: log, level: cfg.LogLevel, timeout: cfg.CallTimeout}
 	srv.AddTools(t.tools()...)
+	srv.AddResourceTemplates(t.resourceTemplates()...)
 
-	var h http.Handler = mcpserver.NewStreamableHTTPServer(srv,
+	h := mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
 		// server/auth guards the Host of every route, this one included,
@@ -79,7 +87,11 @@ func New(svc Services, cfg Config) http.Handler {
 		mcpserver.WithDisableLocalhostProtection(true),
 		mcpserver.WithStreamableHTTPLogger(log),
 	)
-	return h
+	calls := cfg.Calls
+	if calls == nil {
+		calls = NewCalls(nil, log)
+	}
+	return calls.scope(h)
 }
 
 // Routes declares the endpoint (New) at Path, every method, scope mcp,
@@ -130,6 +142,8 @@ const instructions = `cairn keeps the files of a piece of work safe while the co
 A workspace is the shared scratch space of one scope of work. Its Docker volume is mounted at /mnt/cairn/ws in your container and in the short-lived containers cairn starts to move files, so a path under /mnt/cairn/ws names the same file for you and for cairn. The volume is disposable: treat it as scratch. Artifacts are the durable part: named files that cairn keeps in its object store, independent of any volume.
 
 The usual flow: when you have a file worth keeping, call upload_artifact to store it under a name; later, in this container or another one of the same workspace, call download_artifact to bring it back. list_artifacts shows what is kept; update_artifact replaces the content of a kept file with a newer version.
+
+The cairn:// URIs in tool answers (an artifact's resource_link, read_file's resource) can be read whole with resources/read, up to 1 MiB.
 
 To look at or change the volume's files without a shell of your own: list_files, read_file, get_file_info, search_files and directory_tree read; write_file, edit_file, create_directory, move_file and delete_path change. Prefer edit_file for a small change to a text file: it refuses to overwrite a change made since it read the file.
 

@@ -31,6 +31,7 @@ func TestToolScopes(t *testing.T) {
 			{Name: "reader", SHA256: hash("reader-token"), Scopes: []route.Scope{route.MCP, route.Read}},
 			{Name: "writer", SHA256: hash("writer-token"), Scopes: []route.Scope{route.MCP, route.Read, route.Write}},
 			{Name: "no-mcp", SHA256: hash("plain-token"), Scopes: []route.Scope{route.Read, route.Write}},
+			{Name: "mcp-only", SHA256: hash("mcp-token"), Scopes: []route.Scope{route.MCP}},
 		},
 	})
 	require.NoError(t, err)
@@ -92,6 +93,12 @@ func TestToolScopes(t *testing.T) {
 		// Provisioning is admin's, as POST /v1/workspaces/{id}/volume is.
 		text = fails(t, call(t, writer, "provision_volume", map[string]any{"workspace_name": "scoped"}), "forbidden")
 		require.Equal(t, "forbidden: token 'writer' lacks scope 'admin'", text)
+	})
+
+	t.Run("ResourceReadsNeedRead", func(t *testing.T) {
+		uri := "cairn://workspaces/scoped/artifacts/a"
+		require.Equal(t, "body", readResource(t, reader, uri).(mcpgo.TextResourceContents).Text)
+		requireReadError(t, as("mcp-token"), uri, mcpgo.ErrInvalidParams, "forbidden: token 'mcp-only' lacks scope 'read'")
 	})
 
 	ok(t, call(t, writer, "rename_artifact", map[string]any{"workspace_name": "scoped", "artifact_name": "a", "new_name": "b"}))

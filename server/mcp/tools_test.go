@@ -231,7 +231,10 @@ func TestProtocolVersions(t *testing.T) {
 			c := connect(t, h.url, version)
 			require.Equal(t, version, c.ProtocolVersion())
 			require.NotNil(t, c.GetServerCapabilities().Tools)
-			require.Nil(t, c.GetServerCapabilities().Resources)
+			resources := c.GetServerCapabilities().Resources
+			require.NotNil(t, resources)
+			require.False(t, resources.Subscribe)
+			require.False(t, resources.ListChanged)
 			require.Nil(t, c.GetServerCapabilities().Prompts)
 			var out struct{ Workspace map[string]any }
 			structured(t, call(t, c, "get_workspace", map[string]any{"workspace_name": "ws"}), &out)

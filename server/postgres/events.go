@@ -57,3 +57,12 @@ func (db *DB) ArtifactsByID(ctx context.Context, ids []string) ([]*cairn.Artifac
 	}
 	return list, nil
 }
+
+// Notify sends payload on channel to every listener of it, this server's
+// own included.
+func (db *DB) Notify(ctx context.Context, channel, payload string) error {
+	if _, err := db.q.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload); err != nil {
+		return internal("notify "+channel, err)
+	}
+	return nil
+}

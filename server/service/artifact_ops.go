@@ -1,8 +1,12 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"io"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -62,6 +66,67 @@ func (s *Service) GetArtifact(ctx context.Context, id string, g cairn.ArtifactGe
 	return d, nil
 }
 
+// ReadArtifact reads a RECORDED artifact of at most max bytes whole from
+// the store and checks it against the row's size and SHA-256.
+func (s *Service) ReadArtifact(ctx context.Context, id string, max int64) (*cairn.ArtifactContent, error) {
+	a, err := s.store.FindArtifact(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case a.State != cairn.ArtifactRecorded:
+		return nil, cairn.Errorf(cairn.ReasonObjectMissing,
+			"artifact %s is '%s'; only a 'RECORDED' artifact has content to read", a.ID, a.State)
+	case a.Size > max:
+		return nil, cairn.Errorf(cairn.ReasonObjectTooLarge,
+			"artifact %s is %d bytes; a read through the server returns at most %d", a.ID, a.Size, max)
+	}
+	data, err := s.readObject(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkContent(a, data); err != nil {
+		return nil, err
+	}
+	return &cairn.ArtifactContent{Artifact: a, Data: data}, nil
+}
+
+// readObject reads an artifact's object, at most one byte past its
+// recorded size; one the store says is gone is flagged (flagGone).
+func (s *Service) readObject(ctx context.Context, a *cairn.Artifact) ([]byte, error) {
+	body, err := s.objects.Read(ctx, a.ObjectKey)
+	if errors.Is(err, ErrObjectNotFound) {
+		return nil, s.flagGone(ctx, a)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	var buf bytes.Buffer
+	if _, err := readAhead(io.LimitReader(body, a.Size+1), &buf); err != nil {
+		return nil, &cairn.Error{Reason: cairn.ReasonStoreUnavailable, Detail: "the object store failed to read the object", Err: err}
+	}
+	return buf.Bytes(), nil
+}
+
+// checkContent compares bytes read from the store with the artifact's
+// row: its size and, where recorded, its SHA-256.
+func checkContent(a *cairn.Artifact, data []byte) error {
+	if int64(len(data)) != a.Size {
+		return cairn.Errorf(cairn.ReasonChecksumMismatch,
+			"the store holds %d bytes for artifact %s, which has %d", len(data), a.ID, a.Size)
+	}
+	if a.SHA256B64 == nil {
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	if base64.StdEncoding.EncodeToString(sum[:]) != *a.SHA256B64 {
+		return cairn.Errorf(cairn.ReasonChecksumMismatch,
+			"the store's bytes of artifact %s do not match its SHA-256", a.ID)
+	}
+	return nil
+}
+
 // objectThere checks, with a HEAD, that a RECORDED artifact's object is in
 // the store before a URL to it is handed out. One the store says is gone
 // is flagged MISSING_OBJECT on the spot — its event goes out as for the
@@ -73,6 +138,13 @@ func (s *Service) objectThere(ctx context.Context, a *cairn.Artifact) error {
 	if !errors.Is(err, ErrObjectNotFound) {
 		return nil
 	}
+	return s.flagGone(ctx, a)
+}
+
+// flagGone flags an artifact whose object the store says is gone
+// MISSING_OBJECT, its event going out as for the maintainer's flag, and
+// returns the refusal: object_missing.
+func (s *Service) flagGone(ctx context.Context, a *cairn.Artifact) error {
 	if _, ferr := s.store.FlagMissing(ctx, a, s.now()); ferr != nil {
 		return ferr
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/oklog/ulid/v2"
+	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-dev/cairn/internal/stack"
 )
@@ -108,4 +109,20 @@ func removeBucket(t testing.TB, cl *s3.Client, name string) {
 	if _, err := cl.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Errorf("remove test bucket %s: %v", name, err)
 	}
+}
+
+// ObjectKeys lists the keys in bucket of store, sorted.
+func ObjectKeys(t testing.TB, store *stack.S3, bucket string) []string {
+	t.Helper()
+	var keys []string
+	pages := s3.NewListObjectsV2Paginator(store.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(t.Context())
+		require.NoError(t, err)
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,16 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -48,10 +42,11 @@ func node(t *testing.T) string {
 	return bin
 }
 
-// The suite's server scenarios of version 0.1.16 that apply to a
-// tools-only server, and the rest with why they cannot apply.
+// The suite's server scenarios of version 0.1.16 that apply to cairn's
+// server (tools, and resources read by URI, none listed), and the rest
+// with why they cannot apply.
 var (
-	applicable    = []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"}
+	applicable    = []string{"server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"}
 	notApplicable = map[string]string{
 		"tools-call-simple-text":        "calls the suite's fixture tool test_simple_text, which only an SDK's test server has",
 		"tools-call-image":              "calls a fixture tool (test_image_content)",
@@ -70,12 +65,11 @@ var (
 		"completion-complete":           "cairn offers no completions",
 		"server-sse-polling":            "needs a session and a standalone GET stream; cairn's endpoint is stateless",
 		"server-sse-multiple-streams":   "needs a session and a standalone GET stream; cairn's endpoint is stateless",
-		"resources-list":                "cairn offers no resources",
-		"resources-read-text":           "cairn offers no resources",
-		"resources-read-binary":         "cairn offers no resources",
-		"resources-templates-read":      "cairn offers no resources",
-		"resources-subscribe":           "cairn offers no resources",
-		"resources-unsubscribe":         "cairn offers no resources",
+		"resources-read-text":           "reads the suite's fixture resource test://static-text",
+		"resources-read-binary":         "reads a fixture resource (test://static-binary)",
+		"resources-templates-read":      "reads a fixture template (test://template/{id}/data); cairn's templates are read in server/mcp's tests",
+		"resources-subscribe":           "cairn offers no resource subscriptions: its resources are read when asked",
+		"resources-unsubscribe":         "cairn offers no resource subscriptions",
 		"prompts-list":                  "cairn offers no prompts",
 		"prompts-get-simple":            "cairn offers no prompts",
 		"prompts-get-with-args":         "cairn offers no prompts",
@@ -477,10 +471,15 @@ func (l *progressLog) take() []mcpgo.ProgressNotificationParams {
 }
 
 func uploadBig(ws *cairn.Workspace) mcpgo.CallToolRequest {
-	req := mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "upload_artifact", Arguments: map[string]any{
-		"workspace_name": ws.Name, "source_path": "/mnt/cairn/ws/big", "artifact_name": "big"}}}
+	req := mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: "upload_artifact", Arguments: uploadBigArgs(ws)}}
 	req.Params.Meta = &mcpgo.Meta{ProgressToken: "upload-big"}
 	return req
+}
+
+// uploadBigArgs are the arguments of upload_artifact that store the
+// volume's big file as artifact big.
+func uploadBigArgs(ws *cairn.Workspace) map[string]any {
+	return map[string]any{"workspace_name": ws.Name, "source_path": "/mnt/cairn/ws/big", "artifact_name": "big"}
 }
 
 // TestTransferProgress: a 1 GiB upload_artifact from a volume, asked with
@@ -608,7 +607,7 @@ func TestUploadCancelled(t *testing.T) {
 	srv := stacktest.StartServer(t, stacktest.ServerOptions{MCP: true})
 	c, ws := readyWorkspace(t, srv, "cancel")
 	stacktest.RunInVolume(t, srv.App, ws.VolumeName, fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/big", bigFile))
-	before := objectKeys(t, srv)
+	before := stacktest.ObjectKeys(t, srv.S3, srv.Bucket)
 
 	for name, cancelHalfWay := range map[string]func(t *testing.T) time.Time{
 		"StreamClosed": func(t *testing.T) time.Time {
@@ -631,95 +630,13 @@ func TestUploadCancelled(t *testing.T) {
 			return cancelled
 		},
 		"CancelledNotification": func(t *testing.T) time.Time {
-			return cancelByNotification(t, srv, ws)
+			url := srv.URL + "/v1/mcp"
+			return stacktest.CancelMCPCallHalfWay(t, url, url, srv.Token, "upload_artifact", uploadBigArgs(ws))
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cancelled := cancelHalfWay(t)
-			docker := stacktest.Docker(t)
-			gone := func() bool {
-				list, err := docker.ContainerList(t.Context(), container.ListOptions{All: true,
-					Filters: filters.NewArgs(filters.Arg("label", "cairn.app="+srv.App))})
-				require.NoError(t, err)
-				return len(list) == 0
-			}
-			require.Eventually(t, gone, 10*time.Second, 50*time.Millisecond, "the sidecar is removed")
-			t.Logf("the sidecar was gone %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
-			require.Eventually(t, func() bool { return slices.Equal(before, objectKeys(t, srv)) }, 10*time.Second,
-				50*time.Millisecond, "the object of the cancelled upload is deleted")
-			t.Logf("no object of it was left %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
-			artifacts, err := c.FindArtifacts(t.Context(), cairn.ArtifactFilter{WorkspaceID: ws.ID})
-			require.NoError(t, err)
-			require.Empty(t, artifacts)
-			_, err = c.Sweep(t.Context(), "")
-			require.NoError(t, err)
-			require.Equal(t, before, objectKeys(t, srv), "nothing appears after a sweep either")
+			stacktest.RequireCancelLeftNothing(t, c, srv.App, ws.ID, srv.S3, srv.Bucket, before, cancelled)
 		})
 	}
-}
-
-// cancelByNotification calls upload_artifact as a 2025-11-25 client with
-// raw requests, reads the call's event stream until half of the bytes are
-// reported, then sends notifications/cancelled naming the call in a
-// request of its own. The call's stream must end without a result that
-// succeeded. It returns when the cancel was sent.
-func cancelByNotification(t *testing.T, srv *stacktest.Server, ws *cairn.Workspace) time.Time {
-	t.Helper()
-	url := srv.URL + "/v1/mcp"
-	post := func(ctx context.Context, body string) *http.Response {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		req.Header.Set("Authorization", "Bearer "+srv.Token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		return resp
-	}
-	call := post(t.Context(), `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"upload_artifact",`+
-		`"arguments":{"workspace_name":"`+ws.Name+`","source_path":"/mnt/cairn/ws/big","artifact_name":"big"},`+
-		`"_meta":{"progressToken":"upload-big"}}}`)
-	defer call.Body.Close()
-	require.Equal(t, "text/event-stream", call.Header.Get("Content-Type"), "a call with a progress token streams")
-
-	var cancelled time.Time
-	var last map[string]any
-	events := bufio.NewScanner(call.Body)
-	for events.Scan() {
-		data, ok := strings.CutPrefix(events.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		last = nil
-		require.NoError(t, json.Unmarshal([]byte(data), &last))
-		params, _ := last["params"].(map[string]any)
-		if cancelled.IsZero() && last["method"] == "notifications/progress" && params["progress"].(float64) > params["total"].(float64)/2 {
-			sent := post(t.Context(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"the agent stopped waiting"}}`)
-			sent.Body.Close()
-			require.Equal(t, http.StatusAccepted, sent.StatusCode)
-			cancelled = time.Now()
-		}
-	}
-	require.False(t, cancelled.IsZero(), "half of the upload was reported before it ended")
-	if result, ok := last["result"].(map[string]any); ok {
-		require.Equal(t, true, result["isError"], "a cancelled call does not succeed: %v", result)
-	}
-	return cancelled
-}
-
-// objectKeys lists the keys in the server's bucket.
-func objectKeys(t *testing.T, srv *stacktest.Server) []string {
-	t.Helper()
-	var keys []string
-	pages := s3.NewListObjectsV2Paginator(srv.S3.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(srv.Bucket)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(t.Context())
-		require.NoError(t, err)
-		for _, o := range page.Contents {
-			keys = append(keys, aws.ToString(o.Key))
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
