@@ -293,6 +293,19 @@ func (k *kubeStack) agentOverMCP(t *testing.T) {
 	k.events.await(t, "the agent's artifact", func(e cairn.Event) bool {
 		return e.Type == cairn.EventArtifactUpserted && e.Artifact.WorkspaceID == ws.ID && e.Artifact.Name == "result"
 	})
+	// The cluster's sidecars report progress to a client that asks.
+	const big = 64 << 20
+	k.cli.ok(t, "exec", "agent", "--", "sh", "-c", fmt.Sprintf("head -c %d /dev/urandom > /mnt/cairn/ws/in/big", big))
+	for _, call := range [][2]string{ // in order: the download needs the upload's artifact
+		{"upload_artifact", `{"workspace_name":"agent","source_path":"/mnt/cairn/ws/in/big","artifact_name":"big"}`},
+		{"download_artifact", `{"workspace_name":"agent","artifact_name":"big","target_path":"/mnt/cairn/ws/big-back"}`},
+	} {
+		tool := call[0]
+		text, isError, notes := k.callToolReporting(t, tool, call[1], true)
+		require.False(t, isError, "%s: %s", tool, text)
+		requireProgress(t, notes, big)
+		t.Logf("%s of %d MiB: %d progress notifications", tool, big>>20, len(notes))
+	}
 	// A missing source is the tool's error, not the transport's.
 	require.Contains(t, k.mcpError(t, "upload_artifact",
 		`{"workspace_name":"agent","source_path":"/mnt/cairn/ws/none.txt","artifact_name":"none"}`), "source")
@@ -325,7 +338,26 @@ func (k *kubeStack) mcpError(t *testing.T, tool, args string) string {
 
 func (k *kubeStack) callTool(t *testing.T, tool, args string) (string, bool) {
 	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)
+	text, isError, _ := k.callToolReporting(t, tool, args, false)
+	return text, isError
+}
+
+// progressNote is the params of a notifications/progress.
+type progressNote struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total"`
+}
+
+// callToolReporting is callTool, with a progress token when progress is
+// set: it also returns the progress notifications the call's stream
+// carried before its result.
+func (k *kubeStack) callToolReporting(t *testing.T, tool, args string, progress bool) (string, bool, []progressNote) {
+	t.Helper()
+	meta := ""
+	if progress {
+		meta = `,"_meta":{"progressToken":"kube"}`
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, tool, args, meta)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, k.srv.URL+"/v1/mcp", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+k.srv.Token)
@@ -336,15 +368,27 @@ func (k *kubeStack) callTool(t *testing.T, tool, args string) (string, bool) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	payload := ""
+	var notes []progressNote
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() { // an event stream's data line, or the JSON itself
+	for sc.Scan() { // an event stream's data lines, or the JSON itself
 		line := sc.Text()
-		if d, ok := strings.CutPrefix(line, "data: "); ok {
-			payload = d
-		} else if strings.HasPrefix(line, "{") {
-			payload = line
+		d, ok := strings.CutPrefix(line, "data: ")
+		if !ok && strings.HasPrefix(line, "{") {
+			d, ok = line, true
 		}
+		if !ok {
+			continue
+		}
+		var note struct {
+			Method string       `json:"method"`
+			Params progressNote `json:"params"`
+		}
+		if json.Unmarshal([]byte(d), &note) == nil && note.Method == "notifications/progress" {
+			notes = append(notes, note.Params)
+			continue
+		}
+		payload = d
 	}
 	require.NoError(t, sc.Err())
 	var rpc struct {
@@ -358,7 +402,18 @@ func (k *kubeStack) callTool(t *testing.T, tool, args string) (string, bool) {
 	require.NoError(t, json.Unmarshal([]byte(payload), &rpc), payload)
 	// The sentence comes first; a stored artifact's resource_link follows.
 	require.NotEmpty(t, rpc.Result.Content, payload)
-	return rpc.Result.Content[0].Text, rpc.Result.IsError
+	return rpc.Result.Content[0].Text, rpc.Result.IsError, notes
+}
+
+// requireProgress checks a transfer's progress notifications: at least
+// one, only growing, the last counting all size bytes of a total of size.
+func requireProgress(t *testing.T, notes []progressNote, size float64) {
+	t.Helper()
+	require.NotEmpty(t, notes)
+	for i := 1; i < len(notes); i++ {
+		require.GreaterOrEqual(t, notes[i].Progress, notes[i-1].Progress, "%v", notes)
+	}
+	require.Equal(t, progressNote{Progress: size, Total: size}, notes[len(notes)-1])
 }
 
 // shellRoundTrip runs the built `cairn shell` on a real terminal: it
