@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ const (
 	// age must exceed it by the server's one-minute grace.
 	killPutURLTTL = 60
 	killObjAgeOut = killPutURLTTL + 65
+	// killDisk is the free disk the scenario needs, measured: the local
+	// files, the store's parts, its assembled objects and the downloads.
+	// With 36 GB free the store refused the last assemblies (HTTP 507).
+	killDisk = 40 << 30
 )
 
 // transfer is one CLI command of the scenario and what became of it.
@@ -49,6 +54,7 @@ type transfer struct {
 // download hashes right, and once the kill's leftovers are old enough to
 // be reaped, a sweep leaves no object, upload or container behind.
 func TestServerKillDuringTransfers(t *testing.T) {
+	stacktest.Need(t, fmt.Sprintf("%d GiB of free disk", killDisk>>30), freeDisk(t.TempDir(), killDisk))
 	began := time.Now()
 	proxy := stacktest.StartStoreProxy(t, stacktest.S3(t).Endpoint)
 	opts := stacktest.ServerOptions{PresignEndpoint: proxy.Addr(), MultipartThreshold: killPart, PartSize: killPart,
@@ -250,4 +256,18 @@ func pendingUploads(t *testing.T, user *cliUser) map[string]string {
 		out[st.Source] = st.Key
 	}
 	return out
+}
+
+// freeDisk says why the file system of dir has less than need bytes free
+// for an unprivileged writer; nil when it has them.
+func freeDisk(dir string, need uint64) error {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return err
+	}
+	if free := fs.Bavail * uint64(fs.Bsize); free < need {
+		return fmt.Errorf("%s has %.1f GiB free; free some (the Go build cache is a usual culprit: go clean -cache)",
+			dir, float64(free)/(1<<30))
+	}
+	return nil
 }
