@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -67,16 +66,11 @@ func NewCalls(broadcast Broadcast, log *slog.Logger) *Calls {
 // scope serves next with each request registered while it runs, and
 // answers a notifications/cancelled itself, 202 Accepted as the transport
 // answers any notification, after cancelling the caller's request it
-// names (if it is still running). The body has been read and bounded
-// already (boundBody); what is not a single JSON-RPC object goes to next
-// as it is, to be refused there.
-func (f *Calls) scope(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return // cannot happen: boundBody's reader is in memory
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+// names (if it is still running). It reads the body boundBody read; what
+// is not a single JSON-RPC object goes to next as it is, to be refused
+// there.
+func (f *Calls) scope(next http.Handler) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
 		var msg message
 		if r.Method != http.MethodPost || json.Unmarshal(body, &msg) != nil {
 			next.ServeHTTP(w, r)
@@ -94,7 +88,7 @@ func (f *Calls) scope(next http.Handler) http.Handler {
 		default:
 			next.ServeHTTP(w, r)
 		}
-	})
+	}
 }
 
 // start registers a request; done removes it. A second request of the

@@ -78,7 +78,7 @@ type replica struct {
 
 func newReplica(t *testing.T, broadcast Broadcast) *replica {
 	r := &replica{t: t, calls: NewCalls(broadcast, nil), started: make(chan chan struct{}), ended: make(chan string, 1)}
-	r.handler = r.calls.scope(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.handler = boundBody(r.calls.scope(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		require.NoError(t, err)
 		require.NotContains(t, string(body), "notifications/cancelled", "a cancel reached the transport")
@@ -90,7 +90,7 @@ func newReplica(t *testing.T, broadcast Broadcast) *replica {
 		case <-release:
 			r.ended <- "finished"
 		}
-	}))
+	})))
 	return r
 }
 

@@ -91,7 +91,7 @@ func New(svc Services, cfg Config) http.Handler {
 	if calls == nil {
 		calls = NewCalls(nil, log)
 	}
-	return calls.scope(h)
+	return boundBody(calls.scope(h))
 }
 
 // Routes declares the endpoint (New) at Path, every method, scope mcp,
@@ -102,13 +102,14 @@ func Routes(svc Services, cfg Config) []route.Route {
 	if !cfg.Enable {
 		return nil
 	}
-	return []route.Route{{Path: Path, Scope: route.MCP, Handler: boundBody(New(svc, cfg)), Origins: cfg.Origins}}
+	return []route.Route{{Path: Path, Scope: route.MCP, Handler: New(svc, cfg), Origins: cfg.Origins}}
 }
 
 // boundBody reads at most maxBodyBytes of the request before the transport
 // sees it and answers a larger body with HTTP 413 and the JSON-RPC error
 // its clients understand; memory stays bounded whatever the client sends.
-func boundBody(next http.Handler) http.Handler {
+// next gets the bytes, and the request with a Body that replays them.
+func boundBody(next func(w http.ResponseWriter, r *http.Request, body []byte)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Read through a MaxBytesReader, so that the server, having seen the
 		// limit hit, answers before it drops the connection.
@@ -123,7 +124,7 @@ func boundBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		next(w, r, body)
 	})
 }
 
